@@ -1,0 +1,41 @@
+# Sourced by view.sh and test.sh: installs what boneviewer needs on a Debian machine.
+# System packages (Mesa EGL for headless GL, Xvfb for window tests) are installed with apt
+# when missing and we are root; otherwise we say what is missing and go on.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+APT_PACKAGES="python3-venv libegl1 libegl-mesa0 libgl1-mesa-dri libgl1 libx11-6 xvfb xauth"
+
+missing=""
+for pkg in $APT_PACKAGES; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"
+done
+# python3-venv is only needed when the interpreter cannot make a venv by itself.
+if python3 -c "import ensurepip, venv" 2>/dev/null; then
+    missing="${missing/ python3-venv/}"
+fi
+if [ -n "${missing// /}" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "boneviewer setup: installing system packages:$missing" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    else
+        echo "boneviewer setup: missing system packages:$missing (install them as root)" >&2
+    fi
+fi
+
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
+    echo "boneviewer setup: Python >= 3.10 is required, $PYTHON is $("$PYTHON" --version 2>&1)" >&2
+    exit 1
+}
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+# Reinstall only when pyproject.toml changed since the last install.
+stamp=.venv/.boneviewer-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e ".[dev]"
+    touch "$stamp"
+fi

@@ -1,0 +1,30 @@
+"""boneviewer: a GPU-skinned skeletal-mesh viewer and pose editor with Babylon.js bone semantics.
+
+Names are imported lazily so that ``import viewer`` (and a headless render) starts fast.
+"""
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "ViewerError": "viewer.errors",
+    "Bone": "viewer.model",
+    "Skeleton": "viewer.model",
+    "TransformNode": "viewer.model",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'viewer' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

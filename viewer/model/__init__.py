@@ -1,0 +1,7 @@
+"""The bone model: numpy and pyrr only, nothing of GL, windows or ImGui."""
+
+from .bone import Bone
+from .skeleton import Skeleton
+from .transform_node import TransformNode
+
+__all__ = ["Bone", "Skeleton", "TransformNode"]

@@ -1,0 +1,256 @@
+"""Bone: Babylon's Bone API as a light view of one row of its Skeleton's arrays.
+
+TRS and the local matrix are synced lazily both ways, as Babylon does: setting position,
+rotation, rotation_quaternion or scaling first decomposes a local matrix that was set
+directly (so the other two are kept), then marks the matrix for composing; setting a matrix
+marks the TRS for decomposing. The quaternion is the stored rotation.
+
+Unlike Babylon, matrix getters never return stale values: reading an absolute or final
+matrix first brings the skeleton up to date (a no-op when nothing changed). Returned
+vectors and matrices are read-only copies, so writing into one fails loudly instead of
+being silently lost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ViewerError
+from . import transforms
+from .checks import finite_array, read_only
+from .skeleton import SINGULAR_BIND, Skeleton
+from .transform_node import TransformNode
+
+
+class Bone:
+    def __init__(self, name: str, skeleton: Skeleton, parent: "Bone | str | None" = None,
+                 local_matrix=None, rest_matrix=None, bind_matrix=None, index: int | None = None):
+        if not isinstance(skeleton, Skeleton):
+            raise ViewerError(f"bone {name!r}: skeleton must be a Skeleton, got {skeleton!r}")
+        self.name = str(name)
+        self._skeleton = skeleton
+        parent = self._resolve_parent(parent)
+        local = np.eye(4) if local_matrix is None else finite_array(local_matrix, (4, 4), f"bone {self.name!r} local matrix")
+        rest = local if rest_matrix is None else finite_array(rest_matrix, (4, 4), f"bone {self.name!r} rest matrix")
+        bind = local if bind_matrix is None else finite_array(bind_matrix, (4, 4), f"bone {self.name!r} bind matrix")
+        self._check_bind(bind)
+        if index is not None and not isinstance(index, (int, np.integer)):
+            raise ViewerError(f"bone {self.name!r}: index must be an integer or None, got {index!r}")
+        self._index = None if index is None else int(index)
+        self._parent: Bone | None = parent
+        self.children: list[Bone] = []
+        self._linked_node: TransformNode | None = None
+        self._linked_version = -1  # node version last copied into this bone
+        self.length: float | None = None
+        self._slot = skeleton._add_bone(self, parent, local, rest, bind)
+        if parent is not None:
+            parent.children.append(self)
+        # Babylon computes the absolute bind matrices here; they are computed lazily in one
+        # batch instead (each bind was checked invertible above, so their products are too).
+
+    def __repr__(self) -> str:
+        return f"Bone({self.name!r})"
+
+    # --- hierarchy ---------------------------------------------------------------------------
+    def _resolve_parent(self, parent) -> "Bone | None":
+        if parent is None:
+            return None
+        if isinstance(parent, str):
+            return self._skeleton.get_bone(parent)
+        if not isinstance(parent, Bone):
+            raise ViewerError(f"bone {self.name!r}: unknown parent {parent!r} (expected a Bone or a bone name)")
+        if parent._skeleton is not self._skeleton:
+            raise ViewerError(f"bone {self.name!r}: parent {parent.name!r} belongs to skeleton "
+                              f"{parent._skeleton.name!r}, not {self._skeleton.name!r}")
+        return parent
+
+    def get_parent(self) -> "Bone | None":
+        return self._parent
+
+    def get_skeleton(self) -> Skeleton:
+        return self._skeleton
+
+    def set_parent(self, parent: "Bone | str | None") -> None:
+        """Re-parent the bone (its local matrix is kept, so its absolute pose moves)."""
+        parent = self._resolve_parent(parent)
+        ancestor = parent
+        while ancestor is not None:
+            if ancestor is self:
+                raise ViewerError(f"bone {self.name!r}: parenting it to {parent.name!r} makes a cycle")
+            ancestor = ancestor._parent
+        if self._parent is not None:
+            self._parent.children.remove(self)
+        self._parent = parent
+        if parent is not None:
+            parent.children.append(self)
+        skeleton = self._skeleton
+        skeleton._parent[self._slot] = -1 if parent is None else parent._slot
+        skeleton._structure_dirty = skeleton._bind_dirty = skeleton._pose_dirty = True
+
+    def get_index(self) -> int:
+        """The matrix row of this bone: its index, or its position in ``skeleton.bones``."""
+        if self._index is None:
+            return self._skeleton._bones.index(self)
+        return self._index
+
+    # --- length ------------------------------------------------------------------------------
+    @property
+    def length(self) -> float | None:
+        """Display length for a leaf bone (Babylon leaves it unset; None here)."""
+        return self._length
+
+    @length.setter
+    def length(self, value) -> None:
+        if value is not None:
+            value = float(value)
+            if not np.isfinite(value) or value < 0:
+                raise ViewerError(f"bone {self.name!r}: length must be a finite number >= 0, got {value!r}")
+        self._length = value
+
+    # --- TRS ---------------------------------------------------------------------------------
+    def _row_trs(self, array_name: str) -> np.ndarray:
+        skeleton = self._skeleton
+        if skeleton._need_decompose[self._slot]:
+            skeleton._decompose_stale()
+        return read_only(getattr(skeleton, array_name)[self._slot])
+
+    def _set_row_trs(self, array_name: str, value: np.ndarray) -> None:
+        skeleton = self._skeleton
+        if skeleton._need_decompose[self._slot]:
+            skeleton._decompose_stale()  # keep the other two parts of a directly set matrix
+        getattr(skeleton, array_name)[self._slot] = value
+        skeleton._need_compose[self._slot] = True
+        skeleton._pose_dirty = True
+        self._linked_version = -1  # a linked node overrides this again in prepare()
+
+    @property
+    def position(self) -> np.ndarray:
+        return self._row_trs("_position")
+
+    @position.setter
+    def position(self, value) -> None:
+        self._set_row_trs("_position", finite_array(value, (3,), f"bone {self.name!r} position"))
+
+    @property
+    def rotation_quaternion(self) -> np.ndarray:
+        return self._row_trs("_quaternion")
+
+    @rotation_quaternion.setter
+    def rotation_quaternion(self, value) -> None:
+        quaternion = finite_array(value, (4,), f"bone {self.name!r} rotation_quaternion")
+        if not np.any(quaternion):
+            raise ViewerError(f"bone {self.name!r} rotation_quaternion: the zero quaternion is not a rotation")
+        self._set_row_trs("_quaternion", quaternion)
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """Babylon's Euler vector: x = pitch, y = yaw, z = roll (from the quaternion)."""
+        return read_only(transforms.yaw_pitch_roll_from_quaternion(self._row_trs("_quaternion")))
+
+    @rotation.setter
+    def rotation(self, value) -> None:
+        euler = finite_array(value, (3,), f"bone {self.name!r} rotation")
+        self._set_row_trs("_quaternion", transforms.quaternion_from_yaw_pitch_roll(euler))
+
+    @property
+    def scaling(self) -> np.ndarray:
+        return self._row_trs("_scaling")
+
+    @scaling.setter
+    def scaling(self, value) -> None:
+        self._set_row_trs("_scaling", finite_array(value, (3,), f"bone {self.name!r} scaling"))
+
+    # --- matrices ----------------------------------------------------------------------------
+    def get_local_matrix(self) -> np.ndarray:
+        skeleton = self._skeleton
+        if skeleton._need_compose[self._slot]:
+            skeleton._compose_stale()
+        return read_only(skeleton._local[self._slot])
+
+    def _set_local_matrix(self, matrix: np.ndarray) -> None:
+        skeleton = self._skeleton
+        skeleton._local[self._slot] = matrix
+        skeleton._need_compose[self._slot] = False
+        skeleton._need_decompose[self._slot] = True
+        skeleton._pose_dirty = True
+
+    def get_absolute_matrix(self) -> np.ndarray:
+        self._skeleton._update()
+        return read_only(self._skeleton._absolute[self._slot])
+
+    def get_final_matrix(self) -> np.ndarray:
+        """absolute_inverse_bind @ absolute: the matrix the skinning shader applies."""
+        self._skeleton._update()
+        return read_only(self._skeleton._final[self._slot])
+
+    def get_bind_matrix(self) -> np.ndarray:
+        return read_only(self._skeleton._bind[self._slot])
+
+    def set_bind_matrix(self, matrix) -> None:
+        """Set the bind matrix; the absolute (inverse) bind of this bone and its subtree follow."""
+        bind = finite_array(matrix, (4, 4), f"bone {self.name!r} bind matrix")
+        self._check_bind(bind)
+        skeleton = self._skeleton
+        skeleton._bind[self._slot] = bind
+        skeleton._bind_dirty = True  # the subtree's absolute binds follow on the next read
+
+    def get_absolute_bind_matrix(self) -> np.ndarray:
+        self._skeleton._update_bind()
+        return read_only(self._skeleton._absolute_bind[self._slot])
+
+    def get_absolute_inverse_bind_matrix(self) -> np.ndarray:
+        self._skeleton._update_bind()
+        return read_only(self._skeleton._absolute_inverse_bind[self._slot])
+
+    def get_rest_matrix(self) -> np.ndarray:
+        return read_only(self._skeleton._rest[self._slot])
+
+    def set_rest_matrix(self, matrix) -> None:
+        self._skeleton._rest[self._slot] = finite_array(matrix, (4, 4), f"bone {self.name!r} rest matrix")
+
+    def _check_bind(self, bind: np.ndarray) -> None:
+        if not transforms.singularity(bind) > SINGULAR_BIND:
+            raise ViewerError(f"bone {self.name!r}: bind matrix is singular (zero or degenerate scale)")
+
+    # --- poses -------------------------------------------------------------------------------
+    def return_to_rest(self) -> None:
+        """Back to the rest matrix; a linked bone writes the rest pose into its node."""
+        rest = self._skeleton._rest[self._slot]
+        if self._linked_node is not None:
+            scaling, quaternion, position = transforms.decompose(rest)
+            self._linked_node.set_trs(position, quaternion, scaling)
+        else:
+            self._set_local_matrix(rest)
+
+    def compute_absolute_matrices(self) -> None:
+        """Bring this bone's and its children's absolute matrices up to date.
+
+        Babylon assumes the parent is already current; here the whole skeleton is brought up
+        to date in one batch, which costs nothing when it already is.
+        """
+        self._skeleton._update()
+
+    # --- linked TransformNode (glTF joints) ----------------------------------------------------
+    def link_transform_node(self, node: TransformNode | None) -> None:
+        """Let ``node``'s local TRS drive this bone (copied in ``Skeleton.prepare()``)."""
+        if node is not None and not isinstance(node, TransformNode):
+            raise ViewerError(f"bone {self.name!r}: can only link a TransformNode, got {node!r}")
+        self._linked_node = node
+        self._linked_version = -1
+        self._skeleton._structure_dirty = True
+
+    def get_transform_node(self) -> TransformNode | None:
+        return self._linked_node
+
+    def _copy_from_linked_node(self) -> None:
+        node = self._linked_node
+        if node._version == self._linked_version:
+            return
+        skeleton, slot = self._skeleton, self._slot
+        skeleton._position[slot] = node._position
+        skeleton._quaternion[slot] = node._quaternion
+        skeleton._scaling[slot] = node._scaling
+        skeleton._need_compose[slot] = True
+        skeleton._need_decompose[slot] = False
+        skeleton._pose_dirty = True
+        self._linked_version = node._version
