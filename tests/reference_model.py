@@ -27,9 +27,20 @@ def yaw_pitch_roll_matrix(rotation) -> np.ndarray:
     return rz @ rx @ ry
 
 
-def reference_matrices(parents, locals_, binds):
-    """Per-bone loop: absolute, absolute bind, absolute inverse bind and final for each bone."""
+def float32_store(matrix):
+    """Round as Babylon does when it stores a matrix (its Matrix is a Float32Array)."""
+    return np.asarray(matrix, dtype=np.float32).astype(np.float64)
+
+
+def reference_matrices(parents, locals_, binds, store=lambda m: m):
+    """Per-bone loop: absolute, absolute bind, absolute inverse bind and final for each bone.
+
+    ``store`` is applied to every stored matrix; ``float32_store`` reproduces Babylon's
+    rounding, so comparing the two runs measures how far float32 alone moves each result.
+    """
     n = len(parents)
+    locals_ = [store(m) for m in locals_]
+    binds = [store(m) for m in binds]
     absolute = [None] * n
     absolute_bind = [None] * n
 
@@ -41,11 +52,11 @@ def reference_matrices(parents, locals_, binds):
                 absolute_bind[i] = binds[i]
             else:
                 resolve(p)
-                absolute[i] = locals_[i] @ absolute[p]
-                absolute_bind[i] = binds[i] @ absolute_bind[p]
+                absolute[i] = store(locals_[i] @ absolute[p])
+                absolute_bind[i] = store(binds[i] @ absolute_bind[p])
 
     for i in range(n):
         resolve(i)
-    inverse_bind = [np.linalg.inv(m) for m in absolute_bind]
-    final = [inverse_bind[i] @ absolute[i] for i in range(n)]
+    inverse_bind = [store(np.linalg.inv(m)) for m in absolute_bind]
+    final = [store(inverse_bind[i] @ absolute[i]) for i in range(n)]
     return absolute, absolute_bind, inverse_bind, final

@@ -173,6 +173,7 @@ class Bone:
         skeleton._need_compose[self._slot] = False
         skeleton._need_decompose[self._slot] = True
         skeleton._pose_dirty = True
+        self._linked_version = -1  # a linked node overrides this again in prepare()
 
     def get_absolute_matrix(self) -> np.ndarray:
         self._skeleton._update()
@@ -187,12 +188,17 @@ class Bone:
         return read_only(self._skeleton._bind[self._slot])
 
     def set_bind_matrix(self, matrix) -> None:
-        """Set the bind matrix; the absolute (inverse) bind of this bone and its subtree follow."""
+        """Set the bind matrix; the absolute (inverse) bind of this bone and its subtree follow.
+
+        As in Babylon (``updateMatrix(m, true, true)``), the local matrix becomes ``matrix``
+        too, so the bone is in its new bind pose; the rest matrix is left alone.
+        """
         bind = finite_array(matrix, (4, 4), f"bone {self.name!r} bind matrix")
         self._check_bind(bind)
         skeleton = self._skeleton
         skeleton._bind[self._slot] = bind
         skeleton._bind_dirty = True  # the subtree's absolute binds follow on the next read
+        self._set_local_matrix(bind)
 
     def get_absolute_bind_matrix(self) -> np.ndarray:
         self._skeleton._update_bind()
@@ -207,6 +213,10 @@ class Bone:
 
     def set_rest_matrix(self, matrix) -> None:
         self._skeleton._rest[self._slot] = finite_array(matrix, (4, 4), f"bone {self.name!r} rest matrix")
+
+    def set_current_pose_as_rest(self) -> None:
+        """The current local matrix becomes the rest matrix (Babylon's setCurrentPoseAsRest)."""
+        self.set_rest_matrix(self.get_local_matrix())
 
     def _check_bind(self, bind: np.ndarray) -> None:
         if not transforms.singularity(bind) > SINGULAR_BIND:

@@ -148,16 +148,29 @@ class Skeleton:
         self._update()
 
     def return_to_rest(self) -> None:
-        """Every bone back to its rest matrix (linked bones: written into their nodes)."""
+        """Every bone back to its rest matrix (linked bones: written into their nodes).
+
+        As Babylon, bones with index -1 (not uploaded) are left alone.
+        """
+        n = self._count
+        unlinked = np.zeros(n, dtype=bool)
         for bone in self._bones:
+            if bone._index == -1:
+                continue
             if bone._linked_node is not None:
                 bone.return_to_rest()
-        n = self._count
-        unlinked = np.array([b._linked_node is None for b in self._by_slot], dtype=bool)
+            else:
+                unlinked[bone._slot] = True
         self._local[:n][unlinked] = self._rest[:n][unlinked]
         self._need_compose[:n][unlinked] = False
         self._need_decompose[:n][unlinked] = True
         self._pose_dirty = True
+
+    def set_current_pose_as_rest(self) -> None:
+        """Every bone's current local matrix becomes its rest matrix."""
+        self._compose_stale()
+        n = self._count
+        self._rest[:n] = self._local[:n]
 
     def get_transform_matrices(self) -> np.ndarray:
         """Final matrices as float32 (N, 4, 4), row i for the bone whose index is i.
