@@ -10,6 +10,10 @@ _EXPORTS = {
     "Bone": "viewer.model",
     "Skeleton": "viewer.model",
     "TransformNode": "viewer.model",
+    "SkinnedMesh": "viewer.model",
+    "Scene": "viewer.model",
+    "render_image": "viewer.render.headless",
+    "load_model": "viewer.loaders",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,7 +1,9 @@
 """The bone model: numpy and pyrr only, nothing of GL, windows or ImGui."""
 
 from .bone import Bone
+from .mesh import SkinnedMesh
+from .scene import Scene
 from .skeleton import Skeleton
 from .transform_node import TransformNode
 
-__all__ = ["Bone", "Skeleton", "TransformNode"]
+__all__ = ["Bone", "Scene", "Skeleton", "SkinnedMesh", "TransformNode"]

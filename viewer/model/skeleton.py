@@ -181,6 +181,16 @@ class Skeleton:
         self._update()
         return self._upload_view
 
+    def get_absolute_matrices(self) -> np.ndarray:
+        """Absolute matrices (N, 4, 4) in ``bones`` order: bone placements in skeleton space."""
+        self._update()
+        return self._absolute[self._bones_slots]
+
+    def get_parent_indices(self) -> np.ndarray:
+        """For each bone in ``bones`` order, its parent's position in ``bones`` (-1 for roots)."""
+        self._update_structure()
+        return self._parent_positions.copy()
+
     def set_pose(self, positions=None, rotation_quaternions=None, scalings=None) -> None:
         """Set the local TRS of every bone at once: (N,3), (N,4), (N,3) in bone index order.
 
@@ -256,6 +266,11 @@ class Skeleton:
         self._upload_view = self._upload.view()
         self._upload_view.flags.writeable = False
         self._linked = [b for b in self._by_slot if b._linked_node is not None]
+        self._bones_slots = np.array([b._slot for b in self._bones], dtype=np.intp)
+        position_of_slot = np.empty(n, dtype=np.intp)
+        position_of_slot[self._bones_slots] = np.arange(n)
+        parents = self._parent[self._bones_slots]
+        self._parent_positions = np.where(parents >= 0, position_of_slot[np.maximum(parents, 0)], -1)
         self._structure_dirty = False
         self._pose_dirty = self._bind_dirty = True
 

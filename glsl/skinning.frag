@@ -1,0 +1,35 @@
+#version 330 core
+// Lit base color: base color factor x vertex color x base color texture, a key and a fill
+// light, hemispheric ambient and a soft specular. Wireframe draws a flat color.
+
+in vec3 v_world_position;
+in vec3 v_normal;
+in vec2 v_uv;
+in vec4 v_color;
+
+uniform vec4 u_base_color;
+uniform sampler2D u_base_color_texture;
+uniform vec3 u_camera_position;
+uniform vec3 u_key_direction;   // towards the light, world space
+uniform bool u_flat_color;      // wireframe overlay
+
+out vec4 out_color;
+
+void main() {
+    vec4 base = u_base_color * v_color * texture(u_base_color_texture, v_uv);
+    if (u_flat_color) {
+        out_color = base;
+        return;
+    }
+    vec3 n = normalize(v_normal);
+    vec3 view = normalize(u_camera_position - v_world_position);
+    if (dot(n, view) < 0.0) n = -n;  // two-sided lighting for open meshes
+    vec3 key = normalize(u_key_direction);
+    vec3 fill = normalize(vec3(-key.x, 0.3, -key.z));
+    float hemisphere = 0.5 + 0.5 * n.y;
+    vec3 ambient = mix(vec3(0.22, 0.21, 0.20), vec3(0.38, 0.40, 0.45), hemisphere);
+    float diffuse = max(dot(n, key), 0.0) * 0.75 + max(dot(n, fill), 0.0) * 0.25;
+    float specular = pow(max(dot(n, normalize(key + view)), 0.0), 48.0) * 0.18;
+    vec3 color = base.rgb * (ambient + diffuse) + specular;
+    out_color = vec4(pow(color, vec3(1.0 / 1.15)), base.a);
+}

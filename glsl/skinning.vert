@@ -1,0 +1,72 @@
+#version 330 core
+// Skinned mesh vertex shader. Injected #defines (see viewer/render/shaders.py):
+//   SKINNING      0: vertices already skinned (CPU path), 1: bone uniform array, 2: bone texture
+//   BONE_COUNT    number of bone matrices (uniform array size)
+//   INFLUENCES    4 or 8 joint influences per vertex
+//   BONES_PER_ROW matrices per row of the bone texture (4 texels each)
+// Matrices arrive as row-major numpy bytes, which GLSL reads as their transpose: exactly what
+// the column-vector products below need (the row-vector p @ F @ W @ V @ P).
+
+in vec3 in_position;
+in vec3 in_normal;
+in vec2 in_uv;
+in vec4 in_color;
+#if SKINNING > 0
+in ivec4 in_joints0;
+in vec4 in_weights0;
+#if INFLUENCES == 8
+in ivec4 in_joints1;
+in vec4 in_weights1;
+#endif
+#endif
+
+uniform mat4 u_world;
+uniform mat4 u_view;
+uniform mat4 u_projection;
+
+#if SKINNING == 1
+uniform mat4 u_bones[BONE_COUNT];
+mat4 bone_matrix(int j) { return u_bones[j]; }
+#elif SKINNING == 2
+uniform sampler2D u_bone_texture;
+mat4 bone_matrix(int j) {
+    int x = (j % BONES_PER_ROW) * 4;
+    int y = j / BONES_PER_ROW;
+    // Four texels hold the four rows of the row-major matrix; as columns they form its
+    // transpose, the same matrix the uniform array path gets.
+    return mat4(texelFetch(u_bone_texture, ivec2(x, y), 0),
+                texelFetch(u_bone_texture, ivec2(x + 1, y), 0),
+                texelFetch(u_bone_texture, ivec2(x + 2, y), 0),
+                texelFetch(u_bone_texture, ivec2(x + 3, y), 0));
+}
+#endif
+
+out vec3 v_world_position;
+out vec3 v_normal;
+out vec2 v_uv;
+out vec4 v_color;
+
+void main() {
+#if SKINNING > 0
+    mat4 skin = in_weights0.x * bone_matrix(in_joints0.x)
+              + in_weights0.y * bone_matrix(in_joints0.y)
+              + in_weights0.z * bone_matrix(in_joints0.z)
+              + in_weights0.w * bone_matrix(in_joints0.w);
+#if INFLUENCES == 8
+    skin += in_weights1.x * bone_matrix(in_joints1.x)
+          + in_weights1.y * bone_matrix(in_joints1.y)
+          + in_weights1.z * bone_matrix(in_joints1.z)
+          + in_weights1.w * bone_matrix(in_joints1.w);
+#endif
+    mat4 model = u_world * skin;
+#else
+    mat4 model = u_world;
+#endif
+    vec4 world_position = model * vec4(in_position, 1.0);
+    // Inverse transpose keeps normals perpendicular under non-uniform bone scale.
+    v_normal = transpose(inverse(mat3(model))) * in_normal;
+    v_world_position = world_position.xyz;
+    v_uv = in_uv;
+    v_color = in_color;
+    gl_Position = u_projection * u_view * world_position;
+}

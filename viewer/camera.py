@@ -1,0 +1,67 @@
+"""Orbit camera: yaw/pitch/distance around a target (numpy + pyrr, no GL).
+
+Right-handed, Y up; at yaw 0 and pitch 0 the camera looks down -Z at the target, so +X is to
+the right of the image. Matrices are in the project's row-vector layout (pyrr's).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyrr
+
+
+class OrbitCamera:
+    def __init__(self, target=(0.0, 0.0, 0.0), distance=5.0, yaw=0.0, pitch=0.0, fov_y=40.0):
+        self.target = np.asarray(target, dtype=np.float64)
+        self.distance = float(distance)
+        self.yaw = float(yaw)        # degrees, about +Y
+        self.pitch = float(pitch)    # degrees, positive looks down on the target
+        self.fov_y = float(fov_y)    # degrees
+        self.near_ratio = 0.01       # near plane as a fraction of the distance
+
+    @property
+    def position(self) -> np.ndarray:
+        yaw, pitch = np.radians(self.yaw), np.radians(self.pitch)
+        offset = np.array([np.sin(yaw) * np.cos(pitch), np.sin(pitch), np.cos(yaw) * np.cos(pitch)])
+        return self.target + self.distance * offset
+
+    def view_matrix(self) -> np.ndarray:
+        return pyrr.matrix44.create_look_at(self.position, self.target, [0.0, 1.0, 0.0], dtype=np.float64)
+
+    def projection_matrix(self, aspect: float) -> np.ndarray:
+        near = max(self.distance * self.near_ratio, 1e-4)
+        far = self.distance * 100.0
+        return pyrr.matrix44.create_perspective_projection(self.fov_y, aspect, near, far, dtype=np.float64)
+
+    def frame(self, low, high, yaw=None, pitch=None) -> None:
+        """Aim at the box's centre from far enough that its bounding sphere fills the view."""
+        low, high = np.asarray(low, float), np.asarray(high, float)
+        self.target = (low + high) / 2.0
+        radius = max(float(np.linalg.norm(high - low)) / 2.0, 1e-3)
+        self.distance = radius / np.sin(np.radians(self.fov_y) / 2.0) * 1.05
+        if yaw is not None:
+            self.yaw = float(yaw)
+        if pitch is not None:
+            self.pitch = float(pitch)
+
+    # --- interaction (the window maps mouse motion onto these) ---------------------------------
+    def orbit(self, d_yaw: float, d_pitch: float) -> None:
+        self.yaw = (self.yaw + d_yaw) % 360.0
+        self.pitch = float(np.clip(self.pitch + d_pitch, -89.0, 89.0))
+
+    def pan(self, dx: float, dy: float) -> None:
+        """Move the target in the view plane; dx, dy are fractions of the view height."""
+        view = self.view_matrix()
+        right, up = view[:3, 0], view[:3, 1]
+        height = 2.0 * self.distance * np.tan(np.radians(self.fov_y) / 2.0)
+        self.target = self.target + (-dx * right + dy * up) * height
+
+    def zoom(self, factor: float) -> None:
+        self.distance = float(np.clip(self.distance * factor, 1e-3, 1e6))
+
+    def project(self, points, width: int, height: int) -> np.ndarray:
+        """Pixel coordinates (x right, y down) of world points, for tests and picking."""
+        points = np.atleast_2d(np.asarray(points, dtype=np.float64))
+        clip = np.c_[points, np.ones(len(points))] @ self.view_matrix() @ self.projection_matrix(width / height)
+        ndc = clip[:, :3] / clip[:, 3:4]
+        return np.c_[(ndc[:, 0] + 1) / 2 * width, (1 - ndc[:, 1]) / 2 * height]

@@ -1,0 +1,185 @@
+"""SkinnedMesh: vertex data bound to a Skeleton, and CPU skinning (numpy only).
+
+A vertex is skinned by ``sum_k w_k * final[j_k]`` (the final matrices are relative to the
+skeleton root), then placed by the mesh's world matrix, as in Babylon's shader.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ViewerError
+from .checks import finite_array
+from .skeleton import Skeleton
+
+
+class SkinnedMesh:
+    """Triangles with joint indices and weights (4 or 8 per vertex) for one skeleton.
+
+    Arrays: positions (V,3), normals (V,3; computed when absent), joints (V,4|8) ints,
+    weights (V,4|8), indices (T*3,), texcoords (V,2), colors (V,4). Weights that do not sum
+    to 1 are renormalized, as engines do for old exports.
+    """
+
+    def __init__(self, name: str, positions, indices, skeleton: Skeleton | None, joints=None, weights=None,
+                 normals=None, texcoords=None, colors=None, world_matrix=None,
+                 base_color=(1.0, 1.0, 1.0, 1.0), base_color_texture=None):
+        self.name = str(name)
+        what = f"mesh {self.name!r}"
+        self.positions = _float_rows(positions, 3, f"{what} positions")
+        count = len(self.positions)
+        self.indices = _indices(indices, count, what)
+        self.skeleton = skeleton
+        if skeleton is not None:
+            self.joints, self.weights = _skin_data(joints, weights, count, len(skeleton.bones), what)
+        else:
+            self.joints = self.weights = None
+        self.normals = (vertex_normals(self.positions, self.indices) if normals is None
+                        else _float_rows(normals, 3, f"{what} normals"))
+        self.texcoords = (np.zeros((count, 2), np.float32) if texcoords is None
+                          else _float_rows(texcoords, 2, f"{what} texcoords"))
+        self.colors = (np.ones((count, 4), np.float32) if colors is None
+                       else _float_rows(colors, 4, f"{what} colors"))
+        for label, array in (("normals", self.normals), ("texcoords", self.texcoords), ("colors", self.colors)):
+            if len(array) != count:
+                raise ViewerError(f"{what} {label}: {len(array)} rows for {count} vertices")
+        self.world_matrix = np.eye(4) if world_matrix is None else world_matrix
+        self.base_color = finite_array(base_color, (4,), f"{what} base color")
+        self.base_color_texture = base_color_texture  # (H, W, 4) uint8 or None
+
+    @property
+    def world_matrix(self) -> np.ndarray:
+        return self._world_matrix
+
+    @world_matrix.setter
+    def world_matrix(self, matrix) -> None:
+        self._world_matrix = finite_array(matrix, (4, 4), f"mesh {self.name!r} world matrix")
+
+    @property
+    def influences(self) -> int:
+        return 0 if self.joints is None else self.joints.shape[1]
+
+    def skinned(self, matrices=None) -> tuple[np.ndarray, np.ndarray]:
+        """World-space (positions, normals) skinned on the CPU with ``matrices`` (default: the
+        skeleton's current final matrices)."""
+        if self.skeleton is None:
+            positions, normals = self.positions.astype(np.float64), self.normals.astype(np.float64)
+        else:
+            if matrices is None:
+                self.skeleton.prepare()
+                matrices = self.skeleton.get_transform_matrices()
+            positions, normals = skin(self.positions, self.normals, self.joints, self.weights, matrices)
+        return transform_points(positions, normals, self.world_matrix)
+
+    def skinned_positions(self) -> np.ndarray:
+        return self.skinned()[0]
+
+
+def skin(positions, normals, joints, weights, matrices):
+    """Linear blend skinning: (positions, normals) in skeleton-root space.
+
+    Blends one (V,4,4) matrix stack influence by influence, so memory stays at one stack
+    however many influences there are. Normals use the inverse transpose of the blend.
+    """
+    matrices = np.asarray(matrices, dtype=np.float64)
+    blended = np.zeros((len(positions), 4, 4))
+    for k in range(joints.shape[1]):
+        blended += weights[:, k, None, None] * matrices[joints[:, k]]
+    skinned_positions = np.einsum("vi,vij->vj", positions, blended[:, :3, :3]) + blended[:, 3, :3]
+    return skinned_positions, _transform_normals(normals, blended[:, :3, :3])
+
+
+def transform_points(positions, normals, matrix):
+    """Positions and normals (row vectors) through one affine matrix."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    moved = positions @ matrix[:3, :3] + matrix[3, :3]
+    return moved, _transform_normals(normals, matrix[:3, :3])
+
+
+def _transform_normals(normals, linear):
+    """n @ inverse(L)^T, renormalized; L is (3,3) or (V,3,3). Singular blends keep n."""
+    linear = np.asarray(linear, dtype=np.float64)
+    det = np.linalg.det(linear)
+    ok = np.abs(det) > 1e-12
+    safe = np.where(ok[..., None, None], linear, np.eye(3)) if linear.ndim == 3 else (linear if ok else np.eye(3))
+    inverse_transpose = np.swapaxes(np.linalg.inv(safe), -1, -2)
+    if inverse_transpose.ndim == 3:
+        moved = np.einsum("vi,vij->vj", normals, inverse_transpose)
+    else:
+        moved = normals @ inverse_transpose
+    length = np.linalg.norm(moved, axis=-1, keepdims=True)
+    return np.divide(moved, length, out=np.zeros_like(moved), where=length > 0)
+
+
+def vertex_normals(positions, indices) -> np.ndarray:
+    """Area-weighted smooth vertex normals."""
+    triangles = positions[indices.reshape(-1, 3)]
+    face = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
+    normals = np.zeros_like(positions, dtype=np.float64)
+    for corner in range(3):
+        np.add.at(normals, indices.reshape(-1, 3)[:, corner], face)
+    length = np.linalg.norm(normals, axis=1, keepdims=True)
+    normals = np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)
+    return normals.astype(np.float32)
+
+
+def bounds(points) -> tuple[np.ndarray, np.ndarray]:
+    points = np.asarray(points)
+    if len(points) == 0:
+        return np.zeros(3), np.zeros(3)
+    return points.min(axis=0), points.max(axis=0)
+
+
+# --- validation ---------------------------------------------------------------------------------
+def _float_rows(values, width, what) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ViewerError(f"{what}: expected numbers") from None
+    if array.ndim != 2 or array.shape[1] != width:
+        raise ViewerError(f"{what}: expected shape (N, {width}), got {array.shape}")
+    bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
+    if bad.size:
+        raise ViewerError(f"{what}: vertex {bad[0]} has NaN or infinity ({bad.size} bad rows)")
+    return np.ascontiguousarray(array)
+
+
+def _indices(values, vertex_count, what) -> np.ndarray:
+    indices = np.asarray(values).reshape(-1)
+    if indices.size % 3 or not np.issubdtype(indices.dtype, np.integer):
+        raise ViewerError(f"{what} indices: expected integer triangles, got {indices.size} {indices.dtype} values")
+    if indices.size and (indices.min() < 0 or indices.max() >= vertex_count):
+        bad = int(indices.max()) if indices.max() >= vertex_count else int(indices.min())
+        raise ViewerError(f"{what} indices: index {bad} is outside the {vertex_count} vertices")
+    return indices.astype(np.uint32)
+
+
+def _skin_data(joints, weights, vertex_count, bone_count, what):
+    if joints is None or weights is None:
+        raise ViewerError(f"{what}: a skinned mesh needs joints and weights")
+    joints = np.asarray(joints)
+    if not np.issubdtype(joints.dtype, np.integer):
+        raise ViewerError(f"{what} joints: expected integers, got {joints.dtype}")
+    weights = _float_rows(weights, joints.shape[1] if joints.ndim == 2 else 4, f"{what} weights")
+    if joints.ndim != 2 or joints.shape[1] not in (4, 8) or joints.shape != weights.shape:
+        raise ViewerError(f"{what}: joints {joints.shape} and weights {weights.shape} must both be (V, 4) or (V, 8)")
+    if len(joints) != vertex_count:
+        raise ViewerError(f"{what}: {len(joints)} joint rows for {vertex_count} vertices")
+    used = weights > 0
+    if used.any():
+        bad = np.flatnonzero(((joints < 0) | (joints >= bone_count)) & used)
+        if bad.size:
+            v, k = divmod(int(bad[0]), joints.shape[1])
+            raise ViewerError(f"{what}: vertex {v} uses joint {int(joints[v, k])}, but the skeleton has "
+                              f"{bone_count} bones")
+    if (weights < 0).any():
+        v = int(np.flatnonzero((weights < 0).any(axis=1))[0])
+        raise ViewerError(f"{what}: vertex {v} has a negative weight")
+    total = weights.sum(axis=1)
+    if (total <= 0).any():
+        v = int(np.flatnonzero(total <= 0)[0])
+        raise ViewerError(f"{what}: vertex {v} has no bone weight (all weights are 0)")
+    weights = weights / total[:, None]
+    # Unused slots may hold any index; point them at bone 0 so no shader reads out of range.
+    joints = np.where(used, joints, 0).astype(np.int32)
+    return np.ascontiguousarray(joints), np.ascontiguousarray(weights, dtype=np.float32)

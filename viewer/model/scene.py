@@ -1,0 +1,54 @@
+"""Scene: what a loader returns and a renderer draws (numpy only)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .mesh import SkinnedMesh, bounds
+
+
+class Scene:
+    """Skinned meshes with their skeletons, scene nodes and animations.
+
+    ``leaf_bone_axis`` is the bone-local direction along which the skeleton overlay draws a
+    leaf bone for its ``length``: +Y as Babylon's SkeletonViewer and Blender/glTF rigs.
+    ``rest_bounds`` is measured once, in the pose the scene was built in, so posing or
+    animating never moves a camera framed on it.
+    """
+
+    def __init__(self, name: str, skinned_meshes: list[SkinnedMesh], nodes=(), animations=(),
+                 leaf_bone_axis=(0.0, 1.0, 0.0)):
+        self.name = name
+        self.skinned_meshes = list(skinned_meshes)
+        self.nodes = list(nodes)
+        self.animations = list(animations)
+        self.leaf_bone_axis = np.asarray(leaf_bone_axis, dtype=np.float64)
+        self.rest_bounds = self.current_bounds()
+
+    @property
+    def skeletons(self) -> list:
+        """Each skeleton once, in mesh order (a skin shared by meshes is updated once)."""
+        seen, result = set(), []
+        for mesh in self.skinned_meshes:
+            if mesh.skeleton is not None and id(mesh.skeleton) not in seen:
+                seen.add(id(mesh.skeleton))
+                result.append(mesh.skeleton)
+        return result
+
+    def prepare(self) -> None:
+        for skeleton in self.skeletons:
+            skeleton.prepare()
+
+    def current_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """World-space bounds of the CPU-skinned meshes as they are now."""
+        self.prepare()
+        points = [mesh.skinned()[0] for mesh in self.skinned_meshes]
+        return bounds(np.concatenate(points) if points else np.zeros((0, 3)))
+
+    def find_bone(self, name: str):
+        """The first bone of that name in any skeleton, or None."""
+        for skeleton in self.skeletons:
+            index = skeleton.get_bone_index_by_name(name)
+            if index >= 0:
+                return skeleton.bones[index]
+        return None

@@ -1,0 +1,357 @@
+"""Draws a Scene with moderngl: skinned meshes, ground grid, skeleton overlay.
+
+The renderer reads the model (final matrices, vertex arrays, world matrices) and never
+changes it; it knows nothing of windows or ImGui, so the window and the headless path share
+every line of drawing code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ViewerError
+from ..model.mesh import skin
+from .shaders import load_program
+
+# Vertex uniform components kept back for everything that is not a bone matrix.
+RESERVED_UNIFORM_COMPONENTS = 256
+MAX_TEXTURE_BONES_PER_ROW = 1024
+
+BONE_STORAGES = ("auto", "uniform", "texture")
+
+
+@dataclass
+class RenderOptions:
+    show_mesh: bool = True
+    show_skeleton: bool = True
+    show_grid: bool = True
+    wireframe: bool = False
+    selected_bone: object = None          # a Bone to highlight in the overlay
+    background_top: tuple = (0.33, 0.36, 0.42)
+    background_bottom: tuple = (0.12, 0.12, 0.14)
+    key_light: tuple = (0.45, 0.8, 0.6)   # direction towards the light
+
+
+class Renderer:
+    """One per GL context. ``bone_storage``: "auto" (uniform array while the skeleton fits the
+    context's uniform budget, else texture), "uniform" or "texture"; ``cpu_skinning`` skins in
+    numpy and uploads vertices (Babylon's computeBonesUsingShaders = false)."""
+
+    def __init__(self, ctx, bone_storage: str = "auto", cpu_skinning: bool = False):
+        if bone_storage not in BONE_STORAGES:
+            raise ViewerError(f"bone storage must be one of {', '.join(BONE_STORAGES)}, got {bone_storage!r}")
+        self.ctx = ctx
+        self.bone_storage = bone_storage
+        self.cpu_skinning = cpu_skinning
+        components = int(ctx.info.get("GL_MAX_VERTEX_UNIFORM_COMPONENTS", 1024))
+        self.uniform_bone_budget = max(0, (components - RESERVED_UNIFORM_COMPONENTS) // 16)
+        self._programs: dict = {}
+        self._meshes: dict = {}
+        self._white = ctx.texture((1, 1), 4, b"\xff\xff\xff\xff")
+        self._lines = load_program(ctx, "lines.vert", "lines.frag")
+        self._background = load_program(ctx, "background.vert", "background.frag")
+        self._background_vao = ctx.vertex_array(self._background, [])
+        self._wide_lines = load_program(ctx, "lines.vert", "lines.frag", {"WIDE_LINES": 1}, geometry="lines.geom")
+        self._line_buffer = ctx.buffer(reserve=4096, dynamic=True)
+        layout = [(self._line_buffer, "3f 4f", "in_position", "in_color")]
+        self._line_vao = ctx.vertex_array(self._lines, layout)
+        self._wide_line_vao = ctx.vertex_array(self._wide_lines, layout)
+        self._grid_key = None
+        self._grid_vertices = np.zeros((0, 7), np.float32)
+
+    # --- resources -----------------------------------------------------------------------------
+    def program(self, skinning: int, bone_count: int, influences: int, bones_per_row: int = 1):
+        key = (skinning, bone_count, influences, bones_per_row)
+        if key not in self._programs:
+            defines = {"SKINNING": skinning, "BONE_COUNT": max(bone_count, 1),
+                       "INFLUENCES": max(influences, 4), "BONES_PER_ROW": bones_per_row}
+            self._programs[key] = load_program(self.ctx, "skinning.vert", "skinning.frag", defines)
+        return self._programs[key]
+
+    def gpu_mesh(self, mesh) -> "GpuMesh":
+        entry = self._meshes.get(id(mesh))
+        if entry is None or entry.mesh is not mesh:
+            entry = GpuMesh(self, mesh)
+            self._meshes[id(mesh)] = entry
+        return entry
+
+    def forget(self, scene) -> None:
+        """Release the GPU copies of a scene's meshes (when a model is replaced)."""
+        for mesh in scene.skinned_meshes:
+            entry = self._meshes.pop(id(mesh), None)
+            if entry is not None:
+                entry.release()
+
+    def release(self) -> None:
+        for entry in self._meshes.values():
+            entry.release()
+        self._meshes.clear()
+        for program in self._programs.values():
+            program.release()
+        self._programs.clear()
+        for resource in (self._white, self._line_vao, self._wide_line_vao, self._line_buffer, self._lines,
+                         self._wide_lines, self._background_vao, self._background):
+            resource.release()
+
+    # --- drawing -------------------------------------------------------------------------------
+    def render(self, scene, camera, size, options: RenderOptions | None = None) -> None:
+        """Draw into the currently bound framebuffer, whose size is ``size`` (width, height)."""
+        import moderngl
+
+        options = options or RenderOptions()
+        ctx = self.ctx
+        width, height = size
+        ctx.viewport = (0, 0, width, height)
+        view, projection = camera.view_matrix(), camera.projection_matrix(width / max(height, 1))
+        scene.prepare()  # one update per skeleton per frame, however many meshes share it
+
+        ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.BLEND)
+        ctx.clear(depth=1.0)
+        self._background["u_top"].value = tuple(options.background_top)
+        self._background["u_bottom"].value = tuple(options.background_bottom)
+        self._background_vao.render(moderngl.TRIANGLES, vertices=3)
+
+        ctx.enable(moderngl.DEPTH_TEST)
+        if options.show_mesh or options.wireframe:
+            for mesh in scene.skinned_meshes:
+                self.gpu_mesh(mesh).draw(view, projection, camera.position, options)
+        ctx.wireframe = False
+
+        ctx.enable(moderngl.BLEND)
+        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        if options.show_grid:
+            ctx.depth_mask = False
+            self._draw_lines(self._grid(scene.rest_bounds), view, projection, moderngl.LINES,
+                             fade=(scene.rest_bounds, 1.0))
+            ctx.depth_mask = True
+        if options.show_skeleton:
+            ctx.disable(moderngl.DEPTH_TEST)  # the overlay is seen through the mesh
+            lines, points = skeleton_overlay(scene, options.selected_bone)
+            scale = max(1.0, height / 600.0)  # overlay sizes follow the image, not the model
+            self._draw_lines(lines, view, projection, moderngl.LINES, line_width=2.5 * scale, size=size)
+            ctx.enable(moderngl.PROGRAM_POINT_SIZE)
+            self._draw_lines(points, view, projection, moderngl.POINTS, point_size=7.0 * scale)
+            ctx.disable(moderngl.PROGRAM_POINT_SIZE)
+        ctx.disable(moderngl.BLEND)
+
+    def _draw_lines(self, vertices, view, projection, mode, fade=None, point_size=1.0, line_width=None, size=None):
+        """Lines or points; ``line_width`` (pixels) widens lines in the geometry shader."""
+        if len(vertices) == 0:
+            return
+        data = np.ascontiguousarray(vertices, dtype=np.float32)
+        if data.nbytes > self._line_buffer.size:
+            self._line_buffer.orphan(max(data.nbytes, self._line_buffer.size * 2))
+        self._line_buffer.write(data.tobytes())
+        program, vao = self._lines, self._line_vao
+        if line_width is not None:
+            program, vao = self._wide_lines, self._wide_line_vao
+            program["u_line_width"].value = float(line_width)
+            program["u_viewport"].value = (float(size[0]), float(size[1]))
+        program["u_view"].write(view.astype(np.float32).tobytes())
+        program["u_projection"].write(projection.astype(np.float32).tobytes())
+        if "u_point_size" in program:
+            program["u_point_size"].value = point_size
+        if "u_round_points" in program:
+            program["u_round_points"].value = mode == 0  # moderngl.POINTS
+        if fade is not None:
+            (low, high), _ = fade
+            program["u_fade_center"].value = tuple((low + high) / 2.0)
+            program["u_fade_radius"].value = float(self._grid_radius)
+        else:
+            program["u_fade_radius"].value = 0.0
+        vao.render(mode, vertices=len(data))
+
+    def _grid(self, rest_bounds):
+        low, high = rest_bounds
+        key = (tuple(low), tuple(high))
+        if key != self._grid_key:
+            self._grid_vertices, self._grid_radius = ground_grid(low, high)
+            self._grid_key = key
+        return self._grid_vertices
+
+
+class GpuMesh:
+    """GPU buffers of one SkinnedMesh and its bone matrix storage."""
+
+    def __init__(self, renderer: Renderer, mesh):
+        self.renderer, self.mesh = renderer, mesh
+        ctx = renderer.ctx
+        skeleton = mesh.skeleton
+        bone_count = len(skeleton.bones) if skeleton is not None else 0
+        self.influences = mesh.influences
+        if skeleton is None or renderer.cpu_skinning:
+            self.skinning, self.bones_per_row = 0, 1
+        else:
+            storage = renderer.bone_storage
+            if storage == "uniform" and bone_count > renderer.uniform_bone_budget:
+                raise ViewerError(f"mesh {mesh.name!r}: {bone_count} bones do not fit this GL context's uniform "
+                                  f"budget of {renderer.uniform_bone_budget} matrices; use the bone texture")
+            if storage == "auto":
+                storage = "uniform" if bone_count <= renderer.uniform_bone_budget else "texture"
+            self.skinning = 1 if storage == "uniform" else 2
+            self.bones_per_row = min(bone_count, MAX_TEXTURE_BONES_PER_ROW) if self.skinning == 2 else 1
+        self.program = renderer.program(self.skinning, bone_count, self.influences, self.bones_per_row)
+        self.bone_texture = None
+        if self.skinning == 2:
+            rows = -(-bone_count // self.bones_per_row)
+            self.bone_texture = ctx.texture((4 * self.bones_per_row, rows), 4, dtype="f4")
+            self.bone_texture.filter = (ctx.NEAREST, ctx.NEAREST)
+            self._texture_data = np.zeros((rows * self.bones_per_row, 4, 4), np.float32)
+
+        dynamic = self.skinning == 0 and skeleton is not None
+        f32 = lambda a: np.ascontiguousarray(a, dtype=np.float32).tobytes()  # noqa: E731
+        self.buffers = {
+            "in_position": (ctx.buffer(f32(mesh.positions), dynamic=dynamic), "3f"),
+            "in_normal": (ctx.buffer(f32(mesh.normals), dynamic=dynamic), "3f"),
+            "in_uv": (ctx.buffer(f32(mesh.texcoords)), "2f"),
+            "in_color": (ctx.buffer(f32(mesh.colors)), "4f"),
+        }
+        if self.skinning:
+            joints = np.ascontiguousarray(mesh.joints, dtype=np.int32)
+            self.buffers["in_joints0"] = (ctx.buffer(joints[:, :4].copy().tobytes()), "4i")
+            self.buffers["in_weights0"] = (ctx.buffer(f32(mesh.weights[:, :4])), "4f")
+            if self.influences == 8:
+                self.buffers["in_joints1"] = (ctx.buffer(joints[:, 4:].copy().tobytes()), "4i")
+                self.buffers["in_weights1"] = (ctx.buffer(f32(mesh.weights[:, 4:])), "4f")
+        self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
+        content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
+                   if name in self.program]
+        self.vao = ctx.vertex_array(self.program, content, index_buffer=self.index_buffer, index_element_size=4)
+        self.texture = None
+        if mesh.base_color_texture is not None:
+            image = np.ascontiguousarray(mesh.base_color_texture[::-1], dtype=np.uint8)  # GL rows go up
+            self.texture = ctx.texture((image.shape[1], image.shape[0]), 4, image.tobytes())
+            self.texture.build_mipmaps()
+            self.texture.filter = (ctx.LINEAR_MIPMAP_LINEAR, ctx.LINEAR)
+            self.texture.repeat_x = self.texture.repeat_y = True
+
+    def update(self) -> None:
+        """Upload this frame's bone matrices (or CPU-skinned vertices)."""
+        skeleton = self.mesh.skeleton
+        if skeleton is None:
+            return
+        matrices = skeleton.get_transform_matrices()
+        if self.skinning == 1:
+            self.program["u_bones"].write(matrices.tobytes())
+        elif self.skinning == 2:
+            self._texture_data[: len(matrices)] = matrices
+            self.bone_texture.write(self._texture_data.tobytes())
+        else:
+            positions, normals = skin(self.mesh.positions, self.mesh.normals, self.mesh.joints,
+                                      self.mesh.weights, matrices)
+            self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())
+            self.buffers["in_normal"][0].write(normals.astype(np.float32).tobytes())
+
+    def draw(self, view, projection, camera_position, options: RenderOptions) -> None:
+        import moderngl
+
+        self.update()
+        program, ctx = self.program, self.renderer.ctx
+        program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
+        program["u_view"].write(view.astype(np.float32).tobytes())
+        program["u_projection"].write(projection.astype(np.float32).tobytes())
+        for name, value in (("u_camera_position", tuple(camera_position)),
+                            ("u_key_direction", tuple(options.key_light)),
+                            ("u_base_color", tuple(self.mesh.base_color))):
+            if name in program:
+                program[name].value = value
+        (self.texture or self.renderer._white).use(location=0)
+        if "u_base_color_texture" in program:
+            program["u_base_color_texture"].value = 0
+        if self.bone_texture is not None:
+            self.bone_texture.use(location=1)
+            program["u_bone_texture"].value = 1
+        if options.show_mesh:
+            program["u_flat_color"].value = False
+            self.vao.render(moderngl.TRIANGLES)
+        if options.wireframe:
+            program["u_flat_color"].value = True
+            base = program["u_base_color"].value if "u_base_color" in program else None
+            if base is not None:
+                program["u_base_color"].value = (0.05, 0.05, 0.05, 1.0) if options.show_mesh else (0.85, 0.9, 1.0, 1.0)
+            ctx.wireframe = True
+            ctx.depth_func = "<="  # edges lie exactly on the filled surface
+            self.vao.render(moderngl.TRIANGLES)
+            ctx.depth_func = "<"
+            ctx.wireframe = False
+            if base is not None:
+                program["u_base_color"].value = base
+
+    def release(self) -> None:
+        for buffer, _ in self.buffers.values():
+            buffer.release()
+        for resource in (self.index_buffer, self.vao, self.bone_texture, self.texture):
+            if resource is not None:
+                resource.release()
+
+
+# --- overlay geometry (numpy) -------------------------------------------------------------------
+BONE_COLOR = (1.0, 0.78, 0.25, 0.95)
+JOINT_COLOR = (1.0, 1.0, 1.0, 0.95)
+SELECTED_COLOR = (0.25, 0.95, 1.0, 1.0)
+
+
+def skeleton_overlay(scene, selected_bone=None):
+    """(line vertices, point vertices) as (N, 7) arrays of xyz + rgba, in world space.
+
+    A line from each bone to each child; a leaf bone from its position along the scene's
+    leaf axis (bone space) for its ``length`` (half its parent segment when unset).
+    """
+    lines, points = [], []
+    drawn = set()
+    for mesh in scene.skinned_meshes:
+        skeleton = mesh.skeleton
+        if skeleton is None or id(skeleton) in drawn:
+            continue
+        drawn.add(id(skeleton))
+        absolute = skeleton.get_absolute_matrices() @ mesh.world_matrix
+        parents = skeleton.get_parent_indices()
+        bones = skeleton.bones
+        heads = absolute[:, 3, :3]
+        selected = np.array([bone is selected_bone for bone in bones])
+        has_child = np.zeros(len(bones), bool)
+        has_child[parents[parents >= 0]] = True
+        children = np.flatnonzero(parents >= 0)
+        segment = np.zeros(len(bones))
+        segment[children] = np.linalg.norm(heads[children] - heads[parents[children]], axis=1)
+        color = np.where(selected[:, None], SELECTED_COLOR, BONE_COLOR)
+        for child in children:
+            lines += [(*heads[parents[child]], *color[child]), (*heads[child], *color[child])]
+        for leaf in np.flatnonzero(~has_child):
+            length = bones[leaf].length
+            if length is None:
+                length = 0.5 * segment[leaf]
+            if length > 0:
+                tip = np.append(scene.leaf_bone_axis * length, 1.0) @ absolute[leaf]
+                lines += [(*heads[leaf], *color[leaf]), (*tip[:3], *color[leaf])]
+        joint_color = np.where(selected[:, None], SELECTED_COLOR, JOINT_COLOR)
+        points += [(*head, *c) for head, c in zip(heads, joint_color)]
+    return np.array(lines, np.float32).reshape(-1, 7), np.array(points, np.float32).reshape(-1, 7)
+
+
+def ground_grid(low, high):
+    """Grid lines on the floor under the model: (vertices (N,7), fade radius).
+
+    The spacing is a 1-2-5 step giving about 10 cells across the model; the grid reaches
+    about three model sizes out and fades towards its edge.
+    """
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    size = max(float(np.max(high - low)), 1e-3)
+    raw = size / 10.0
+    exponent = np.floor(np.log10(raw))
+    step = min((m * 10.0**exponent for m in (1, 2, 5, 10) if m * 10.0**exponent >= raw), default=raw)
+    center = (low + high) / 2.0
+    radius = 1.6 * size
+    count = int(np.ceil(radius / step))
+    cx, cz = np.round(center[0] / step) * step, np.round(center[2] / step) * step
+    y = low[1]
+    offsets = np.arange(-count, count + 1) * step
+    vertices = []
+    for i, offset in enumerate(offsets):
+        major = (np.round(offset / step) % 5) == 0
+        color = (0.62, 0.64, 0.68, 0.55) if major else (0.5, 0.52, 0.56, 0.3)
+        vertices += [(cx + offset, y, cz - count * step, *color), (cx + offset, y, cz + count * step, *color),
+                     (cx - count * step, y, cz + offset, *color), (cx + count * step, y, cz + offset, *color)]
+    return np.array(vertices, np.float32), radius

@@ -1,0 +1,35 @@
+"""GLSL programs from the files in glsl/, with compile-time constants injected as #defines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ViewerError
+
+GLSL_DIR = Path(__file__).resolve().parents[2] / "glsl"
+
+
+def shader_source(name: str, defines: dict | None = None) -> str:
+    path = GLSL_DIR / name
+    try:
+        source = path.read_text()
+    except OSError as error:
+        raise ViewerError(f"shader {name}: cannot read {path}: {error.strerror}") from None
+    if not defines:
+        return source
+    version, _, body = source.partition("\n")  # #version must stay the first line
+    lines = "".join(f"#define {key} {value}\n" for key, value in defines.items())
+    return f"{version}\n{lines}{body}"
+
+
+def load_program(ctx, vertex: str, fragment: str, defines: dict | None = None, geometry: str | None = None):
+    import moderngl
+
+    try:
+        return ctx.program(vertex_shader=shader_source(vertex, defines),
+                           geometry_shader=shader_source(geometry, defines) if geometry else None,
+                           fragment_shader=shader_source(fragment, defines))
+    except moderngl.Error as error:
+        detail = " ".join(str(error).split())[:400]
+        names = "/".join(n for n in (vertex, geometry, fragment) if n)
+        raise ViewerError(f"shaders {names} with {defines or {}} failed to build: {detail}") from None
