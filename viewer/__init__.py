@@ -14,6 +14,7 @@ _EXPORTS = {
     "Scene": "viewer.model",
     "render_image": "viewer.render.headless",
     "load_model": "viewer.loaders",
+    "load_gltf": "viewer.gltf",
 }
 
 __all__ = sorted(_EXPORTS)

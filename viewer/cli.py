@@ -7,6 +7,7 @@ traceback instead.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -31,6 +32,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def _frames(text: str):
+    try:
+        start, end, step = (float(v) for v in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected START:END:STEP in seconds such as 0:2:0.1, got {text!r}") from None
+    if not all(map(math.isfinite, (start, end, step))) or step <= 0 or end < start:
+        raise argparse.ArgumentTypeError(f"{text}: need START <= END and STEP > 0")
+    count = int(math.floor((end - start) / step + 1e-9)) + 1
+    if count > 100_000:
+        raise argparse.ArgumentTypeError(f"{text}: {count} frames is too many (at most 100000)")
+    return [start + i * step for i in range(count)]
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="boneviewer",
@@ -44,13 +58,19 @@ def _build_parser() -> argparse.ArgumentParser:
                                  description="Render MODEL (default: the built-in character) to a PNG "
                                              "offscreen, on EGL; no display or GPU needed.")
     render.add_argument("model", nargs="?", help="model file (default: the built-in character)")
-    render.add_argument("--out", required=True, type=Path, help="PNG file to write")
+    render.add_argument("--out", type=Path, help="PNG file to write (or --frames with --out-dir)")
     render.add_argument("--size", type=_size, default=(800, 600), help="WIDTHxHEIGHT (default 800x600)")
     render.add_argument("--pose", type=Path, help="pose JSON file to apply before rendering")
     render.add_argument("--cpu-skinning", action="store_true", help="skin vertices in numpy instead of the shader")
     render.add_argument("--bone-texture", action="store_true", help="bone matrices in a texture, not a uniform array")
     render.add_argument("--no-skeleton", action="store_true", help="hide the skeleton overlay")
     render.add_argument("--no-grid", action="store_true", help="hide the ground grid")
+    render.add_argument("--animation", metavar="NAME|INDEX",
+                        help="animation to sample (default: the first, when the model has any)")
+    render.add_argument("--time", type=float, default=0.0, help="animation time in seconds (loops past the end)")
+    render.add_argument("--frames", type=_frames, metavar="START:END:STEP",
+                        help="render a PNG sequence at these times (seconds, END included) into --out-dir")
+    render.add_argument("--out-dir", type=Path, help="folder for --frames (created if missing)")
     render.add_argument("--yaw", type=float, default=0.0, help="camera yaw in degrees (0: from the front)")
     render.add_argument("--pitch", type=float, default=8.0, help="camera pitch in degrees (positive: from above)")
     return parser
@@ -69,21 +89,100 @@ def render_command(args) -> int:
     from .render.headless import HeadlessRenderer, framed_camera
     from .render.renderer import RenderOptions
 
-    out = args.out
-    if out.suffix.lower() != ".png":
-        raise ViewerError(f"--out {out}: the output must be a .png file")
-    if not out.parent.resolve().is_dir():
-        raise ViewerError(f"--out {out}: folder {out.parent} does not exist")
+    if args.frames is not None:
+        if args.out_dir is None or args.out is not None:
+            raise ViewerError("--frames writes a sequence: give --out-dir DIR (and no --out)")
+    elif args.out is None:
+        raise ViewerError("give --out FILE.png (or --frames START:END:STEP with --out-dir DIR)")
+    elif args.out_dir is not None:
+        raise ViewerError("--out-dir goes with --frames")
+    if args.out is not None:
+        if args.out.suffix.lower() != ".png":
+            raise ViewerError(f"--out {args.out}: the output must be a .png file")
+        if not args.out.parent.resolve().is_dir():
+            raise ViewerError(f"--out {args.out}: folder {args.out.parent} does not exist")
+    if not math.isfinite(args.time):
+        raise ViewerError(f"--time {args.time}: must be a finite number of seconds")
     scene = load_model(args.model)
+    clip = select_animation(scene, args.animation)
     if args.pose is not None:
         apply_pose(scene, args.pose)
     options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid)
+    camera = framed_camera(scene, yaw=args.yaw, pitch=args.pitch)
+    if args.frames is not None:
+        try:
+            args.out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ViewerError(f"--out-dir {args.out_dir}: cannot create it: {error.strerror}") from None
+    times = args.frames if args.frames is not None else [args.time]
     with HeadlessRenderer(args.size, bone_storage="texture" if args.bone_texture else "auto",
                           cpu_skinning=args.cpu_skinning) as headless:
-        pixels = headless.render(scene, framed_camera(scene, yaw=args.yaw, pitch=args.pitch), options)
-    write_png(out, pixels)
-    print(f"wrote {out} ({args.size[0]}x{args.size[1]})")
+        progress = Progress(len(times)) if args.frames is not None else None
+        for number, time in enumerate(times):
+            if clip is not None:
+                clip.apply(loop_time(time, clip.duration))
+                if args.pose is not None:
+                    apply_pose(scene, args.pose)  # the pose file overrides animated bones
+            pixels = headless.render(scene, camera, options)
+            out = args.out if progress is None else args.out_dir / f"frame_{number:05d}.png"
+            write_png(out, pixels)
+            if progress is not None:
+                progress.update(number + 1)
+    if progress is not None:
+        progress.close()
+        print(f"wrote {len(times)} frames to {args.out_dir}/frame_00000.png .. frame_{len(times) - 1:05d}.png "
+              f"({args.size[0]}x{args.size[1]})")
+    else:
+        print(f"wrote {args.out} ({args.size[0]}x{args.size[1]})")
     return 0
+
+
+def select_animation(scene, spec):
+    """The clip named or numbered by ``spec``; the first clip when spec is None; or None."""
+    from .errors import ViewerError
+
+    clips = scene.animations
+    if spec is None:
+        return clips[0] if clips else None
+    if not clips:
+        raise ViewerError(f"--animation {spec}: this model has no animations")
+    names = [clip.name for clip in clips]
+    if spec in names:
+        return clips[names.index(spec)]
+    if spec.lstrip("-").isdigit():
+        index = int(spec)
+        if 0 <= index < len(clips):
+            return clips[index]
+    listed = ", ".join(f"{i}: {name}" for i, name in enumerate(names))
+    raise ViewerError(f"--animation {spec}: no such animation (this model has {listed})")
+
+
+def loop_time(time: float, duration: float) -> float:
+    """Times past the end wrap around (the end itself stays the last frame)."""
+    if duration <= 0 or 0 <= time <= duration:
+        return max(time, 0.0)
+    return time % duration
+
+
+class Progress:
+    """A one-line progress bar on stderr, redrawn in place when stderr is a terminal."""
+
+    def __init__(self, total: int):
+        self.total, self.interactive = total, sys.stderr.isatty()
+        self.started = __import__("time").perf_counter()
+
+    def update(self, done: int) -> None:
+        elapsed = __import__("time").perf_counter() - self.started
+        filled = int(30 * done / self.total)
+        line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{self.total} frames, {elapsed:.1f} s"
+        if self.interactive:
+            print(f"\r{line}", end="", file=sys.stderr, flush=True)
+        elif done == self.total or done % max(1, self.total // 10) == 0:
+            print(line, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.interactive:
+            print(file=sys.stderr)
 
 
 def write_png(path: Path, pixels) -> None:
@@ -104,8 +203,21 @@ def default_command(args) -> int:
     args.model, args.out, args.size, args.pose = None, Path(DEFAULT_PNG), (800, 600), None
     args.cpu_skinning = args.bone_texture = args.no_skeleton = args.no_grid = False
     args.yaw, args.pitch = 0.0, 8.0
+    args.animation, args.time, args.frames, args.out_dir = None, 0.0, None, None
     print(f"boneviewer: {reason}; rendering the built-in character to {Path(DEFAULT_PNG).resolve()}")
     return render_command(args)
+
+
+def _show_warnings() -> None:
+    """Loader warnings (tolerated flaws in a file) as one line each on stderr."""
+    import logging
+
+    logger = logging.getLogger("boneviewer")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("boneviewer: warning: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = _build_parser()
     args = parser.parse_args(argv)
+    _show_warnings()
     try:
         if args.command == "render":
             return render_command(args)

@@ -18,7 +18,11 @@ def load_model(model=None):
     if isinstance(model, Scene):
         return model
     path = Path(model)
-    if not path.exists():
+    if not path.is_file():
         raise ViewerError(f"model {path}: no such file")
-    raise ViewerError(f"model {path}: cannot open {path.suffix or 'this'} files yet; "
-                      "only the built-in character is available (leave MODEL out)")
+    if path.suffix.lower() in (".gltf", ".glb"):
+        from .gltf import load_gltf
+
+        return load_gltf(path)
+    raise ViewerError(f"model {path}: cannot open {path.suffix or 'extension-less'} files; "
+                      "boneviewer reads glTF 2.0 (.gltf, .glb)")

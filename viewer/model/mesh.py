@@ -13,6 +13,17 @@ from .checks import finite_array
 from .skeleton import Skeleton
 
 
+class Submesh:
+    """A range of a mesh's triangle indices drawn with one material (a glTF primitive)."""
+
+    def __init__(self, first_index: int, index_count: int, base_color=(1.0, 1.0, 1.0, 1.0),
+                 base_color_texture=None, name: str = ""):
+        self.first_index, self.index_count = int(first_index), int(index_count)
+        self.base_color = finite_array(base_color, (4,), f"submesh {name!r} base color")
+        self.base_color_texture = base_color_texture  # (H, W, 4) uint8 or None
+        self.name = name
+
+
 class SkinnedMesh:
     """Triangles with joint indices and weights (4 or 8 per vertex) for one skeleton.
 
@@ -23,7 +34,8 @@ class SkinnedMesh:
 
     def __init__(self, name: str, positions, indices, skeleton: Skeleton | None, joints=None, weights=None,
                  normals=None, texcoords=None, colors=None, world_matrix=None,
-                 base_color=(1.0, 1.0, 1.0, 1.0), base_color_texture=None):
+                 base_color=(1.0, 1.0, 1.0, 1.0), base_color_texture=None, submeshes=None,
+                 node_index: int | None = None, world_node=None):
         self.name = str(name)
         what = f"mesh {self.name!r}"
         self.positions = _float_rows(positions, 3, f"{what} positions")
@@ -44,8 +56,11 @@ class SkinnedMesh:
             if len(array) != count:
                 raise ViewerError(f"{what} {label}: {len(array)} rows for {count} vertices")
         self.world_matrix = np.eye(4) if world_matrix is None else world_matrix
-        self.base_color = finite_array(base_color, (4,), f"{what} base color")
-        self.base_color_texture = base_color_texture  # (H, W, 4) uint8 or None
+        # Materials: one submesh per glTF primitive; by default one over all triangles.
+        self.submeshes = submeshes or [Submesh(0, len(self.indices), base_color, base_color_texture, self.name)]
+        self.node_index = node_index
+        # When set, the world matrix follows this node's (updated by Scene.prepare()).
+        self.world_node = world_node
 
     @property
     def world_matrix(self) -> np.ndarray:
@@ -56,12 +71,22 @@ class SkinnedMesh:
         self._world_matrix = finite_array(matrix, (4, 4), f"mesh {self.name!r} world matrix")
 
     @property
+    def base_color(self) -> np.ndarray:
+        return self.submeshes[0].base_color
+
+    @property
     def influences(self) -> int:
         return 0 if self.joints is None else self.joints.shape[1]
+
+    def update_world_matrix(self) -> None:
+        """Follow the placement node, when there is one (glTF: the skeleton root's parent)."""
+        if self.world_node is not None:
+            self.world_matrix = self.world_node.get_world_matrix()
 
     def skinned(self, matrices=None) -> tuple[np.ndarray, np.ndarray]:
         """World-space (positions, normals) skinned on the CPU with ``matrices`` (default: the
         skeleton's current final matrices)."""
+        self.update_world_matrix()
         if self.skeleton is None:
             positions, normals = self.positions.astype(np.float64), self.normals.astype(np.float64)
         else:

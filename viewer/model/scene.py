@@ -17,9 +17,10 @@ class Scene:
     """
 
     def __init__(self, name: str, skinned_meshes: list[SkinnedMesh], nodes=(), animations=(),
-                 leaf_bone_axis=(0.0, 1.0, 0.0)):
+                 leaf_bone_axis=(0.0, 1.0, 0.0), static_meshes=()):
         self.name = name
         self.skinned_meshes = list(skinned_meshes)
+        self.static_meshes = list(static_meshes)  # meshes without a skin, placed by their node
         self.nodes = list(nodes)
         self.animations = list(animations)
         self.leaf_bone_axis = np.asarray(leaf_bone_axis, dtype=np.float64)
@@ -35,14 +36,21 @@ class Scene:
                 result.append(mesh.skeleton)
         return result
 
+    @property
+    def meshes(self) -> list[SkinnedMesh]:
+        return self.skinned_meshes + self.static_meshes
+
     def prepare(self) -> None:
+        """Bring skeletons (once each) and node-placed mesh world matrices up to date."""
         for skeleton in self.skeletons:
             skeleton.prepare()
+        for mesh in self.meshes:
+            mesh.update_world_matrix()
 
     def current_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """World-space bounds of the CPU-skinned meshes as they are now."""
         self.prepare()
-        points = [mesh.skinned()[0] for mesh in self.skinned_meshes]
+        points = [mesh.skinned()[0] for mesh in self.meshes]
         return bounds(np.concatenate(points) if points else np.zeros((0, 3)))
 
     def find_bone(self, name: str):

@@ -79,7 +79,7 @@ class Renderer:
 
     def forget(self, scene) -> None:
         """Release the GPU copies of a scene's meshes (when a model is replaced)."""
-        for mesh in scene.skinned_meshes:
+        for mesh in scene.meshes:
             entry = self._meshes.pop(id(mesh), None)
             if entry is not None:
                 entry.release()
@@ -115,7 +115,7 @@ class Renderer:
 
         ctx.enable(moderngl.DEPTH_TEST)
         if options.show_mesh or options.wireframe:
-            for mesh in scene.skinned_meshes:
+            for mesh in scene.meshes:
                 self.gpu_mesh(mesh).draw(view, projection, camera.position, options)
         ctx.wireframe = False
 
@@ -219,13 +219,17 @@ class GpuMesh:
         content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
                    if name in self.program]
         self.vao = ctx.vertex_array(self.program, content, index_buffer=self.index_buffer, index_element_size=4)
-        self.texture = None
-        if mesh.base_color_texture is not None:
-            image = np.ascontiguousarray(mesh.base_color_texture[::-1], dtype=np.uint8)  # GL rows go up
-            self.texture = ctx.texture((image.shape[1], image.shape[0]), 4, image.tobytes())
-            self.texture.build_mipmaps()
-            self.texture.filter = (ctx.LINEAR_MIPMAP_LINEAR, ctx.LINEAR)
-            self.texture.repeat_x = self.texture.repeat_y = True
+        # One texture per distinct image. glTF texture coordinates start at the image's top
+        # left, which is where GL's first uploaded row lands, so rows are not flipped.
+        self.textures = {}
+        for submesh in mesh.submeshes:
+            image = submesh.base_color_texture
+            if image is not None and id(image) not in self.textures:
+                image = np.ascontiguousarray(image, dtype=np.uint8)
+                texture = ctx.texture((image.shape[1], image.shape[0]), 4, image.tobytes())
+                texture.build_mipmaps()
+                texture.filter = (ctx.LINEAR_MIPMAP_LINEAR, ctx.LINEAR)
+                self.textures[id(submesh.base_color_texture)] = texture
 
     def update(self) -> None:
         """Upload this frame's bone matrices (or CPU-skinned vertices)."""
@@ -253,11 +257,9 @@ class GpuMesh:
         program["u_view"].write(view.astype(np.float32).tobytes())
         program["u_projection"].write(projection.astype(np.float32).tobytes())
         for name, value in (("u_camera_position", tuple(camera_position)),
-                            ("u_key_direction", tuple(options.key_light)),
-                            ("u_base_color", tuple(self.mesh.base_color))):
+                            ("u_key_direction", tuple(options.key_light))):
             if name in program:
                 program[name].value = value
-        (self.texture or self.renderer._white).use(location=0)
         if "u_base_color_texture" in program:
             program["u_base_color_texture"].value = 0
         if self.bone_texture is not None:
@@ -265,24 +267,25 @@ class GpuMesh:
             program["u_bone_texture"].value = 1
         if options.show_mesh:
             program["u_flat_color"].value = False
-            self.vao.render(moderngl.TRIANGLES)
+            for submesh in self.mesh.submeshes:
+                self.textures.get(id(submesh.base_color_texture), self.renderer._white).use(location=0)
+                program["u_base_color"].value = tuple(submesh.base_color)
+                self.vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
         if options.wireframe:
+            # Dark edges over the shaded mesh, light ones on their own.
             program["u_flat_color"].value = True
-            base = program["u_base_color"].value if "u_base_color" in program else None
-            if base is not None:
-                program["u_base_color"].value = (0.05, 0.05, 0.05, 1.0) if options.show_mesh else (0.85, 0.9, 1.0, 1.0)
+            program["u_base_color"].value = (0.05, 0.05, 0.05, 1.0) if options.show_mesh else (0.85, 0.9, 1.0, 1.0)
+            self.renderer._white.use(location=0)
             ctx.wireframe = True
             ctx.depth_func = "<="  # edges lie exactly on the filled surface
             self.vao.render(moderngl.TRIANGLES)
             ctx.depth_func = "<"
             ctx.wireframe = False
-            if base is not None:
-                program["u_base_color"].value = base
 
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
-        for resource in (self.index_buffer, self.vao, self.bone_texture, self.texture):
+        for resource in (self.index_buffer, self.vao, self.bone_texture, *self.textures.values()):
             if resource is not None:
                 resource.release()
 
@@ -297,9 +300,11 @@ def skeleton_overlay(scene, selected_bone=None):
     """(line vertices, point vertices) as (N, 7) arrays of xyz + rgba, in world space.
 
     A line from each bone to each child; a leaf bone from its position along the scene's
-    leaf axis (bone space) for its ``length`` (half its parent segment when unset).
+    leaf axis (bone space) for its ``length``; when unset, half its parent segment, or a
+    tenth of the model's size for a bone that sits on its parent.
     """
     lines, points = [], []
+    model_size = float(np.linalg.norm(scene.rest_bounds[1] - scene.rest_bounds[0]))
     drawn = set()
     for mesh in scene.skinned_meshes:
         skeleton = mesh.skeleton
@@ -322,7 +327,7 @@ def skeleton_overlay(scene, selected_bone=None):
         for leaf in np.flatnonzero(~has_child):
             length = bones[leaf].length
             if length is None:
-                length = 0.5 * segment[leaf]
+                length = 0.5 * segment[leaf] if segment[leaf] > 0 else 0.1 * model_size
             if length > 0:
                 tip = np.append(scene.leaf_bone_axis * length, 1.0) @ absolute[leaf]
                 lines += [(*heads[leaf], *color[leaf]), (*tip[:3], *color[leaf])]
