@@ -73,6 +73,10 @@ def _build_parser() -> argparse.ArgumentParser:
     render.add_argument("--out-dir", type=Path, help="folder for --frames (created if missing)")
     render.add_argument("--yaw", type=float, default=0.0, help="camera yaw in degrees (0: from the front)")
     render.add_argument("--pitch", type=float, default=8.0, help="camera pitch in degrees (positive: from above)")
+
+    bench = commands.add_parser("bench", help="print performance figures (skeleton update, rendering)",
+                                description="Benchmarks, printed as a table; not a test.")
+    bench.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     return parser
 
 
@@ -229,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "render":
             return render_command(args)
+        if args.command == "bench":
+            from .bench import main as bench_main
+
+            return bench_main(args)
         return default_command(args)
     except ViewerError as error:
         if args.debug:
