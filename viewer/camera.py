@@ -18,6 +18,7 @@ class OrbitCamera:
         self.pitch = float(pitch)    # degrees, positive looks down on the target
         self.fov_y = float(fov_y)    # degrees
         self.near_ratio = 0.01       # near plane as a fraction of the distance
+        self.screen_offset = 0.0     # shift of the image centre, in NDC x (a side panel's room)
 
     @property
     def position(self) -> np.ndarray:
@@ -31,7 +32,10 @@ class OrbitCamera:
     def projection_matrix(self, aspect: float) -> np.ndarray:
         near = max(self.distance * self.near_ratio, 1e-4)
         far = self.distance * 100.0
-        return pyrr.matrix44.create_perspective_projection(self.fov_y, aspect, near, far, dtype=np.float64)
+        projection = pyrr.matrix44.create_perspective_projection(self.fov_y, aspect, near, far, dtype=np.float64)
+        if self.screen_offset:
+            projection[:, 0] += self.screen_offset * projection[:, 3]  # x_clip += offset * w_clip
+        return projection
 
     def frame(self, low, high, yaw=None, pitch=None) -> None:
         """Aim at the box's centre from far enough that its bounding sphere fills the view."""

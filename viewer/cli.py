@@ -32,6 +32,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be at least 1")
+    return value
+
+
 def _frames(text: str):
     try:
         start, end, step = (float(v) for v in text.split(":"))
@@ -73,6 +83,14 @@ def _build_parser() -> argparse.ArgumentParser:
     render.add_argument("--out-dir", type=Path, help="folder for --frames (created if missing)")
     render.add_argument("--yaw", type=float, default=0.0, help="camera yaw in degrees (0: from the front)")
     render.add_argument("--pitch", type=float, default=8.0, help="camera pitch in degrees (positive: from above)")
+
+    view = commands.add_parser("view", help="open the interactive viewer (the default command)",
+                               description="Open MODEL (default: the built-in character) in a window with the "
+                                           "pose panel. With no display, render a PNG instead and say where.")
+    view.add_argument("model", nargs="?", help="model file (default: the built-in character)")
+    view.add_argument("--size", type=_size, default=(1280, 720), help="window size WIDTHxHEIGHT (default 1280x720)")
+    view.add_argument("--frames", type=_positive_int, help="exit after N frames (for tests and scripts)")
+    view.add_argument("--screenshot", type=Path, help="save the last frame to this PNG (with --frames)")
 
     bench = commands.add_parser("bench", help="print performance figures (skeleton update, rendering)",
                                 description="Benchmarks, printed as a table; not a test.")
@@ -200,16 +218,45 @@ def write_png(path: Path, pixels) -> None:
         raise ViewerError(f"cannot write {path}: {error}") from None
 
 
-def default_command(args) -> int:
-    """`boneviewer` alone: the viewer; without a display, a PNG of the built-in character."""
-    has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    reason = "no display" if not has_display else "the interactive window is not built yet"
-    args.model, args.out, args.size, args.pose = None, Path(DEFAULT_PNG), (800, 600), None
-    args.cpu_skinning = args.bone_texture = args.no_skeleton = args.no_grid = False
-    args.yaw, args.pitch = 0.0, 8.0
-    args.animation, args.time, args.frames, args.out_dir = None, 0.0, None, None
-    print(f"boneviewer: {reason}; rendering the built-in character to {Path(DEFAULT_PNG).resolve()}")
-    return render_command(args)
+def has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def view_command(args) -> int:
+    """The window; without a display, a PNG of the model, and where it went."""
+    from .errors import ViewerError
+    from .loaders import load_model
+
+    if args.screenshot is not None and args.frames is None:
+        raise ViewerError("--screenshot saves the last frame of a --frames N run; give --frames too")
+    if args.screenshot is not None and args.screenshot.suffix.lower() != ".png":
+        raise ViewerError(f"--screenshot {args.screenshot}: must be a .png file")
+    if not has_display():
+        out = Path(DEFAULT_PNG) if args.screenshot is None else args.screenshot
+        what = args.model or "the built-in character"
+        print(f"boneviewer: no display; rendering {what} to {out.resolve()}")
+        render_args = argparse.Namespace(
+            model=args.model, out=out, size=args.size, pose=None, cpu_skinning=False, bone_texture=False,
+            no_skeleton=False, no_grid=False, yaw=20.0, pitch=10.0, animation=None, time=0.0, frames=None,
+            out_dir=None)
+        return render_command(render_args)
+    scene = load_model(args.model)
+    from .ui.window import ViewerWindow
+
+    name = Path(args.model).name if args.model else "built-in character"
+    return ViewerWindow(scene, name, size=args.size).run(frames=args.frames,
+                                                         screenshot=str(args.screenshot) if args.screenshot else None)
+
+
+COMMANDS = ("render", "view", "bench")
+
+
+def _default_to_view(argv: list[str]) -> list[str]:
+    """`boneviewer` and `boneviewer MODEL` mean `boneviewer view [MODEL]`."""
+    if any(a in COMMANDS for a in argv) or (argv and argv[0] in ("-h", "--help", "--version")):
+        return argv
+    top_level = [a for a in argv if a == "--debug"]
+    return [*top_level, "view", *[a for a in argv if a != "--debug"]]
 
 
 def _show_warnings() -> None:
@@ -228,16 +275,20 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import ViewerError
 
     parser = _build_parser()
+    argv = _default_to_view(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     _show_warnings()
     try:
         if args.command == "render":
             return render_command(args)
+        if args.command == "view":
+            return view_command(args)
         if args.command == "bench":
             from .bench import main as bench_main
 
             return bench_main(args)
-        return default_command(args)
+        parser.print_help()
+        return 0
     except ViewerError as error:
         if args.debug:
             raise

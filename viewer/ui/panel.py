@@ -1,0 +1,233 @@
+"""The ImGui pose panel: draws the Editor's state and calls its actions.
+
+It changes the model only through viewer.editor.Editor (the public API a script would use) and
+asks the session for what needs GL or files (screenshot, open a model, frame the camera) by
+returning PanelRequests. It knows nothing of GL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from imgui_bundle import imgui
+
+from ..errors import ViewerError
+
+PANEL_WIDTH = 380
+SELECTED_TEXT = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)
+ERROR_TEXT = imgui.ImVec4(1.0, 0.45, 0.4, 1.0)
+
+
+@dataclass
+class PanelRequests:
+    screenshot: str | None = None
+    open_model: str | None = None
+    frame_model: bool = False
+
+
+class PosePanel:
+    def __init__(self, pose_path: str = "pose.json", screenshot_path: str = "screenshot.png"):
+        self.pose_path = pose_path
+        self.screenshot_path = screenshot_path
+        self.model_path = ""
+        # Where each widget was drawn last frame (label -> (x0, y0, x1, y1) in window
+        # coordinates), so tests can click and drag them like a user.
+        self.rects: dict[str, tuple] = {}
+
+    def _record(self, label: str, fields_only: bool = False) -> None:
+        low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+        right = high.x
+        if fields_only:  # leave out the label drawn right of a multi-field widget
+            right -= imgui.calc_text_size(label).x + imgui.get_style().item_inner_spacing.x
+        self.rects[label] = (low.x, low.y, right, high.y)
+
+    def _button(self, label: str, size=None) -> bool:
+        pressed = imgui.button(label, size) if size is not None else imgui.button(label)
+        self._record(label)
+        return pressed
+
+    def draw(self, editor, model_name: str, fps: float | None = None) -> PanelRequests:
+        requests = PanelRequests()
+        io = imgui.get_io()
+        imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
+        imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, max(200.0, io.display_size.y - 16)),
+                                   imgui.Cond_.first_use_ever)
+        imgui.begin("boneviewer")
+        imgui.text(model_name)
+        if fps:
+            imgui.same_line()
+            imgui.text_disabled(f"  {fps:5.1f} fps")
+        if editor.status:
+            color = ERROR_TEXT if editor.status.startswith("error") else imgui.ImVec4(0.7, 0.9, 0.7, 1.0)
+            imgui.push_text_wrap_pos(0.0)
+            imgui.text_colored(color, editor.status)
+            imgui.pop_text_wrap_pos()
+        self._shortcuts(editor)
+        if imgui.collapsing_header("Display", imgui.TreeNodeFlags_.default_open):
+            self._display(editor, requests)
+        if editor.scene.animations and imgui.collapsing_header("Animation", imgui.TreeNodeFlags_.default_open):
+            self._animation(editor)
+        if imgui.collapsing_header("Bones", imgui.TreeNodeFlags_.default_open):
+            self._bone_tree(editor)
+        if editor.selected is not None and imgui.collapsing_header("Selected bone", imgui.TreeNodeFlags_.default_open):
+            self._bone_editor(editor, editor.selected)
+        if editor.selected is not None and imgui.collapsing_header("Matrices"):
+            self._matrices(editor, editor.selected)
+        if imgui.collapsing_header("Files"):
+            self._files(editor, requests)
+        imgui.end()
+        return requests
+
+    # --- sections ------------------------------------------------------------------------------
+    def _shortcuts(self, editor) -> None:
+        io = imgui.get_io()
+        if io.want_text_input:
+            return
+        ctrl = imgui.Key.mod_ctrl
+        if imgui.is_key_chord_pressed(ctrl | imgui.Key.z):
+            editor.undo()
+        if imgui.is_key_chord_pressed(ctrl | imgui.Key.y) or imgui.is_key_chord_pressed(ctrl | imgui.Key.mod_shift | imgui.Key.z):
+            editor.redo()
+
+    def _display(self, editor, requests) -> None:
+        display = editor.display
+        _, display.show_skeleton = imgui.checkbox("Skeleton", display.show_skeleton)
+        imgui.same_line(130)
+        _, display.show_mesh = imgui.checkbox("Mesh", display.show_mesh)
+        imgui.same_line(240)
+        _, display.wireframe = imgui.checkbox("Wireframe", display.wireframe)
+        _, display.show_grid = imgui.checkbox("Grid", display.show_grid)
+        imgui.same_line(130)
+        _, display.cpu_skinning = imgui.checkbox("CPU skinning", display.cpu_skinning)
+        imgui.same_line(240)
+        _, display.bone_texture = imgui.checkbox("Bone texture", display.bone_texture)
+        if self._button("Frame model (F)"):
+            requests.frame_model = True
+
+    def _animation(self, editor) -> None:
+        names = [f"{i}: {clip.name}" for i, clip in enumerate(editor.scene.animations)]
+        index = editor.playback.clip_index or 0
+        imgui.set_next_item_width(-1)
+        changed, index = imgui.combo("##clip", index, names)
+        if changed:
+            editor.choose_clip(index)
+        playback, clip = editor.playback, editor.clip
+        if self._button("Pause" if playback.playing else "Play", imgui.ImVec2(70, 0)):
+            editor.pause() if playback.playing else editor.play()
+        imgui.same_line()
+        _, playback.loop = imgui.checkbox("Loop", playback.loop)
+        imgui.same_line()
+        imgui.set_next_item_width(-1)
+        _, playback.speed = imgui.slider_float("##speed", playback.speed, 0.0, 3.0, "speed %.2fx")
+        imgui.set_next_item_width(-1)
+        changed, time = imgui.slider_float("##time", playback.time, 0.0, clip.duration, f"%.3f / {clip.duration:.3f} s")
+        if changed:
+            editor.pause()
+            editor.seek(time)
+
+    def _bone_tree(self, editor) -> None:
+        imgui.begin_child("bones", imgui.ImVec2(0, 170), imgui.ChildFlags_.borders)
+        for skeleton in editor.scene.skeletons:
+            parents = skeleton.get_parent_indices()
+            children = {i: [] for i in range(-1, len(parents))}
+            for i, p in enumerate(parents):
+                children[int(p)].append(i)
+            for root in children[-1]:
+                self._bone_node(editor, skeleton.bones, children, root)
+        imgui.end_child()
+
+    def _bone_node(self, editor, bones, children, index) -> None:
+        bone = bones[index]
+        flags = imgui.TreeNodeFlags_.open_on_arrow | imgui.TreeNodeFlags_.default_open | imgui.TreeNodeFlags_.span_avail_width
+        if not children[index]:
+            flags |= imgui.TreeNodeFlags_.leaf
+        if bone is editor.selected:
+            flags |= imgui.TreeNodeFlags_.selected
+        opened = imgui.tree_node_ex(f"{bone.name}##{id(bone)}", flags)
+        self._record(bone.name)
+        if imgui.is_item_clicked() and not imgui.is_item_toggled_open():
+            editor.select(bone)
+        if opened:
+            for child in children[index]:
+                self._bone_node(editor, bones, children, child)
+            imgui.tree_pop()
+
+    def _bone_editor(self, editor, bone) -> None:
+        imgui.text_colored(SELECTED_TEXT, bone.name)
+        if bone.get_transform_node() is not None:
+            imgui.same_line()
+            imgui.text_disabled("edits go to its glTF node")
+        position, quaternion, scaling = editor.local_trs(bone)
+        self._drag(editor, "position", np.asarray(position), 0.01, lambda v: editor.set_position(bone, v))
+        self._drag(editor, "rotationQuaternion", np.asarray(quaternion), 0.005,
+                   lambda v: editor.set_rotation_quaternion(bone, v))
+        yaw, pitch, roll = editor.yaw_pitch_roll_degrees(bone)
+        self._drag(editor, "yaw/pitch/roll deg", np.array([yaw, pitch, roll]), 0.5,
+                   lambda v: editor.set_yaw_pitch_roll_degrees(bone, *v))
+        self._drag(editor, "scaling", np.asarray(scaling), 0.01, lambda v: editor.set_scaling(bone, v))
+        if self._button("Return to rest"):
+            editor.return_bone_to_rest(bone)
+        imgui.same_line()
+        if self._button("All to rest"):
+            editor.return_all_to_rest()
+        imgui.same_line()
+        if self._button("Set current as rest"):
+            editor.set_current_as_rest()
+        imgui.begin_disabled(not editor.can_undo)
+        if self._button("Undo (Ctrl+Z)"):
+            editor.undo()
+        imgui.end_disabled()
+        imgui.same_line()
+        imgui.begin_disabled(not editor.can_redo)
+        if self._button("Redo (Ctrl+Y)"):
+            editor.redo()
+        imgui.end_disabled()
+
+    def _drag(self, editor, label, values, speed, apply) -> None:
+        """A drag field whose whole drag is one undo step; bad values go to the status line."""
+        imgui.set_next_item_width(-150)
+        widget = {3: imgui.drag_float3, 4: imgui.drag_float4}[len(values)]
+        changed, new = widget(label, [float(v) for v in values], speed, 0.0, 0.0, "%.3f")
+        self._record(label, fields_only=True)
+        if imgui.is_item_activated():
+            editor.begin_edit()
+        if changed:
+            try:
+                apply(list(new))
+            except ViewerError as error:
+                editor.status = f"error: {error}"
+        if imgui.is_item_deactivated():
+            editor.end_edit()
+
+    def _matrices(self, editor, bone) -> None:
+        flags = imgui.TableFlags_.borders_inner_v | imgui.TableFlags_.sizing_stretch_same
+        for name, matrix in editor.matrices(bone).items():
+            imgui.text(name)
+            if imgui.begin_table(f"##{name}", 4, flags):
+                for row in matrix:
+                    imgui.table_next_row()
+                    for value in row:
+                        imgui.table_next_column()
+                        imgui.text(f"{value: .3f}")
+                imgui.end_table()
+
+    def _files(self, editor, requests) -> None:
+        imgui.set_next_item_width(-110)
+        _, self.pose_path = imgui.input_text("pose file", self.pose_path)
+        if self._button("Save pose"):
+            try:
+                editor.save_pose(self.pose_path)
+            except ViewerError as error:
+                editor.status = f"error: {error}"
+        imgui.same_line()
+        if self._button("Load pose"):
+            editor.load_pose(self.pose_path)
+        imgui.set_next_item_width(-110)
+        _, self.screenshot_path = imgui.input_text("screenshot", self.screenshot_path)
+        if self._button("Screenshot"):
+            requests.screenshot = self.screenshot_path
+        imgui.set_next_item_width(-110)
+        _, self.model_path = imgui.input_text("model", self.model_path)
+        if self._button("Open model") and self.model_path:
+            requests.open_model = self.model_path

@@ -1,0 +1,167 @@
+"""A viewer session: scene + editor + camera + renderers + panel, one frame at a time.
+
+The glfw window and the headless tests both drive this class: they feed input (ImGui io
+events, camera moves) and call ``frame()`` with a bound framebuffer. It wires the layers and
+owns no maths.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+from imgui_bundle import imgui
+
+from ..editor import Editor
+from ..errors import ViewerError
+from ..render.headless import framed_camera
+from ..render.renderer import Renderer, RenderOptions
+from .imgui_renderer import ImGuiRenderer
+from .panel import PANEL_WIDTH, PosePanel
+
+ORBIT_DEGREES_PER_PIXEL = 0.4
+ZOOM_PER_WHEEL_STEP = 0.9
+
+
+class ViewerSession:
+    def __init__(self, ctx, scene, model_name: str = "built-in character"):
+        self.ctx = ctx
+        self.imgui_context = imgui.create_context()
+        io = imgui.get_io()
+        io.set_ini_filename(None)  # no imgui.ini littered into the user's folder
+        io.config_flags |= imgui.ConfigFlags_.nav_enable_keyboard
+        imgui.style_colors_dark()
+        self.imgui_renderer = ImGuiRenderer(ctx)
+        self.panel = PosePanel()
+        self._renderers: dict = {}
+        self.scene = scene
+        self.model_name = model_name
+        self.editor = Editor(scene)
+        self.editor.play()  # an animated model starts playing, as in Babylon's loader
+        self.camera = None
+        self.frame_model()
+        self._frame_times: list[float] = []
+        self._drag_button = None
+
+    # --- camera ----------------------------------------------------------------------------------
+    def frame_model(self) -> None:
+        """Aim the camera at the model's rest-pose bounds (F key), keeping the view angle."""
+        yaw, pitch = (self.camera.yaw, self.camera.pitch) if self.camera else (20.0, 10.0)
+        self.camera = framed_camera(self.scene, yaw=yaw, pitch=pitch)
+
+    def mouse_drag(self, button: int, dx: float, dy: float, height: int) -> None:
+        """Left drag orbits; right or middle drag pans (dx, dy in pixels)."""
+        if button == 0:
+            self.camera.orbit(-dx * ORBIT_DEGREES_PER_PIXEL, dy * ORBIT_DEGREES_PER_PIXEL)
+        else:
+            self.camera.pan(dx / max(height, 1), dy / max(height, 1))
+
+    def scroll(self, steps: float) -> None:
+        self.camera.zoom(ZOOM_PER_WHEEL_STEP ** steps)
+
+    @property
+    def ui_wants_mouse(self) -> bool:
+        return imgui.get_io().want_capture_mouse
+
+    @property
+    def ui_wants_keyboard(self) -> bool:
+        return imgui.get_io().want_capture_keyboard
+
+    # --- models ----------------------------------------------------------------------------------
+    def open_model(self, path) -> bool:
+        """Load a model; a bad file shows its error in the panel and keeps the current model."""
+        from ..loaders import load_model
+
+        try:
+            scene = load_model(Path(path))
+        except ViewerError as error:
+            self.editor.status = f"error: {error}"
+            return False
+        for renderer in self._renderers.values():
+            renderer.forget(self.scene)  # GL objects of the old model are released
+        self.scene, self.model_name = scene, Path(path).name
+        self.editor = Editor(scene)
+        self.editor.play()
+        self.editor.status = f"opened {path}"
+        self.camera = None
+        self.frame_model()
+        return True
+
+    # --- frames ----------------------------------------------------------------------------------
+    def renderer(self) -> Renderer:
+        display = self.editor.display
+        key = (display.cpu_skinning, display.bone_texture)
+        if key not in self._renderers:
+            self._renderers[key] = Renderer(self.ctx, bone_storage="texture" if display.bone_texture else "auto",
+                                            cpu_skinning=display.cpu_skinning)
+        return self._renderers[key]
+
+    def frame(self, size, dt: float, framebuffer=None, framebuffer_scale=(1.0, 1.0), show_panel=True):
+        """Advance playback by dt seconds, draw the scene and the panel into ``framebuffer``
+        (the bound one when None) of ``size`` pixels. Returns the panel's requests."""
+        started = time.perf_counter()
+        io = imgui.get_io()
+        width, height = size
+        io.display_size = imgui.ImVec2(width / framebuffer_scale[0], height / framebuffer_scale[1])
+        io.display_framebuffer_scale = imgui.ImVec2(*framebuffer_scale)
+        io.delta_time = max(dt, 1e-4)
+        self.editor.advance(dt)
+        imgui.new_frame()
+        requests = None
+        if show_panel:
+            requests = self.panel.draw(self.editor, self.model_name, self.fps)
+        imgui.render()
+        if framebuffer is not None:
+            framebuffer.use()
+        # The panel covers the left of the window: centre the model in the rest of it.
+        self.camera.screen_offset = min(PANEL_WIDTH * framebuffer_scale[0], width / 2) / width if show_panel else 0.0
+        display = self.editor.display
+        options = RenderOptions(show_mesh=display.show_mesh, show_skeleton=display.show_skeleton,
+                                show_grid=display.show_grid, wireframe=display.wireframe,
+                                selected_bone=self.editor.selected)
+        try:
+            self.renderer().render(self.scene, self.camera, size, options)
+        except ViewerError as error:  # e.g. a forced uniform array that does not fit
+            self.editor.status = f"error: {error}"
+            display.bone_texture = True
+        self.imgui_renderer.render(imgui.get_draw_data(), size)
+        if requests is not None:
+            self._handle(requests, size)
+        self._frame_times = (self._frame_times + [time.perf_counter() - started])[-60:]
+        return requests
+
+    @property
+    def fps(self) -> float | None:
+        if len(self._frame_times) < 5:
+            return None
+        return 1.0 / max(float(np.median(self._frame_times)), 1e-6)
+
+    def read_pixels(self, size) -> np.ndarray:
+        """The bound framebuffer as RGBA, top row first."""
+        data = self.ctx.fbo.read(viewport=(0, 0, *size), components=4, alignment=1)
+        return np.frombuffer(data, np.uint8).reshape(size[1], size[0], 4)[::-1].copy()
+
+    def save_screenshot(self, path, size) -> None:
+        from ..cli import write_png
+
+        write_png(Path(path), self.read_pixels(size))
+
+    def _handle(self, requests, size) -> None:
+        if requests.frame_model:
+            self.frame_model()
+        if requests.screenshot:
+            try:
+                self.save_screenshot(requests.screenshot, size)
+                self.editor.status = f"screenshot saved to {requests.screenshot}"
+            except ViewerError as error:
+                self.editor.status = f"error: {error}"
+        if requests.open_model:
+            self.open_model(requests.open_model)
+
+    def release(self) -> None:
+        for renderer in self._renderers.values():
+            renderer.release()
+        self._renderers.clear()
+        self.imgui_renderer.release()
+        imgui.destroy_context(self.imgui_context)
