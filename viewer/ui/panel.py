@@ -57,7 +57,7 @@ class PosePanel:
         imgui.text(model_name)
         if fps:
             imgui.same_line()
-            imgui.text_disabled(f"  {fps:5.1f} fps")
+            imgui.text_disabled(f"  {1000.0 / fps:4.1f} ms/frame")
         if editor.status:
             color = ERROR_TEXT if editor.status.startswith("error") else imgui.ImVec4(0.7, 0.9, 0.7, 1.0)
             imgui.push_text_wrap_pos(0.0)
