@@ -70,17 +70,19 @@ class ViewerSession:
 
     # --- models ----------------------------------------------------------------------------------
     def open_model(self, path) -> bool:
-        """Load a model; a bad file shows its error in the panel and keeps the current model."""
+        """Load a model (None: the built-in character); a bad file shows its error in the
+        panel and keeps the current model."""
         from ..loaders import load_model
 
         try:
-            scene = load_model(Path(path))
+            scene = load_model(None if path is None else Path(path))
         except ViewerError as error:
             self.editor.status = f"error: {error}"
             return False
         for renderer in self._renderers.values():
             renderer.forget(self.scene)  # GL objects of the old model are released
-        self.scene, self.model_name = scene, Path(path).name
+        self.scene = scene
+        self.model_name = "built-in character" if path is None else Path(path).name
         self.editor = Editor(scene)
         self.editor.play()
         self.editor.status = f"opened {path}"
