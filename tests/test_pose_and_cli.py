@@ -137,3 +137,23 @@ def test_default_command_without_display_renders_a_png(tmp_path):
     assert env_run.returncode == 0, env_run.stderr
     assert "no display" in env_run.stdout and str(tmp_path / "boneviewer.png") in env_run.stdout
     assert (tmp_path / "boneviewer.png").exists()
+
+
+def test_a_crash_while_saving_keeps_the_previous_pose(tmp_path, monkeypatch):
+    import viewer.pose as pose_module
+
+    scene = build_character()
+    path = tmp_path / "pose.json"
+    save_pose(path, scene)
+    previous = path.read_text()
+    scene.find_bone("leftArm").rotation_quaternion = turn(10)
+
+    def crash(data, handle, **kwargs):
+        handle.write('{"version": 1, "bones": {"leftA')  # half written, then the process "dies"
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pose_module.json, "dump", crash)
+    with pytest.raises(ViewerError, match="cannot write it: No space left on device"):
+        save_pose(path, scene)
+    assert path.read_text() == previous
+    assert [p.name for p in tmp_path.iterdir()] == ["pose.json"]
