@@ -58,16 +58,17 @@ def main() -> int:
     target = OffscreenTarget(ctx, size)
     session = ViewerSession(ctx, __import__("viewer.character", fromlist=["x"]).build_character())
     count_gl = gl_counter()
-    warm_frame = args.swap_every * len(MODELS)
+    warm_frame = args.swap_every * len(MODELS) * 3  # one full period of models x paths
     baseline = None
     started = time.perf_counter()
     print(f"{'frame':>7} {'model':>22} {'RSS MB':>8} {'py objs':>8}  GL objects")
     for frame in range(1, args.frames + 1):
         if frame % args.swap_every == 0:
-            model = MODELS[(frame // args.swap_every) % len(MODELS)]
-            assert session.open_model(model), session.editor.status
-            session.editor.display.cpu_skinning = (frame // args.swap_every) % 3 == 1  # exercise both paths
-            session.editor.display.bone_texture = (frame // args.swap_every) % 5 == 2
+            swap = frame // args.swap_every
+            assert session.open_model(MODELS[swap % len(MODELS)]), session.editor.status
+            # Every model on every path (uniform array, CPU skinning, bone texture), then repeat.
+            path = (swap // len(MODELS)) % 3
+            session.editor.display.cpu_skinning, session.editor.display.bone_texture = path == 1, path == 2
         session.frame(size, 1 / 60, target.framebuffer)
         if frame == warm_frame:
             gc.collect()

@@ -88,6 +88,7 @@ class ViewerSession:
         self.editor.status = f"opened {path}"
         self.camera = None
         self.frame_model()
+        _return_freed_memory()
         return True
 
     # --- frames ----------------------------------------------------------------------------------
@@ -167,3 +168,16 @@ class ViewerSession:
         self._renderers.clear()
         self.imgui_renderer.release()
         imgui.destroy_context(self.imgui_context)
+
+
+def _return_freed_memory() -> None:
+    """After a model swap, give the old model's memory back to the OS, so a long session
+    does not keep the high-water mark of every model it opened (glibc keeps freed heap)."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to do
