@@ -150,3 +150,15 @@ def test_playback_controls(session):
     click(session, "Play")
     session.run(5)
     assert session.editor.playback.time != time
+
+
+def test_matrices_section_shows_the_seven_matrices(session, tmp_path):
+    click(session, "leftArm")
+    assert "matrix final" not in session.panel.rects  # collapsed by default
+    click(session, "Display")                          # make room: collapse a section
+    click(session, "Matrices")
+    session.run()
+    names = ["local", "absolute", "final", "bind", "absolute bind", "absolute inverse bind", "rest"]
+    shown = [n for n in names if f"matrix {n}" in session.panel.rects]
+    assert shown[:3] == ["local", "absolute", "final"]  # the rest may scroll below the window
+    write_png(tmp_path / "matrices.png", session.target.read())

@@ -47,8 +47,14 @@ class PosePanel:
         self._record(label)
         return pressed
 
+    def _header(self, label: str, default_open: bool = True) -> bool:
+        opened = imgui.collapsing_header(label, imgui.TreeNodeFlags_.default_open if default_open else 0)
+        self._record(label)
+        return opened
+
     def draw(self, editor, model_name: str, fps: float | None = None) -> PanelRequests:
         requests = PanelRequests()
+        self.rects.clear()
         io = imgui.get_io()
         imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
         imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, max(200.0, io.display_size.y - 16)),
@@ -64,17 +70,17 @@ class PosePanel:
             imgui.text_colored(color, editor.status)
             imgui.pop_text_wrap_pos()
         self._shortcuts(editor)
-        if imgui.collapsing_header("Display", imgui.TreeNodeFlags_.default_open):
+        if self._header("Display"):
             self._display(editor, requests)
-        if editor.scene.animations and imgui.collapsing_header("Animation", imgui.TreeNodeFlags_.default_open):
+        if editor.scene.animations and self._header("Animation"):
             self._animation(editor)
-        if imgui.collapsing_header("Bones", imgui.TreeNodeFlags_.default_open):
+        if self._header("Bones"):
             self._bone_tree(editor)
-        if editor.selected is not None and imgui.collapsing_header("Selected bone", imgui.TreeNodeFlags_.default_open):
+        if editor.selected is not None and self._header("Selected bone"):
             self._bone_editor(editor, editor.selected)
-        if editor.selected is not None and imgui.collapsing_header("Matrices"):
+        if editor.selected is not None and self._header("Matrices", default_open=False):
             self._matrices(editor, editor.selected)
-        if imgui.collapsing_header("Files"):
+        if self._header("Files", default_open=False):
             self._files(editor, requests)
         imgui.end()
         return requests
@@ -211,6 +217,7 @@ class PosePanel:
                         imgui.table_next_column()
                         imgui.text(f"{value: .3f}")
                 imgui.end_table()
+                self._record(f"matrix {name}")
 
     def _files(self, editor, requests) -> None:
         imgui.set_next_item_width(-110)
