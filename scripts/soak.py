@@ -70,6 +70,9 @@ def main() -> int:
             path = (swap // len(MODELS)) % 3
             session.editor.display.cpu_skinning, session.editor.display.bone_texture = path == 1, path == 2
         session.frame(size, 1 / 60, target.framebuffer)
+        # End the frame as a window's buffer swap (or a read-back) does. Without it llvmpipe
+        # keeps every frame's bone uploads queued, and memory climbs for that reason alone.
+        ctx.finish()
         if frame == warm_frame:
             gc.collect()
             baseline = resident_mb()
