@@ -4,6 +4,10 @@
 //   BONE_COUNT    number of bone matrices (uniform array size)
 //   INFLUENCES    4 or 8 joint influences per vertex
 //   BONES_PER_ROW matrices per row of the bone texture (4 texels each)
+//   INSTANCED     1: a crowd, one instance per character (optional, default 0): instance i
+//                 reads its bones from texture rows i * BONES_PER_INSTANCE + joint (with
+//                 SKINNING 2) and its world matrix from the per-instance in_instance_world
+//   BONES_PER_INSTANCE  matrices per instance in the bone texture (with INSTANCED)
 // Matrices arrive as row-major numpy bytes, which GLSL reads as their transpose: exactly what
 // the column-vector products below need (the row-vector p @ F @ W @ V @ P).
 
@@ -20,7 +24,14 @@ in vec4 in_weights1;
 #endif
 #endif
 
+#ifndef INSTANCED
+#define INSTANCED 0
+#endif
+#if INSTANCED
+in mat4 in_instance_world;
+#else
 uniform mat4 u_world;
+#endif
 uniform mat4 u_view;
 uniform mat4 u_projection;
 
@@ -30,6 +41,9 @@ mat4 bone_matrix(int j) { return u_bones[j]; }
 #elif SKINNING == 2
 uniform sampler2D u_bone_texture;
 mat4 bone_matrix(int j) {
+#if INSTANCED
+    j += gl_InstanceID * BONES_PER_INSTANCE;
+#endif
     int x = (j % BONES_PER_ROW) * 4;
     int y = j / BONES_PER_ROW;
     // Four texels hold the four rows of the row-major matrix; as columns they form its
@@ -47,6 +61,11 @@ out vec2 v_uv;
 out vec4 v_color;
 
 void main() {
+#if INSTANCED
+    mat4 world = in_instance_world;
+#else
+    mat4 world = u_world;
+#endif
 #if SKINNING > 0
     mat4 skin = in_weights0.x * bone_matrix(in_joints0.x)
               + in_weights0.y * bone_matrix(in_joints0.y)
@@ -58,9 +77,9 @@ void main() {
           + in_weights1.z * bone_matrix(in_joints1.z)
           + in_weights1.w * bone_matrix(in_joints1.w);
 #endif
-    mat4 model = u_world * skin;
+    mat4 model = world * skin;
 #else
-    mat4 model = u_world;
+    mat4 model = world;
 #endif
     vec4 world_position = model * vec4(in_position, 1.0);
     // Inverse transpose keeps normals perpendicular under non-uniform bone scale.

@@ -9,6 +9,8 @@ _EXPORTS = {
     "ViewerError": "viewer.errors",
     "Bone": "viewer.model",
     "Skeleton": "viewer.model",
+    "SkeletonGroup": "viewer.model",
+    "Crowd": "viewer.model",
     "TransformNode": "viewer.model",
     "SkinnedMesh": "viewer.model",
     "Scene": "viewer.model",

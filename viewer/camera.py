@@ -1,13 +1,14 @@
-"""Orbit camera: yaw/pitch/distance around a target (numpy + pyrr, no GL).
+"""Orbit camera: yaw/pitch/distance around a target (numpy, no GL).
 
 Right-handed, Y up; at yaw 0 and pitch 0 the camera looks down -Z at the target, so +X is to
-the right of the image. Matrices are in the project's row-vector layout (pyrr's).
+the right of the image. Matrices are in the project's row-vector layout (pyrr's), built with pyrr's formulas
+(``create_look_at``, ``create_perspective_projection``) in plain numpy, so that a headless
+render does not import pyrr.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pyrr
 
 
 class OrbitCamera:
@@ -27,12 +28,12 @@ class OrbitCamera:
         return self.target + self.distance * offset
 
     def view_matrix(self) -> np.ndarray:
-        return pyrr.matrix44.create_look_at(self.position, self.target, [0.0, 1.0, 0.0], dtype=np.float64)
+        return look_at(self.position, self.target, np.array([0.0, 1.0, 0.0]))
 
     def projection_matrix(self, aspect: float) -> np.ndarray:
         near = max(self.distance * self.near_ratio, 1e-4)
         far = self.distance * 100.0
-        projection = pyrr.matrix44.create_perspective_projection(self.fov_y, aspect, near, far, dtype=np.float64)
+        projection = perspective(self.fov_y, aspect, near, far)
         if self.screen_offset:
             projection[:, 0] += self.screen_offset * projection[:, 3]  # x_clip += offset * w_clip
         return projection
@@ -69,3 +70,33 @@ class OrbitCamera:
         clip = np.c_[points, np.ones(len(points))] @ self.view_matrix() @ self.projection_matrix(width / height)
         ndc = clip[:, :3] / clip[:, 3:4]
         return np.c_[(ndc[:, 0] + 1) / 2 * width, (1 - ndc[:, 1]) / 2 * height]
+
+
+def _normalize(vector):
+    return vector / np.sqrt(np.sum(vector * vector))
+
+
+def look_at(eye, target, up) -> np.ndarray:
+    """pyrr.matrix44.create_look_at: world to view, row-vector layout."""
+    eye, target, up = (np.asarray(v, dtype=np.float64) for v in (eye, target, up))
+    forward = _normalize(target - eye)
+    side = _normalize(np.cross(forward, up))
+    up = _normalize(np.cross(side, forward))
+    return np.array(((side[0], up[0], -forward[0], 0.0),
+                     (side[1], up[1], -forward[1], 0.0),
+                     (side[2], up[2], -forward[2], 0.0),
+                     (-np.dot(side, eye), -np.dot(up, eye), np.dot(forward, eye), 1.0)), dtype=np.float64)
+
+
+def perspective(fov_y, aspect, near, far) -> np.ndarray:
+    """pyrr.matrix44.create_perspective_projection (gluPerspective), row-vector layout."""
+    ymax = near * np.tan(fov_y * np.pi / 360.0)
+    xmax = ymax * aspect
+    left, right, bottom, top = -xmax, xmax, -ymax, ymax
+    a = (right + left) / (right - left)
+    b = (top + bottom) / (top - bottom)
+    c = -(far + near) / (far - near)
+    d = -2.0 * far * near / (far - near)
+    e = 2.0 * near / (right - left)
+    f = 2.0 * near / (top - bottom)
+    return np.array(((e, 0.0, 0.0, 0.0), (0.0, f, 0.0, 0.0), (a, b, c, -1.0), (0.0, 0.0, d, 0.0)), dtype=np.float64)

@@ -99,6 +99,19 @@ class TransformNode:
         self.rotation_quaternion = rotation_quaternion
         self.scaling = scaling
 
+    def _set_trs_unchecked(self, position=None, rotation_quaternion=None, scaling=None) -> None:
+        """Internal fast path for already validated float64 arrays (animation, set_pose).
+
+        The arrays are kept, not copied: callers pass arrays nobody writes into afterwards.
+        """
+        if position is not None:
+            self._position = position
+        if rotation_quaternion is not None:
+            self._quaternion = rotation_quaternion
+        if scaling is not None:
+            self._scaling = scaling
+        self._version += 1
+
     def set_local_matrix(self, matrix) -> None:
         """Set the TRS from a matrix (a glTF node given as ``matrix``)."""
         matrix = finite_array(matrix, (4, 4), f"node {self.name!r} matrix")

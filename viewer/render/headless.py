@@ -90,6 +90,12 @@ class HeadlessRenderer:
         self.renderer.render(scene, camera, self.size, options)
         return self.target.read()
 
+    def render_crowd(self, crowd, camera: OrbitCamera, options: RenderOptions | None = None) -> np.ndarray:
+        """A Crowd drawn with one instanced call (see Renderer.render_crowd), read back."""
+        self.target.framebuffer.use()
+        self.renderer.render_crowd(crowd, camera, self.size, options)
+        return self.target.read()
+
     def release(self) -> None:
         self.renderer.release()
         self.target.release()

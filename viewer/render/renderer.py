@@ -136,6 +136,34 @@ class Renderer:
             ctx.disable(moderngl.PROGRAM_POINT_SIZE)
         ctx.disable(moderngl.BLEND)
 
+    def render_crowd(self, crowd, camera, size, options: RenderOptions | None = None) -> None:
+        """Draw a Crowd (one mesh, many posed and placed copies) with one instanced draw call.
+
+        The crowd's skeletons are updated as one batch; their matrices go up as one RGBA32F
+        texture, which instance i reads from row i * bones_per_instance + joint.
+        """
+        import moderngl
+
+        options = options or RenderOptions()
+        ctx = self.ctx
+        width, height = size
+        ctx.viewport = (0, 0, width, height)
+        view, projection = camera.view_matrix(), camera.projection_matrix(width / max(height, 1))
+        crowd.prepare()
+        ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.BLEND)
+        ctx.clear(depth=1.0)
+        self._background["u_top"].value = tuple(options.background_top)
+        self._background["u_bottom"].value = tuple(options.background_bottom)
+        self._background_vao.render(moderngl.TRIANGLES, vertices=3)
+        ctx.enable(moderngl.DEPTH_TEST)
+        entry = self._meshes.get(("crowd", id(crowd)))
+        if entry is None or entry.crowd is not crowd or entry.instances != len(crowd):
+            if entry is not None:
+                entry.release()
+            entry = GpuCrowd(self, crowd)
+            self._meshes[("crowd", id(crowd))] = entry
+        entry.draw(view, projection, camera.position, options)
+
     def _draw_lines(self, vertices, view, projection, mode, fade=None, point_size=1.0, line_width=None, size=None):
         """Lines or points; ``line_width`` (pixels) widens lines in the geometry shader."""
         if len(vertices) == 0:
@@ -288,6 +316,92 @@ class GpuMesh:
         for resource in (self.index_buffer, self.vao, self.bone_texture, *self.textures.values()):
             if resource is not None:
                 resource.release()
+
+
+class GpuCrowd:
+    """GPU buffers of a Crowd: the mesh once, per-instance world matrices, one bone texture."""
+
+    def __init__(self, renderer: Renderer, crowd):
+        self.renderer, self.crowd, self.mesh = renderer, crowd, crowd.mesh
+        ctx, mesh = renderer.ctx, crowd.mesh
+        self.instances = len(crowd)
+        self.bones_per_instance = max(crowd.bones_per_instance, 1)
+        total = self.instances * self.bones_per_instance
+        self.bones_per_row = max(1, min(total, MAX_TEXTURE_BONES_PER_ROW))
+        rows = max(1, -(-total // self.bones_per_row))
+        self.influences = mesh.influences
+        defines = {"SKINNING": 2, "BONE_COUNT": self.bones_per_instance, "INFLUENCES": max(self.influences, 4),
+                   "BONES_PER_ROW": self.bones_per_row, "INSTANCED": 1,
+                   "BONES_PER_INSTANCE": self.bones_per_instance}
+        self.program = load_program(ctx, "skinning.vert", "skinning.frag", defines)
+        self.bone_texture = ctx.texture((4 * self.bones_per_row, rows), 4, dtype="f4")
+        self.bone_texture.filter = (ctx.NEAREST, ctx.NEAREST)
+        self._texture_data = np.zeros((rows * self.bones_per_row, 4, 4), np.float32)
+        self._world_data = np.zeros((self.instances, 4, 4), np.float32)
+        f32 = lambda a: np.ascontiguousarray(a, dtype=np.float32).tobytes()  # noqa: E731
+        joints = np.ascontiguousarray(mesh.joints, dtype=np.int32)
+        self.buffers = {
+            "in_position": (ctx.buffer(f32(mesh.positions)), "3f"),
+            "in_normal": (ctx.buffer(f32(mesh.normals)), "3f"),
+            "in_uv": (ctx.buffer(f32(mesh.texcoords)), "2f"),
+            "in_color": (ctx.buffer(f32(mesh.colors)), "4f"),
+            "in_joints0": (ctx.buffer(joints[:, :4].copy().tobytes()), "4i"),
+            "in_weights0": (ctx.buffer(f32(mesh.weights[:, :4])), "4f"),
+        }
+        if self.influences == 8:
+            self.buffers["in_joints1"] = (ctx.buffer(joints[:, 4:].copy().tobytes()), "4i")
+            self.buffers["in_weights1"] = (ctx.buffer(f32(mesh.weights[:, 4:])), "4f")
+        self.world_buffer = ctx.buffer(reserve=max(64, 64 * self.instances), dynamic=True)
+        self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
+        content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in self.program]
+        content.append((self.world_buffer, "16f/i", "in_instance_world"))
+        self.vao = ctx.vertex_array(self.program, content, index_buffer=self.index_buffer, index_element_size=4)
+        self.textures = {}
+        for submesh in mesh.submeshes:
+            image = submesh.base_color_texture
+            if image is not None and id(image) not in self.textures:
+                image = np.ascontiguousarray(image, dtype=np.uint8)
+                texture = ctx.texture((image.shape[1], image.shape[0]), 4, image.tobytes())
+                texture.build_mipmaps()
+                texture.filter = (ctx.LINEAR_MIPMAP_LINEAR, ctx.LINEAR)
+                self.textures[id(submesh.base_color_texture)] = texture
+
+    def update(self) -> None:
+        """Upload this frame's bone matrices (one texture) and instance world matrices."""
+        matrices = self.crowd.group.get_transform_matrices()
+        self._texture_data[: len(matrices)] = matrices
+        self.bone_texture.write(self._texture_data)
+        self._world_data[...] = self.crowd.world_matrices
+        self.world_buffer.write(self._world_data)
+
+    def draw(self, view, projection, camera_position, options: RenderOptions) -> None:
+        import moderngl
+
+        self.update()
+        program = self.program
+        program["u_view"].write(view.astype(np.float32).tobytes())
+        program["u_projection"].write(projection.astype(np.float32).tobytes())
+        for name, value in (("u_camera_position", tuple(camera_position)),
+                            ("u_key_direction", tuple(options.key_light))):
+            if name in program:
+                program[name].value = value
+        if "u_base_color_texture" in program:
+            program["u_base_color_texture"].value = 0
+        self.bone_texture.use(location=1)
+        program["u_bone_texture"].value = 1
+        program["u_flat_color"].value = False
+        for submesh in self.mesh.submeshes:
+            self.textures.get(id(submesh.base_color_texture), self.renderer._white).use(location=0)
+            program["u_base_color"].value = tuple(submesh.base_color)
+            self.vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index,
+                            instances=self.instances)
+
+    def release(self) -> None:
+        for buffer, _ in self.buffers.values():
+            buffer.release()
+        for resource in (self.world_buffer, self.index_buffer, self.vao, self.bone_texture, self.program,
+                         *self.textures.values()):
+            resource.release()
 
 
 # --- overlay geometry (numpy) -------------------------------------------------------------------
