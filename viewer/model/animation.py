@@ -39,33 +39,17 @@ class AnimationChannel:
             raise ViewerError(f"{what}: keyframe values contain NaN or infinity")
         # CUBICSPLINE keys are (in-tangent, value, out-tangent) triplets.
         self.values = values.reshape(keys, per_key, width) if per_key == 3 else values.reshape(keys, width)
+        self._alone = None
 
     @property
     def duration(self) -> float:
         return float(self.times[-1])
 
     def sample(self, t: float) -> np.ndarray:
-        times, values = self.times, self.values
-        cubic = self.interpolation == "CUBICSPLINE"
-        if t <= times[0] or len(times) == 1:
-            return (values[0, 1] if cubic else values[0]).copy()
-        if t >= times[-1]:
-            return (values[-1, 1] if cubic else values[-1]).copy()
-        i = int(np.searchsorted(times, t, side="right")) - 1
-        if self.interpolation == "STEP":
-            return values[i].copy()
-        dt = times[i + 1] - times[i]
-        u = (t - times[i]) / dt
-        if cubic:
-            u2, u3 = u * u, u * u * u
-            result = ((2 * u3 - 3 * u2 + 1) * values[i, 1] + (u3 - 2 * u2 + u) * dt * values[i, 2]
-                      + (-2 * u3 + 3 * u2) * values[i + 1, 1] + (u3 - u2) * dt * values[i + 1, 0])
-            if self.path == "rotation":
-                result = result / np.linalg.norm(result)
-            return result
-        if self.path == "rotation":
-            return slerp(values[i], values[i + 1], u)
-        return values[i] * (1.0 - u) + values[i + 1] * u
+        """The channel's value at ``t`` seconds (clamped to its keyframes)."""
+        if self._alone is None:
+            self._alone = _ChannelBatch([self])  # one kernel serves channels alone and in batches
+        return self._alone.sample(t)[0]
 
     def apply(self, t: float) -> None:
         value = self.sample(t)
@@ -75,26 +59,6 @@ class AnimationChannel:
             self.node.rotation_quaternion = value
         else:
             self.node.scaling = value
-
-
-def slerp(a, b, u):
-    """Shortest-path spherical interpolation, as Babylon's Quaternion.Slerp.
-
-    Like Babylon (and three.js) the result is not renormalized, so keyframes stored with a
-    little rounding (0.707 for sqrt(0.5)) give Babylon's numbers; the loader normalizes
-    keyframes that are clearly not unit quaternions.
-    """
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    dot = float(a @ b)
-    sign = 1.0
-    if dot < 0.0:
-        dot, sign = -dot, -1.0
-    if dot > 0.999999:  # nearly parallel: lerp avoids dividing by a vanishing sine
-        wa, wb = 1.0 - u, u
-    else:
-        theta = np.arccos(dot)
-        wa, wb = np.sin((1.0 - u) * theta) / np.sin(theta), np.sin(u * theta) / np.sin(theta)
-    return wa * a + sign * wb * b
 
 
 class AnimationClip:
@@ -165,7 +129,7 @@ class _ChannelBatch:
                 result = result / np.sqrt(np.einsum("ij,ij->i", result, result))[:, None]
             return result
         if self.path == "rotation":
-            return slerp_rows(values[i], values[i + 1], u)
+            return slerp(values[i], values[i + 1], u)
         return values[i] * (1.0 - u) + values[i + 1] * u
 
     def apply(self, t: float) -> None:
@@ -175,8 +139,11 @@ class _ChannelBatch:
             node._set_trs_unchecked(**{keyword: row})
 
 
-def slerp_rows(a, b, u):
-    """``slerp`` for rows of quaternions at once (the same numbers, row by row)."""
+def slerp(a, b, u):
+    """Shortest-path spherical interpolation of rows of quaternions, as Babylon's
+    Quaternion.Slerp: like Babylon (and three.js) the result is not renormalized, so keyframes
+    stored with a little rounding (0.707 for sqrt(0.5)) give Babylon's numbers; the loader
+    normalizes keyframes that are clearly not unit quaternions."""
     dot = np.einsum("ij,ij->i", a, b)
     sign = np.where(dot < 0.0, -1.0, 1.0)
     dot = dot * sign

@@ -228,36 +228,13 @@ class GpuMesh:
             self.bone_texture.filter = (ctx.NEAREST, ctx.NEAREST)
             self._texture_data = np.zeros((rows * self.bones_per_row, 4, 4), np.float32)
 
-        dynamic = self.skinning == 0 and skeleton is not None
-        f32 = lambda a: np.ascontiguousarray(a, dtype=np.float32).tobytes()  # noqa: E731
-        self.buffers = {
-            "in_position": (ctx.buffer(f32(mesh.positions), dynamic=dynamic), "3f"),
-            "in_normal": (ctx.buffer(f32(mesh.normals), dynamic=dynamic), "3f"),
-            "in_uv": (ctx.buffer(f32(mesh.texcoords)), "2f"),
-            "in_color": (ctx.buffer(f32(mesh.colors)), "4f"),
-        }
-        if self.skinning:
-            joints = np.ascontiguousarray(mesh.joints, dtype=np.int32)
-            self.buffers["in_joints0"] = (ctx.buffer(joints[:, :4].copy().tobytes()), "4i")
-            self.buffers["in_weights0"] = (ctx.buffer(f32(mesh.weights[:, :4])), "4f")
-            if self.influences == 8:
-                self.buffers["in_joints1"] = (ctx.buffer(joints[:, 4:].copy().tobytes()), "4i")
-                self.buffers["in_weights1"] = (ctx.buffer(f32(mesh.weights[:, 4:])), "4f")
+        self.buffers = vertex_buffers(ctx, mesh, skinned=self.skinning > 0,
+                                      dynamic=self.skinning == 0 and skeleton is not None)
         self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
         content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
                    if name in self.program]
         self.vao = ctx.vertex_array(self.program, content, index_buffer=self.index_buffer, index_element_size=4)
-        # One texture per distinct image. glTF texture coordinates start at the image's top
-        # left, which is where GL's first uploaded row lands, so rows are not flipped.
-        self.textures = {}
-        for submesh in mesh.submeshes:
-            image = submesh.base_color_texture
-            if image is not None and id(image) not in self.textures:
-                image = np.ascontiguousarray(image, dtype=np.uint8)
-                texture = ctx.texture((image.shape[1], image.shape[0]), 4, image.tobytes())
-                texture.build_mipmaps()
-                texture.filter = (ctx.LINEAR_MIPMAP_LINEAR, ctx.LINEAR)
-                self.textures[id(submesh.base_color_texture)] = texture
+        self.textures = material_textures(ctx, mesh)
 
     def update(self) -> None:
         """Upload this frame's bone matrices (or CPU-skinned vertices)."""
@@ -338,33 +315,13 @@ class GpuCrowd:
         self.bone_texture.filter = (ctx.NEAREST, ctx.NEAREST)
         self._texture_data = np.zeros((rows * self.bones_per_row, 4, 4), np.float32)
         self._world_data = np.zeros((self.instances, 4, 4), np.float32)
-        f32 = lambda a: np.ascontiguousarray(a, dtype=np.float32).tobytes()  # noqa: E731
-        joints = np.ascontiguousarray(mesh.joints, dtype=np.int32)
-        self.buffers = {
-            "in_position": (ctx.buffer(f32(mesh.positions)), "3f"),
-            "in_normal": (ctx.buffer(f32(mesh.normals)), "3f"),
-            "in_uv": (ctx.buffer(f32(mesh.texcoords)), "2f"),
-            "in_color": (ctx.buffer(f32(mesh.colors)), "4f"),
-            "in_joints0": (ctx.buffer(joints[:, :4].copy().tobytes()), "4i"),
-            "in_weights0": (ctx.buffer(f32(mesh.weights[:, :4])), "4f"),
-        }
-        if self.influences == 8:
-            self.buffers["in_joints1"] = (ctx.buffer(joints[:, 4:].copy().tobytes()), "4i")
-            self.buffers["in_weights1"] = (ctx.buffer(f32(mesh.weights[:, 4:])), "4f")
+        self.buffers = vertex_buffers(ctx, mesh, skinned=True)
         self.world_buffer = ctx.buffer(reserve=max(64, 64 * self.instances), dynamic=True)
         self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
         content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in self.program]
         content.append((self.world_buffer, "16f/i", "in_instance_world"))
         self.vao = ctx.vertex_array(self.program, content, index_buffer=self.index_buffer, index_element_size=4)
-        self.textures = {}
-        for submesh in mesh.submeshes:
-            image = submesh.base_color_texture
-            if image is not None and id(image) not in self.textures:
-                image = np.ascontiguousarray(image, dtype=np.uint8)
-                texture = ctx.texture((image.shape[1], image.shape[0]), 4, image.tobytes())
-                texture.build_mipmaps()
-                texture.filter = (ctx.LINEAR_MIPMAP_LINEAR, ctx.LINEAR)
-                self.textures[id(submesh.base_color_texture)] = texture
+        self.textures = material_textures(ctx, mesh)
 
     def update(self) -> None:
         """Upload this frame's bone matrices (one texture) and instance world matrices."""
@@ -402,6 +359,41 @@ class GpuCrowd:
         for resource in (self.world_buffer, self.index_buffer, self.vao, self.bone_texture, self.program,
                          *self.textures.values()):
             resource.release()
+
+
+def vertex_buffers(ctx, mesh, skinned: bool, dynamic: bool = False) -> dict:
+    """{attribute: (buffer, layout)} of a mesh; positions and normals dynamic for CPU skinning."""
+    f32 = lambda a: np.ascontiguousarray(a, dtype=np.float32).tobytes()  # noqa: E731
+    buffers = {
+        "in_position": (ctx.buffer(f32(mesh.positions), dynamic=dynamic), "3f"),
+        "in_normal": (ctx.buffer(f32(mesh.normals), dynamic=dynamic), "3f"),
+        "in_uv": (ctx.buffer(f32(mesh.texcoords)), "2f"),
+        "in_color": (ctx.buffer(f32(mesh.colors)), "4f"),
+    }
+    if skinned:
+        joints = np.ascontiguousarray(mesh.joints, dtype=np.int32)
+        for k in range(mesh.influences // 4):
+            buffers[f"in_joints{k}"] = (ctx.buffer(joints[:, 4 * k:4 * k + 4].copy().tobytes()), "4i")
+            buffers[f"in_weights{k}"] = (ctx.buffer(f32(mesh.weights[:, 4 * k:4 * k + 4])), "4f")
+    return buffers
+
+
+def material_textures(ctx, mesh) -> dict:
+    """One mipmapped texture per distinct base color image, keyed by the image's id.
+
+    glTF texture coordinates start at the image's top left, which is where GL's first
+    uploaded row lands, so rows are not flipped.
+    """
+    textures = {}
+    for submesh in mesh.submeshes:
+        image = submesh.base_color_texture
+        if image is not None and id(image) not in textures:
+            pixels = np.ascontiguousarray(image, dtype=np.uint8)
+            texture = ctx.texture((pixels.shape[1], pixels.shape[0]), 4, pixels.tobytes())
+            texture.build_mipmaps()
+            texture.filter = (ctx.LINEAR_MIPMAP_LINEAR, ctx.LINEAR)
+            textures[id(image)] = texture
+    return textures
 
 
 # --- overlay geometry (numpy) -------------------------------------------------------------------
