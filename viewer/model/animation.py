@@ -125,8 +125,9 @@ class _ChannelBatch:
             u2, u3 = u * u, u * u * u
             result = ((2 * u3 - 3 * u2 + 1) * values[i, 1] + (u3 - 2 * u2 + u) * dt * values[i, 2]
                       + (-2 * u3 + 3 * u2) * values[i + 1, 1] + (u3 - u2) * dt * values[i + 1, 0])
-            if self.path == "rotation":
-                result = result / np.sqrt(np.einsum("ij,ij->i", result, result))[:, None]
+            if self.path == "rotation":  # glTF normalizes spline rotations; a zero one stays
+                length = np.sqrt(np.einsum("ij,ij->i", result, result))[:, None]
+                result = np.divide(result, length, out=result.copy(), where=length > 0)
             return result
         if self.path == "rotation":
             return slerp(values[i], values[i + 1], u)
