@@ -22,9 +22,14 @@ POSE_VERSION = 1
 PARTS = {"position": 3, "rotation_quaternion": 4, "scaling": 3}
 
 
+MAX_POSE_BYTES = 64 * 2**20  # far beyond any real pose; refuses a hostile giant file
+
+
 def load_pose(path) -> dict:
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_POSE_BYTES:
+            raise ViewerError(f"pose file {path}: {path.stat().st_size} bytes is too large for a pose file")
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ViewerError(f"pose file {path}: cannot read it: {error.strerror}") from None
@@ -35,7 +40,7 @@ def load_pose(path) -> dict:
     except json.JSONDecodeError as error:
         raise ViewerError(f"pose file {path}: invalid JSON at line {error.lineno} column {error.colno}: "
                           f"{error.msg}") from None
-    return validate_pose(data, str(path))
+    return validate_pose(data, f"pose file {path}")
 
 
 def validate_pose(data, source: str = "pose") -> dict:
@@ -77,7 +82,7 @@ def apply_pose(scene, pose, source: str = "pose") -> None:
     Every bone name is checked before anything changes, so a bad file leaves the model as it was.
     """
     if isinstance(pose, (str, os.PathLike)):
-        source = str(pose)
+        source = f"pose file {pose}"
         pose = load_pose(pose)
     else:
         pose = validate_pose({"bones": pose} if "bones" not in pose else pose, source)
