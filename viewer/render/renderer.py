@@ -259,14 +259,7 @@ class GpuMesh:
         self.update()
         program, ctx = self.program, self.renderer.ctx
         program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
-        program["u_view"].write(view.astype(np.float32).tobytes())
-        program["u_projection"].write(projection.astype(np.float32).tobytes())
-        for name, value in (("u_camera_position", tuple(camera_position)),
-                            ("u_key_direction", tuple(options.key_light))):
-            if name in program:
-                program[name].value = value
-        if "u_base_color_texture" in program:
-            program["u_base_color_texture"].value = 0
+        set_view_uniforms(program, view, projection, camera_position, options)
         if self.bone_texture is not None:
             self.bone_texture.use(location=1)
             program["u_bone_texture"].value = 1
@@ -336,14 +329,7 @@ class GpuCrowd:
 
         self.update()
         program = self.program
-        program["u_view"].write(view.astype(np.float32).tobytes())
-        program["u_projection"].write(projection.astype(np.float32).tobytes())
-        for name, value in (("u_camera_position", tuple(camera_position)),
-                            ("u_key_direction", tuple(options.key_light))):
-            if name in program:
-                program[name].value = value
-        if "u_base_color_texture" in program:
-            program["u_base_color_texture"].value = 0
+        set_view_uniforms(program, view, projection, camera_position, options)
         self.bone_texture.use(location=1)
         program["u_bone_texture"].value = 1
         program["u_flat_color"].value = False
@@ -359,6 +345,16 @@ class GpuCrowd:
         for resource in (self.world_buffer, self.index_buffer, self.vao, self.bone_texture, self.program,
                          *self.textures.values()):
             resource.release()
+
+
+def set_view_uniforms(program, view, projection, camera_position, options: RenderOptions) -> None:
+    """The per-frame uniforms every mesh program shares: camera, light, texture unit 0."""
+    program["u_view"].write(view.astype(np.float32).tobytes())
+    program["u_projection"].write(projection.astype(np.float32).tobytes())
+    for name, value in (("u_camera_position", tuple(camera_position)), ("u_key_direction", tuple(options.key_light)),
+                        ("u_base_color_texture", 0)):
+        if name in program:
+            program[name].value = value
 
 
 def vertex_buffers(ctx, mesh, skinned: bool, dynamic: bool = False) -> dict:
