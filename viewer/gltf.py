@@ -49,7 +49,7 @@ COMPONENT_TYPES = {5120: np.int8, 5121: np.uint8, 5122: np.int16, 5123: np.uint1
 COMPONENT_NAMES = {5120: "BYTE", 5121: "UNSIGNED_BYTE", 5122: "SHORT", 5123: "UNSIGNED_SHORT", 5125: "UNSIGNED_INT",
                    5126: "FLOAT"}
 TYPE_SIZES = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
-GLB_MAGIC, GLB_JSON, GLB_BIN = 0x46546C67, 0x4E4F534A, 0x004E4942
+GLB_JSON, GLB_BIN = 0x4E4F534A, 0x004E4942
 # Limits, checked before anything is allocated: the elements of one accessor, the bytes of
 # one file, buffer or accessor, all accessor data and decoded images of one model, the JSON
 # text, image sides, and the depth of the node hierarchy.
@@ -332,7 +332,7 @@ class GltfReader:
     def _split_glb(self, raw: bytes):
         if len(raw) < 20:
             raise self.error("GLB file is truncated (shorter than its header)")
-        magic, version, length = struct.unpack_from("<III", raw, 0)
+        _, version, length = struct.unpack_from("<III", raw, 0)  # magic checked by the caller
         if version != 2:
             raise self.error(f"GLB version {version} is not supported")
         if length != len(raw):

@@ -41,7 +41,6 @@ class Bone:
         self.children: list[Bone] = []
         self._linked_node: TransformNode | None = None
         self._linked_version = -1  # node version last copied into this bone
-        self.length: float | None = None
         self._slot = skeleton._add_bone(self, parent, local, rest, bind)
         if parent is not None:
             parent.children.append(self)
@@ -97,7 +96,8 @@ class Bone:
     @property
     def length(self) -> float | None:
         """Display length for a leaf bone (Babylon leaves it unset; None here)."""
-        return self._length
+        value = self._skeleton._length[self._slot]
+        return None if np.isnan(value) else float(value)
 
     @length.setter
     def length(self, value) -> None:
@@ -105,7 +105,7 @@ class Bone:
             value = float(value)
             if not np.isfinite(value) or value < 0:
                 raise ViewerError(f"bone {self.name!r}: length must be a finite number >= 0, got {value!r}")
-        self._length = value
+        self._skeleton._length[self._slot] = np.nan if value is None else value
 
     # --- TRS ---------------------------------------------------------------------------------
     def _row_trs(self, array_name: str) -> np.ndarray:

@@ -96,7 +96,6 @@ class SkeletonGroup:
             skeleton._upload = self._upload[start:start + n]
             skeleton._upload_view = skeleton._upload.view()
             skeleton._upload_view.flags.writeable = False
-            skeleton._group = self
             skeleton._storage_epoch += 1
             skeleton._kernel_dirty = True
             skeleton._pose_dirty = True

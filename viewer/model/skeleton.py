@@ -49,7 +49,6 @@ class Skeleton:
         self._kernel_dirty = True     # storage arrays were replaced (grown, or adopted by a group)
         self._structure_version = 0   # bumped whenever levels / rows are rebuilt (groups watch it)
         self._storage_epoch = 0       # bumped whenever the per-bone arrays are replaced
-        self._group = None            # the SkeletonGroup whose storage this skeleton views, if any
 
     def __repr__(self) -> str:
         return f"Skeleton({self.name!r}, {self._count} bones)"
@@ -70,6 +69,7 @@ class Skeleton:
         "_need_compose": ((), bool, False),      # TRS newer than the local matrix
         "_need_decompose": ((), bool, False),    # local matrix newer than the TRS
         "_parent": ((), np.intp, -1),            # parent slot, -1 for a root
+        "_length": ((), np.float64, np.nan),     # Bone.length, NaN while unset
     }
 
     def _grow(self, capacity: int) -> None:
@@ -193,6 +193,11 @@ class Skeleton:
         self._update()
         return self._absolute[self._bones_slots]
 
+    def get_bone_lengths(self) -> np.ndarray:
+        """Each bone's ``length`` in ``bones`` order, NaN where unset (for overlays)."""
+        self._update_structure()
+        return self._length[self._bones_slots]
+
     def get_parent_indices(self) -> np.ndarray:
         """For each bone in ``bones`` order, its parent's position in ``bones`` (-1 for roots)."""
         self._update_structure()
@@ -270,7 +275,6 @@ class Skeleton:
             for slot, bone in enumerate(self._by_slot):
                 bone._slot = slot
             depth = depth[order]
-        self._depth = depth
         bounds = np.searchsorted(depth, np.arange(int(depth.max(initial=-1)) + 2))
         self._roots = np.arange(bounds[1] if n else 0, dtype=np.intp)
         self._levels = []

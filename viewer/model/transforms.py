@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-IDENTITY = np.eye(4)
-
-
 def compose(scaling, quaternion, position, out=None):
     """Matrices from scaling, rotation quaternion and translation (Babylon's ComposeToRef)."""
     scaling = np.asarray(scaling, dtype=np.float64)

@@ -102,18 +102,9 @@ class Renderer:
 
         options = options or RenderOptions()
         ctx = self.ctx
-        width, height = size
-        ctx.viewport = (0, 0, width, height)
-        view, projection = camera.view_matrix(), camera.projection_matrix(width / max(height, 1))
+        height = size[1]
         scene.prepare()  # one update per skeleton per frame, however many meshes share it
-
-        ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.BLEND)
-        ctx.clear(depth=1.0)
-        self._background["u_top"].value = tuple(options.background_top)
-        self._background["u_bottom"].value = tuple(options.background_bottom)
-        self._background_vao.render(moderngl.TRIANGLES, vertices=3)
-
-        ctx.enable(moderngl.DEPTH_TEST)
+        view, projection = self._begin_frame(camera, size, options)
         if options.show_mesh or options.wireframe:
             for mesh in scene.meshes:
                 self.gpu_mesh(mesh).draw(view, projection, camera.position, options)
@@ -124,7 +115,7 @@ class Renderer:
         if options.show_grid:
             ctx.depth_mask = False
             self._draw_lines(self._grid(scene.rest_bounds), view, projection, moderngl.LINES,
-                             fade=(scene.rest_bounds, 1.0))
+                             fade=scene.rest_bounds)
             ctx.depth_mask = True
         if options.show_skeleton:
             ctx.disable(moderngl.DEPTH_TEST)  # the overlay is seen through the mesh
@@ -145,17 +136,8 @@ class Renderer:
         import moderngl
 
         options = options or RenderOptions()
-        ctx = self.ctx
-        width, height = size
-        ctx.viewport = (0, 0, width, height)
-        view, projection = camera.view_matrix(), camera.projection_matrix(width / max(height, 1))
         crowd.prepare()
-        ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.BLEND)
-        ctx.clear(depth=1.0)
-        self._background["u_top"].value = tuple(options.background_top)
-        self._background["u_bottom"].value = tuple(options.background_bottom)
-        self._background_vao.render(moderngl.TRIANGLES, vertices=3)
-        ctx.enable(moderngl.DEPTH_TEST)
+        view, projection = self._begin_frame(camera, size, options)
         entry = self._meshes.get(("crowd", id(crowd)))
         if entry is None or entry.crowd is not crowd or entry.instances != len(crowd):
             if entry is not None:
@@ -163,6 +145,21 @@ class Renderer:
             entry = GpuCrowd(self, crowd)
             self._meshes[("crowd", id(crowd))] = entry
         entry.draw(view, projection, camera.position, options)
+
+    def _begin_frame(self, camera, size, options: RenderOptions):
+        """Viewport, cleared depth, background gradient, depth test on: (view, projection)."""
+        import moderngl
+
+        ctx = self.ctx
+        width, height = size
+        ctx.viewport = (0, 0, width, height)
+        ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.BLEND)
+        ctx.clear(depth=1.0)
+        self._background["u_top"].value = tuple(options.background_top)
+        self._background["u_bottom"].value = tuple(options.background_bottom)
+        self._background_vao.render(moderngl.TRIANGLES, vertices=3)
+        ctx.enable(moderngl.DEPTH_TEST)
+        return camera.view_matrix(), camera.projection_matrix(width / max(height, 1))
 
     def _draw_lines(self, vertices, view, projection, mode, fade=None, point_size=1.0, line_width=None, size=None):
         """Lines or points; ``line_width`` (pixels) widens lines in the geometry shader."""
@@ -184,7 +181,7 @@ class Renderer:
         if "u_round_points" in program:
             program["u_round_points"].value = mode == 0  # moderngl.POINTS
         if fade is not None:
-            (low, high), _ = fade
+            low, high = fade
             program["u_fade_center"].value = tuple((low + high) / 2.0)
             program["u_fade_radius"].value = float(self._grid_radius)
         else:
@@ -415,27 +412,40 @@ def skeleton_overlay(scene, selected_bone=None):
         drawn.add(id(skeleton))
         absolute = skeleton.get_absolute_matrices() @ mesh.world_matrix
         parents = skeleton.get_parent_indices()
-        bones = skeleton.bones
         heads = absolute[:, 3, :3]
-        selected = np.array([bone is selected_bone for bone in bones])
-        has_child = np.zeros(len(bones), bool)
-        has_child[parents[parents >= 0]] = True
-        children = np.flatnonzero(parents >= 0)
-        segment = np.zeros(len(bones))
-        segment[children] = np.linalg.norm(heads[children] - heads[parents[children]], axis=1)
+        selected = np.zeros(len(parents), bool)
+        if selected_bone is not None and selected_bone.get_skeleton() is skeleton:
+            selected[list(skeleton.bones).index(selected_bone)] = True
         color = np.where(selected[:, None], SELECTED_COLOR, BONE_COLOR)
-        for child in children:
-            lines += [(*heads[parents[child]], *color[child]), (*heads[child], *color[child])]
-        for leaf in np.flatnonzero(~has_child):
-            length = bones[leaf].length
-            if length is None:
-                length = 0.5 * segment[leaf] if segment[leaf] > 0 else 0.1 * model_size
-            if length > 0:
-                tip = np.append(scene.leaf_bone_axis * length, 1.0) @ absolute[leaf]
-                lines += [(*heads[leaf], *color[leaf]), (*tip[:3], *color[leaf])]
-        joint_color = np.where(selected[:, None], SELECTED_COLOR, JOINT_COLOR)
-        points += [(*head, *c) for head, c in zip(heads, joint_color)]
-    return np.array(lines, np.float32).reshape(-1, 7), np.array(points, np.float32).reshape(-1, 7)
+        # Parent to child.
+        children = np.flatnonzero(parents >= 0)
+        lines.append(_segments(heads[parents[children]], heads[children], color[children]))
+        # Leaves along the leaf axis for their length; unset: half the parent segment, or a
+        # tenth of the model for a bone sitting on its parent.
+        has_child = np.zeros(len(parents), bool)
+        has_child[parents[children]] = True
+        leaves = np.flatnonzero(~has_child)
+        segment = np.zeros(len(parents))
+        segment[children] = np.linalg.norm(heads[children] - heads[parents[children]], axis=1)
+        length = skeleton.get_bone_lengths()[leaves]
+        unset = np.isnan(length)
+        fallback = np.where(segment[leaves] > 0, 0.5 * segment[leaves], 0.1 * model_size)
+        length = np.where(unset, fallback, length)
+        leaves, length = leaves[length > 0], length[length > 0]
+        tips = np.einsum("ni,nij->nj", np.c_[length[:, None] * scene.leaf_bone_axis, np.ones(len(leaves))],
+                         absolute[leaves])[:, :3]
+        lines.append(_segments(heads[leaves], tips, color[leaves]))
+        points.append(np.c_[heads, np.where(selected[:, None], SELECTED_COLOR, JOINT_COLOR)])
+    return (np.concatenate(lines).astype(np.float32) if lines else np.zeros((0, 7), np.float32),
+            np.concatenate(points).astype(np.float32) if points else np.zeros((0, 7), np.float32))
+
+
+def _segments(starts, ends, colors):
+    """Line vertices (2N, 7): start, end, start, end, ... each with its segment's color."""
+    vertices = np.empty((len(starts), 2, 7))
+    vertices[:, 0, :3], vertices[:, 1, :3] = starts, ends
+    vertices[:, :, 3:] = colors[:, None, :]
+    return vertices.reshape(-1, 7)
 
 
 def ground_grid(low, high):
