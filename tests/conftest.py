@@ -1,0 +1,55 @@
+"""Fixtures shared by the test modules (test modules never import each other)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def xvfb_display():
+    """A private X server for real-window tests: ``":N"``.
+
+    Xvfb picks a free display number itself and writes it to a pipe (``-displayfd``), so
+    parallel runs and leftover lock files never race for a number.
+    """
+    xvfb = shutil.which("Xvfb")
+    assert xvfb, "Xvfb is missing: run scripts/test.sh as root once (it installs xvfb), or apt-get install xvfb"
+    read_end, write_end = os.pipe()
+    process = subprocess.Popen([xvfb, "-displayfd", str(write_end), "-screen", "0", "1600x1000x24",
+                                "-nolisten", "tcp"], pass_fds=(write_end,),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        number = pipe.readline().strip()  # empty if Xvfb died before it was ready
+    if not number.isdigit():
+        process.kill()
+        pytest.fail(f"Xvfb did not start (exit status {process.wait(timeout=10)})")
+    yield f":{number}"
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def run_cli(*args, display: str | None = None, cwd=None, timeout: float = 120, env_extra=None):
+    """Run ``python -m viewer.cli ARGS`` in a subprocess (a GLX window must not share this
+    process with the EGL tests: shared/PLATFORM.md); no display unless one is given."""
+    env = {**os.environ, **(env_extra or {})}
+    env.pop("WAYLAND_DISPLAY", None)
+    if display is None:
+        env.pop("DISPLAY", None)
+    else:
+        env["DISPLAY"] = display
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-m", "viewer.cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=timeout)
+
+
+@pytest.fixture
+def cli():
+    """``cli(*args, display=None, cwd=None)``: the boneviewer command in a subprocess."""
+    return run_cli
