@@ -1,8 +1,10 @@
 # Sourced by view.sh and test.sh: installs what boneviewer needs on a Debian machine.
 # System packages (Mesa EGL for headless GL, Xvfb for window tests) are installed with apt
 # when missing and we are root; otherwise we say what is missing and go on.
+# The caller's working directory is left alone: view.sh resolves the user's paths from it.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BONEVIEWER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BONEVIEWER_VENV="$BONEVIEWER_ROOT/.venv"
 
 APT_PACKAGES="python3-venv libegl1 libegl-mesa0 libgl1-mesa-dri libgl1 libx11-6 xvfb xauth"
 
@@ -29,13 +31,13 @@ PYTHON="${PYTHON:-python3}"
     echo "boneviewer setup: Python >= 3.10 is required, $PYTHON is $("$PYTHON" --version 2>&1)" >&2
     exit 1
 }
-if [ ! -x .venv/bin/python ]; then
-    "$PYTHON" -m venv .venv
+if [ ! -x "$BONEVIEWER_VENV/bin/python" ]; then
+    "$PYTHON" -m venv "$BONEVIEWER_VENV"
 fi
 # Reinstall only when pyproject.toml changed since the last install.
-stamp=.venv/.boneviewer-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e ".[dev]"
+stamp="$BONEVIEWER_VENV/.boneviewer-installed"
+if [ ! -f "$stamp" ] || [ "$BONEVIEWER_ROOT/pyproject.toml" -nt "$stamp" ]; then
+    "$BONEVIEWER_VENV/bin/python" -m pip install -q --upgrade pip
+    (cd "$BONEVIEWER_ROOT" && "$BONEVIEWER_VENV/bin/python" -m pip install -q -e ".[dev]")
     touch "$stamp"
 fi

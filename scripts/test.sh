@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
-# Install what is needed, then run the whole test suite (headless: EGL, and Xvfb for windows).
+# Install what is needed, then run the whole test suite (headless: EGL, and Xvfb for windows)
+# from the repository root.
 source "$(dirname "$0")/setup.sh"
-exec .venv/bin/python -m pytest "$@"
+cd "$BONEVIEWER_ROOT"
+exec "$BONEVIEWER_VENV/bin/python" -m pytest "$@"

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
-# Install what is needed, then run the viewer (with no display it renders a PNG instead).
+# Install what is needed, then run boneviewer with these arguments from the caller's folder, so
+# model paths, --out, --screenshot and pose files are the caller's (with no display, `view`
+# renders a PNG instead).
 source "$(dirname "$0")/setup.sh"
-exec .venv/bin/boneviewer "$@"
+exec "$BONEVIEWER_VENV/bin/boneviewer" "$@"

@@ -6,7 +6,18 @@ from pathlib import Path
 
 from ..errors import ViewerError
 
-GLSL_DIR = Path(__file__).resolve().parents[2] / "glsl"
+
+def _glsl_dir() -> Path:
+    """viewer/glsl in an installed wheel (pyproject maps glsl/ there); glsl/ at the top of the
+    checkout when running from source or an editable install."""
+    package = Path(__file__).resolve().parents[1]
+    for folder in (package / "glsl", package.parent / "glsl"):
+        if folder.is_dir():
+            return folder
+    return package / "glsl"  # neither: the error names where an install keeps them
+
+
+GLSL_DIR = _glsl_dir()
 
 
 def shader_source(name: str, defines: dict | None = None) -> str:
