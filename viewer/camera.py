@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+VIEW_YAW, VIEW_PITCH = 20.0, 10.0  # the viewer's three-quarter view: from the front-right, a little above
+FRAME_MARGIN = 0.1  # of the half-width and half-height, left free around a framed model
+
 
 class OrbitCamera:
     def __init__(self, target=(0.0, 0.0, 0.0), distance=5.0, yaw=0.0, pitch=0.0, fov_y=40.0):
@@ -38,16 +41,58 @@ class OrbitCamera:
             projection[:, 0] += self.screen_offset * projection[:, 3]  # x_clip += offset * w_clip
         return projection
 
-    def frame(self, low, high, yaw=None, pitch=None) -> None:
-        """Aim at the box's centre from far enough that its bounding sphere fills the view."""
-        low, high = np.asarray(low, float), np.asarray(high, float)
-        self.target = (low + high) / 2.0
-        radius = max(float(np.linalg.norm(high - low)) / 2.0, 1e-3)
-        self.distance = radius / np.sin(np.radians(self.fov_y) / 2.0) * 1.05
+    def frame(self, low, high, yaw=None, pitch=None, aspect: float = 1.0, margin: float = FRAME_MARGIN) -> None:
+        """Frame a box (low and high corners): see ``frame_points``."""
+        (x0, y0, z0), (x1, y1, z1) = low, high
+        corners = [(x, y, z) for x in (x0, x1) for y in (y0, y1) for z in (z0, z1)]
+        self.frame_points(corners, yaw, pitch, aspect, margin)
+
+    def frame_points(self, points, yaw=None, pitch=None, aspect: float = 1.0, margin: float = FRAME_MARGIN) -> None:
+        """Aim at world points from the nearest distance that shows them all, centred.
+
+        ``aspect`` is the image's width / height; ``margin`` is the fraction of the
+        half-width and half-height left free on each side. Exact for this view direction:
+        a point is in view when |x - s| <= tan * depth along each image axis, which bounds the
+        distance from below and leaves one centre s at that distance (the middle of the range).
+        """
         if yaw is not None:
             self.yaw = float(yaw)
         if pitch is not None:
             self.pitch = float(pitch)
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+        if len(points) == 0:
+            points = np.zeros((1, 3))
+        right, up, back = self.axes()
+        tan_y = np.tan(np.radians(self.fov_y) / 2.0) * (1.0 - margin)
+        depth = points @ back  # towards the camera
+        eye_depth, centre = [], []
+        for across, tan in ((points @ right, tan_y * aspect), (points @ up, tan_y)):
+            far_side, near_side = np.max(across + tan * depth), np.min(across - tan * depth)
+            eye_depth.append((far_side - near_side) / (2.0 * tan))
+            centre.append((far_side + near_side) / 2.0)
+        middle = (depth.min() + depth.max()) / 2.0  # orbit about the middle of the model's depth
+        self.target = centre[0] * right + centre[1] * up + middle * back
+        # Keep the near plane (a fraction of the distance) clear of the nearest point.
+        self.distance = max(max(eye_depth) - middle, (depth.max() - middle) / (1.0 - 2.0 * self.near_ratio), 1e-3)
+
+    def deciding_points(self, points, aspect: float = 1.0, margin: float = FRAME_MARGIN) -> np.ndarray:
+        """The (at most six) points that decide ``frame_points`` for this view direction:
+        framing them frames all, so a long sequence needs only these from each frame."""
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+        if len(points) == 0:
+            return points
+        right, up, back = self.axes()
+        tan_y = np.tan(np.radians(self.fov_y) / 2.0) * (1.0 - margin)
+        depth = points @ back
+        chosen = [np.argmin(depth), np.argmax(depth)]
+        for across, tan in ((points @ right, tan_y * aspect), (points @ up, tan_y)):
+            chosen += [np.argmax(across + tan * depth), np.argmin(across - tan * depth)]
+        return points[chosen]
+
+    def axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The view's right, up and back (towards the camera) directions, in world space."""
+        view = look_at(self.position - self.target, np.zeros(3), np.array([0.0, 1.0, 0.0]))
+        return view[:3, 0], view[:3, 1], view[:3, 2]
 
     # --- interaction (the window maps mouse motion onto these) ---------------------------------
     def orbit(self, d_yaw: float, d_pitch: float) -> None:

@@ -12,6 +12,8 @@ import os
 import sys
 from pathlib import Path
 
+from .camera import VIEW_PITCH, VIEW_YAW
+
 DEFAULT_PNG = "boneviewer.png"
 
 
@@ -42,6 +44,23 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text}: must be a finite number")
+    return value
+
+
+def _pitch(text: str) -> float:
+    value = _finite(text)
+    if not -89.0 <= value <= 89.0:
+        raise argparse.ArgumentTypeError(f"{text}: must be between -89 and 89 degrees")
+    return value
+
+
 def _frames(text: str):
     try:
         start, end, step = (float(v) for v in text.split(":"))
@@ -58,41 +77,58 @@ def _frames(text: str):
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="boneviewer",
-        description="GPU-skinned skeletal-mesh viewer and pose editor with Babylon.js bone semantics.",
+        description="GPU-skinned skeletal-mesh viewer and pose editor with Babylon.js bone semantics. "
+                    "`boneviewer [MODEL]` opens the viewer (the `view` command).",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors (also after the command)")
     parser.add_argument("--version", action="version", version=f"boneviewer {_version()}")
+    # --debug after the command too; SUPPRESS keeps a subcommand from resetting it to False.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    render = commands.add_parser("render", help="render a model to a PNG, headless",
+    render = commands.add_parser("render", parents=[common], help="render a model to a PNG, headless",
                                  description="Render MODEL (default: the built-in character) to a PNG "
-                                             "offscreen, on EGL; no display or GPU needed.")
-    render.add_argument("model", nargs="?", help="model file (default: the built-in character)")
+                                             "offscreen, on EGL; no display or GPU needed. An animated model is "
+                                             "shown at --time of its first clip (or --animation), unless --rest; "
+                                             "the camera frames what is drawn (for --frames, every frame).")
+    render.add_argument("model", nargs="?", help="model file, .gltf or .glb (default: the built-in character)")
     render.add_argument("--out", type=Path, help="PNG file to write (or --frames with --out-dir)")
     render.add_argument("--size", type=_size, default=(800, 600), help="WIDTHxHEIGHT (default 800x600)")
-    render.add_argument("--pose", type=Path, help="pose JSON file to apply before rendering")
+    render.add_argument("--pose", type=Path, help="pose JSON file to apply (after the animation, over it)")
     render.add_argument("--cpu-skinning", action="store_true", help="skin vertices in numpy instead of the shader")
     render.add_argument("--bone-texture", action="store_true", help="bone matrices in a texture, not a uniform array")
     render.add_argument("--no-skeleton", action="store_true", help="hide the skeleton overlay")
     render.add_argument("--no-grid", action="store_true", help="hide the ground grid")
     render.add_argument("--animation", metavar="NAME|INDEX",
                         help="animation to sample (default: the first, when the model has any)")
-    render.add_argument("--time", type=float, default=0.0, help="animation time in seconds (loops past the end)")
+    render.add_argument("--time", type=_finite, help="animation time in seconds (default 0; loops past the end)")
+    render.add_argument("--rest", action="store_true",
+                        help="the model's rest pose, as loaded: apply no animation (not with --animation, "
+                             "--time or --frames)")
     render.add_argument("--frames", type=_frames, metavar="START:END:STEP",
                         help="render a PNG sequence at these times (seconds, END included) into --out-dir")
     render.add_argument("--out-dir", type=Path, help="folder for --frames (created if missing)")
-    render.add_argument("--yaw", type=float, default=0.0, help="camera yaw in degrees (0: from the front)")
-    render.add_argument("--pitch", type=float, default=8.0, help="camera pitch in degrees (positive: from above)")
+    render.add_argument("--yaw", type=_finite, default=VIEW_YAW,
+                        help=f"camera yaw in degrees (default {VIEW_YAW:g}, the viewer's; 0: from the front)")
+    render.add_argument("--pitch", type=_pitch, default=VIEW_PITCH,
+                        help=f"camera pitch in degrees, -89..89 (default {VIEW_PITCH:g}; positive: from above)")
 
-    view = commands.add_parser("view", help="open the interactive viewer (the default command)",
+    view = commands.add_parser("view", parents=[common], help="open the interactive viewer (the default command)",
                                description="Open MODEL (default: the built-in character) in a window with the "
-                                           "pose panel. With no display, render a PNG instead and say where.")
-    view.add_argument("model", nargs="?", help="model file (default: the built-in character)")
+                                           "pose panel; an animated model plays its first clip. With no display "
+                                           "(or one that cannot be opened), render a PNG instead and say where.")
+    view.add_argument("model", nargs="?", help="model file, .gltf or .glb (default: the built-in character)")
     view.add_argument("--size", type=_size, default=(1280, 720), help="window size WIDTHxHEIGHT (default 1280x720)")
+    view.add_argument("--pose", type=Path,
+                      help="pose JSON file to apply at start (an animated model starts paused at its first "
+                           "clip's start, with the pose over it)")
+    view.add_argument("--rest", action="store_true", help="start paused in the rest pose (no animation applied)")
     view.add_argument("--frames", type=_positive_int, help="exit after N frames (for tests and scripts)")
     view.add_argument("--screenshot", type=Path, help="save the last frame to this PNG (with --frames)")
 
-    bench = commands.add_parser("bench", help="print performance figures (skeleton update, rendering)",
+    bench = commands.add_parser("bench", parents=[common], help="print performance figures (skeleton update, "
+                                                                "rendering)",
                                 description="Benchmarks, printed as a table; not a test.")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     return parser
@@ -107,7 +143,6 @@ def _version() -> str:
 def render_command(args) -> int:
     from .errors import ViewerError
     from .loaders import load_model
-    from .pose import apply_pose
     from .render.headless import HeadlessRenderer, framed_camera
     from .render.renderer import RenderOptions
 
@@ -119,32 +154,43 @@ def render_command(args) -> int:
     elif args.out_dir is not None:
         raise ViewerError("--out-dir goes with --frames")
     if args.out is not None:
-        if args.out.suffix.lower() != ".png":
-            raise ViewerError(f"--out {args.out}: the output must be a .png file")
-        if not args.out.parent.resolve().is_dir():
-            raise ViewerError(f"--out {args.out}: folder {args.out.parent} does not exist")
-    if not math.isfinite(args.time):
-        raise ViewerError(f"--time {args.time}: must be a finite number of seconds")
+        check_png_path("--out", args.out)
+    if args.out_dir is not None:
+        check_creatable_folder("--out-dir", args.out_dir)
+    if args.rest:
+        given = [name for name, value in (("--animation", args.animation), ("--time", args.time),
+                                          ("--frames", args.frames)) if value is not None]
+        if given:
+            raise ViewerError(f"--rest shows the pose without animation: leave out {' and '.join(given)}")
     scene = load_model(args.model)
-    clip = select_animation(scene, args.animation)
-    if args.pose is not None:
-        apply_pose(scene, args.pose)
+    clip = None if args.rest else select_animation(scene, args.animation)
+    if clip is None and not args.rest and (args.time is not None or args.frames is not None):
+        what = "--time" if args.frames is None else "--frames"
+        _logger().warning(f"{what}: {args.model or 'the built-in character'} has no animations; "
+                          "rendering its pose as loaded")
+    pose = read_pose(args.pose)
+    times = args.frames if args.frames is not None else [args.time or 0.0]
+
+    def pose_at(time):
+        if clip is not None:
+            clip.apply(loop_time(time, clip.duration))
+        if pose is not None:
+            apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
+
+    # One camera for the whole sequence, framed on every pose it shows.
+    camera = framed_camera(scene, yaw=args.yaw, pitch=args.pitch, aspect=args.size[0] / args.size[1],
+                           times=times, pose_at=pose_at)
     options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid)
-    camera = framed_camera(scene, yaw=args.yaw, pitch=args.pitch)
     if args.frames is not None:
         try:
             args.out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise ViewerError(f"--out-dir {args.out_dir}: cannot create it: {error.strerror}") from None
-    times = args.frames if args.frames is not None else [args.time]
     with HeadlessRenderer(args.size, bone_storage="texture" if args.bone_texture else "auto",
                           cpu_skinning=args.cpu_skinning) as headless:
         progress = Progress(len(times)) if args.frames is not None else None
         for number, time in enumerate(times):
-            if clip is not None:
-                clip.apply(loop_time(time, clip.duration))
-                if args.pose is not None:
-                    apply_pose(scene, args.pose)  # the pose file overrides animated bones
+            pose_at(time)
             pixels = headless.render(scene, camera, options)
             out = args.out if progress is None else args.out_dir / f"frame_{number:05d}.png"
             write_png(out, pixels)
@@ -157,6 +203,55 @@ def render_command(args) -> int:
     else:
         print(f"wrote {args.out} ({args.size[0]}x{args.size[1]})")
     return 0
+
+
+def check_png_path(option: str, path: Path) -> None:
+    """A PNG output path whose folder exists, checked before any work or window."""
+    from .errors import ViewerError
+
+    if path.suffix.lower() != ".png":
+        raise ViewerError(f"{option} {path}: the output must be a .png file")
+    folder = path.parent
+    if not folder.resolve().is_dir():
+        raise ViewerError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ViewerError(f"{option} {path}: folder {folder} is not writable")
+    if path.is_dir():
+        raise ViewerError(f"{option} {path}: is a folder")
+
+
+def check_creatable_folder(option: str, folder: Path) -> None:
+    """A folder that exists or can be made: its nearest existing ancestor is a writable folder."""
+    from .errors import ViewerError
+
+    existing = folder.absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing == folder.absolute() and not existing.is_dir():
+        raise ViewerError(f"{option} {folder}: is a file, not a folder")
+    if not existing.is_dir():
+        raise ViewerError(f"{option} {folder}: cannot create it: {existing} is a file")
+    if not os.access(existing, os.W_OK):
+        raise ViewerError(f"{option} {folder}: cannot create it: {existing} is not writable")
+
+
+def read_pose(path):
+    """The validated pose file, read once (None: no pose)."""
+    from .pose import load_pose
+
+    return None if path is None else load_pose(path)
+
+
+def apply_pose_data(scene, pose: dict, path) -> None:
+    from .pose import apply_pose
+
+    apply_pose(scene, {"bones": pose}, source=f"pose file {path}")
+
+
+def _logger():
+    import logging
+
+    return logging.getLogger("boneviewer")
 
 
 def select_animation(scene, spec):
@@ -223,40 +318,69 @@ def has_display() -> bool:
 
 
 def view_command(args) -> int:
-    """The window; without a display, a PNG of the model, and where it went."""
+    """The window; without a usable display, a PNG of the model, and where it went."""
     from .errors import ViewerError
     from .loaders import load_model
 
     if args.screenshot is not None and args.frames is None:
         raise ViewerError("--screenshot saves the last frame of a --frames N run; give --frames too")
-    if args.screenshot is not None and args.screenshot.suffix.lower() != ".png":
-        raise ViewerError(f"--screenshot {args.screenshot}: must be a .png file")
+    if args.screenshot is not None:
+        check_png_path("--screenshot", args.screenshot)
+    if args.rest and args.pose is not None:
+        raise ViewerError("--rest and --pose: give one of them")
     if not has_display():
-        out = Path(DEFAULT_PNG) if args.screenshot is None else args.screenshot
-        what = args.model or "the built-in character"
-        print(f"boneviewer: no display; rendering {what} to {out.resolve()}")
-        render_args = argparse.Namespace(
-            model=args.model, out=out, size=args.size, pose=None, cpu_skinning=False, bone_texture=False,
-            no_skeleton=False, no_grid=False, yaw=20.0, pitch=10.0, animation=None, time=0.0, frames=None,
-            out_dir=None)
-        return render_command(render_args)
+        return render_instead(args, "no display")
     scene = load_model(args.model)
-    from .ui.window import ViewerWindow
+    if args.pose is not None:
+        pose = read_pose(args.pose)
+        if scene.animations:
+            scene.animations[0].apply(0.0)  # as `render` shows it: the first clip's start, then the pose
+        apply_pose_data(scene, pose, args.pose)
+    from .ui.window import ViewerWindow, WindowUnavailable
 
     name = Path(args.model).name if args.model else "built-in character"
-    return ViewerWindow(scene, name, size=args.size).run(frames=args.frames,
-                                                         screenshot=str(args.screenshot) if args.screenshot else None)
+    try:
+        window = ViewerWindow(scene, name, size=args.size, play=args.pose is None and not args.rest)
+    except WindowUnavailable as error:
+        if args.debug:
+            print(f"boneviewer: {error}", file=sys.stderr)
+        display = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+        return render_instead(args, f"cannot open a window on display {display}")
+    return window.run(frames=args.frames, screenshot=str(args.screenshot) if args.screenshot else None)
+
+
+def render_instead(args, reason: str) -> int:
+    """`view` with no usable display: render what the window would show to a PNG."""
+    out = Path(DEFAULT_PNG) if args.screenshot is None else args.screenshot
+    check_png_path("--screenshot" if args.screenshot else "output", out)
+    what = args.model or "the built-in character"
+    print(f"boneviewer: {reason}; rendering {what} to {out.resolve()}", flush=True)
+    render_args = argparse.Namespace(
+        model=args.model, out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
+        no_skeleton=False, no_grid=False, yaw=VIEW_YAW, pitch=VIEW_PITCH, animation=None, time=None,
+        rest=args.rest, frames=None, out_dir=None)
+    return render_command(render_args)
 
 
 COMMANDS = ("render", "view", "bench")
+MODEL_SUFFIXES = (".gltf", ".glb")
 
 
-def _default_to_view(argv: list[str]) -> list[str]:
-    """`boneviewer` and `boneviewer MODEL` mean `boneviewer view [MODEL]`."""
-    if any(a in COMMANDS for a in argv) or (argv and argv[0] in ("-h", "--help", "--version")):
+def _default_to_view(argv: list[str], parser) -> list[str]:
+    """`boneviewer` and `boneviewer MODEL` mean `boneviewer view [MODEL]`; any other first
+    word that is not a command is a usage error (a typo must not be taken for a model)."""
+    words = [a for a in argv if a != "--debug"]
+    first = words[0] if words else None
+    if first in COMMANDS or first in ("-h", "--help", "--version"):
         return argv
-    top_level = [a for a in argv if a == "--debug"]
-    return [*top_level, "view", *[a for a in argv if a != "--debug"]]
+    if first is None or first.startswith("-") or _looks_like_model(first):
+        return ["view", *argv]
+    parser.error(f"unknown command {first!r}; the commands are {', '.join(COMMANDS)}, "
+                 f"and a model is a file that exists or ends in .gltf or .glb")
+
+
+def _looks_like_model(word: str) -> bool:
+    return Path(word).exists() or word.lower().endswith(MODEL_SUFFIXES) or "/" in word or os.sep in word
 
 
 def _show_warnings() -> None:
@@ -275,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import ViewerError
 
     parser = _build_parser()
-    argv = _default_to_view(sys.argv[1:] if argv is None else list(argv))
+    argv = _default_to_view(sys.argv[1:] if argv is None else list(argv), parser)
     args = parser.parse_args(argv)
     _show_warnings()
     try:

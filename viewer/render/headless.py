@@ -9,11 +9,12 @@ import ctypes
 
 import numpy as np
 
-from ..camera import OrbitCamera
+from ..camera import VIEW_PITCH, VIEW_YAW, OrbitCamera
 from ..errors import ViewerError
 from .renderer import Renderer, RenderOptions
 
 DEFAULT_SIZE = (800, 600)
+BOUNDS_SAMPLES = 100  # poses sampled at most to frame a sequence (evenly spread)
 
 
 def create_headless_context():
@@ -85,7 +86,7 @@ class HeadlessRenderer:
             self.target = OffscreenTarget(self.ctx, size)
 
     def render(self, scene, camera: OrbitCamera | None = None, options: RenderOptions | None = None) -> np.ndarray:
-        camera = camera or framed_camera(scene)
+        camera = camera or framed_camera(scene, aspect=self.size[0] / self.size[1])
         self.target.framebuffer.use()
         self.renderer.render(scene, camera, self.size, options)
         return self.target.read()
@@ -109,11 +110,41 @@ class HeadlessRenderer:
         self.release()
 
 
-def framed_camera(scene, yaw: float = 0.0, pitch: float = 8.0) -> OrbitCamera:
-    """A camera framed on the scene's rest-pose bounds, from the front and a little above."""
-    camera = OrbitCamera()
-    camera.frame(*scene.rest_bounds, yaw=yaw, pitch=pitch)
+
+
+def framed_camera(scene, yaw: float = VIEW_YAW, pitch: float = VIEW_PITCH, aspect: float = 1.0,
+                  times=None, pose_at=None) -> OrbitCamera:
+    """A camera, from a three-quarter view by default, that shows the whole model in an image
+    of width / height ``aspect``: as posed now, or, with ``times`` and ``pose_at(time)`` (which
+    poses the scene), in every pose of that sequence, so one camera serves every frame.
+
+    Long sequences are bounded by an evenly spread subset of BOUNDS_SAMPLES times.
+    """
+    camera = OrbitCamera(yaw=yaw, pitch=pitch)
+    if times is None:
+        points = drawn_points(scene)
+    else:
+        times = list(times)
+        if len(times) > BOUNDS_SAMPLES:
+            picks = np.unique(np.linspace(0, len(times) - 1, BOUNDS_SAMPLES).round().astype(int))
+            times = [times[i] for i in picks]
+        deciding = []
+        for time in times:
+            pose_at(time)
+            deciding.append(camera.deciding_points(drawn_points(scene), aspect))
+        points = np.concatenate(deciding)
+    camera.frame_points(points, aspect=aspect)
     return camera
+
+
+def drawn_points(scene) -> np.ndarray:
+    """World-space points of the model as posed now: the skinned vertices and the skeleton's
+    joints (not the overlay's leaf tips, whose lengths are guesses)."""
+    scene.prepare()
+    points = [mesh.skinned_positions() for mesh in scene.meshes]
+    points += [(mesh.skeleton.get_absolute_matrices() @ mesh.world_matrix)[:, 3, :3]
+               for mesh in scene.skinned_meshes if mesh.skeleton is not None]
+    return np.concatenate(points) if points else np.zeros((0, 3))
 
 
 def render_image(model=None, pose=None, size=DEFAULT_SIZE, *, cpu_skinning: bool = False,

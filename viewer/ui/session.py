@@ -15,6 +15,7 @@ from imgui_bundle import imgui
 
 from ..editor import Editor
 from ..errors import ViewerError
+from ..camera import VIEW_PITCH, VIEW_YAW
 from ..render.headless import framed_camera
 from ..render.renderer import Renderer, RenderOptions
 from .imgui_renderer import ImGuiRenderer
@@ -22,10 +23,13 @@ from .panel import PANEL_WIDTH, PosePanel
 
 ORBIT_DEGREES_PER_PIXEL = 0.4
 ZOOM_PER_WHEEL_STEP = 0.9
+START_FRAMING_SAMPLES = 24  # poses of the playing clip that the first view covers (CPU-skinned: keep it quick)
 
 
 class ViewerSession:
-    def __init__(self, ctx, scene, model_name: str = "built-in character"):
+    def __init__(self, ctx, scene, model_name: str = "built-in character", play: bool = True):
+        """``play``: an animated model starts playing its first clip, as in Babylon's loader;
+        else it stays paused in the pose it has (a pose file, or the rest pose)."""
         self.ctx = ctx
         self.imgui_context = imgui.create_context()
         io = imgui.get_io()
@@ -35,20 +39,33 @@ class ViewerSession:
         self.imgui_renderer = ImGuiRenderer(ctx)
         self.panel = PosePanel()
         self._renderers: dict = {}
-        self.scene = scene
         self.model_name = model_name
-        self.editor = Editor(scene)
-        self.editor.play()  # an animated model starts playing, as in Babylon's loader
+        self.view_aspect = 1.0  # width / height of the view beside the panel, known after a frame
         self.camera = None
-        self.frame_model()
+        self._start(scene, play)
         self._frame_times: list[float] = []
         self._drag_button = None
 
     # --- camera ----------------------------------------------------------------------------------
-    def frame_model(self) -> None:
-        """Aim the camera at the model's rest-pose bounds (F key), keeping the view angle."""
-        yaw, pitch = (self.camera.yaw, self.camera.pitch) if self.camera else (20.0, 10.0)
-        self.camera = framed_camera(self.scene, yaw=yaw, pitch=pitch)
+    def frame_model(self, times=None, pose_at=None) -> None:
+        """Aim the camera at the model as posed now (F key), keeping the view angle; or at
+        every pose of a sequence (see framed_camera)."""
+        yaw, pitch = (self.camera.yaw, self.camera.pitch) if self.camera else (VIEW_YAW, VIEW_PITCH)
+        self.camera = framed_camera(self.scene, yaw=yaw, pitch=pitch, aspect=self.view_aspect, times=times,
+                                    pose_at=pose_at)
+
+    def _start(self, scene, play: bool) -> None:
+        """A new model: a fresh editor, and a camera that sees it whole (if it plays, over its clip)."""
+        self.scene = scene
+        self.editor = Editor(scene)
+        self.camera = None
+        clip = self.editor.clip
+        if play and clip is not None:
+            self.frame_model(np.linspace(0.0, clip.duration, START_FRAMING_SAMPLES), clip.apply)
+            self.editor.seek(0.0)
+            self.editor.play()
+        else:
+            self.frame_model()
 
     def mouse_drag(self, button: int, dx: float, dy: float, height: int) -> None:
         """Left drag orbits; right or middle drag pans (dx, dy in pixels)."""
@@ -81,13 +98,9 @@ class ViewerSession:
             return False
         for renderer in self._renderers.values():
             renderer.forget(self.scene)  # GL objects of the old model are released
-        self.scene = scene
         self.model_name = "built-in character" if path is None else Path(path).name
-        self.editor = Editor(scene)
-        self.editor.play()
+        self._start(scene, play=True)
         self.editor.status = f"opened {path}"
-        self.camera = None
-        self.frame_model()
         _return_freed_memory()
         return True
 
@@ -119,6 +132,7 @@ class ViewerSession:
             framebuffer.use()
         # The panel covers the left of the window: centre the model in the rest of it.
         self.camera.screen_offset = min(PANEL_WIDTH * framebuffer_scale[0], width / 2) / width if show_panel else 0.0
+        self.view_aspect = width / max(height, 1) * (1.0 - self.camera.screen_offset)  # for F
         display = self.editor.display
         options = RenderOptions(show_mesh=display.show_mesh, show_skeleton=display.show_skeleton,
                                 show_grid=display.show_grid, wireframe=display.wireframe,

@@ -35,14 +35,22 @@ def _key_map():
     return keys
 
 
+class WindowUnavailable(ViewerError):
+    """No window can be opened here (no usable display, or no OpenGL 3.3 on it)."""
+
+
 class ViewerWindow:
-    def __init__(self, scene, model_name: str, size=(1280, 720), title="boneviewer"):
+    def __init__(self, scene, model_name: str, size=(1280, 720), title="boneviewer", play: bool = True):
+        """``play``: an animated model starts playing its first clip (else paused, as posed)."""
         import moderngl
 
         from .session import ViewerSession
 
+        # GLFW's errors would print as raw Python warnings: keep them for our own messages.
+        self.glfw_errors: list[str] = []
+        glfw.set_error_callback(self._on_glfw_error)
         if not glfw.init():
-            raise ViewerError("cannot open a window: glfw failed to initialise (is there a display?)")
+            raise WindowUnavailable(f"cannot open a window: {self._last_glfw_error('glfw failed to initialise')}")
         glfw.window_hint(glfw.CONTEXT_VERSION_MAJOR, 3)
         glfw.window_hint(glfw.CONTEXT_VERSION_MINOR, 3)
         glfw.window_hint(glfw.OPENGL_PROFILE, glfw.OPENGL_CORE_PROFILE)
@@ -51,11 +59,12 @@ class ViewerWindow:
         self.window = glfw.create_window(size[0], size[1], f"{title} - {model_name}", None, None)
         if not self.window:
             glfw.terminate()
-            raise ViewerError("cannot open an OpenGL 3.3 core window on this display")
+            raise WindowUnavailable("cannot open an OpenGL 3.3 core window on this display: "
+                                    f"{self._last_glfw_error('no reason given')}")
         glfw.make_context_current(self.window)
         glfw.swap_interval(1)
         self.ctx = moderngl.create_context(require=330)
-        self.session = ViewerSession(self.ctx, scene, model_name)
+        self.session = ViewerSession(self.ctx, scene, model_name, play=play)
         self.keys = _key_map()
         self._mouse = None
         self._buttons = set()
@@ -66,6 +75,13 @@ class ViewerWindow:
         glfw.set_char_callback(self.window, self._on_char)
         glfw.set_drop_callback(self.window, self._on_drop)
         glfw.set_window_focus_callback(self.window, lambda _w, focused: imgui.get_io().add_focus_event(bool(focused)))
+
+    def _on_glfw_error(self, code, description) -> None:
+        text = description.decode(errors="replace") if isinstance(description, bytes) else str(description)
+        self.glfw_errors.append(f"{text} (GLFW error {code:#x})")
+
+    def _last_glfw_error(self, default: str) -> str:
+        return self.glfw_errors[-1] if self.glfw_errors else default
 
     # --- input ---------------------------------------------------------------------------------
     def _on_cursor(self, _window, x, y):
