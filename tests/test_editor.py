@@ -11,7 +11,7 @@ from viewer.editor import Editor
 from viewer.gltf import load_gltf
 from viewer.pose import pose_of
 
-from test_gltf import SAMPLES_DIR
+from samples import FOX, SAMPLES_DIR
 
 
 def turn(degrees):
@@ -53,6 +53,13 @@ def test_position_scaling_and_the_seven_matrices(editor):
     assert list(matrices) == ["local", "absolute", "final", "bind", "absolute bind", "absolute inverse bind", "rest"]
     np.testing.assert_allclose(matrices["local"][3, :3], [0.6, 1.4, 0.1])
     np.testing.assert_allclose(matrices["final"], matrices["absolute inverse bind"] @ matrices["absolute"], atol=1e-12)
+    body = editor.matrices(editor.scene.find_bone("body"))
+    np.testing.assert_allclose(matrices["absolute"], matrices["local"] @ body["absolute"], atol=1e-12)
+    np.testing.assert_allclose(matrices["absolute bind"], matrices["bind"] @ body["absolute bind"], atol=1e-12)
+    np.testing.assert_allclose(matrices["absolute inverse bind"] @ matrices["absolute bind"], np.eye(4), atol=1e-12)
+    assert not np.allclose(matrices["local"], matrices["rest"])  # the edit left the rest pose
+    editor.return_bone_to_rest(arm)
+    np.testing.assert_allclose(editor.matrices(arm)["local"], matrices["rest"], atol=1e-12)
 
 
 def test_return_to_rest_for_one_bone_and_all(editor):
@@ -110,7 +117,7 @@ def test_linked_bones_are_edited_through_their_node():
 
 
 def test_playback_advances_loops_and_editing_pauses():
-    editor = Editor(load_gltf(SAMPLES_DIR / "Fox/Fox.glb"))
+    editor = Editor(load_gltf(FOX))
     assert editor.clip.name == "Survey"
     editor.choose_clip(1)
     assert editor.clip.name == "Walk" and editor.playback.time == 0
@@ -146,3 +153,36 @@ def test_pose_files_from_the_panel(editor, tmp_path):
     assert pose_of(editor.scene) == before
     editor.undo()  # undoes the good load
     np.testing.assert_allclose(arm.rotation_quaternion, turn(-30), atol=1e-12)
+
+
+def test_load_pose_undo_and_redo_pause_a_playing_clip(tmp_path):
+    """Else the next frame of the clip overwrites the pose they set."""
+    editor = Editor(load_gltf(FOX))
+    bone = editor.bones()[5]
+    editor.set_rotation_quaternion(bone, turn(40))
+    posed = pose_of(editor.scene)
+    editor.save_pose(tmp_path / "posed.json")
+    editor.return_all_to_rest()
+    steps = {"load pose": lambda: editor.load_pose(tmp_path / "posed.json"), "undo": editor.undo, "redo": editor.redo}
+    for name, step in steps.items():
+        editor.play()
+        step()
+        assert not editor.playback.playing, name
+        shown = pose_of(editor.scene)
+        editor.advance(0.25)  # a frame goes by: a paused clip leaves the pose alone
+        assert pose_of(editor.scene) == shown, name
+    assert shown == posed  # load, undo (back to rest), redo (the loaded pose again)
+    editor.play()
+    editor.load_pose(tmp_path / "missing.json")  # a failed load changes nothing, playback included
+    assert editor.playback.playing and editor.status.startswith("error:")
+
+
+def test_toggle_playback(editor):
+    fox = Editor(load_gltf(FOX))
+    assert not fox.playback.playing
+    fox.toggle_playback()
+    assert fox.playback.playing
+    fox.toggle_playback()
+    assert not fox.playback.playing
+    editor.toggle_playback()  # no animations: nothing to play
+    assert not editor.playback.playing

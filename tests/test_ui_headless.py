@@ -7,9 +7,10 @@ from imgui_bundle import imgui
 from viewer.character import build_character
 from viewer.cli import write_png
 from viewer.render.headless import OffscreenTarget, create_headless_context, release_egl_current
+from viewer.ui.panel import elide_middle, rounded
 from viewer.ui.session import ViewerSession
 
-from test_gltf import SAMPLES_DIR
+from samples import FOX, SAMPLES_DIR
 
 SIZE = (1024, 640)
 
@@ -139,7 +140,7 @@ def test_a_bad_model_keeps_the_current_one(session, tmp_path):
 
 
 def test_playback_controls(session):
-    assert session.open_model(SAMPLES_DIR / "Fox/Fox.glb")
+    assert session.open_model(FOX)
     session.run(2)
     assert session.editor.playback.playing
     click(session, "Pause")
@@ -152,6 +153,14 @@ def test_playback_controls(session):
     assert session.editor.playback.time != time
 
 
+def visible(session, label):
+    """Whether the widget lies wholly inside the panel window (tables are laid out, and so
+    recorded, even when scrolled out of sight)."""
+    x0, y0, x1, y1 = session.panel.rects[label]
+    wx0, wy0, wx1, wy1 = session.panel.rects["window"]
+    return wx0 <= x0 and wy0 <= y0 and x1 <= wx1 and y1 <= wy1
+
+
 def test_matrices_section_shows_the_seven_matrices(session, tmp_path):
     click(session, "leftArm")
     assert "matrix final" not in session.panel.rects  # collapsed by default
@@ -159,6 +168,110 @@ def test_matrices_section_shows_the_seven_matrices(session, tmp_path):
     click(session, "Matrices")
     session.run()
     names = ["local", "absolute", "final", "bind", "absolute bind", "absolute inverse bind", "rest"]
-    shown = [n for n in names if f"matrix {n}" in session.panel.rects]
-    assert shown[:3] == ["local", "absolute", "final"]  # the rest may scroll below the window
     write_png(tmp_path / "matrices.png", session.target.read())
+    # Scroll the panel down with the mouse wheel, as a user would, until each has been seen.
+    io = imgui.get_io()
+    x0, y0, x1, y1 = session.panel.rects["window"]
+    io.add_mouse_pos_event((x0 + x1) / 2, (y0 + y1) / 2)
+    seen = set()
+    for _ in range(20):
+        session.run()
+        tops = [session.panel.rects[f"matrix {n}"][1] for n in names]
+        assert tops == sorted(tops)  # in this order, top to bottom
+        line = imgui.get_text_line_height()
+        for n in names:
+            top, bottom = session.panel.rects[f"matrix {n}"][1::2]
+            assert bottom - top > 3.5 * line  # four rows each
+            if visible(session, f"matrix {n}"):
+                seen.add(n)
+        if seen == set(names):
+            break
+        io.add_mouse_wheel_event(0.0, -1.0)
+    assert seen == set(names)
+
+
+def test_a_status_message_moves_no_widget(session):
+    """A message used to push the panel down between two frames, so a click landed on the
+    widget below the one the user aimed at."""
+    arm = session.editor.scene.find_bone("leftArm")
+    session.editor.set_yaw_pitch_roll_degrees(arm, 0, 0, 80)
+    session.run()
+    before = dict(session.panel.rects)
+    assert before["status"][3] - before["status"][1] == pytest.approx(imgui.get_text_line_height())
+    folder = "/home/someone/a folder with a very long name/and another one inside it" * 3
+    session.editor.status = f"error: {folder}/model.glb: not a glTF file"
+    session.run()
+    after = session.panel.rects
+    assert after == before | {"status": after["status"]}
+    x0, y0, x1, y1 = after["status"]
+    assert (y0, y1) == before["status"][1::2] and x1 > x0  # one line, where it was
+    assert x1 <= after["window"][2]                          # not running off the panel
+    # A click aimed from the earlier frame lands on the widget it aimed at.
+    click(session, "All to rest")
+    np.testing.assert_allclose(session.editor.yaw_pitch_roll_degrees(arm), (0, 0, 30), atol=1e-9)
+
+
+def test_elide_middle_keeps_both_ends():
+    path = "/very/long/folder/name/with/many/parts/file.glb"
+    assert elide_middle(path, 100, len) == path
+    short = elide_middle(path, 20, len)
+    assert len(short) <= 20 and short.startswith("/very/lo") and short.endswith("/file.glb") and "..." in short
+    assert len(elide_middle(path, 19, len)) == 19  # as much as fits
+    assert elide_middle(path, 2, len) == "..."      # nothing fits: only the ellipsis
+
+
+def test_values_never_show_as_minus_zero():
+    for value, shown in ((-0.0, "0.000"), (-0.0004, "0.000"), (0.0004, "0.000"), (-0.0006, "-0.001"), (1.23456, "1.235")):
+        assert f"{rounded(value):.3f}" == shown and "%.3f" % rounded(value) == shown
+
+
+def test_a_drag_keeps_the_untouched_fields_exact(session):
+    """The fields show values rounded to 3 decimals; dragging one field must not round the others."""
+    click(session, "leftArm")
+    arm = session.editor.selected
+    arm.position = [-0.0, -0.0001234, 1.23456789]
+    session.run()
+    drag(session, "position", field=0, fields=3, dx=40)
+    assert arm.position[0] > 0.05
+    assert arm.position[1] == -0.0001234 and arm.position[2] == 1.23456789
+
+
+def press_space(session):
+    io = imgui.get_io()
+    io.add_key_event(imgui.Key.space, True)
+    session.run()
+    io.add_key_event(imgui.Key.space, False)
+    session.run()
+
+
+def test_space_toggles_playback_but_not_while_typing(session):
+    assert session.open_model(FOX)
+    session.run(2)
+    editor = session.editor
+    assert editor.playback.playing
+    press_space(session)          # the panel has focus from the first frame: Space still plays
+    assert not editor.playback.playing
+    time = editor.playback.time
+    session.run(3)
+    assert editor.playback.time == time
+    press_space(session)
+    assert editor.playback.playing
+    click(session, "Pause")       # a button clicked with the mouse does not take Space over
+    assert not editor.playback.playing
+    press_space(session)
+    assert editor.playback.playing
+    # Typing a space into a text field is typing, not play/pause.
+    for section in ("Bones", "Selected bone", "Files"):  # make room, open Files
+        click(session, section)
+    assert visible(session, "pose file")
+    click(session, "pose file")
+    io = imgui.get_io()
+    io.add_key_event(imgui.Key.end, True)
+    session.run()
+    io.add_key_event(imgui.Key.end, False)
+    io.add_key_event(imgui.Key.space, True)
+    io.add_input_character(ord(" "))
+    session.run()
+    io.add_key_event(imgui.Key.space, False)
+    session.run()
+    assert session.panel.pose_path == "pose.json " and editor.playback.playing

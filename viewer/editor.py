@@ -162,12 +162,14 @@ class Editor:
             self._redo.append(pose_of(self.scene))
             apply_pose(self.scene, self._undo.pop())
             self._edit_open = False
+            self.pause()  # else the next frame of a playing clip overwrites the pose
 
     def redo(self) -> None:
         if self._redo:
             self._undo.append(pose_of(self.scene))
             apply_pose(self.scene, self._redo.pop())
             self._edit_open = False
+            self.pause()
 
     # --- files ---------------------------------------------------------------------------------
     def save_pose(self, path) -> None:
@@ -184,6 +186,7 @@ class Editor:
             return
         self._undo.append(before)
         self._redo.clear()
+        self.pause()  # else the next frame of a playing clip overwrites the pose
         self.status = f"pose loaded from {path}"
 
     # --- animation -------------------------------------------------------------------------------
@@ -204,6 +207,10 @@ class Editor:
 
     def pause(self) -> None:
         self.playback.playing = False
+
+    def toggle_playback(self) -> None:
+        """Play or pause (the Space key)."""
+        self.pause() if self.playback.playing else self.play()
 
     def seek(self, time: float) -> None:
         clip = self.clip

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ViewerError
-from ..model.mesh import skin
+from ..model.mesh import bounds, skin
 from .shaders import load_program
 
 # Vertex uniform components kept back for everything that is not a bone matrix.
@@ -131,7 +131,8 @@ class Renderer:
         """Draw a Crowd (one mesh, many posed and placed copies) with one instanced draw call.
 
         The crowd's skeletons are updated as one batch; their matrices go up as one RGBA32F
-        texture, which instance i reads from row i * bones_per_instance + joint.
+        texture, which instance i reads from row i * bones_per_instance + joint. The ground
+        grid spans every copy.
         """
         import moderngl
 
@@ -145,6 +146,14 @@ class Renderer:
             entry = GpuCrowd(self, crowd)
             self._meshes[("crowd", id(crowd))] = entry
         entry.draw(view, projection, camera.position, options)
+        if options.show_grid:
+            ground = entry.ground_bounds()
+            self.ctx.enable(moderngl.BLEND)
+            self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+            self.ctx.depth_mask = False
+            self._draw_lines(self._grid(ground), view, projection, moderngl.LINES, fade=ground)
+            self.ctx.depth_mask = True
+            self.ctx.disable(moderngl.BLEND)
 
     def _begin_frame(self, camera, size, options: RenderOptions):
         """Viewport, cleared depth, background gradient, depth test on: (view, projection)."""
@@ -286,7 +295,8 @@ class GpuMesh:
 
 
 class GpuCrowd:
-    """GPU buffers of a Crowd: the mesh once, per-instance world matrices, one bone texture."""
+    """GPU buffers of a Crowd: the mesh once, per-instance world matrices (the mesh's world
+    matrix, then the instance matrix: Crowd.world_matrices), one bone texture."""
 
     def __init__(self, renderer: Renderer, crowd):
         self.renderer, self.crowd, self.mesh = renderer, crowd, crowd.mesh
@@ -312,6 +322,18 @@ class GpuCrowd:
         content.append((self.world_buffer, "16f/i", "in_instance_world"))
         self.vao = ctx.vertex_array(self.program, content, index_buffer=self.index_buffer, index_element_size=4)
         self.textures = material_textures(ctx, mesh)
+        # Corners of the first copy's box in mesh space, as posed now: placed by each world
+        # matrix, they give the ground's extent without skinning every copy each frame.
+        matrices = crowd.group.get_transform_matrices()[: crowd.bones_per_instance]
+        low, high = bounds(skin(mesh.positions, mesh.normals, mesh.joints, mesh.weights, matrices)[0])
+        self._corners = np.array([[x, y, z] for x in (low[0], high[0]) for y in (low[1], high[1])
+                                  for z in (low[2], high[2])])
+
+    def ground_bounds(self):
+        """World-space (low, high) around every copy (from the first copy's box): the grid's extent."""
+        worlds = self.crowd.world_matrices
+        points = (self._corners @ worlds[:, :3, :3] + worlds[:, None, 3, :3]).reshape(-1, 3)
+        return points.min(axis=0), points.max(axis=0)
 
     def update(self) -> None:
         """Upload this frame's bone matrices (one texture) and instance world matrices."""
@@ -398,11 +420,14 @@ SELECTED_COLOR = (0.25, 0.95, 1.0, 1.0)
 def skeleton_overlay(scene, selected_bone=None):
     """(line vertices, point vertices) as (N, 7) arrays of xyz + rgba, in world space.
 
-    A line from each bone to each child; a leaf bone from its position along the scene's
-    leaf axis (bone space) for its ``length``; when unset, half its parent segment, or a
-    tenth of the model's size for a bone that sits on its parent.
+    A line from each bone to each child; a leaf bone along the scene's leaf axis (bone space)
+    for its ``length``, which is in the bone's own space (Babylon), so it scales with the
+    bone; when unset, a world length along the axis's world direction: half the parent
+    segment, or a tenth of the model's size for a bone that sits on its parent. The selected
+    bone's own segments (to its children, or its leaf segment) are highlighted, drawn last
+    (after every skeleton's lines: two skins may share joints and draw the same lines).
     """
-    lines, points = [], []
+    starts, ends, lit, joints, lit_joints = [], [], [], [], []
     model_size = float(np.linalg.norm(scene.rest_bounds[1] - scene.rest_bounds[0]))
     drawn = set()
     for mesh in scene.skinned_meshes:
@@ -416,28 +441,37 @@ def skeleton_overlay(scene, selected_bone=None):
         selected = np.zeros(len(parents), bool)
         if selected_bone is not None and selected_bone.get_skeleton() is skeleton:
             selected[list(skeleton.bones).index(selected_bone)] = True
-        color = np.where(selected[:, None], SELECTED_COLOR, BONE_COLOR)
-        # Parent to child.
         children = np.flatnonzero(parents >= 0)
-        lines.append(_segments(heads[parents[children]], heads[children], color[children]))
-        # Leaves along the leaf axis for their length; unset: half the parent segment, or a
-        # tenth of the model for a bone sitting on its parent.
         has_child = np.zeros(len(parents), bool)
         has_child[parents[children]] = True
         leaves = np.flatnonzero(~has_child)
         segment = np.zeros(len(parents))
         segment[children] = np.linalg.norm(heads[children] - heads[parents[children]], axis=1)
         length = skeleton.get_bone_lengths()[leaves]
-        unset = np.isnan(length)
+        # The leaf axis in world space, scaled as the bone is (an armature scaled x100 makes it
+        # 100 long): a set length goes through that scale, the world-length fallback does not.
+        axis = np.einsum("i,nij->nj", scene.leaf_bone_axis, absolute[leaves, :3, :3])
+        axis_scale = np.linalg.norm(axis, axis=1)
         fallback = np.where(segment[leaves] > 0, 0.5 * segment[leaves], 0.1 * model_size)
-        length = np.where(unset, fallback, length)
-        leaves, length = leaves[length > 0], length[length > 0]
-        tips = np.einsum("ni,nij->nj", np.c_[length[:, None] * scene.leaf_bone_axis, np.ones(len(leaves))],
-                         absolute[leaves])[:, :3]
-        lines.append(_segments(heads[leaves], tips, color[leaves]))
-        points.append(np.c_[heads, np.where(selected[:, None], SELECTED_COLOR, JOINT_COLOR)])
-    return (np.concatenate(lines).astype(np.float32) if lines else np.zeros((0, 7), np.float32),
-            np.concatenate(points).astype(np.float32) if points else np.zeros((0, 7), np.float32))
+        world_length = np.where(np.isnan(length), fallback, length * axis_scale)
+        keep = (world_length > 0) & (axis_scale > 0)
+        leaves = leaves[keep]
+        tips = heads[leaves] + axis[keep] * (world_length[keep] / axis_scale[keep])[:, None]
+        # A bone's own segments run from its head: to each child, or to its leaf tip.
+        starts += [heads[parents[children]], heads[leaves]]
+        ends += [heads[children], tips]
+        lit += [selected[parents[children]], selected[leaves]]
+        joints.append(heads)
+        lit_joints.append(selected)
+    if not starts:
+        return np.zeros((0, 7), np.float32), np.zeros((0, 7), np.float32)
+    starts, ends, lit = np.concatenate(starts), np.concatenate(ends), np.concatenate(lit)
+    joints, lit_joints = np.concatenate(joints), np.concatenate(lit_joints)
+    order = np.argsort(lit, kind="stable")  # highlighted last, so on top
+    lines = _segments(starts[order], ends[order], np.where(lit[order, None], SELECTED_COLOR, BONE_COLOR))
+    order = np.argsort(lit_joints, kind="stable")
+    points = np.c_[joints[order], np.where(lit_joints[order, None], SELECTED_COLOR, JOINT_COLOR)]
+    return lines.astype(np.float32), points.astype(np.float32)
 
 
 def _segments(starts, ends, colors):

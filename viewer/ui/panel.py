@@ -17,6 +17,8 @@ from ..errors import ViewerError
 PANEL_WIDTH = 380
 SELECTED_TEXT = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)
 ERROR_TEXT = imgui.ImVec4(1.0, 0.45, 0.4, 1.0)
+STATUS_TEXT = imgui.ImVec4(0.7, 0.9, 0.7, 1.0)
+ELLIPSIS = "..."  # the default font has no U+2026
 
 
 @dataclass
@@ -60,15 +62,13 @@ class PosePanel:
         imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, max(200.0, io.display_size.y - 16)),
                                    imgui.Cond_.first_use_ever)
         imgui.begin("boneviewer")
+        position, size = imgui.get_window_pos(), imgui.get_window_size()
+        self.rects["window"] = (position.x, position.y, position.x + size.x, position.y + size.y)
         imgui.text(model_name)
         if fps:
             imgui.same_line()
             imgui.text_disabled(f"  {1000.0 / fps:4.1f} ms/frame")
-        if editor.status:
-            color = ERROR_TEXT if editor.status.startswith("error") else imgui.ImVec4(0.7, 0.9, 0.7, 1.0)
-            imgui.push_text_wrap_pos(0.0)
-            imgui.text_colored(color, editor.status)
-            imgui.pop_text_wrap_pos()
+        self._status(editor.status)
         self._shortcuts(editor)
         if self._header("Display"):
             self._display(editor, requests)
@@ -86,10 +86,22 @@ class PosePanel:
         return requests
 
     # --- sections ------------------------------------------------------------------------------
+    def _status(self, status: str) -> None:
+        """One line, always there, so a message never moves the widgets below it (a click
+        would land on the wrong one); a long message loses its middle, the whole shows on hover."""
+        line = elide_middle(status.splitlines()[0] if status else "", imgui.get_content_region_avail().x,
+                            lambda text: imgui.calc_text_size(text).x)
+        imgui.text_colored(ERROR_TEXT if status.startswith("error") else STATUS_TEXT, line)
+        self._record("status")
+        if line != status and imgui.is_item_hovered():
+            imgui.set_tooltip(status)
+
     def _shortcuts(self, editor) -> None:
         io = imgui.get_io()
         if io.want_text_input:
             return
+        if keyboard_is_free() and imgui.is_key_chord_pressed(imgui.Key.space):
+            editor.toggle_playback()
         ctrl = imgui.Key.mod_ctrl
         if imgui.is_key_chord_pressed(ctrl | imgui.Key.z):
             editor.undo()
@@ -120,7 +132,7 @@ class PosePanel:
             editor.choose_clip(index)
         playback, clip = editor.playback, editor.clip
         if self._button("Pause" if playback.playing else "Play", imgui.ImVec2(70, 0)):
-            editor.pause() if playback.playing else editor.play()
+            editor.toggle_playback()
         imgui.same_line()
         _, playback.loop = imgui.checkbox("Loop", playback.loop)
         imgui.same_line()
@@ -194,7 +206,10 @@ class PosePanel:
         """A drag field whose whole drag is one undo step; bad values go to the status line."""
         imgui.set_next_item_width(-150)
         widget = {3: imgui.drag_float3, 4: imgui.drag_float4}[len(values)]
-        changed, new = widget(label, [float(v) for v in values], speed, 0.0, 0.0, "%.3f")
+        shown = [rounded(v) for v in values]  # as "%.3f" shows them, with no -0.000
+        changed, new = widget(label, shown, speed, 0.0, 0.0, "%.3f")
+        # A field the user did not touch keeps its full value, not the shown rounding.
+        new = [value if np.float32(n) == np.float32(s) else n for value, n, s in zip(values, new, shown)]
         self._record(label, fields_only=True)
         if imgui.is_item_activated():
             editor.begin_edit()
@@ -215,13 +230,14 @@ class PosePanel:
                     imgui.table_next_row()
                     for value in row:
                         imgui.table_next_column()
-                        imgui.text(f"{value: .3f}")
+                        imgui.text(f"{rounded(value): .3f}")
                 imgui.end_table()
                 self._record(f"matrix {name}")
 
     def _files(self, editor, requests) -> None:
         imgui.set_next_item_width(-110)
         _, self.pose_path = imgui.input_text("pose file", self.pose_path)
+        self._record("pose file", fields_only=True)
         if self._button("Save pose"):
             try:
                 editor.save_pose(self.pose_path)
@@ -238,3 +254,34 @@ class PosePanel:
         _, self.model_path = imgui.input_text("model", self.model_path)
         if self._button("Open model") and self.model_path:
             requests.open_model = self.model_path
+
+
+def keyboard_is_free() -> bool:
+    """Whether a plain key press is the viewer's: ImGui is not typing, dragging or keyboard-
+    navigating with it. (``io.want_capture_keyboard`` is not the test: with keyboard navigation
+    on it is true whenever the panel has focus, as it has from the first frame, although a
+    panel focused by the mouse does nothing with Space.)"""
+    io = imgui.get_io()
+    return not (io.want_text_input or io.nav_visible or imgui.is_any_item_active())
+
+
+def rounded(value: float, decimals: int = 3) -> float:
+    """``value`` rounded for display, with -0 as 0 (so nothing shows as -0.000)."""
+    return round(float(value), decimals) + 0.0  # -0.0 + 0.0 is +0.0
+
+
+def elide_middle(text: str, width: float, measure) -> str:
+    """``text`` cut in the middle to fit ``width`` as ``measure(text)`` measures it:
+    ``/very/lo.../file.glb``, half from each end (the end holds a path's file name)."""
+    if measure(text) <= width:
+        return text
+    low, high = 0, len(text)  # the most characters kept that still fit
+    while low < high:
+        keep = (low + high + 1) // 2
+        head = keep // 2
+        if measure(text[:head] + ELLIPSIS + text[len(text) - (keep - head):]) <= width:
+            low = keep
+        else:
+            high = keep - 1
+    head = low // 2
+    return text[:head] + ELLIPSIS + text[len(text) - (low - head):]
