@@ -168,6 +168,17 @@ def animate(b, targets, interpolation="LINEAR", duration=2.0, keys=5):
     b.gltf.animations.append(g.Animation(name=interpolation.lower(), channels=channels, samplers=samplers))
 
 
+def build_base(folder: Path, mode: str = "embedded") -> Path:
+    """The plain valid worm: a 3-joint chain, its skin and one animation; the base the
+    malformed and fuzz tests break. ``mode`` as in Builder.save."""
+    b = Builder()
+    joints = chain(b, 3, root=True)
+    b.node("mesh", root=True, mesh=worm_mesh(b, 3, 0), skin=0)
+    b.gltf.skins.append(g.Skin(joints=joints, inverseBindMatrices=inverse_binds(b, joints), skeleton=joints[0]))
+    animate(b, joints[1:])
+    return b.save(folder / ("model.glb" if mode == "glb" else "model.gltf"), mode)
+
+
 DECOY = dict(translation=[5.0, -3.0, 2.0], rotation=quat([1, 1, 0], 70), scale=[2.0, 0.5, 3.0])
 
 

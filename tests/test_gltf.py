@@ -1,23 +1,22 @@
 """glTF loading: every sample and edge case against an independent evaluation, and rendering."""
 
+import logging
+import re
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from PIL import Image
 
 from gltf_cases import CASES, make_case
+from gltf_reference import Document
 from gltf_reference import skinned_positions as reference_positions
+from samples import ROBOT, SAMPLES_DIR
 from viewer import ViewerError
 from viewer.gltf import load_gltf
 from viewer.render.headless import HeadlessRenderer, framed_camera
 from viewer.render.renderer import Renderer, RenderOptions
 
-from pathlib import Path
-
-SAMPLES_DIR = Path(__file__).parent / "data" / "gltf-samples"
 SAMPLES = ["SimpleSkin/SimpleSkin.gltf", "RiggedSimple/RiggedSimple.gltf", "RiggedFigure/RiggedFigure.gltf",
            "CesiumMan/CesiumMan.gltf", "CesiumMan/CesiumMan.glb", "Fox/Fox.gltf", "Fox/Fox.glb"]
 
@@ -160,19 +159,15 @@ def test_textured_sample_shows_its_texture(headless):
     assert greenish.sum() > 30
 
 
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "viewer.cli", *args], capture_output=True, text=True, timeout=120)
-
-
-def test_cli_renders_an_animation_time_and_a_sequence(tmp_path):
+def test_cli_renders_an_animation_time_and_a_sequence(tmp_path, cli):
     fox = str(SAMPLES_DIR / "Fox/Fox.glb")
-    a = run_cli("render", fox, "--animation", "Walk", "--time", "0.2", "--out", str(tmp_path / "walk.png"),
+    a = cli("render", fox, "--animation", "Walk", "--time", "0.2", "--out", str(tmp_path / "walk.png"),
                 "--size", "160x120")
-    b = run_cli("render", fox, "--animation", "1", "--time", "0.2", "--out", str(tmp_path / "one.png"),
+    b = cli("render", fox, "--animation", "1", "--time", "0.2", "--out", str(tmp_path / "one.png"),
                 "--size", "160x120")
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
     assert np.array_equal(np.asarray(Image.open(tmp_path / "walk.png")), np.asarray(Image.open(tmp_path / "one.png")))
-    seq = run_cli("render", fox, "--animation", "Run", "--frames", "0:0.5:0.1", "--out-dir", str(tmp_path / "seq"),
+    seq = cli("render", fox, "--animation", "Run", "--frames", "0:0.5:0.1", "--out-dir", str(tmp_path / "seq"),
                   "--size", "96x72")
     assert seq.returncode == 0, seq.stderr
     files = sorted((tmp_path / "seq").iterdir())
@@ -187,8 +182,8 @@ def test_cli_renders_an_animation_time_and_a_sequence(tmp_path):
     (["--frames", "0:1"], "expected START:END:STEP"),
     (["--frames", "2:1:0.1", "--out-dir", "x"], "need START <= END"),
 ])
-def test_cli_animation_errors(args, message, tmp_path):
-    result = run_cli("render", str(SAMPLES_DIR / "Fox/Fox.glb"), "--out", str(tmp_path / "a.png"), *args)
+def test_cli_animation_errors(args, message, tmp_path, cli):
+    result = cli("render", str(SAMPLES_DIR / "Fox/Fox.glb"), "--out", str(tmp_path / "a.png"), *args)
     assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
@@ -196,3 +191,24 @@ def test_model_copied_elsewhere_still_loads(tmp_path):
     # The samples are self-contained; a copy in another folder loads the same.
     shutil.copy(SAMPLES_DIR / "RiggedFigure/RiggedFigure.gltf", tmp_path / "figure.gltf")
     assert len(load_gltf(tmp_path / "figure.gltf").skinned_meshes[0].skeleton.bones) == 19
+
+
+def test_weight_warning_reports_the_range_of_the_off_sums(caplog):
+    # RobotExpressive's hands have weights summing to well over 1; the warning names the
+    # range of the sums that are off, read here from the file independently of the loader.
+    with caplog.at_level(logging.WARNING, logger="boneviewer"):
+        load_gltf(ROBOT)
+    lines = [r.getMessage() for r in caplog.records if "do not sum to 1" in r.getMessage()]
+    assert len(lines) == 1, lines
+    found = re.search(r"mesh (\d+): (\d+) of (\d+) vertices .* \(sums ([0-9.]+)\.\.([0-9.]+)\)", lines[0])
+    assert found, lines[0]
+    mesh, off_count, count, low, high = found.groups()
+    document = Document(ROBOT)
+    sums = np.concatenate([
+        sum(document.accessor(index).sum(axis=1) for name, index in primitive["attributes"].items()
+            if name.startswith("WEIGHTS_"))
+        for primitive in document.json["meshes"][int(mesh)]["primitives"]])
+    off = sums[np.abs(sums - 1.0) > 1e-3]
+    assert (int(off_count), int(count)) == (len(off), len(sums))
+    assert float(low) == pytest.approx(off.min(), abs=1e-3) and float(high) == pytest.approx(off.max(), abs=1e-3)
+    assert off.min() > 1.0 and off.max() > 1.5  # the hands' extra weight, not "min 1"

@@ -3,8 +3,9 @@ raise ViewerError, quickly, and never through the loader's generic fallback.
 
 The loader wraps anything unexpected into ViewerError("... malformed glTF (Type: ...)") as
 a last line of defence; these tests fail when that fallback fires, so a gap in the explicit
-checks shows up here as the shrunk example that reaches it. Counts of each outcome are
-printed at the end (run with -s to see them).
+checks shows up here as the shrunk example that reaches it. Each test prints its own count
+of each outcome (run with -s to see them) and checks it saw both: files that load and files
+that are refused.
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ import random
 import struct
 import time
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gltf_cases import make_case
-from test_gltf_malformed import build_base
+from gltf_cases import build_base, make_case
 from viewer import ViewerError
 from viewer.gltf import FALLBACK, load_gltf
 
@@ -33,7 +32,6 @@ TIME_LIMIT = 5.0
 FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 400)), deadline=None,
                 derandomize=not os.environ.get("FUZZ_RANDOM"), database=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-STATS = collections.defaultdict(collections.Counter)
 
 
 @pytest.fixture(scope="module")
@@ -46,19 +44,18 @@ def bases(tmp_path_factory):
     return {"documents": documents, "glb": glb, "folder": tmp_path_factory.mktemp("fuzz")}
 
 
-def _load_and_use(path, kind):
-    """Load, then use what loaded (animate and skin); record the outcome."""
+def _load_and_use(path) -> str:
+    """Load, then use what loaded (animate and skin); the outcome's name."""
     start = time.monotonic()
     try:
         scene = load_gltf(path)
     except ViewerError as error:
         if error.__cause__ is not None or FALLBACK in str(error):
-            STATS[kind][f"fallback {type(error.__cause__).__name__}"] += 1
             raise AssertionError(f"the generic fallback fired: {error}") from error
         assert str(error).startswith(f"{path}: "), str(error)
-        STATS[kind]["ViewerError"] += 1
+        outcome = "ViewerError"
     else:
-        STATS[kind]["loaded"] += 1
+        outcome = "loaded"
         try:  # what loaded can be animated and skinned (a bad pose is the model's ViewerError)
             for clip in scene.animations:
                 for fraction in (0.0, 0.4, 1.0):
@@ -66,9 +63,28 @@ def _load_and_use(path, kind):
             for mesh in scene.skinned_meshes:
                 mesh.skinned_positions()
         except ViewerError:
-            STATS[kind]["loaded, then ViewerError while animating"] += 1
+            outcome = "loaded, then ViewerError while animating"
     elapsed = time.monotonic() - start
     assert elapsed < TIME_LIMIT, f"took {elapsed:.1f} s"
+    return outcome
+
+
+def _fuzz(kind, write_file) -> None:
+    """Run FUZZ examples of ``write_file(data) -> path`` through the loader; print the outcomes.
+
+    Both outcomes must occur: edits that never load (a broken base) or never fail (edits
+    that change nothing) would make the run a check of nothing.
+    """
+    outcomes = collections.Counter()
+
+    @FUZZ
+    @given(data=st.data())
+    def examples(data):
+        outcomes[_load_and_use(write_file(data))] += 1
+
+    examples()
+    print(f"\nfuzz {kind}: {sum(outcomes.values())} examples: {dict(outcomes)}")
+    assert outcomes["loaded"] and outcomes["ViewerError"], dict(outcomes)
 
 
 # --- JSON mutations --------------------------------------------------------------------------------
@@ -124,16 +140,17 @@ def _mutate(document, data):
         parent[key] = None
 
 
-@FUZZ
-@given(data=st.data())
-def test_mutated_gltf_json_loads_or_raises_viewer_error(bases, data):
-    document = copy.deepcopy(data.draw(st.sampled_from(bases["documents"]), label="base"))
-    for _ in range(data.draw(st.integers(1, 3), label="mutations")):
-        if isinstance(document, (dict, list)) and document:
-            _mutate(document, data)
-    path = bases["folder"] / "mutated.gltf"
-    path.write_text(json.dumps(document))
-    _load_and_use(path, "json")
+def test_mutated_gltf_json_loads_or_raises_viewer_error(bases):
+    def write_file(data):
+        document = copy.deepcopy(data.draw(st.sampled_from(bases["documents"]), label="base"))
+        for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+            if isinstance(document, (dict, list)) and document:
+                _mutate(document, data)
+        path = bases["folder"] / "mutated.gltf"
+        path.write_text(json.dumps(document))
+        return path
+
+    _fuzz("json", write_file)
 
 
 # --- GLB byte mutations ----------------------------------------------------------------------------
@@ -167,38 +184,33 @@ def _glb_mutation(raw: bytearray, data) -> bytearray:
     return raw
 
 
-@FUZZ
-@given(data=st.data())
-def test_mutated_glb_bytes_load_or_raise_viewer_error(bases, data):
-    raw = bytearray(bases["glb"])
-    for _ in range(data.draw(st.integers(1, 3), label="mutations")):
-        raw = _glb_mutation(raw, data)
-    path = bases["folder"] / "mutated.glb"
-    path.write_bytes(bytes(raw))
-    _load_and_use(path, "glb")
+def test_mutated_glb_bytes_load_or_raise_viewer_error(bases):
+    def write_file(data):
+        raw = bytearray(bases["glb"])
+        for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+            raw = _glb_mutation(raw, data)
+        path = bases["folder"] / "mutated.glb"
+        path.write_bytes(bytes(raw))
+        return path
+
+    _fuzz("glb", write_file)
 
 
-@FUZZ
-@given(data=st.data())
-def test_glb_with_mutated_json_chunk_loads_or_raises_viewer_error(bases, data):
+def test_glb_with_mutated_json_chunk_loads_or_raises_viewer_error(bases):
     """JSON edits inside a GLB, with the chunk and header lengths kept consistent."""
     raw = bases["glb"]
     json_length = struct.unpack_from("<I", raw, 12)[0]
-    document = json.loads(raw[20:20 + json_length])
-    for _ in range(data.draw(st.integers(1, 3), label="mutations")):
-        if isinstance(document, (dict, list)) and document:
-            _mutate(document, data)
-    text = json.dumps(document).encode()
-    text += b" " * (-len(text) % 4)
-    rest = raw[20 + json_length:]
-    body = struct.pack("<II", len(text), 0x4E4F534A) + text + rest
-    path = bases["folder"] / "mutated-json.glb"
-    path.write_bytes(struct.pack("<III", 0x46546C67, 2, 12 + len(body)) + body)
-    _load_and_use(path, "glb-json")
 
+    def write_file(data):
+        document = json.loads(raw[20:20 + json_length])
+        for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+            if isinstance(document, (dict, list)) and document:
+                _mutate(document, data)
+        text = json.dumps(document).encode()
+        text += b" " * (-len(text) % 4)
+        body = struct.pack("<II", len(text), 0x4E4F534A) + text + raw[20 + json_length:]
+        path = bases["folder"] / "mutated-json.glb"
+        path.write_bytes(struct.pack("<III", 0x46546C67, 2, 12 + len(body)) + body)
+        return path
 
-def test_zz_fuzz_report():
-    """Print what the fuzz tests saw (they run first, in file order)."""
-    for kind, counts in STATS.items():
-        print(f"\nfuzz {kind}: {sum(counts.values())} examples: {dict(counts)}")
-    assert all(not key.startswith("fallback") for counts in STATS.values() for key in counts)
+    _fuzz("glb-json", write_file)

@@ -22,23 +22,13 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-import pygltflib as g
 import pytest
 
-from gltf_cases import Builder, animate, chain, inverse_binds, worm_mesh
+from gltf_cases import build_base
 from viewer import ViewerError
 from viewer.gltf import FALLBACK, load_gltf
 
 DATA_PREFIX = "data:application/octet-stream;base64,"
-
-
-def build_base(folder: Path, mode: str = "embedded") -> Path:
-    b = Builder()
-    joints = chain(b, 3, root=True)
-    b.node("mesh", root=True, mesh=worm_mesh(b, 3, 0), skin=0)
-    b.gltf.skins.append(g.Skin(joints=joints, inverseBindMatrices=inverse_binds(b, joints), skeleton=joints[0]))
-    animate(b, joints[1:])
-    return b.save(folder / ("model.glb" if mode == "glb" else "model.gltf"), mode)
 
 
 class Doc:
@@ -525,6 +515,27 @@ def test_weights_not_summing_to_one_warn_once(tmp_path, caplog):
             doc.put(2, v, w * 3.0, k)
     scene, lines = _load_warnings(doc.save(), caplog)
     assert len(lines) == 1 and "26 of 26 vertices have weights that do not sum to 1" in lines[0], lines
+    np.testing.assert_allclose(scene.skinned_meshes[0].weights.sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_low_weight_sums_warn_with_their_range(tmp_path, caplog):
+    # Vertices 0-19 get weights summing to 0.2, 0.22, ... 0.58; the rest keep their sum of 1.
+    doc = Doc(tmp_path)
+    sums = []
+    for v in range(26):
+        factor = 0.2 + 0.02 * v if v < 20 else 1.0
+        written = []
+        for k in range(4):
+            offset = doc.json["bufferViews"][2]["byteOffset"] + (v * 4 + k) * 4
+            (w,) = struct.unpack_from("<f", doc.blob, offset)
+            doc.put(2, v, w * factor, k)
+            written.append(struct.unpack_from("<f", doc.blob, offset)[0])
+        sums.append(sum(written))
+    off = [s for s in sums if abs(s - 1.0) > 1e-3]
+    scene, lines = _load_warnings(doc.save(), caplog)
+    assert len(off) == 20 and min(off) < 0.25 and max(off) > 0.55
+    assert len(lines) == 1 and f"{len(off)} of 26 vertices" in lines[0], lines
+    assert f"(sums {min(off):.4g}..{max(off):.4g})" in lines[0], lines
     np.testing.assert_allclose(scene.skinned_meshes[0].weights.sum(axis=1), 1.0, atol=1e-6)
 
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_model_properties import build, quaternion, trees, trs
 
+from model_strategies import build, quaternion, trees, trs
 from viewer import Bone, SkeletonGroup, TransformNode, ViewerError
 from viewer.model import transforms
 

@@ -1,8 +1,9 @@
 """``boneviewer bench``: performance figures as a plain-text table (a script, not a test).
 
 Every figure is a median over repetitions, measured in this run; the plain per-bone Python
-loop runs side by side as a baseline. The Babylon.js and pygfx figures are constants from
-issue 7, measured earlier on this machine: compare ratios, not absolute times.
+loop runs side by side as a baseline. Only what ships with the package is used: generated
+skeletons and the built-in character, so an installed package benchmarks the same as a
+checkout.
 """
 
 from __future__ import annotations
@@ -16,16 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-# Measured earlier on this machine, from the issue (issue 7).
-BABYLON_US = {100: 10.0, 1000: 130.0, 10000: 8500.0, "crowd": 8000.0}  # prepare(true), every rotation changed
-BABYLON_10K_RANGE = "7-10 ms"
-PYGFX_US_PER_JOINT = 9.0          # 8-10 us per joint per frame
-PYGFX_FPS = {(512, 512): 80.0, (1280, 720): 41.0}  # CesiumMan offscreen: 67-93 and 38-44 fps
-PYGFX_FIRST_FRAME_S = 1.7
-
-CESIUM_MAN = Path(__file__).resolve().parents[1] / "tests" / "data" / "gltf-samples" / "CesiumMan" / "CesiumMan.glb"
 SIZES = (20, 100, 1000, 10000)
 CROWD = (100, 100)  # skeletons x bones
+SWING_POSES = 16    # arm-swing poses per cycle of the posed character
 
 
 def random_tree(n: int, seed: int = 0, name: str = "tree"):
@@ -114,7 +108,7 @@ def skeleton_rows(quick: bool):
         loop = PythonLoop(skeleton)
         loop_reps = max(1, min(200, 20000 // n) // (20 if quick else 1))
         baseline = _median_us(lambda i: loop.frame(poses[i & 3]), loop_reps, warmup=1)
-        rows.append((f"{n:,} bones", n, ours, baseline, BABYLON_US.get(n)))
+        rows.append((f"{n:,} bones", n, ours, baseline))
     count, n = CROWD
     skeletons = [random_tree(n, seed=0, name=f"crowd{k}_") for k in range(count)]
     group = SkeletonGroup(skeletons)
@@ -131,35 +125,36 @@ def skeleton_rows(quick: bool):
     loops = [PythonLoop(s) for s in skeletons[: 2 if quick else count]]
     baseline = _median_us(lambda i: [loop.frame(poses[i & 3][k]) for k, loop in enumerate(loops)], 1 if quick else 5,
                           warmup=0) * count / len(loops)
-    rows.append((f"crowd {count} x {n} bones", count * n, ours, baseline, BABYLON_US["crowd"]))
+    rows.append((f"crowd {count} x {n} bones", count * n, ours, baseline))
     return rows
 
 
-def _copy_skeleton(source, name):
-    """An unlinked copy of a skeleton: same bones, indices, binds and current local matrices."""
-    from .model import Bone, Skeleton
+def arm_swing(skeleton, count: int = SWING_POSES) -> np.ndarray:
+    """(count, bones, 4) rotation quaternions for the built-in character: from its rest pose,
+    the arms swing forward and back in opposition over one cycle and the body turns a little."""
+    from .model.transforms import quaternion_from_yaw_pitch_roll
 
-    copy = Skeleton(name)
-    made = {}
-    for bone in source.bones:
-        parent = bone.get_parent()
-        made[id(bone)] = Bone(bone.name, copy, None if parent is None else made[id(parent)],
-                              local_matrix=bone.get_local_matrix(), bind_matrix=bone.get_bind_matrix(),
-                              index=bone.get_index())
-    return copy
+    rest = np.array([bone.rotation for bone in skeleton.bones])  # (x, y, z): pitch, yaw, roll
+    phase = np.linspace(0.0, 2.0 * np.pi, count, endpoint=False)
+    angles = np.repeat(rest[None], count, axis=0)
+    angles[:, 0, 1] += 0.15 * np.sin(phase)
+    angles[:, 1, 0] += 0.6 * np.sin(phase)
+    angles[:, 2, 0] -= 0.6 * np.sin(phase)
+    return quaternion_from_yaw_pitch_roll(angles.reshape(-1, 3)).reshape(count, len(rest), 4)
 
 
 def render_rows(quick: bool):
     from .camera import OrbitCamera
-    from .gltf import load_gltf
+    from .character import build_character
     from .model import Crowd
-    from .model.transforms import compose
     from .render.headless import HeadlessRenderer, framed_camera
     from .render.renderer import RenderOptions
 
     rows = []
-    scene = load_gltf(CESIUM_MAN)
-    clip = scene.animations[0]
+    scene = build_character()
+    mesh, skeleton = scene.skinned_meshes[0], scene.skeletons[0]
+    poses = arm_swing(skeleton)
+    what = f"built-in character ({len(mesh.positions):,} vertices, {len(mesh.indices) // 3:,} triangles)"
     frames = 5 if quick else 120
     with HeadlessRenderer((512, 512)) as headless:
         camera = framed_camera(scene)
@@ -167,41 +162,33 @@ def render_rows(quick: bool):
             headless.resize(size)
 
             def frame(i):
-                clip.apply((i / 60.0) % clip.duration)
+                skeleton.set_pose(rotation_quaternions=poses[i % len(poses)])
                 headless.render(scene, camera, RenderOptions())
 
             us = _median_us(frame, frames)
-            rows.append((f"CesiumMan {size[0]}x{size[1]}, animated, read back", 1e6 / us, PYGFX_FPS[size]))
-        # 100 animated CesiumMen, instanced: each its own skeleton, pose and place.
+            rows.append((f"{what} {size[0]}x{size[1]}, posed, read back", 1e6 / us))
+        renderer = headless.ctx.info.get("GL_RENDERER", "unknown")
+        # 100 posed characters, instanced: each its own skeleton, pose and place.
         count = 100
-        skeleton = scene.skeletons[0]
-        mesh = scene.skinned_meshes[0]
-        scene.prepare()
-        copies = [_copy_skeleton(skeleton, f"cesium{k}") for k in range(count)]
-        nodes = [bone.get_transform_node() for bone in sorted(skeleton.bones, key=lambda b: b.get_index())]
+        copies = [build_character().skeletons[0] for _ in range(count)]
         low, high = scene.rest_bounds
         spacing = float(np.max(high - low)) * 0.9
-        offsets = [((k % 10) - 4.5) * spacing for k in range(count)], [-(k // 10) * spacing for k in range(count)]
-        worlds = np.array([mesh.world_matrix @ compose([1, 1, 1], [0, 0, 0, 1], [x, 0.0, z])
-                           for x, z in zip(*offsets)])
-        crowd = Crowd(mesh, copies, worlds)
+        places = np.tile(np.eye(4), (count, 1, 1))
+        places[:, 3, 0] = [((k % 10) - 4.5) * spacing for k in range(count)]
+        places[:, 3, 2] = [-(k // 10) * spacing for k in range(count)]
+        crowd = Crowd(mesh, copies, places)
         crowd_camera = OrbitCamera()
-        corners = np.array([[x, 0, z] for x, z in zip(*offsets)])
-        crowd_camera.frame(corners.min(0) + low, corners.max(0) + high, yaw=20.0, pitch=25.0)
-        phases = np.linspace(0.0, clip.duration, count, endpoint=False)
+        crowd_camera.frame(*crowd.bounds(), yaw=20.0, pitch=25.0, aspect=1280 / 720)
         headless.resize((1280, 720))
 
         def crowd_frame(i):
             for k, copy in enumerate(copies):
-                clip.apply((i / 60.0 + phases[k]) % clip.duration)
-                copy.set_pose(positions=[n._position for n in nodes],
-                              rotation_quaternions=[n._quaternion for n in nodes],
-                              scalings=[n._scaling for n in nodes])
+                copy.set_pose(rotation_quaternions=poses[(i + k) % len(poses)])
             headless.render_crowd(crowd, crowd_camera, RenderOptions())
 
         us = _median_us(crowd_frame, 3 if quick else 30, warmup=1)
-        rows.append(("100 animated CesiumMen 1280x720, instanced", 1e6 / us, None))
-    return rows
+        rows.append((f"{count} posed built-in characters 1280x720, instanced", 1e6 / us))
+    return rows, renderer
 
 
 def first_png_seconds(quick: bool) -> float:
@@ -211,7 +198,7 @@ def first_png_seconds(quick: bool) -> float:
         for _ in range(1 if quick else 5):
             start = time.perf_counter()
             subprocess.run([sys.executable, "-m", "viewer.cli", "render", "--out", str(out)], check=True,
-                           stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
+                           stdout=subprocess.DEVNULL, cwd=folder)
             times.append(time.perf_counter() - start)
     return float(np.median(times))
 
@@ -242,7 +229,7 @@ def interactive_row(quick: bool) -> str:
         ctx.release()
         release_egl_current()
         return f"{1e6 / us:.1f} fps"
-    except Exception as error:  # the window is another engineer's work in progress
+    except Exception as error:  # one row of the table, not the whole run
         return f"n/a ({type(error).__name__}: {error})"
 
 
@@ -263,33 +250,19 @@ def _time(us: float) -> str:
 
 def main(args) -> int:
     quick = bool(getattr(args, "quick", False))
-    print(f"boneviewer bench{' --quick' if quick else ''}: medians; numpy {np.__version__}, Python "
-          f"{sys.version.split()[0]}")
-    print("Reference figures: measured earlier on this machine, from the issue (Babylon.js 9.28 in Node, "
-          f"prepare(true): 100 bones {BABYLON_US[100]:.0f} us, 1,000 bones {BABYLON_US[1000]:.0f} us, 10,000 bones "
-          f"{BABYLON_10K_RANGE}, 100 x 100 crowd {BABYLON_US['crowd'] / 1000:.0f} ms; pygfx 0.17: "
-          f"{PYGFX_US_PER_JOINT:.0f} us per joint (8-10), CesiumMan 67-93 fps at 512x512, 38-44 fps at 1280x720, "
-          f"{PYGFX_FIRST_FRAME_S} s to the first frame)")
+    print(f"boneviewer bench{' --quick' if quick else ''}: medians measured in this run; numpy {np.__version__}, "
+          f"Python {sys.version.split()[0]}")
     print()
     print("Skeleton update per frame (set_pose of every rotation_quaternion, prepare(), float32 upload array)")
     rows = []
-    for label, joints, ours, baseline, babylon in skeleton_rows(quick):
-        rows.append([label, _time(ours), f"{ours / joints * 1000:.1f} ns", _time(baseline),
-                     f"{baseline / ours:.0f}x", "-" if babylon is None else _time(babylon),
-                     "-" if babylon is None else f"{ours / babylon:.2f}x",
-                     f"{PYGFX_US_PER_JOINT / (ours / joints):.0f}x"])
-    print(_table(["skeleton", "boneviewer", "per joint", "Python loop", "loop/ours", "Babylon.js",
-                  "ours/Babylon", "faster than pygfx/joint"], rows))
+    for label, joints, ours, baseline in skeleton_rows(quick):
+        rows.append([label, _time(ours), f"{ours / joints * 1000:.1f} ns", _time(baseline), f"{baseline / ours:.0f}x"])
+    print(_table(["skeleton", "boneviewer", "per joint", "Python loop", "loop/ours"], rows))
     print()
-    print("Rendering (headless EGL, Mesa llvmpipe)")
-    rows = []
-    for label, fps, pygfx in render_rows(quick):
-        rows.append([label, f"{fps:.1f} fps", "-" if pygfx is None else f"{pygfx:.0f} fps",
-                     "-" if pygfx is None else f"{fps / pygfx:.2f}x"])
-    seconds = first_png_seconds(quick)
-    rows.append(["process start to first PNG (boneviewer render)", f"{seconds:.2f} s", f"{PYGFX_FIRST_FRAME_S} s",
-                 f"{seconds / PYGFX_FIRST_FRAME_S:.2f}x"])
-    rows.append(["interactive view with the panel, 1280x720 (built-in character)", interactive_row(quick),
-                 "-", "-"])
-    print(_table(["measure", "boneviewer", "pygfx", "ratio"], rows))
+    render, renderer = render_rows(quick)
+    print(f"Rendering (headless EGL, {renderer})")
+    rows = [[label, f"{fps:.1f} fps"] for label, fps in render]
+    rows.append(["process start to first PNG (boneviewer render)", f"{first_png_seconds(quick):.2f} s"])
+    rows.append(["interactive view with the panel, 1280x720 (built-in character)", interactive_row(quick)])
+    print(_table(["measure", "boneviewer"], rows))
     return 0

@@ -95,6 +95,12 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+
+def _sum_range(low: float, high: float) -> str:
+    """"0.5" or "1.001..1.755": enough digits to tell an off sum from 1."""
+    low_text, high_text = f"{float(low):.4g}", f"{float(high):.4g}"
+    return low_text if low_text == high_text else f"{low_text}..{high_text}"
+
 class _Validator:
     """Checks the JSON document's structure and returns the fields the loader reads.
 
@@ -739,8 +745,9 @@ class GltfReader:
             sums = weights.sum(axis=1)
             off = np.abs(sums - 1.0) > 1e-3
             if off.any():
+                bad = sums[off]
                 self.warn("weights", f"mesh {mesh_index}: {int(off.sum())} of {len(sums)} vertices have weights that "
-                          f"do not sum to 1 (min {float(sums.min()):.3g}); renormalized")
+                          f"do not sum to 1 (sums {_sum_range(bad.min(), bad.max())}); renormalized")
         try:
             return SkinnedMesh(spec.name or f"mesh{mesh_index}", joined["positions"], joined["indices"], skeleton,
                                joints=joined["joints"], weights=weights,
