@@ -275,3 +275,16 @@ def test_space_toggles_playback_but_not_while_typing(session):
     io.add_key_event(imgui.Key.space, False)
     session.run()
     assert session.panel.pose_path == "pose.json " and editor.playback.playing
+
+
+def test_f_frames_the_current_pose_even_with_the_panel_focused(session):
+    """F is the viewer's unless ImGui is typing: the panel has focus from the first frame."""
+    session.run(2)
+    session.camera.target = session.camera.target + 5.0  # look away
+    io = imgui.get_io()
+    io.add_key_event(imgui.Key.f, True)
+    session.run()
+    io.add_key_event(imgui.Key.f, False)
+    session.run()
+    low, high = session.scene.current_bounds()
+    assert np.linalg.norm(session.camera.target - (low + high) / 2) < 0.5 * np.linalg.norm(high - low)

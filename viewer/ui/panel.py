@@ -69,7 +69,7 @@ class PosePanel:
             imgui.same_line()
             imgui.text_disabled(f"  {1000.0 / fps:4.1f} ms/frame")
         self._status(editor.status)
-        self._shortcuts(editor)
+        self._shortcuts(editor, requests)
         if self._header("Display"):
             self._display(editor, requests)
         if editor.scene.animations and self._header("Animation"):
@@ -96,12 +96,14 @@ class PosePanel:
         if line != status and imgui.is_item_hovered():
             imgui.set_tooltip(status)
 
-    def _shortcuts(self, editor) -> None:
+    def _shortcuts(self, editor, requests) -> None:
         io = imgui.get_io()
         if io.want_text_input:
             return
         if keyboard_is_free() and imgui.is_key_chord_pressed(imgui.Key.space):
             editor.toggle_playback()
+        if keyboard_is_free() and imgui.is_key_chord_pressed(imgui.Key.f):
+            requests.frame_model = True
         ctrl = imgui.Key.mod_ctrl
         if imgui.is_key_chord_pressed(ctrl | imgui.Key.z):
             editor.undo()

@@ -81,10 +81,6 @@ class ViewerSession:
     def ui_wants_mouse(self) -> bool:
         return imgui.get_io().want_capture_mouse
 
-    @property
-    def ui_wants_keyboard(self) -> bool:
-        return imgui.get_io().want_capture_keyboard
-
     # --- models ----------------------------------------------------------------------------------
     def open_model(self, path) -> bool:
         """Load a model (None: the built-in character); a bad file shows its error in the

@@ -23,7 +23,7 @@ def _key_map():
             glfw.KEY_PAGE_DOWN: imgui.Key.page_down, glfw.KEY_HOME: imgui.Key.home, glfw.KEY_END: imgui.Key.end,
             glfw.KEY_DELETE: imgui.Key.delete, glfw.KEY_BACKSPACE: imgui.Key.backspace,
             glfw.KEY_ENTER: imgui.Key.enter, glfw.KEY_KP_ENTER: imgui.Key.keypad_enter,
-            glfw.KEY_ESCAPE: imgui.Key.escape, glfw.KEY_SPACE: imgui.Key.space,
+            glfw.KEY_ESCAPE: imgui.Key.escape, glfw.KEY_SPACE: imgui.Key.space, glfw.KEY_F: imgui.Key.f,
             glfw.KEY_LEFT_CONTROL: imgui.Key.left_ctrl, glfw.KEY_RIGHT_CONTROL: imgui.Key.right_ctrl,
             glfw.KEY_LEFT_SHIFT: imgui.Key.left_shift, glfw.KEY_RIGHT_SHIFT: imgui.Key.right_shift,
             glfw.KEY_LEFT_ALT: imgui.Key.left_alt, glfw.KEY_RIGHT_ALT: imgui.Key.right_alt,
@@ -114,8 +114,6 @@ class ViewerWindow:
         io.add_key_event(imgui.Key.mod_super, bool(mods & glfw.MOD_SUPER))
         if key in self.keys and action in (glfw.PRESS, glfw.RELEASE):
             io.add_key_event(self.keys[key], action == glfw.PRESS)
-        if action == glfw.PRESS and key == glfw.KEY_F and not self.session.ui_wants_keyboard:
-            self.session.frame_model()
 
     def _on_char(self, _window, char):
         imgui.get_io().add_input_character(char)
