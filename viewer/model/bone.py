@@ -61,9 +61,9 @@ class Bone:
             return self._skeleton.get_bone(parent)
         if not isinstance(parent, Bone):
             raise ViewerError(f"bone {self.name!r}: unknown parent {parent!r} (expected a Bone or a bone name)")
-        if parent._skeleton is not self._skeleton:
+        if parent.get_skeleton() is not self._skeleton:
             raise ViewerError(f"bone {self.name!r}: parent {parent.name!r} belongs to skeleton "
-                              f"{parent._skeleton.name!r}, not {self._skeleton.name!r}")
+                              f"{parent.get_skeleton().name!r}, not {self._skeleton.name!r}")
         return parent
 
     def get_parent(self) -> "Bone | None":
@@ -79,7 +79,7 @@ class Bone:
         while ancestor is not None:
             if ancestor is self:
                 raise ViewerError(f"bone {self.name!r}: parenting it to {parent.name!r} makes a cycle")
-            ancestor = ancestor._parent
+            ancestor = ancestor.get_parent()
         if self._parent is not None:
             self._parent.children.remove(self)
         self._parent = parent

@@ -44,7 +44,7 @@ class TransformNode:
             while ancestor is not None:
                 if ancestor is self:
                     raise ViewerError(f"node {self.name!r}: parenting it to {parent.name!r} makes a cycle")
-                ancestor = ancestor._parent
+                ancestor = ancestor.parent
         if self._parent is not None:
             self._parent.children.remove(self)
         self._parent = parent
@@ -133,5 +133,5 @@ class TransformNode:
         node = self._parent
         while node is not None:
             matrix = matrix @ node.get_local_matrix()
-            node = node._parent
+            node = node.parent
         return matrix
