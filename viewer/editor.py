@@ -131,13 +131,13 @@ class Editor:
 
     @staticmethod
     def yaw_pitch_roll_degrees(bone) -> tuple[float, float, float]:
-        pitch, yaw, roll = np.degrees(yaw_pitch_roll_from_quaternion(pose_source(bone).rotation_quaternion))
+        pitch, yaw, roll = np.degrees(yaw_pitch_roll_from_quaternion(bone.get_pose_target().rotation_quaternion))
         return float(yaw), float(pitch), float(roll)
 
     @staticmethod
     def local_trs(bone):
         """(position, rotation_quaternion, scaling) as the user edits them (the node, if linked)."""
-        source = pose_source(bone)
+        source = bone.get_pose_target()
         return source.position, source.rotation_quaternion, source.scaling
 
     def matrices(self, bone) -> dict:
@@ -235,7 +235,3 @@ class Editor:
         playback.time = time
         clip.apply(time)
 
-
-def pose_source(bone):
-    """Where a bone's pose lives: its linked node (glTF), or the bone itself."""
-    return bone.get_transform_node() or bone

@@ -100,7 +100,7 @@ def apply_pose(scene, pose, source: str = "pose") -> None:
 
 def set_bone_pose(bone, position=None, rotation_quaternion=None, scaling=None) -> None:
     """Set a bone's local TRS; a linked bone's node gets it instead (the node drives it)."""
-    target = bone.get_transform_node() or bone
+    target = bone.get_pose_target()
     if position is not None:
         target.position = position
     if rotation_quaternion is not None:
@@ -114,7 +114,7 @@ def pose_of(scene) -> dict:
     bones = {}
     for skeleton in scene.skeletons:
         for bone in skeleton.bones:
-            source = bone.get_transform_node() or bone
+            source = bone.get_pose_target()
             bones[bone.name] = {"position": source.position.tolist(),
                                 "rotation_quaternion": source.rotation_quaternion.tolist(),
                                 "scaling": source.scaling.tolist()}

@@ -137,7 +137,7 @@ class _ChannelBatch:
         result = self.sample(t)  # a fresh array: the nodes keep its rows
         keyword = self.keyword
         for node, row in zip(self.nodes, result):
-            node._set_trs_unchecked(**{keyword: row})
+            node.assign_trs(**{keyword: row})
 
 
 def slerp(a, b, u):

@@ -18,7 +18,8 @@ import numpy as np
 from ..errors import ViewerError
 from . import transforms
 from .checks import finite_array, read_only
-from .skeleton import SINGULAR_BIND, Skeleton
+from .batch import SINGULAR_BIND
+from .skeleton import Skeleton
 from .transform_node import TransformNode
 
 
@@ -40,8 +41,10 @@ class Bone:
         self._parent: Bone | None = parent
         self.children: list[Bone] = []
         self._linked_node: TransformNode | None = None
-        self._linked_version = -1  # node version last copied into this bone
-        self._slot = skeleton._add_bone(self, parent, local, rest, bind)
+        self._batch = skeleton.batch
+        # The bone's row in the skeleton's arrays; the batch moves rows (and updates this)
+        # when it reorders them by depth.
+        self.slot = self._batch.add_bone(self, -1 if parent is None else parent.slot, local, rest, bind)
         if parent is not None:
             parent.children.append(self)
         # Babylon computes the absolute bind matrices here; they are computed lazily in one
@@ -58,9 +61,9 @@ class Bone:
             return self._skeleton.get_bone(parent)
         if not isinstance(parent, Bone):
             raise ViewerError(f"bone {self.name!r}: unknown parent {parent!r} (expected a Bone or a bone name)")
-        if parent._skeleton is not self._skeleton:
+        if parent.get_skeleton() is not self._skeleton:
             raise ViewerError(f"bone {self.name!r}: parent {parent.name!r} belongs to skeleton "
-                              f"{parent._skeleton.name!r}, not {self._skeleton.name!r}")
+                              f"{parent.get_skeleton().name!r}, not {self._skeleton.name!r}")
         return parent
 
     def get_parent(self) -> "Bone | None":
@@ -76,27 +79,37 @@ class Bone:
         while ancestor is not None:
             if ancestor is self:
                 raise ViewerError(f"bone {self.name!r}: parenting it to {parent.name!r} makes a cycle")
-            ancestor = ancestor._parent
+            ancestor = ancestor.get_parent()
         if self._parent is not None:
             self._parent.children.remove(self)
         self._parent = parent
         if parent is not None:
             parent.children.append(self)
-        skeleton = self._skeleton
-        skeleton._parent[self._slot] = -1 if parent is None else parent._slot
-        skeleton._structure_dirty = skeleton._bind_dirty = skeleton._pose_dirty = True
+        self._batch.set_parent(self.slot, -1 if parent is None else parent.slot)
+
+    @property
+    def index(self) -> int | None:
+        """The explicit matrix row given to this bone (-1: not uploaded), or None."""
+        return self._index
+
+    @index.setter
+    def index(self, value: int | None) -> None:
+        if value is not None and not isinstance(value, (int, np.integer)):
+            raise ViewerError(f"bone {self.name!r}: index must be an integer or None, got {value!r}")
+        self._index = None if value is None else int(value)
+        self._batch.mark_structure()
 
     def get_index(self) -> int:
         """The matrix row of this bone: its index, or its position in ``skeleton.bones``."""
         if self._index is None:
-            return self._skeleton._bones.index(self)
+            return self._skeleton.bones.index(self)
         return self._index
 
     # --- length ------------------------------------------------------------------------------
     @property
     def length(self) -> float | None:
         """Display length for a leaf bone (Babylon leaves it unset; None here)."""
-        value = self._skeleton._length[self._slot]
+        value = self._batch.rows.length[self.slot]
         return None if np.isnan(value) else float(value)
 
     @length.setter
@@ -105,87 +118,63 @@ class Bone:
             value = float(value)
             if not np.isfinite(value) or value < 0:
                 raise ViewerError(f"bone {self.name!r}: length must be a finite number >= 0, got {value!r}")
-        self._skeleton._length[self._slot] = np.nan if value is None else value
+        self._batch.rows.length[self.slot] = np.nan if value is None else value
 
     # --- TRS ---------------------------------------------------------------------------------
-    def _row_trs(self, array_name: str) -> np.ndarray:
-        skeleton = self._skeleton
-        if skeleton._need_decompose[self._slot]:
-            skeleton._decompose_stale()
-        return read_only(getattr(skeleton, array_name)[self._slot])
-
-    def _set_row_trs(self, array_name: str, value: np.ndarray) -> None:
-        skeleton = self._skeleton
-        if skeleton._need_decompose[self._slot]:
-            skeleton._decompose_stale()  # keep the other two parts of a directly set matrix
-        getattr(skeleton, array_name)[self._slot] = value
-        skeleton._need_compose[self._slot] = True
-        skeleton._pose_dirty = True
-        self._linked_version = -1  # a linked node overrides this again in prepare()
-
+    # On a linked bone these set the bone itself, as Babylon does, and the node overrides them
+    # in the next prepare(); to pose any bone, write to get_pose_target().
     @property
     def position(self) -> np.ndarray:
-        return self._row_trs("_position")
+        return read_only(self._batch.trs("position", self.slot))
 
     @position.setter
     def position(self, value) -> None:
-        self._set_row_trs("_position", finite_array(value, (3,), f"bone {self.name!r} position"))
+        self._batch.set_trs("position", self.slot, finite_array(value, (3,), f"bone {self.name!r} position"))
 
     @property
     def rotation_quaternion(self) -> np.ndarray:
-        return self._row_trs("_quaternion")
+        return read_only(self._batch.trs("quaternion", self.slot))
 
     @rotation_quaternion.setter
     def rotation_quaternion(self, value) -> None:
         quaternion = finite_array(value, (4,), f"bone {self.name!r} rotation_quaternion")
         if not np.any(quaternion):
             raise ViewerError(f"bone {self.name!r} rotation_quaternion: the zero quaternion is not a rotation")
-        self._set_row_trs("_quaternion", quaternion)
+        self._batch.set_trs("quaternion", self.slot, quaternion)
 
     @property
     def rotation(self) -> np.ndarray:
         """Babylon's Euler vector: x = pitch, y = yaw, z = roll (from the quaternion)."""
-        return read_only(transforms.yaw_pitch_roll_from_quaternion(self._row_trs("_quaternion")))
+        return read_only(transforms.yaw_pitch_roll_from_quaternion(self._batch.trs("quaternion", self.slot)))
 
     @rotation.setter
     def rotation(self, value) -> None:
         euler = finite_array(value, (3,), f"bone {self.name!r} rotation")
-        self._set_row_trs("_quaternion", transforms.quaternion_from_yaw_pitch_roll(euler))
+        self._batch.set_trs("quaternion", self.slot, transforms.quaternion_from_yaw_pitch_roll(euler))
 
     @property
     def scaling(self) -> np.ndarray:
-        return self._row_trs("_scaling")
+        return read_only(self._batch.trs("scaling", self.slot))
 
     @scaling.setter
     def scaling(self, value) -> None:
-        self._set_row_trs("_scaling", finite_array(value, (3,), f"bone {self.name!r} scaling"))
+        self._batch.set_trs("scaling", self.slot, finite_array(value, (3,), f"bone {self.name!r} scaling"))
 
     # --- matrices ----------------------------------------------------------------------------
     def get_local_matrix(self) -> np.ndarray:
-        skeleton = self._skeleton
-        if skeleton._need_compose[self._slot]:
-            skeleton._compose_stale()
-        return read_only(skeleton._local[self._slot])
-
-    def _set_local_matrix(self, matrix: np.ndarray) -> None:
-        skeleton = self._skeleton
-        skeleton._local[self._slot] = matrix
-        skeleton._need_compose[self._slot] = False
-        skeleton._need_decompose[self._slot] = True
-        skeleton._pose_dirty = True
-        self._linked_version = -1  # a linked node overrides this again in prepare()
+        return read_only(self._batch.local_matrix(self.slot))
 
     def get_absolute_matrix(self) -> np.ndarray:
-        self._skeleton._update()
-        return read_only(self._skeleton._absolute[self._slot])
+        self._batch.update()
+        return read_only(self._batch.rows.absolute[self.slot])
 
     def get_final_matrix(self) -> np.ndarray:
         """absolute_inverse_bind @ absolute: the matrix the skinning shader applies."""
-        self._skeleton._update()
-        return read_only(self._skeleton._final[self._slot])
+        self._batch.update()
+        return read_only(self._batch.rows.final[self.slot])
 
     def get_bind_matrix(self) -> np.ndarray:
-        return read_only(self._skeleton._bind[self._slot])
+        return read_only(self._batch.rows.bind[self.slot])
 
     def set_bind_matrix(self, matrix) -> None:
         """Set the bind matrix; the absolute (inverse) bind of this bone and its subtree follow.
@@ -195,24 +184,22 @@ class Bone:
         """
         bind = finite_array(matrix, (4, 4), f"bone {self.name!r} bind matrix")
         self._check_bind(bind)
-        skeleton = self._skeleton
-        skeleton._bind[self._slot] = bind
-        skeleton._bind_dirty = True  # the subtree's absolute binds follow on the next read
-        self._set_local_matrix(bind)
+        self._batch.set_bind_matrix(self.slot, bind)
+        self._batch.set_local_matrix(self.slot, bind)
 
     def get_absolute_bind_matrix(self) -> np.ndarray:
-        self._skeleton._update_bind()
-        return read_only(self._skeleton._absolute_bind[self._slot])
+        self._batch.update_bind()
+        return read_only(self._batch.rows.absolute_bind[self.slot])
 
     def get_absolute_inverse_bind_matrix(self) -> np.ndarray:
-        self._skeleton._update_bind()
-        return read_only(self._skeleton._absolute_inverse_bind[self._slot])
+        self._batch.update_bind()
+        return read_only(self._batch.rows.absolute_inverse_bind[self.slot])
 
     def get_rest_matrix(self) -> np.ndarray:
-        return read_only(self._skeleton._rest[self._slot])
+        return read_only(self._batch.rows.rest[self.slot])
 
     def set_rest_matrix(self, matrix) -> None:
-        self._skeleton._rest[self._slot] = finite_array(matrix, (4, 4), f"bone {self.name!r} rest matrix")
+        self._batch.rows.rest[self.slot] = finite_array(matrix, (4, 4), f"bone {self.name!r} rest matrix")
 
     def set_current_pose_as_rest(self) -> None:
         """The current local matrix becomes the rest matrix (Babylon's setCurrentPoseAsRest)."""
@@ -225,12 +212,12 @@ class Bone:
     # --- poses -------------------------------------------------------------------------------
     def return_to_rest(self) -> None:
         """Back to the rest matrix; a linked bone writes the rest pose into its node."""
-        rest = self._skeleton._rest[self._slot]
+        rest = self._batch.rows.rest[self.slot]
         if self._linked_node is not None:
             scaling, quaternion, position = transforms.decompose(rest)
             self._linked_node.set_trs(position, quaternion, scaling)
         else:
-            self._set_local_matrix(rest)
+            self._batch.set_local_matrix(self.slot, rest)
 
     def compute_absolute_matrices(self) -> None:
         """Bring this bone's and its children's absolute matrices up to date.
@@ -238,7 +225,7 @@ class Bone:
         Babylon assumes the parent is already current; here the whole skeleton is brought up
         to date in one batch, which costs nothing when it already is.
         """
-        self._skeleton._update()
+        self._batch.update()
 
     # --- linked TransformNode (glTF joints) ----------------------------------------------------
     def link_transform_node(self, node: TransformNode | None) -> None:
@@ -246,21 +233,15 @@ class Bone:
         if node is not None and not isinstance(node, TransformNode):
             raise ViewerError(f"bone {self.name!r}: can only link a TransformNode, got {node!r}")
         self._linked_node = node
-        self._linked_version = -1
-        self._skeleton._structure_dirty = True
+        self._batch.mark_structure()
 
     def get_transform_node(self) -> TransformNode | None:
         return self._linked_node
 
-    def _copy_from_linked_node(self) -> None:
-        node = self._linked_node
-        if node._version == self._linked_version:
-            return
-        skeleton, slot = self._skeleton, self._slot
-        skeleton._position[slot] = node._position
-        skeleton._quaternion[slot] = node._quaternion
-        skeleton._scaling[slot] = node._scaling
-        skeleton._need_compose[slot] = True
-        skeleton._need_decompose[slot] = False
-        skeleton._pose_dirty = True
-        self._linked_version = node._version
+    def get_pose_target(self) -> "TransformNode | Bone":
+        """Where this bone's local pose lives: its linked node (glTF joints), else the bone.
+
+        Write position / rotation_quaternion / scaling here to pose any bone; a value
+        written to a linked bone itself is replaced by its node's in the next prepare().
+        """
+        return self if self._linked_node is None else self._linked_node

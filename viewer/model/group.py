@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ViewerError
-from .skeleton import _IDENTITY, Skeleton, _Kernel
+from .batch import Dirty, IndexedLevels, RepeatedLevels, RowArrays, UpdateKernel, UploadMap, UploadOrder
+from .skeleton import Skeleton
 
 
 class SkeletonGroup:
@@ -45,13 +46,13 @@ class SkeletonGroup:
         if len({id(s) for s in skeletons}) != len(skeletons):
             raise ViewerError("SkeletonGroup: a skeleton appears twice")
         self._skeletons = skeletons
-        self._state = None
+        self._layout_versions = None  # the members' layout versions the kernel was built for
         self._kernel = None
         self._upload = np.empty((0, 4, 4), np.float32)
         self._upload_view = self._upload
 
     def __repr__(self) -> str:
-        return f"SkeletonGroup({len(self._skeletons)} skeletons, {sum(s._count for s in self._skeletons)} bones)"
+        return f"SkeletonGroup({len(self._skeletons)} skeletons, {sum(s.batch.count for s in self._skeletons)} bones)"
 
     def __len__(self) -> int:
         return len(self._skeletons)
@@ -63,7 +64,7 @@ class SkeletonGroup:
     @property
     def offsets(self) -> np.ndarray:
         """First row of each member in ``get_transform_matrices()`` (and the total at the end)."""
-        return np.concatenate([[0], np.cumsum([s._count for s in self._skeletons])]).astype(np.intp)
+        return np.concatenate([[0], np.cumsum([s.batch.count for s in self._skeletons])]).astype(np.intp)
 
     def prepare(self) -> None:
         """Sync every member's linked nodes, then update all members in one batch."""
@@ -79,91 +80,65 @@ class SkeletonGroup:
 
     # --- internals -------------------------------------------------------------------------------
     def _update(self, sync_linked: bool) -> None:
-        members = self._skeletons
-        for skeleton in members:
-            skeleton._update_structure()
-        state = [(s._storage_epoch, s._structure_version) for s in members]
-        if state != self._state:
-            self._adopt()
+        batches = [skeleton.batch for skeleton in self._skeletons]
+        for batch in batches:
+            batch.update_layout()
+        if [batch.layout_version for batch in batches] != self._layout_versions:
+            self._adopt(batches)
         dirty = False
-        for skeleton in members:
-            if sync_linked and skeleton._linked:
-                skeleton._sync_linked()
-            if skeleton._bind_dirty:
-                skeleton._update_bind()
-            dirty = dirty or skeleton._pose_dirty
+        for batch in batches:
+            if sync_linked and batch.linked:
+                batch.sync_linked()
+            batch.update_bind()
+            dirty = dirty or batch.dirty is not Dirty.CLEAN
         if dirty:
             self._kernel.run()
-            for skeleton in members:
-                skeleton._pose_dirty = False
+            for batch in batches:
+                batch.mark_clean()
 
-    def _adopt(self) -> None:
-        """Move the members' rows into group arrays and make the members view them."""
-        members = self._skeletons
-        counts = [s._count for s in members]
+    def _adopt(self, batches) -> None:
+        """Move the members' rows into group arrays and make the members use windows of them."""
+        counts = [batch.count for batch in batches]
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
         total = int(offsets[-1])
-        for name, (shape, dtype, _) in Skeleton._ROWS.items():
-            array = np.empty((total,) + shape, dtype=dtype)
-            for skeleton, start, n in zip(members, offsets, counts):
-                array[start:start + n] = getattr(skeleton, name)[:n]
-            setattr(self, name, array)
+        rows = RowArrays(total)
         self._upload = np.empty((total, 4, 4), np.float32)
-        for skeleton, start, n in zip(members, offsets, counts):
-            self._upload[start:start + n] = skeleton._upload
-            for name in Skeleton._ROWS:
-                setattr(skeleton, name, getattr(self, name)[start:start + n])
-            skeleton._capacity = n  # adding a bone grows the member out of the group again
-            skeleton._upload = self._upload[start:start + n]
-            skeleton._upload_view = skeleton._upload.view()
-            skeleton._upload_view.flags.writeable = False
-            skeleton._storage_epoch += 1
-            skeleton._kernel_dirty = True
-            skeleton._pose_dirty = True
+        for batch, start, n in zip(batches, offsets, counts):
+            rows.copy_rows(batch.rows, n, start)
+            self._upload[start:start + n] = batch.upload
+            # a window's capacity is its count: adding a bone grows the member out of the group
+            batch.adopt_rows(RowArrays.window(rows, start, n), self._upload[start:start + n])
         self._upload_view = self._upload.view()
         self._upload_view.flags.writeable = False
-        self._kernel = self._build_kernel(members, offsets, counts, total)
-        self._state = [(s._storage_epoch, s._structure_version) for s in members]
-
-    def _build_kernel(self, members, offsets, counts, total) -> _Kernel:
-        first = members[0] if members else None
-        rows = [s._upload_rows + start for s, start in zip(members, offsets)]
-        slots = [s._upload_slots + start for s, start in zip(members, offsets)]
-        self._upload_rows = np.concatenate(rows or [np.empty(0, np.intp)]).astype(np.intp)
-        self._upload_slots = np.concatenate(slots or [np.empty(0, np.intp)]).astype(np.intp)
-        alike = first is not None and all(
-            s._count == first._count and len(s._roots) == len(first._roots)
-            and s._level_bounds == first._level_bounds
-            and np.array_equal(s._parent[:s._count], first._parent[:first._count])
-            and _same_source(s._upload_source, first._upload_source)
-            for s in members)
-        if alike:
-            levels = [(a, b, parents) for (a, b), (_, parents) in zip(first._level_bounds, first._levels)]
-            return _Kernel(self, total, len(members), first._count, len(first._roots), levels,
-                           first._upload_source, self)
-        # Different skeletons: per-level index arrays over the whole batch.
-        roots = np.concatenate([s._roots + start for s, start in zip(members, offsets)] or [np.empty(0, np.intp)])
-        depth = max((len(s._levels) for s in members), default=0)
-        level_rows = []
-        for d in range(depth):
-            rows = [s._levels[d][0] + start for s, start in zip(members, offsets) if d < len(s._levels)]
-            parents = [s._levels[d][1] + start for s, start in zip(members, offsets) if d < len(s._levels)]
-            level_rows.append((np.concatenate(rows), np.concatenate(parents)))
-        sources = [s._upload_source for s in members]
-        if all(source is _IDENTITY for source in sources):
-            upload_source = _IDENTITY
-        elif any(source is None for source in sources):
-            upload_source = None
-        else:
-            upload_source = np.concatenate([
-                (np.arange(n) if source is _IDENTITY else source) + start
-                for source, start, n in zip(sources, offsets, counts)]).astype(np.intp)
-        return _Kernel(self, total, 1, total, 0, None, upload_source, self, general=(roots, level_rows))
+        self._kernel = _group_kernel(rows, batches, offsets, total, self._upload)
+        self._layout_versions = [batch.layout_version for batch in batches]
 
 
-def _same_source(a, b) -> bool:
-    if a is None or b is None:
-        return a is b
-    if isinstance(a, str) or isinstance(b, str):
-        return a is b
-    return np.array_equal(a, b)
+def _group_kernel(rows, batches, offsets, total, upload_buffer) -> UpdateKernel:
+    layouts = [batch.layout for batch in batches]
+    maps = [layout.upload for layout in layouts]
+    if all(m.order is UploadOrder.SAME for m in maps):
+        upload = UploadMap(UploadOrder.SAME, None, None, None, None)
+    elif any(m.order is UploadOrder.PARTIAL for m in maps):
+        upload = UploadMap(UploadOrder.PARTIAL, np.concatenate([m.rows + start for m, start in zip(maps, offsets)]),
+                           np.concatenate([m.slots + start for m, start in zip(maps, offsets)]), None, None)
+    else:
+        upload = None  # PERMUTED: per member (alike) or over the whole batch, below
+    first = batches[0] if batches else None
+    if first is not None and all(b.count == first.count and b.layout.alike(first.layout) for b in batches):
+        levels = RepeatedLevels(len(batches), first.count, first.layout.root_count, first.layout.levels)
+        return UpdateKernel(rows, total, levels, upload or first.layout.upload, upload_buffer)
+    # Different skeletons: per-level index arrays over the whole batch.
+    roots = np.concatenate([np.arange(layout.root_count) + start for layout, start in zip(layouts, offsets)]
+                           or [np.empty(0, np.intp)]).astype(np.intp)
+    depth = max((len(layout.levels) for layout in layouts), default=0)
+    level_rows = []
+    for d in range(depth):
+        inside = [(layout.levels[d], start) for layout, start in zip(layouts, offsets) if d < len(layout.levels)]
+        level_rows.append((np.concatenate([np.arange(a, b) + start for (a, b, _), start in inside]).astype(np.intp),
+                           np.concatenate([parents + start for (_, _, parents), start in inside]).astype(np.intp)))
+    if upload is None:
+        source = np.concatenate([(np.arange(b.count) if m.order is UploadOrder.SAME else m.source) + start
+                                 for b, m, start in zip(batches, maps, offsets)]).astype(np.intp)
+        upload = UploadMap(UploadOrder.PERMUTED, None, None, source, None)
+    return UpdateKernel(rows, total, IndexedLevels(roots, level_rows), upload, upload_buffer)

@@ -1,7 +1,7 @@
 """TransformNode: a scene node with position, rotation and scaling (Babylon's TransformNode).
 
 glTF joints are TransformNodes; a Bone linked to one copies its local TRS in
-``Skeleton.prepare()``. The quaternion is the stored form; ``rotation`` (Babylon's
+``Skeleton.prepare()`` (see ``Bone.get_pose_target()``). The quaternion is the stored form; ``rotation`` (Babylon's
 yaw-pitch-roll Euler vector) is derived from it and converted back when set.
 """
 
@@ -44,7 +44,7 @@ class TransformNode:
             while ancestor is not None:
                 if ancestor is self:
                     raise ViewerError(f"node {self.name!r}: parenting it to {parent.name!r} makes a cycle")
-                ancestor = ancestor._parent
+                ancestor = ancestor.parent
         if self._parent is not None:
             self._parent.children.remove(self)
         self._parent = parent
@@ -99,8 +99,13 @@ class TransformNode:
         self.rotation_quaternion = rotation_quaternion
         self.scaling = scaling
 
-    def _set_trs_unchecked(self, position=None, rotation_quaternion=None, scaling=None) -> None:
-        """Internal fast path for already validated float64 arrays (animation, set_pose).
+    @property
+    def version(self) -> int:
+        """Bumped on every change: linked bones copy a node only when its version moved."""
+        return self._version
+
+    def assign_trs(self, position=None, rotation_quaternion=None, scaling=None) -> None:
+        """The fast path for already validated float64 arrays (animation, set_pose): no checks.
 
         The arrays are kept, not copied: callers pass arrays nobody writes into afterwards.
         """
@@ -128,5 +133,5 @@ class TransformNode:
         node = self._parent
         while node is not None:
             matrix = matrix @ node.get_local_matrix()
-            node = node._parent
+            node = node.parent
         return matrix
