@@ -1,12 +1,13 @@
 #version 330 core
 // Skinned mesh vertex shader. Injected #defines (see viewer/render/shaders.py):
-//   SKINNING      0: vertices already skinned (CPU path), 1: bone uniform array, 2: bone texture
+//   SKINNING      one of SKINNING_CPU (vertices already skinned), SKINNING_UNIFORM_ARRAY,
+//                 SKINNING_BONE_TEXTURE (viewer.render.renderer.SkinningMode, also injected)
 //   BONE_COUNT    number of bone matrices (uniform array size)
 //   INFLUENCES    4 or 8 joint influences per vertex
 //   BONES_PER_ROW matrices per row of the bone texture (4 texels each)
 //   INSTANCED     1: a crowd, one instance per character (optional, default 0): instance i
 //                 reads its bones from texture rows i * BONES_PER_INSTANCE + joint (with
-//                 SKINNING 2) and its world matrix from the per-instance in_instance_world
+//                 SKINNING_BONE_TEXTURE) and its world matrix from the per-instance in_instance_world
 //   BONES_PER_INSTANCE  matrices per instance in the bone texture (with INSTANCED)
 // Matrices arrive as row-major numpy bytes, which GLSL reads as their transpose: exactly what
 // the column-vector products below need (the row-vector p @ F @ W @ V @ P).
@@ -15,7 +16,7 @@ in vec3 in_position;
 in vec3 in_normal;
 in vec2 in_uv;
 in vec4 in_color;
-#if SKINNING > 0
+#if SKINNING != SKINNING_CPU
 in ivec4 in_joints0;
 in vec4 in_weights0;
 #if INFLUENCES == 8
@@ -35,10 +36,10 @@ uniform mat4 u_world;
 uniform mat4 u_view;
 uniform mat4 u_projection;
 
-#if SKINNING == 1
+#if SKINNING == SKINNING_UNIFORM_ARRAY
 uniform mat4 u_bones[BONE_COUNT];
 mat4 bone_matrix(int j) { return u_bones[j]; }
-#elif SKINNING == 2
+#elif SKINNING == SKINNING_BONE_TEXTURE
 uniform sampler2D u_bone_texture;
 mat4 bone_matrix(int j) {
 #if INSTANCED
@@ -66,7 +67,7 @@ void main() {
 #else
     mat4 world = u_world;
 #endif
-#if SKINNING > 0
+#if SKINNING != SKINNING_CPU
     mat4 skin = in_weights0.x * bone_matrix(in_joints0.x)
               + in_weights0.y * bone_matrix(in_joints0.y)
               + in_weights0.z * bone_matrix(in_joints0.z)

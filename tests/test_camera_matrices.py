@@ -1,4 +1,4 @@
-"""The camera builds pyrr's look-at and perspective matrices without importing pyrr."""
+"""The camera's matrices are pyrr's look-at and perspective, in the row-vector layout."""
 
 import numpy as np
 import pyrr
@@ -22,12 +22,14 @@ def test_camera_matrices_equal_pyrrs(seed):
     assert camera.view_matrix().shape == (4, 4) and camera.projection_matrix(1.5).shape == (4, 4)
 
 
-def test_headless_render_imports_no_pyrr_pil_for_textures_hypothesis_or_imgui():
+def test_headless_render_imports_no_pygltflib_pil_for_textures_hypothesis_or_imgui():
+    """A headless render stays light: pyrr is the camera's (it builds the view and projection),
+    the rest are for loading files, tests and the window."""
     import subprocess
     import sys
 
-    code = ("import sys, viewer; from viewer.render.headless import render_image; render_image(size=(64, 48)); "
-            "print(' '.join(sorted(m for m in ('pyrr', 'pygltflib', 'PIL', 'hypothesis', 'imgui_bundle') "
+    code = ("import sys, viewer; from viewer.app import render_image; render_image(size=(64, 48)); "
+            "print(' '.join(sorted(m for m in ('pygltflib', 'PIL', 'hypothesis', 'imgui_bundle') "
             "if m in sys.modules)))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr

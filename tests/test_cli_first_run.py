@@ -185,8 +185,9 @@ def test_time_on_a_model_without_animations_warns_and_renders(cli, tmp_path):
 
 def test_rest_renders_the_model_without_its_clip(cli, tmp_path):
     from viewer.gltf import load_gltf
-    from viewer.render.headless import HeadlessRenderer, framed_camera
-    from viewer.render.renderer import RenderOptions
+    from viewer.camera import framed_camera
+    from viewer.render.headless import HeadlessRenderer
+    from viewer.options import RenderOptions
 
     size = (240, 180)
     flags = ["--size", f"{size[0]}x{size[1]}", "--no-grid"]

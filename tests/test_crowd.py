@@ -9,8 +9,9 @@ from viewer import Crowd, Scene, ViewerError, load_gltf
 from viewer.camera import OrbitCamera
 from viewer.character import build_character
 from viewer.model import transforms
-from viewer.render.headless import HeadlessRenderer, framed_camera
-from viewer.render.renderer import RenderOptions
+from viewer.camera import framed_camera
+from viewer.render.headless import HeadlessRenderer
+from viewer.options import RenderOptions
 
 PLAIN = RenderOptions(show_skeleton=False, show_grid=False)
 

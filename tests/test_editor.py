@@ -149,7 +149,7 @@ def test_pose_files_from_the_panel(editor, tmp_path):
     (tmp_path / "bad.json").write_text('{"bones": {"tail": {}}}')
     before = pose_of(editor.scene)
     editor.load_pose(tmp_path / "bad.json")
-    assert editor.status.startswith("error:") and "unknown bone 'tail'" in editor.status
+    assert editor.status.is_error and "unknown bone 'tail'" in editor.status.text
     assert pose_of(editor.scene) == before
     editor.undo()  # undoes the good load
     np.testing.assert_allclose(arm.rotation_quaternion, turn(-30), atol=1e-12)
@@ -174,7 +174,7 @@ def test_load_pose_undo_and_redo_pause_a_playing_clip(tmp_path):
     assert shown == posed  # load, undo (back to rest), redo (the loaded pose again)
     editor.play()
     editor.load_pose(tmp_path / "missing.json")  # a failed load changes nothing, playback included
-    assert editor.playback.playing and editor.status.startswith("error:")
+    assert editor.playback.playing and editor.status.is_error
 
 
 def test_toggle_playback(editor):

@@ -13,8 +13,9 @@ from viewer.character import build_character
 from viewer.model import TransformNode
 from viewer.model.animation import AnimationChannel, AnimationClip
 from viewer.model.transforms import quaternion_from_yaw_pitch_roll
-from viewer.render.headless import HeadlessRenderer, drawn_points, framed_camera
-from viewer.render.renderer import RenderOptions
+from viewer.camera import drawn_points, framed_camera
+from viewer.render.headless import HeadlessRenderer
+from viewer.options import RenderOptions
 
 
 def ndc(camera, points, aspect):

@@ -14,8 +14,10 @@ from gltf_reference import skinned_positions as reference_positions
 from samples import ROBOT, SAMPLES_DIR
 from viewer import ViewerError
 from viewer.gltf import load_gltf
-from viewer.render.headless import HeadlessRenderer, framed_camera
-from viewer.render.renderer import Renderer, RenderOptions
+from viewer.camera import framed_camera
+from viewer.render.headless import HeadlessRenderer
+from viewer.options import RenderOptions
+from viewer.render.renderer import Renderer
 
 SAMPLES = ["SimpleSkin/SimpleSkin.gltf", "RiggedSimple/RiggedSimple.gltf", "RiggedFigure/RiggedFigure.gltf",
            "CesiumMan/CesiumMan.gltf", "CesiumMan/CesiumMan.glb", "Fox/Fox.gltf", "Fox/Fox.glb"]

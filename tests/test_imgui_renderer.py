@@ -275,7 +275,7 @@ def test_gl_state_is_left_as_found(ui, enable, scissor):
 
 def test_scene_drawn_after_the_panel_is_unchanged(ui):
     from viewer.character import build_character
-    from viewer.render.headless import framed_camera
+    from viewer.camera import framed_camera
     from viewer.render.renderer import Renderer
 
     scene, renderer = build_character(), Renderer(ui.ctx)

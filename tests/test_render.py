@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 
 from viewer.character import SHOULDER, arm_direction, build_character
-from viewer.editor import pose_source
 from viewer.gltf import load_gltf
 from viewer.model import SkinnedMesh
 from viewer.model.transforms import quaternion_from_yaw_pitch_roll
-from viewer.render.headless import HeadlessRenderer, framed_camera
-from viewer.render.renderer import SELECTED_COLOR, Renderer, RenderOptions, skeleton_overlay
+from viewer.camera import framed_camera
+from viewer.render.headless import HeadlessRenderer
+from viewer.options import RenderOptions
+from viewer.render.geometry import SELECTED_COLOR, skeleton_overlay
+from viewer.render.renderer import Renderer
 
 from samples import CESIUM_MAN, ROBOT
 
@@ -309,7 +311,7 @@ def test_highlight_is_the_selected_bones_own_segments():
 
 def test_turning_a_selected_leaf_moves_its_highlight(robot):
     knee = robot.find_bone("LowerLeg.L")  # a leaf in this rig: its own segment is its leaf line
-    source = pose_source(knee)
+    source = knee.get_pose_target()
     rest = source.rotation_quaternion.copy()
     starts, ends, lit = overlay_segments(robot, knee)
     # Thigh to knee (once per skin: two of the robot's skins share these joints).

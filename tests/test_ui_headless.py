@@ -5,7 +5,8 @@ import pytest
 from imgui_bundle import imgui
 
 from viewer.character import build_character
-from viewer.cli import write_png
+from viewer.images import write_png
+from viewer.options import Status
 from viewer.render.headless import OffscreenTarget, create_headless_context, release_egl_current
 from viewer.ui.panel import elide_middle, rounded
 from viewer.ui.session import ViewerSession
@@ -133,7 +134,7 @@ def test_a_bad_model_keeps_the_current_one(session, tmp_path):
     scene = session.scene
     assert not session.open_model(bad)
     session.run()
-    assert session.scene is scene and session.editor.status.startswith("error:") and "broken.glb" in session.editor.status
+    assert session.scene is scene and session.editor.status.is_error and "broken.glb" in session.editor.status.text
     assert session.open_model(SAMPLES_DIR / "RiggedFigure/RiggedFigure.gltf")
     session.run(3)
     assert session.model_name == "RiggedFigure.gltf" and session.editor.playback.playing
@@ -199,7 +200,7 @@ def test_a_status_message_moves_no_widget(session):
     before = dict(session.panel.rects)
     assert before["status"][3] - before["status"][1] == pytest.approx(imgui.get_text_line_height())
     folder = "/home/someone/a folder with a very long name/and another one inside it" * 3
-    session.editor.status = f"error: {folder}/model.glb: not a glTF file"
+    session.editor.status = Status.error(f"{folder}/model.glb: not a glTF file")
     session.run()
     after = session.panel.rects
     assert after == before | {"status": after["status"]}

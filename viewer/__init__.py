@@ -14,7 +14,7 @@ _EXPORTS = {
     "TransformNode": "viewer.model",
     "SkinnedMesh": "viewer.model",
     "Scene": "viewer.model",
-    "render_image": "viewer.render.headless",
+    "render_image": "viewer.app",
     "load_model": "viewer.loaders",
     "load_gltf": "viewer.gltf",
 }

@@ -147,8 +147,9 @@ def render_rows(quick: bool):
     from .camera import OrbitCamera
     from .character import build_character
     from .model import Crowd
-    from .render.headless import HeadlessRenderer, framed_camera
-    from .render.renderer import RenderOptions
+    from .camera import framed_camera
+    from .options import RenderOptions
+    from .render.headless import HeadlessRenderer
 
     rows = []
     scene = build_character()

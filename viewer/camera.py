@@ -1,14 +1,16 @@
 """Orbit camera: yaw/pitch/distance around a target (numpy, no GL).
 
 Right-handed, Y up; at yaw 0 and pitch 0 the camera looks down -Z at the target, so +X is to
-the right of the image. Matrices are in the project's row-vector layout (pyrr's), built with pyrr's formulas
-(``create_look_at``, ``create_perspective_projection``) in plain numpy, so that a headless
-render does not import pyrr.
+the right of the image. Matrices are in the project's row-vector layout, pyrr's, and built by
+pyrr (``create_look_at``, ``create_perspective_projection``).
+
+``framed_camera(scene)`` aims a camera at what is drawn: the posed, skinned model and its joints.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pyrr
 
 VIEW_YAW, VIEW_PITCH = 20.0, 10.0  # the viewer's three-quarter view: from the front-right, a little above
 FRAME_MARGIN = 0.1  # of the half-width and half-height, left free around a framed model
@@ -117,31 +119,50 @@ class OrbitCamera:
         return np.c_[(ndc[:, 0] + 1) / 2 * width, (1 - ndc[:, 1]) / 2 * height]
 
 
-def _normalize(vector):
-    return vector / np.sqrt(np.sum(vector * vector))
-
-
 def look_at(eye, target, up) -> np.ndarray:
-    """pyrr.matrix44.create_look_at: world to view, row-vector layout."""
-    eye, target, up = (np.asarray(v, dtype=np.float64) for v in (eye, target, up))
-    forward = _normalize(target - eye)
-    side = _normalize(np.cross(forward, up))
-    up = _normalize(np.cross(side, forward))
-    return np.array(((side[0], up[0], -forward[0], 0.0),
-                     (side[1], up[1], -forward[1], 0.0),
-                     (side[2], up[2], -forward[2], 0.0),
-                     (-np.dot(side, eye), -np.dot(up, eye), np.dot(forward, eye), 1.0)), dtype=np.float64)
+    """World to view, row-vector layout."""
+    return pyrr.matrix44.create_look_at(np.asarray(eye, np.float64), np.asarray(target, np.float64),
+                                        np.asarray(up, np.float64), dtype=np.float64)
 
 
 def perspective(fov_y, aspect, near, far) -> np.ndarray:
-    """pyrr.matrix44.create_perspective_projection (gluPerspective), row-vector layout."""
-    ymax = near * np.tan(fov_y * np.pi / 360.0)
-    xmax = ymax * aspect
-    left, right, bottom, top = -xmax, xmax, -ymax, ymax
-    a = (right + left) / (right - left)
-    b = (top + bottom) / (top - bottom)
-    c = -(far + near) / (far - near)
-    d = -2.0 * far * near / (far - near)
-    e = 2.0 * near / (right - left)
-    f = 2.0 * near / (top - bottom)
-    return np.array(((e, 0.0, 0.0, 0.0), (0.0, f, 0.0, 0.0), (a, b, c, -1.0), (0.0, 0.0, d, 0.0)), dtype=np.float64)
+    """gluPerspective, row-vector layout."""
+    return pyrr.matrix44.create_perspective_projection(fov_y, aspect, near, far, dtype=np.float64)
+
+
+BOUNDS_SAMPLES = 100  # poses sampled at most to frame a sequence (evenly spread)
+
+
+def framed_camera(scene, yaw: float = VIEW_YAW, pitch: float = VIEW_PITCH, aspect: float = 1.0,
+                  times=None, pose_at=None) -> OrbitCamera:
+    """A camera, from a three-quarter view by default, that shows the whole model in an image
+    of width / height ``aspect``: as posed now, or, with ``times`` and ``pose_at(time)`` (which
+    poses the scene), in every pose of that sequence, so one camera serves every frame.
+
+    Long sequences are bounded by an evenly spread subset of BOUNDS_SAMPLES times.
+    """
+    camera = OrbitCamera(yaw=yaw, pitch=pitch)
+    if times is None:
+        points = drawn_points(scene)
+    else:
+        times = list(times)
+        if len(times) > BOUNDS_SAMPLES:
+            picks = np.unique(np.linspace(0, len(times) - 1, BOUNDS_SAMPLES).round().astype(int))
+            times = [times[i] for i in picks]
+        deciding = []
+        for time in times:
+            pose_at(time)
+            deciding.append(camera.deciding_points(drawn_points(scene), aspect))
+        points = np.concatenate(deciding)
+    camera.frame_points(points, aspect=aspect)
+    return camera
+
+
+def drawn_points(scene) -> np.ndarray:
+    """World-space points of the model as posed now: the skinned vertices and the skeleton's
+    joints (not the overlay's leaf tips, whose lengths are guesses)."""
+    scene.prepare()
+    points = [mesh.skinned_positions() for mesh in scene.meshes]
+    points += [(mesh.skeleton.get_absolute_matrices() @ mesh.world_matrix)[:, 3, :3]
+               for mesh in scene.skinned_meshes if mesh.skeleton is not None]
+    return np.concatenate(points) if points else np.zeros((0, 3))

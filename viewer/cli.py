@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from .camera import VIEW_PITCH, VIEW_YAW
+from .images import write_png
 
 DEFAULT_PNG = "boneviewer.png"
 
@@ -143,8 +144,10 @@ def _version() -> str:
 def render_command(args) -> int:
     from .errors import ViewerError
     from .loaders import load_model
-    from .render.headless import HeadlessRenderer, framed_camera
-    from .render.renderer import RenderOptions
+    from .camera import framed_camera
+    from .model.animation import clip_time
+    from .options import RenderOptions
+    from .render.headless import HeadlessRenderer
 
     if args.frames is not None:
         if args.out_dir is None or args.out is not None:
@@ -173,21 +176,21 @@ def render_command(args) -> int:
 
     def pose_at(time):
         if clip is not None:
-            clip.apply(loop_time(time, clip.duration))
+            clip.apply(clip_time(time, clip.duration))
         if pose is not None:
             apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
 
     # One camera for the whole sequence, framed on every pose it shows.
     camera = framed_camera(scene, yaw=args.yaw, pitch=args.pitch, aspect=args.size[0] / args.size[1],
                            times=times, pose_at=pose_at)
-    options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid)
+    options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
+                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture)
     if args.frames is not None:
         try:
             args.out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise ViewerError(f"--out-dir {args.out_dir}: cannot create it: {error.strerror}") from None
-    with HeadlessRenderer(args.size, bone_storage="texture" if args.bone_texture else "auto",
-                          cpu_skinning=args.cpu_skinning) as headless:
+    with HeadlessRenderer(args.size, bone_storage=options.bone_storage, cpu_skinning=options.cpu_skinning) as headless:
         progress = Progress(len(times)) if args.frames is not None else None
         for number, time in enumerate(times):
             pose_at(time)
@@ -274,13 +277,6 @@ def select_animation(scene, spec):
     raise ViewerError(f"--animation {spec}: no such animation (this model has {listed})")
 
 
-def loop_time(time: float, duration: float) -> float:
-    """Times past the end wrap around (the end itself stays the last frame)."""
-    if duration <= 0 or 0 <= time <= duration:
-        return max(time, 0.0)
-    return time % duration
-
-
 class Progress:
     """A one-line progress bar on stderr, redrawn in place when stderr is a terminal."""
 
@@ -300,17 +296,6 @@ class Progress:
     def close(self) -> None:
         if self.interactive:
             print(file=sys.stderr)
-
-
-def write_png(path: Path, pixels) -> None:
-    from PIL import Image
-
-    from .errors import ViewerError
-
-    try:
-        Image.fromarray(pixels, "RGBA").save(path)
-    except OSError as error:
-        raise ViewerError(f"cannot write {path}: {error}") from None
 
 
 def has_display() -> bool:

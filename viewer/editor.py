@@ -14,20 +14,12 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ViewerError
+from .model.animation import clip_time
 from .model.transforms import quaternion_from_yaw_pitch_roll, yaw_pitch_roll_from_quaternion
+from .options import RenderOptions, Status
 from .pose import apply_pose, pose_of, save_pose, set_bone_pose
 
 UNDO_LIMIT = 200
-
-
-@dataclass
-class DisplayOptions:
-    show_skeleton: bool = True
-    show_mesh: bool = True
-    wireframe: bool = False
-    show_grid: bool = True
-    cpu_skinning: bool = False
-    bone_texture: bool = False
 
 
 @dataclass
@@ -43,9 +35,9 @@ class Playback:
 class Editor:
     scene: object
     selected: object = None                       # the selected Bone
-    display: DisplayOptions = field(default_factory=DisplayOptions)
+    display: RenderOptions = field(default_factory=RenderOptions)   # the panel's toggles
     playback: Playback = field(default_factory=Playback)
-    status: str = ""                              # one line for the panel (errors included)
+    status: Status = field(default_factory=Status)  # one line for the panel
 
     def __post_init__(self):
         self._undo: list[dict] = []
@@ -127,7 +119,7 @@ class Editor:
         for skeleton in self.scene.skeletons:
             skeleton.prepare()
             skeleton.set_current_pose_as_rest()
-        self.status = "current pose set as rest"
+        self.status = Status("current pose set as rest")
 
     @staticmethod
     def yaw_pitch_roll_degrees(bone) -> tuple[float, float, float]:
@@ -174,7 +166,7 @@ class Editor:
     # --- files ---------------------------------------------------------------------------------
     def save_pose(self, path) -> None:
         save_pose(path, self.scene)
-        self.status = f"pose saved to {path}"
+        self.status = Status(f"pose saved to {path}")
 
     def load_pose(self, path) -> None:
         """Apply a pose file; a bad file leaves the pose as it was and says why in the status."""
@@ -182,12 +174,12 @@ class Editor:
         try:
             apply_pose(self.scene, path)
         except ViewerError as error:
-            self.status = f"error: {error}"
+            self.status = Status.error(error)
             return
         self._undo.append(before)
         self._redo.clear()
         self.pause()  # else the next frame of a playing clip overwrites the pose
-        self.status = f"pose loaded from {path}"
+        self.status = Status(f"pose loaded from {path}")
 
     # --- animation -------------------------------------------------------------------------------
     @property
@@ -225,13 +217,8 @@ class Editor:
         if clip is None or not playback.playing:
             return
         time = playback.time + seconds * playback.speed
-        if clip.duration <= 0:
-            time = 0.0
-        elif playback.loop:
-            time %= clip.duration
-        elif not 0.0 <= time <= clip.duration:
-            time = min(max(time, 0.0), clip.duration)
-            playback.playing = False
-        playback.time = time
-        clip.apply(time)
+        if not playback.loop and not 0.0 <= time <= clip.duration:
+            playback.playing = False  # played to an end
+        playback.time = clip_time(time, clip.duration, playback.loop)
+        clip.apply(playback.time)
 

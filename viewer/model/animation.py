@@ -61,6 +61,19 @@ class AnimationChannel:
             self.node.scaling = value
 
 
+def clip_time(time: float, duration: float, loop: bool = True) -> float:
+    """The time to sample a clip of ``duration`` seconds at, for a playhead at ``time``.
+
+    Looping, times past either end wrap around, while the end itself stays the clip's last
+    frame; not looping, they stop at the ends. A clip with no duration is always at 0.
+    """
+    if duration <= 0:
+        return 0.0
+    if 0.0 <= time <= duration:
+        return float(time)
+    return float(time % duration) if loop else float(min(max(time, 0.0), duration))
+
+
 class AnimationClip:
     def __init__(self, name: str, channels: list[AnimationChannel]):
         self.name = name

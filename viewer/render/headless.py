@@ -9,12 +9,12 @@ import ctypes
 
 import numpy as np
 
-from ..camera import VIEW_PITCH, VIEW_YAW, OrbitCamera
+from ..camera import OrbitCamera, framed_camera
 from ..errors import ViewerError
-from .renderer import Renderer, RenderOptions
+from ..options import RenderOptions
+from .renderer import Renderer
 
 DEFAULT_SIZE = (800, 600)
-BOUNDS_SAMPLES = 100  # poses sampled at most to frame a sequence (evenly spread)
 
 
 def create_headless_context():
@@ -86,6 +86,7 @@ class HeadlessRenderer:
             self.target = OffscreenTarget(self.ctx, size)
 
     def render(self, scene, camera: OrbitCamera | None = None, options: RenderOptions | None = None) -> np.ndarray:
+        scene.prepare()  # one update per skeleton per frame, however many meshes share it
         camera = camera or framed_camera(scene, aspect=self.size[0] / self.size[1])
         self.target.framebuffer.use()
         self.renderer.render(scene, camera, self.size, options)
@@ -93,6 +94,7 @@ class HeadlessRenderer:
 
     def render_crowd(self, crowd, camera: OrbitCamera, options: RenderOptions | None = None) -> np.ndarray:
         """A Crowd drawn with one instanced call (see Renderer.render_crowd), read back."""
+        crowd.prepare()  # every copy's skeleton in one batch
         self.target.framebuffer.use()
         self.renderer.render_crowd(crowd, camera, self.size, options)
         return self.target.read()
@@ -110,58 +112,6 @@ class HeadlessRenderer:
         self.release()
 
 
-
-
-def framed_camera(scene, yaw: float = VIEW_YAW, pitch: float = VIEW_PITCH, aspect: float = 1.0,
-                  times=None, pose_at=None) -> OrbitCamera:
-    """A camera, from a three-quarter view by default, that shows the whole model in an image
-    of width / height ``aspect``: as posed now, or, with ``times`` and ``pose_at(time)`` (which
-    poses the scene), in every pose of that sequence, so one camera serves every frame.
-
-    Long sequences are bounded by an evenly spread subset of BOUNDS_SAMPLES times.
-    """
-    camera = OrbitCamera(yaw=yaw, pitch=pitch)
-    if times is None:
-        points = drawn_points(scene)
-    else:
-        times = list(times)
-        if len(times) > BOUNDS_SAMPLES:
-            picks = np.unique(np.linspace(0, len(times) - 1, BOUNDS_SAMPLES).round().astype(int))
-            times = [times[i] for i in picks]
-        deciding = []
-        for time in times:
-            pose_at(time)
-            deciding.append(camera.deciding_points(drawn_points(scene), aspect))
-        points = np.concatenate(deciding)
-    camera.frame_points(points, aspect=aspect)
-    return camera
-
-
-def drawn_points(scene) -> np.ndarray:
-    """World-space points of the model as posed now: the skinned vertices and the skeleton's
-    joints (not the overlay's leaf tips, whose lengths are guesses)."""
-    scene.prepare()
-    points = [mesh.skinned_positions() for mesh in scene.meshes]
-    points += [(mesh.skeleton.get_absolute_matrices() @ mesh.world_matrix)[:, 3, :3]
-               for mesh in scene.skinned_meshes if mesh.skeleton is not None]
-    return np.concatenate(points) if points else np.zeros((0, 3))
-
-
-def render_image(model=None, pose=None, size=DEFAULT_SIZE, *, cpu_skinning: bool = False,
-                 bone_texture: bool = False, skeleton: bool = True, grid: bool = True,
-                 camera: OrbitCamera | None = None) -> np.ndarray:
-    """Render a model (a Scene, a path, or None for the built-in character) with an optional
-    pose (a dict or a pose file path) to an RGBA uint8 array of shape (height, width, 4)."""
-    from ..loaders import load_model
-    from ..pose import apply_pose
-
-    scene = load_model(model)
-    if pose is not None:
-        apply_pose(scene, pose)
-    options = RenderOptions(show_skeleton=skeleton, show_grid=grid)
-    with HeadlessRenderer(size, bone_storage="texture" if bone_texture else "auto",
-                          cpu_skinning=cpu_skinning) as headless:
-        return headless.render(scene, camera, options)
 
 
 def _checked_size(size):

@@ -7,12 +7,14 @@ every line of drawing code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import enum
 
 import numpy as np
 
 from ..errors import ViewerError
 from ..model.mesh import bounds, skin
+from ..options import RenderOptions
+from .geometry import ground_grid, skeleton_overlay
 from .shaders import load_program
 
 # Vertex uniform components kept back for everything that is not a bone matrix.
@@ -22,16 +24,20 @@ MAX_TEXTURE_BONES_PER_ROW = 1024
 BONE_STORAGES = ("auto", "uniform", "texture")
 
 
-@dataclass
-class RenderOptions:
-    show_mesh: bool = True
-    show_skeleton: bool = True
-    show_grid: bool = True
-    wireframe: bool = False
-    selected_bone: object = None          # a Bone to highlight in the overlay
-    background_top: tuple = (0.33, 0.36, 0.42)
-    background_bottom: tuple = (0.12, 0.12, 0.14)
-    key_light: tuple = (0.45, 0.8, 0.6)   # direction towards the light
+class SkinningMode(enum.IntEnum):
+    """Where a mesh is skinned. The skinning shader gets the mode as ``SKINNING`` and every
+    member as ``SKINNING_<NAME>`` #defines, so GLSL compares names, not numbers."""
+
+    CPU = 0             # numpy skinned the vertices; the shader draws them as they are
+    UNIFORM_ARRAY = 1   # final matrices in uniform mat4 u_bones[BONE_COUNT]
+    BONE_TEXTURE = 2    # final matrices in an RGBA32F texture read with texelFetch
+
+
+def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1) -> dict:
+    defines = {f"SKINNING_{member.name}": int(member) for member in SkinningMode}
+    defines.update(SKINNING=int(mode), BONE_COUNT=max(bone_count, 1), INFLUENCES=max(influences, 4),
+                   BONES_PER_ROW=bones_per_row)
+    return defines
 
 
 class Renderer:
@@ -49,7 +55,7 @@ class Renderer:
         self.uniform_bone_budget = max(0, (components - RESERVED_UNIFORM_COMPONENTS) // 16)
         self._programs: dict = {}
         self._meshes: dict = {}
-        self._white = ctx.texture((1, 1), 4, b"\xff\xff\xff\xff")
+        self.white_texture = ctx.texture((1, 1), 4, b"\xff\xff\xff\xff")  # untextured materials
         self._lines = load_program(ctx, "lines.vert", "lines.frag")
         self._background = load_program(ctx, "background.vert", "background.frag")
         self._background_vao = ctx.vertex_array(self._background, [])
@@ -62,11 +68,10 @@ class Renderer:
         self._grid_vertices = np.zeros((0, 7), np.float32)
 
     # --- resources -----------------------------------------------------------------------------
-    def program(self, skinning: int, bone_count: int, influences: int, bones_per_row: int = 1):
+    def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1):
         key = (skinning, bone_count, influences, bones_per_row)
         if key not in self._programs:
-            defines = {"SKINNING": skinning, "BONE_COUNT": max(bone_count, 1),
-                       "INFLUENCES": max(influences, 4), "BONES_PER_ROW": bones_per_row}
+            defines = skinning_defines(skinning, bone_count, influences, bones_per_row)
             self._programs[key] = load_program(self.ctx, "skinning.vert", "skinning.frag", defines)
         return self._programs[key]
 
@@ -91,19 +96,21 @@ class Renderer:
         for program in self._programs.values():
             program.release()
         self._programs.clear()
-        for resource in (self._white, self._line_vao, self._wide_line_vao, self._line_buffer, self._lines,
+        for resource in (self.white_texture, self._line_vao, self._wide_line_vao, self._line_buffer, self._lines,
                          self._wide_lines, self._background_vao, self._background):
             resource.release()
 
     # --- drawing -------------------------------------------------------------------------------
     def render(self, scene, camera, size, options: RenderOptions | None = None) -> None:
-        """Draw into the currently bound framebuffer, whose size is ``size`` (width, height)."""
+        """Draw into the currently bound framebuffer, whose size is ``size`` (width, height).
+
+        The scene is drawn as it is: the app calls ``scene.prepare()`` once per frame first.
+        """
         import moderngl
 
         options = options or RenderOptions()
         ctx = self.ctx
         height = size[1]
-        scene.prepare()  # one update per skeleton per frame, however many meshes share it
         view, projection = self._begin_frame(camera, size, options)
         if options.show_mesh or options.wireframe:
             for mesh in scene.meshes:
@@ -130,14 +137,13 @@ class Renderer:
     def render_crowd(self, crowd, camera, size, options: RenderOptions | None = None) -> None:
         """Draw a Crowd (one mesh, many posed and placed copies) with one instanced draw call.
 
-        The crowd's skeletons are updated as one batch; their matrices go up as one RGBA32F
-        texture, which instance i reads from row i * bones_per_instance + joint. The ground
-        grid spans every copy.
+        The app updates the crowd's skeletons first, as one batch (``crowd.prepare()``); their
+        matrices go up as one RGBA32F texture, which instance i reads from row
+        i * bones_per_instance + joint. The ground grid spans every copy.
         """
         import moderngl
 
         options = options or RenderOptions()
-        crowd.prepare()
         view, projection = self._begin_frame(camera, size, options)
         entry = self._meshes.get(("crowd", id(crowd)))
         if entry is None or entry.crowd is not crowd or entry.instances != len(crowd):
@@ -216,7 +222,7 @@ class GpuMesh:
         bone_count = len(skeleton.bones) if skeleton is not None else 0
         self.influences = mesh.influences
         if skeleton is None or renderer.cpu_skinning:
-            self.skinning, self.bones_per_row = 0, 1
+            self.skinning, self.bones_per_row = SkinningMode.CPU, 1
         else:
             storage = renderer.bone_storage
             if storage == "uniform" and bone_count > renderer.uniform_bone_budget:
@@ -224,18 +230,18 @@ class GpuMesh:
                                   f"budget of {renderer.uniform_bone_budget} matrices; use the bone texture")
             if storage == "auto":
                 storage = "uniform" if bone_count <= renderer.uniform_bone_budget else "texture"
-            self.skinning = 1 if storage == "uniform" else 2
-            self.bones_per_row = min(bone_count, MAX_TEXTURE_BONES_PER_ROW) if self.skinning == 2 else 1
+            self.skinning = SkinningMode.UNIFORM_ARRAY if storage == "uniform" else SkinningMode.BONE_TEXTURE
+            self.bones_per_row = min(bone_count, MAX_TEXTURE_BONES_PER_ROW) if self.skinning is SkinningMode.BONE_TEXTURE else 1
         self.program = renderer.program(self.skinning, bone_count, self.influences, self.bones_per_row)
         self.bone_texture = None
-        if self.skinning == 2:
+        if self.skinning is SkinningMode.BONE_TEXTURE:
             rows = -(-bone_count // self.bones_per_row)
             self.bone_texture = ctx.texture((4 * self.bones_per_row, rows), 4, dtype="f4")
             self.bone_texture.filter = (ctx.NEAREST, ctx.NEAREST)
             self._texture_data = np.zeros((rows * self.bones_per_row, 4, 4), np.float32)
 
-        self.buffers = vertex_buffers(ctx, mesh, skinned=self.skinning > 0,
-                                      dynamic=self.skinning == 0 and skeleton is not None)
+        self.buffers = vertex_buffers(ctx, mesh, skinned=self.skinning is not SkinningMode.CPU,
+                                      dynamic=self.skinning is SkinningMode.CPU and skeleton is not None)
         self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
         content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
                    if name in self.program]
@@ -248,9 +254,9 @@ class GpuMesh:
         if skeleton is None:
             return
         matrices = skeleton.get_transform_matrices()
-        if self.skinning == 1:
+        if self.skinning is SkinningMode.UNIFORM_ARRAY:
             self.program["u_bones"].write(matrices.tobytes())
-        elif self.skinning == 2:
+        elif self.skinning is SkinningMode.BONE_TEXTURE:
             self._texture_data[: len(matrices)] = matrices
             self.bone_texture.write(self._texture_data.tobytes())
         else:
@@ -272,14 +278,14 @@ class GpuMesh:
         if options.show_mesh:
             program["u_flat_color"].value = False
             for submesh in self.mesh.submeshes:
-                self.textures.get(id(submesh.base_color_texture), self.renderer._white).use(location=0)
+                self.textures.get(id(submesh.base_color_texture), self.renderer.white_texture).use(location=0)
                 program["u_base_color"].value = tuple(submesh.base_color)
                 self.vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
         if options.wireframe:
             # Dark edges over the shaded mesh, light ones on their own.
             program["u_flat_color"].value = True
             program["u_base_color"].value = (0.05, 0.05, 0.05, 1.0) if options.show_mesh else (0.85, 0.9, 1.0, 1.0)
-            self.renderer._white.use(location=0)
+            self.renderer.white_texture.use(location=0)
             ctx.wireframe = True
             ctx.depth_func = "<="  # edges lie exactly on the filled surface
             self.vao.render(moderngl.TRIANGLES)
@@ -307,9 +313,9 @@ class GpuCrowd:
         self.bones_per_row = max(1, min(total, MAX_TEXTURE_BONES_PER_ROW))
         rows = max(1, -(-total // self.bones_per_row))
         self.influences = mesh.influences
-        defines = {"SKINNING": 2, "BONE_COUNT": self.bones_per_instance, "INFLUENCES": max(self.influences, 4),
-                   "BONES_PER_ROW": self.bones_per_row, "INSTANCED": 1,
-                   "BONES_PER_INSTANCE": self.bones_per_instance}
+        defines = skinning_defines(SkinningMode.BONE_TEXTURE, self.bones_per_instance, self.influences,
+                                   self.bones_per_row)
+        defines.update(INSTANCED=1, BONES_PER_INSTANCE=self.bones_per_instance)
         self.program = load_program(ctx, "skinning.vert", "skinning.frag", defines)
         self.bone_texture = ctx.texture((4 * self.bones_per_row, rows), 4, dtype="f4")
         self.bone_texture.filter = (ctx.NEAREST, ctx.NEAREST)
@@ -353,7 +359,7 @@ class GpuCrowd:
         program["u_bone_texture"].value = 1
         program["u_flat_color"].value = False
         for submesh in self.mesh.submeshes:
-            self.textures.get(id(submesh.base_color_texture), self.renderer._white).use(location=0)
+            self.textures.get(id(submesh.base_color_texture), self.renderer.white_texture).use(location=0)
             program["u_base_color"].value = tuple(submesh.base_color)
             self.vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index,
                             instances=self.instances)
@@ -409,100 +415,3 @@ def material_textures(ctx, mesh) -> dict:
             texture.filter = (ctx.LINEAR_MIPMAP_LINEAR, ctx.LINEAR)
             textures[id(image)] = texture
     return textures
-
-
-# --- overlay geometry (numpy) -------------------------------------------------------------------
-BONE_COLOR = (1.0, 0.78, 0.25, 0.95)
-JOINT_COLOR = (1.0, 1.0, 1.0, 0.95)
-SELECTED_COLOR = (0.25, 0.95, 1.0, 1.0)
-
-
-def skeleton_overlay(scene, selected_bone=None):
-    """(line vertices, point vertices) as (N, 7) arrays of xyz + rgba, in world space.
-
-    A line from each bone to each child; a leaf bone along the scene's leaf axis (bone space)
-    for its ``length``, which is in the bone's own space (Babylon), so it scales with the
-    bone; when unset, a world length along the axis's world direction: half the parent
-    segment, or a tenth of the model's size for a bone that sits on its parent. The selected
-    bone's own segments (to its children, or its leaf segment) are highlighted, drawn last
-    (after every skeleton's lines: two skins may share joints and draw the same lines).
-    """
-    starts, ends, lit, joints, lit_joints = [], [], [], [], []
-    model_size = float(np.linalg.norm(scene.rest_bounds[1] - scene.rest_bounds[0]))
-    drawn = set()
-    for mesh in scene.skinned_meshes:
-        skeleton = mesh.skeleton
-        if skeleton is None or id(skeleton) in drawn:
-            continue
-        drawn.add(id(skeleton))
-        absolute = skeleton.get_absolute_matrices() @ mesh.world_matrix
-        parents = skeleton.get_parent_indices()
-        heads = absolute[:, 3, :3]
-        selected = np.zeros(len(parents), bool)
-        if selected_bone is not None and selected_bone.get_skeleton() is skeleton:
-            selected[list(skeleton.bones).index(selected_bone)] = True
-        children = np.flatnonzero(parents >= 0)
-        has_child = np.zeros(len(parents), bool)
-        has_child[parents[children]] = True
-        leaves = np.flatnonzero(~has_child)
-        segment = np.zeros(len(parents))
-        segment[children] = np.linalg.norm(heads[children] - heads[parents[children]], axis=1)
-        length = skeleton.get_bone_lengths()[leaves]
-        # The leaf axis in world space, scaled as the bone is (an armature scaled x100 makes it
-        # 100 long): a set length goes through that scale, the world-length fallback does not.
-        axis = np.einsum("i,nij->nj", scene.leaf_bone_axis, absolute[leaves, :3, :3])
-        axis_scale = np.linalg.norm(axis, axis=1)
-        fallback = np.where(segment[leaves] > 0, 0.5 * segment[leaves], 0.1 * model_size)
-        world_length = np.where(np.isnan(length), fallback, length * axis_scale)
-        keep = (world_length > 0) & (axis_scale > 0)
-        leaves = leaves[keep]
-        tips = heads[leaves] + axis[keep] * (world_length[keep] / axis_scale[keep])[:, None]
-        # A bone's own segments run from its head: to each child, or to its leaf tip.
-        starts += [heads[parents[children]], heads[leaves]]
-        ends += [heads[children], tips]
-        lit += [selected[parents[children]], selected[leaves]]
-        joints.append(heads)
-        lit_joints.append(selected)
-    if not starts:
-        return np.zeros((0, 7), np.float32), np.zeros((0, 7), np.float32)
-    starts, ends, lit = np.concatenate(starts), np.concatenate(ends), np.concatenate(lit)
-    joints, lit_joints = np.concatenate(joints), np.concatenate(lit_joints)
-    order = np.argsort(lit, kind="stable")  # highlighted last, so on top
-    lines = _segments(starts[order], ends[order], np.where(lit[order, None], SELECTED_COLOR, BONE_COLOR))
-    order = np.argsort(lit_joints, kind="stable")
-    points = np.c_[joints[order], np.where(lit_joints[order, None], SELECTED_COLOR, JOINT_COLOR)]
-    return lines.astype(np.float32), points.astype(np.float32)
-
-
-def _segments(starts, ends, colors):
-    """Line vertices (2N, 7): start, end, start, end, ... each with its segment's color."""
-    vertices = np.empty((len(starts), 2, 7))
-    vertices[:, 0, :3], vertices[:, 1, :3] = starts, ends
-    vertices[:, :, 3:] = colors[:, None, :]
-    return vertices.reshape(-1, 7)
-
-
-def ground_grid(low, high):
-    """Grid lines on the floor under the model: (vertices (N,7), fade radius).
-
-    The spacing is a 1-2-5 step giving about 10 cells across the model; the grid reaches
-    about three model sizes out and fades towards its edge.
-    """
-    low, high = np.asarray(low, float), np.asarray(high, float)
-    size = max(float(np.max(high - low)), 1e-3)
-    raw = size / 10.0
-    exponent = np.floor(np.log10(raw))
-    step = min((m * 10.0**exponent for m in (1, 2, 5, 10) if m * 10.0**exponent >= raw), default=raw)
-    center = (low + high) / 2.0
-    radius = 1.6 * size
-    count = int(np.ceil(radius / step))
-    cx, cz = np.round(center[0] / step) * step, np.round(center[2] / step) * step
-    y = low[1]
-    offsets = np.arange(-count, count + 1) * step
-    vertices = []
-    for i, offset in enumerate(offsets):
-        major = (np.round(offset / step) % 5) == 0
-        color = (0.62, 0.64, 0.68, 0.55) if major else (0.5, 0.52, 0.56, 0.3)
-        vertices += [(cx + offset, y, cz - count * step, *color), (cx + offset, y, cz + count * step, *color),
-                     (cx - count * step, y, cz + offset, *color), (cx + count * step, y, cz + offset, *color)]
-    return np.array(vertices, np.float32), radius

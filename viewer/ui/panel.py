@@ -13,6 +13,7 @@ import numpy as np
 from imgui_bundle import imgui
 
 from ..errors import ViewerError
+from ..options import Status
 
 PANEL_WIDTH = 380
 SELECTED_TEXT = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)
@@ -86,15 +87,16 @@ class PosePanel:
         return requests
 
     # --- sections ------------------------------------------------------------------------------
-    def _status(self, status: str) -> None:
+    def _status(self, status: Status) -> None:
         """One line, always there, so a message never moves the widgets below it (a click
         would land on the wrong one); a long message loses its middle, the whole shows on hover."""
-        line = elide_middle(status.splitlines()[0] if status else "", imgui.get_content_region_avail().x,
-                            lambda text: imgui.calc_text_size(text).x)
-        imgui.text_colored(ERROR_TEXT if status.startswith("error") else STATUS_TEXT, line)
+        text = str(status)
+        line = elide_middle(text.splitlines()[0] if text else "", imgui.get_content_region_avail().x,
+                            lambda part: imgui.calc_text_size(part).x)
+        imgui.text_colored(ERROR_TEXT if status.is_error else STATUS_TEXT, line)
         self._record("status")
-        if line != status and imgui.is_item_hovered():
-            imgui.set_tooltip(status)
+        if line != text and imgui.is_item_hovered():
+            imgui.set_tooltip(text)
 
     def _shortcuts(self, editor, requests) -> None:
         io = imgui.get_io()
@@ -219,7 +221,7 @@ class PosePanel:
             try:
                 apply(list(new))
             except ViewerError as error:
-                editor.status = f"error: {error}"
+                editor.status = Status.error(error)
         if imgui.is_item_deactivated():
             editor.end_edit()
 
@@ -244,7 +246,7 @@ class PosePanel:
             try:
                 editor.save_pose(self.pose_path)
             except ViewerError as error:
-                editor.status = f"error: {error}"
+                editor.status = Status.error(error)
         imgui.same_line()
         if self._button("Load pose"):
             editor.load_pose(self.pose_path)

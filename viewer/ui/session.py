@@ -13,11 +13,12 @@ from pathlib import Path
 import numpy as np
 from imgui_bundle import imgui
 
+from ..camera import VIEW_PITCH, VIEW_YAW, framed_camera
 from ..editor import Editor
 from ..errors import ViewerError
-from ..camera import VIEW_PITCH, VIEW_YAW
-from ..render.headless import framed_camera
-from ..render.renderer import Renderer, RenderOptions
+from ..images import write_png
+from ..options import Status
+from ..render.renderer import Renderer
 from .imgui_renderer import ImGuiRenderer
 from .panel import PANEL_WIDTH, PosePanel
 
@@ -90,13 +91,13 @@ class ViewerSession:
         try:
             scene = load_model(None if path is None else Path(path))
         except ViewerError as error:
-            self.editor.status = f"error: {error}"
+            self.editor.status = Status.error(error)
             return False
         for renderer in self._renderers.values():
             renderer.forget(self.scene)  # GL objects of the old model are released
         self.model_name = "built-in character" if path is None else Path(path).name
         self._start(scene, play=True)
-        self.editor.status = f"opened {path}"
+        self.editor.status = Status(f"opened {path}")
         _return_freed_memory()
         return True
 
@@ -105,7 +106,7 @@ class ViewerSession:
         display = self.editor.display
         key = (display.cpu_skinning, display.bone_texture)
         if key not in self._renderers:
-            self._renderers[key] = Renderer(self.ctx, bone_storage="texture" if display.bone_texture else "auto",
+            self._renderers[key] = Renderer(self.ctx, bone_storage=display.bone_storage,
                                             cpu_skinning=display.cpu_skinning)
         return self._renderers[key]
 
@@ -130,13 +131,12 @@ class ViewerSession:
         self.camera.screen_offset = min(PANEL_WIDTH * framebuffer_scale[0], width / 2) / width if show_panel else 0.0
         self.view_aspect = width / max(height, 1) * (1.0 - self.camera.screen_offset)  # for F
         display = self.editor.display
-        options = RenderOptions(show_mesh=display.show_mesh, show_skeleton=display.show_skeleton,
-                                show_grid=display.show_grid, wireframe=display.wireframe,
-                                selected_bone=self.editor.selected)
+        display.selected_bone = self.editor.selected
+        self.scene.prepare()  # the frame's one model update, after playback and the panel's edits
         try:
-            self.renderer().render(self.scene, self.camera, size, options)
+            self.renderer().render(self.scene, self.camera, size, display)
         except ViewerError as error:  # e.g. a forced uniform array that does not fit
-            self.editor.status = f"error: {error}"
+            self.editor.status = Status.error(error)
             display.bone_texture = True
         self.imgui_renderer.render(imgui.get_draw_data(), size)
         if requests is not None:
@@ -156,8 +156,6 @@ class ViewerSession:
         return np.frombuffer(data, np.uint8).reshape(size[1], size[0], 4)[::-1].copy()
 
     def save_screenshot(self, path, size) -> None:
-        from ..cli import write_png
-
         write_png(Path(path), self.read_pixels(size))
 
     def _handle(self, requests, size) -> None:
@@ -166,9 +164,9 @@ class ViewerSession:
         if requests.screenshot:
             try:
                 self.save_screenshot(requests.screenshot, size)
-                self.editor.status = f"screenshot saved to {requests.screenshot}"
+                self.editor.status = Status(f"screenshot saved to {requests.screenshot}")
             except ViewerError as error:
-                self.editor.status = f"error: {error}"
+                self.editor.status = Status.error(error)
         if requests.open_model:
             self.open_model(requests.open_model)
 

@@ -1,0 +1,52 @@
+"""What to draw and what to tell the user: plain data shared by the editor, the renderer and
+the app (no GL, no ImGui)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+@dataclass
+class RenderOptions:
+    """How a frame is drawn. The panel's toggles edit one of these; the renderer reads it."""
+
+    show_mesh: bool = True
+    show_skeleton: bool = True
+    show_grid: bool = True
+    wireframe: bool = False
+    cpu_skinning: bool = False            # skin vertices in numpy instead of the shader
+    bone_texture: bool = False            # bone matrices in a texture even when a uniform array fits
+    selected_bone: object = None          # a Bone to highlight in the overlay
+    background_top: tuple = (0.33, 0.36, 0.42)
+    background_bottom: tuple = (0.12, 0.12, 0.14)
+    key_light: tuple = (0.45, 0.8, 0.6)   # direction towards the light
+
+    @property
+    def bone_storage(self) -> str:
+        """The renderer's bone storage for these options: "texture" or "auto"."""
+        return "texture" if self.bone_texture else "auto"
+
+
+class StatusLevel(enum.Enum):
+    INFO = "info"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Status:
+    """One line for the panel: what just happened, and whether it went wrong."""
+
+    text: str = ""
+    level: StatusLevel = StatusLevel.INFO
+
+    @classmethod
+    def error(cls, error) -> "Status":
+        return cls(str(error), StatusLevel.ERROR)
+
+    @property
+    def is_error(self) -> bool:
+        return self.level is StatusLevel.ERROR
+
+    def __str__(self) -> str:
+        return f"error: {self.text}" if self.is_error else self.text

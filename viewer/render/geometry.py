@@ -1,0 +1,104 @@
+"""Overlay and ground geometry as numpy arrays (no GL): what the renderer draws as lines
+and points, testable without a context.
+
+Every function returns vertices as (N, 7) float32 rows of world-space xyz + rgba.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BONE_COLOR = (1.0, 0.78, 0.25, 0.95)
+JOINT_COLOR = (1.0, 1.0, 1.0, 0.95)
+SELECTED_COLOR = (0.25, 0.95, 1.0, 1.0)
+
+
+def skeleton_overlay(scene, selected_bone=None):
+    """(line vertices, point vertices) as (N, 7) arrays of xyz + rgba, in world space.
+
+    A line from each bone to each child; a leaf bone along the scene's leaf axis (bone space)
+    for its ``length``, which is in the bone's own space (Babylon), so it scales with the
+    bone; when unset, a world length along the axis's world direction: half the parent
+    segment, or a tenth of the model's size for a bone that sits on its parent. The selected
+    bone's own segments (to its children, or its leaf segment) are highlighted, drawn last
+    (after every skeleton's lines: two skins may share joints and draw the same lines).
+    """
+    starts, ends, lit, joints, lit_joints = [], [], [], [], []
+    model_size = float(np.linalg.norm(scene.rest_bounds[1] - scene.rest_bounds[0]))
+    drawn = set()
+    for mesh in scene.skinned_meshes:
+        skeleton = mesh.skeleton
+        if skeleton is None or id(skeleton) in drawn:
+            continue
+        drawn.add(id(skeleton))
+        absolute = skeleton.get_absolute_matrices() @ mesh.world_matrix
+        parents = skeleton.get_parent_indices()
+        heads = absolute[:, 3, :3]
+        selected = np.zeros(len(parents), bool)
+        if selected_bone is not None and selected_bone.get_skeleton() is skeleton:
+            selected[list(skeleton.bones).index(selected_bone)] = True
+        children = np.flatnonzero(parents >= 0)
+        has_child = np.zeros(len(parents), bool)
+        has_child[parents[children]] = True
+        leaves = np.flatnonzero(~has_child)
+        segment = np.zeros(len(parents))
+        segment[children] = np.linalg.norm(heads[children] - heads[parents[children]], axis=1)
+        length = skeleton.get_bone_lengths()[leaves]
+        # The leaf axis in world space, scaled as the bone is (an armature scaled x100 makes it
+        # 100 long): a set length goes through that scale, the world-length fallback does not.
+        axis = np.einsum("i,nij->nj", scene.leaf_bone_axis, absolute[leaves, :3, :3])
+        axis_scale = np.linalg.norm(axis, axis=1)
+        fallback = np.where(segment[leaves] > 0, 0.5 * segment[leaves], 0.1 * model_size)
+        world_length = np.where(np.isnan(length), fallback, length * axis_scale)
+        keep = (world_length > 0) & (axis_scale > 0)
+        leaves = leaves[keep]
+        tips = heads[leaves] + axis[keep] * (world_length[keep] / axis_scale[keep])[:, None]
+        # A bone's own segments run from its head: to each child, or to its leaf tip.
+        starts += [heads[parents[children]], heads[leaves]]
+        ends += [heads[children], tips]
+        lit += [selected[parents[children]], selected[leaves]]
+        joints.append(heads)
+        lit_joints.append(selected)
+    if not starts:
+        return np.zeros((0, 7), np.float32), np.zeros((0, 7), np.float32)
+    starts, ends, lit = np.concatenate(starts), np.concatenate(ends), np.concatenate(lit)
+    joints, lit_joints = np.concatenate(joints), np.concatenate(lit_joints)
+    order = np.argsort(lit, kind="stable")  # highlighted last, so on top
+    lines = _segments(starts[order], ends[order], np.where(lit[order, None], SELECTED_COLOR, BONE_COLOR))
+    order = np.argsort(lit_joints, kind="stable")
+    points = np.c_[joints[order], np.where(lit_joints[order, None], SELECTED_COLOR, JOINT_COLOR)]
+    return lines.astype(np.float32), points.astype(np.float32)
+
+
+def _segments(starts, ends, colors):
+    """Line vertices (2N, 7): start, end, start, end, ... each with its segment's color."""
+    vertices = np.empty((len(starts), 2, 7))
+    vertices[:, 0, :3], vertices[:, 1, :3] = starts, ends
+    vertices[:, :, 3:] = colors[:, None, :]
+    return vertices.reshape(-1, 7)
+
+
+def ground_grid(low, high):
+    """Grid lines on the floor under the model: (vertices (N,7), fade radius).
+
+    The spacing is a 1-2-5 step giving about 10 cells across the model; the grid reaches
+    about three model sizes out and fades towards its edge.
+    """
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    size = max(float(np.max(high - low)), 1e-3)
+    raw = size / 10.0
+    exponent = np.floor(np.log10(raw))
+    step = min((m * 10.0**exponent for m in (1, 2, 5, 10) if m * 10.0**exponent >= raw), default=raw)
+    center = (low + high) / 2.0
+    radius = 1.6 * size
+    count = int(np.ceil(radius / step))
+    cx, cz = np.round(center[0] / step) * step, np.round(center[2] / step) * step
+    y = low[1]
+    offsets = np.arange(-count, count + 1) * step
+    vertices = []
+    for i, offset in enumerate(offsets):
+        major = (np.round(offset / step) % 5) == 0
+        color = (0.62, 0.64, 0.68, 0.55) if major else (0.5, 0.52, 0.56, 0.3)
+        vertices += [(cx + offset, y, cz - count * step, *color), (cx + offset, y, cz + count * step, *color),
+                     (cx - count * step, y, cz + offset, *color), (cx + count * step, y, cz + offset, *color)]
+    return np.array(vertices, np.float32), radius
