@@ -629,7 +629,7 @@ def test_limits_refuse_before_allocating(limit, value, mode, expected, tmp_path,
     if mode == "external":
         with open(tmp_path / "model.bin", "ab") as padded:
             padded.write(bytes(10000 - 1552))
-    monkeypatch.setattr(viewer.gltf, limit, value)
+    monkeypatch.setattr(viewer.gltf.limits, limit, value)
     with pytest.raises(ViewerError) as caught:
         load_gltf(path)
     _messages_name_the_file(str(caught.value), path)
@@ -641,7 +641,7 @@ def test_image_data_counts_towards_the_total(tmp_path, monkeypatch):
 
     doc = Doc(tmp_path)
     _textured(_png(64, 64))(doc)
-    monkeypatch.setattr(viewer.gltf, "MAX_TOTAL_BYTES", 16000)
+    monkeypatch.setattr(viewer.gltf.limits, "MAX_TOTAL_BYTES", 16000)
     with pytest.raises(ViewerError, match=r"image 0: the model's data and images add up to more than 16000 bytes"):
         load_gltf(doc.save())
 
@@ -650,11 +650,11 @@ def test_the_generic_fallback_names_the_file_and_the_exception(tmp_path, monkeyp
     """Only a bug reaches it; it still gives one ViewerError, with the original as its cause."""
     import viewer.gltf
 
-    def broken(self, *args):
+    def broken(*args):
         raise KeyError("surprise")
 
     path = build_base(tmp_path)
-    monkeypatch.setattr(viewer.gltf.GltfReader, "_animation", broken)
+    monkeypatch.setattr(viewer.gltf.scene, "read_clip", broken)
     with pytest.raises(ViewerError) as caught:
         load_gltf(path)
     assert str(caught.value) == f"{path}: {FALLBACK} (KeyError: 'surprise')"

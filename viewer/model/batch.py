@@ -137,6 +137,8 @@ class BoneBatch:
         self.bones: list = []            # skeleton order (Babylon's skeleton.bones)
         self.by_slot: list = []          # the same bones in row order
         self.linked: list = []           # bones with a linked TransformNode, row order
+        self.linked_nodes: list = []     # their nodes, and the versions last seen by sync_linked()
+        self._seen_versions: list | None = None
         self.layout: Layout | None = None
         self.layout_version = 0          # bumped when the layout or the storage is replaced
         self.dirty = Dirty.STRUCTURE
@@ -150,6 +152,7 @@ class BoneBatch:
         if slot is not None:
             self.rows.need_compose[slot] = True
             self.rows.linked_version[slot] = -1  # a linked node overrides it again in prepare()
+            self._seen_versions = None
         if self.dirty < Dirty.POSE:
             self.dirty = Dirty.POSE
 
@@ -255,6 +258,10 @@ class BoneBatch:
     # --- linked TransformNodes ----------------------------------------------------------------
     def sync_linked(self) -> None:
         """Copy the TRS of linked nodes that changed since the last copy."""
+        seen = [node.version for node in self.linked_nodes]
+        if seen == self._seen_versions:  # the fast path: no node changed, no linked bone written
+            return
+        self._seen_versions = seen
         versions = self.rows.linked_version
         changed = [bone for bone in self.linked if bone.get_transform_node().version != versions[bone.slot]]
         if not changed:
@@ -268,6 +275,18 @@ class BoneBatch:
         rows.need_compose[slots] = True
         rows.need_decompose[slots] = False
         versions[slots] = [node.version for node in nodes]
+        self.mark_pose()
+
+    def copy_linked(self, slot: int, node) -> None:
+        """Copy one linked node's TRS now, as ``sync_linked()`` would: a pose written to the node
+        through a Bone (its space API) is then the bone's at once, and the next sync skips it."""
+        rows = self.rows
+        rows.position[slot] = node.position
+        rows.quaternion[slot] = node.rotation_quaternion
+        rows.scaling[slot] = node.scaling
+        rows.need_compose[slot] = True
+        rows.need_decompose[slot] = False
+        rows.linked_version[slot] = node.version
         self.mark_pose()
 
     # --- update ---------------------------------------------------------------------------------
@@ -345,6 +364,8 @@ class BoneBatch:
         self.upload[:] = np.eye(4, dtype=np.float32)
         self.upload_view = _read_only_view(self.upload)
         self.linked = [bone for bone in self.by_slot if bone.get_transform_node() is not None]
+        self.linked_nodes = [bone.get_transform_node() for bone in self.linked]
+        self._seen_versions = None
         self.rows.linked_version[:n] = -1
         self._kernel = None
         self.layout_version += 1

@@ -9,6 +9,11 @@ Unlike Babylon, matrix getters never return stale values: reading an absolute or
 matrix first brings the skeleton up to date (a no-op when nothing changed). Returned
 vectors and matrices are read-only copies, so writing into one fails loudly instead of
 being silently lost.
+
+Babylon's Space API (``get_position(Space.WORLD, tnode)``, ``rotate``, ``set_rotation_*``, ...)
+poses a bone in its parent's frame or in the world, with Babylon's numbers and quirks (listed
+above the methods, recorded from Babylon.js in tests/data/babylon_space_reference.json). Its
+setters write through ``get_pose_target()``, so they pose glTF joints too.
 """
 
 from __future__ import annotations
@@ -20,7 +25,11 @@ from . import transforms
 from .checks import finite_array, read_only
 from .batch import SINGULAR_BIND
 from .skeleton import Skeleton
+from .space import Space, checked_space, tnode_scaling, tnode_world_matrix
 from .transform_node import TransformNode
+
+# Below this (|det| over the product of row lengths) a matrix is not inverted by the space API.
+SINGULAR_SPACE = 1e-12
 
 
 class Bone:
@@ -245,3 +254,382 @@ class Bone:
         written to a linked bone itself is replaced by its node's in the next prepare().
         """
         return self if self._linked_node is None else self._linked_node
+
+    # --- spaces: Babylon's Space API ------------------------------------------------------------
+    # Babylon's behaviour, quirks included (recorded from Babylon.js itself in
+    # tests/data/babylon_space_reference.json):
+    # - WORLD means skeleton space times the tnode's world matrix; the getters, set_position and
+    #   translate treat Space.BONE as WORLD; rotate treats BONE as LOCAL.
+    # - rotate(..., Space.LOCAL) turns about an axis given in the parent's frame (local @ R).
+    # - set_position / translate in WORLD ignore the tnode for a root bone.
+    # - The world-space rotation setters (set_rotation, set_rotation_quaternion,
+    #   set_rotation_matrix, set_yaw_pitch_roll, set_axis_angle) make the bone's world rotation
+    #   the tnode's own scaling times the given rotation: the bone's scale is dropped, and a
+    #   TransformNode's local (not world) scaling is used, as Babylon reads ``tNode.scaling``.
+    #   In Space.BONE, Babylon computes something meaningful only for a root bone without a
+    #   tnode, where it equals WORLD; these setters treat BONE as WORLD everywhere.
+    # - The world-space rotation getters flip the first axis when the absolute bind matrix is a
+    #   mirror (Babylon's _scalingDeterminant).
+    # Differences, on purpose: a singular matrix, a zero axis or a NaN raises ViewerError and
+    # leaves the pose unchanged (Babylon returns silently or computes NaN); the absolute matrices
+    # are those of every root (Babylon computes them under bones[0] only: equal on single-root
+    # skeletons). Every setter writes through get_pose_target(): a linked bone's node gets the
+    # new pose (and the bone at once), so prepare() keeps it. Getters first sync linked nodes and
+    # bring the skeleton up to date: one batch update per call at most.
+
+    def get_position(self, space=Space.LOCAL, tnode=None) -> np.ndarray:
+        """The bone's position: the local translation, or (WORLD, BONE) its world position."""
+        what = self._what("get_position")
+        if checked_space(space, what) is Space.LOCAL:
+            return _result(self._current_local()[3, :3])
+        return self._world_position(tnode_world_matrix(tnode, what))
+
+    def get_absolute_position(self, tnode=None) -> np.ndarray:
+        """The bone's world position: ``get_position(Space.WORLD, tnode)``."""
+        return self._world_position(tnode_world_matrix(tnode, self._what("get_absolute_position")))
+
+    def set_position(self, position, space=Space.LOCAL, tnode=None) -> None:
+        """Move the bone to ``position`` in its parent's frame (LOCAL) or in the world (WORLD, BONE)."""
+        self._update_position(position, space, tnode, False, self._what("set_position"))
+
+    def set_absolute_position(self, position, tnode=None) -> None:
+        """``set_position(position, Space.WORLD, tnode)``."""
+        self._update_position(position, Space.WORLD, tnode, False, self._what("set_absolute_position"))
+
+    def translate(self, vec, space=Space.LOCAL, tnode=None) -> None:
+        """Move the bone by ``vec``, given in its parent's frame (LOCAL) or the world (WORLD, BONE)."""
+        self._update_position(vec, space, tnode, True, self._what("translate"))
+
+    def get_rotation(self, space=Space.LOCAL, tnode=None) -> np.ndarray:
+        """Babylon's Euler vector (x pitch, y yaw, z roll) of ``get_rotation_quaternion``."""
+        quaternion = self._rotation_quaternion(space, tnode, self._what("get_rotation"))
+        return _result(transforms.yaw_pitch_roll_from_quaternion(quaternion))
+
+    def get_rotation_quaternion(self, space=Space.LOCAL, tnode=None) -> np.ndarray:
+        """The local quaternion, or (WORLD, BONE) the rotation of the world matrix (x, y, z, w)."""
+        return _result(self._rotation_quaternion(space, tnode, self._what("get_rotation_quaternion")))
+
+    def get_rotation_matrix(self, space=Space.LOCAL, tnode=None) -> np.ndarray:
+        """The (4, 4) rotation of the local matrix, or (WORLD, BONE) of the world matrix."""
+        what = self._what("get_rotation_matrix")
+        if checked_space(space, what) is Space.LOCAL:
+            return _result(_rotation_part(self._current_local()))
+        world = self._world_matrix(tnode_world_matrix(tnode, what))
+        world[0, :3] *= self._scaling_determinant()
+        return _result(_rotation_part(world))
+
+    def set_rotation(self, rotation, space=Space.LOCAL, tnode=None) -> None:
+        """Set Babylon's Euler vector (x pitch, y yaw, z roll), locally or in the world."""
+        what = self._what("set_rotation")
+        pitch, yaw, roll = finite_array(rotation, (3,), f"{what} rotation")
+        self._set_yaw_pitch_roll(yaw, pitch, roll, space, tnode, what)
+
+    def set_yaw_pitch_roll(self, yaw, pitch, roll, space=Space.LOCAL, tnode=None) -> None:
+        """Set the rotation from yaw (Y), pitch (X) and roll (Z), locally or in the world."""
+        what = self._what("set_yaw_pitch_roll")
+        self._set_yaw_pitch_roll(_number(yaw, what, "yaw"), _number(pitch, what, "pitch"),
+                                 _number(roll, what, "roll"), space, tnode, what)
+
+    def set_rotation_quaternion(self, q, space=Space.LOCAL, tnode=None) -> None:
+        """Set the rotation quaternion (x, y, z, w), locally or in the world."""
+        what = self._what("set_rotation_quaternion")
+        quaternion = finite_array(q, (4,), f"{what} quaternion")
+        if not np.any(quaternion):
+            raise ViewerError(f"{what}: the zero quaternion is not a rotation")
+        if checked_space(space, what) is Space.LOCAL:
+            self._write_trs(self, quaternion=quaternion)
+        else:
+            self._set_world_rotation(_rotation_matrix(quaternion), tnode, what)
+
+    def set_rotation_matrix(self, m, space=Space.LOCAL, tnode=None) -> None:
+        """Set the rotation from a (4, 4) or (3, 3) rotation matrix, locally or in the world."""
+        what = self._what("set_rotation_matrix")
+        matrix = _matrix4(m, f"{what} matrix")
+        if checked_space(space, what) is Space.LOCAL:
+            quaternion = transforms.quaternion_from_rotation_matrix_one(matrix)
+            if not np.all(np.isfinite(quaternion)) or not np.any(quaternion):
+                raise ViewerError(f"{what}: not a rotation matrix: {matrix.tolist()}")
+            self._write_trs(self, quaternion=quaternion)
+        else:
+            self._set_world_rotation(matrix, tnode, what)
+
+    def rotate(self, axis, amount, space=Space.LOCAL, tnode=None) -> None:
+        """Turn the bone by ``amount`` radians about ``axis``.
+
+        As Babylon: in Space.LOCAL (and BONE) the axis is in the parent's frame; in WORLD it
+        is a world axis (through the bone's position, which is kept).
+        """
+        what = self._what("rotate")
+        rotation = _rotation_matrix(_axis_quaternion(axis, _number(amount, what, "amount"), what))
+        world = checked_space(space, what) is Space.WORLD
+        tnode_world = tnode_world_matrix(tnode, what)
+        if world and (self._parent is not None or tnode_world is not None):
+            self._skeleton.prepare()
+        else:
+            self._sync()
+        self._rotate_with_matrix(rotation, world, tnode_world, what)
+
+    def set_axis_angle(self, axis, angle, space=Space.LOCAL, tnode=None) -> None:
+        """Set the rotation to ``angle`` radians about ``axis``, locally or in the world."""
+        what = self._what("set_axis_angle")
+        quaternion = _axis_quaternion(axis, _number(angle, what, "angle"), what)
+        if checked_space(space, what) is Space.LOCAL:
+            self._write_trs(self, quaternion=quaternion)
+        else:
+            self._set_world_rotation(_rotation_matrix(quaternion), tnode, what)
+
+    def get_direction(self, local_axis, tnode=None) -> np.ndarray:
+        """The world direction (unit length) of an axis given in the bone's own frame."""
+        what = self._what("get_direction")
+        axis = finite_array(local_axis, (3,), f"{what} local_axis")
+        if not np.any(axis):
+            raise ViewerError(f"{what}: the zero vector is not an axis")
+        direction = axis @ self._world_matrix(tnode_world_matrix(tnode, what))[:3, :3]
+        length = float(np.sqrt(direction @ direction))
+        return _result(direction / length if length > 0 else direction)
+
+    def get_absolute_position_from_local(self, position, tnode=None) -> np.ndarray:
+        """A point given in the bone's own frame, in world space."""
+        what = self._what("get_absolute_position_from_local")
+        point = finite_array(position, (3,), f"{what} position")
+        return _result(_transform_point(point, self._world_matrix(tnode_world_matrix(tnode, what))))
+
+    def get_local_position_from_absolute(self, position, tnode=None) -> np.ndarray:
+        """A world-space point, in the bone's own frame."""
+        what = self._what("get_local_position_from_absolute")
+        point = finite_array(position, (3,), f"{what} position")
+        world = self._world_matrix(tnode_world_matrix(tnode, what))
+        return _result(_transform_point(point, _inverse(world, what)))
+
+    def scale(self, x, y, z, scale_children=False) -> None:
+        """Scale the bone along its parent's axes, keeping its children where they are.
+
+        Babylon's ``scale``: the local matrix becomes ``S @ local`` and each child's
+        ``local @ S^-1`` (translation kept), so only this bone's own geometry grows; with
+        ``scale_children`` every descendant is scaled the same way in turn. A non-uniform
+        scale of a bone with rotated children shears their local matrices, which a linked
+        node (TRS) cannot hold: it gets the nearest TRS (decomposed).
+        """
+        what = self._what("scale")
+        factors = np.array([_number(x, what, "x"), _number(y, what, "y"), _number(z, what, "z")])
+        if not np.all(factors):
+            raise ViewerError(f"{what}: a zero scale factor cannot be undone for the children")
+        self._sync()
+        batch = self._batch
+        changed: dict = {}
+
+        def local_of(bone):
+            if bone not in changed:
+                changed[bone] = batch.local_matrix(bone.slot).copy()
+            return changed[bone]
+
+        def scale_bone(bone):
+            local_of(bone)[:3, :] *= factors[:, None]
+            for child in bone.children:
+                local_of(child)[:3, :3] /= factors
+            if scale_children:
+                for child in bone.children:
+                    scale_bone(child)
+
+        scale_bone(self)
+        for bone, matrix in changed.items():
+            self._write_local(bone, matrix, what)
+
+    def set_scale(self, scale) -> None:
+        """Set the local scaling (Babylon's setScale: position and rotation are kept)."""
+        what = self._what("set_scale")
+        self._sync()
+        self._write_trs(self, scaling=finite_array(scale, (3,), f"{what} scale"))
+
+    def get_scale(self) -> np.ndarray:
+        """The local scaling."""
+        self._sync()
+        return _result(self._batch.trs("scaling", self.slot))
+
+    # --- the space API's plumbing -------------------------------------------------------------------
+    def _what(self, method: str) -> str:
+        return f"bone {self.name!r} {method}"
+
+    def _sync(self) -> None:
+        """Copy linked nodes that changed into their bones (no matrix update)."""
+        batch = self._batch
+        batch.update_layout()
+        if batch.linked:
+            batch.sync_linked()
+
+    def _current_local(self) -> np.ndarray:
+        self._sync()
+        return self._batch.local_matrix(self.slot)
+
+    def _world_matrix(self, tnode_world: np.ndarray | None) -> np.ndarray:
+        """absolute @ tnode world (a new array), after the skeleton's one update."""
+        self._skeleton.prepare()
+        absolute = self._batch.rows.absolute[self.slot]
+        return absolute.copy() if tnode_world is None else absolute @ tnode_world
+
+    def _world_position(self, tnode_world: np.ndarray | None) -> np.ndarray:
+        """Row 3 of absolute @ tnode world, after the skeleton's one update."""
+        self._skeleton.prepare()
+        row = self._batch.rows.absolute[self.slot, 3]
+        return _result(row[:3] if tnode_world is None else (row @ tnode_world)[:3])
+
+    def _scaling_determinant(self) -> float:
+        """-1 when the absolute bind matrix mirrors (Babylon's _scalingDeterminant), else 1."""
+        return -1.0 if transforms.determinant3(self._batch.rows.absolute_bind[self.slot]) < 0 else 1.0
+
+    def _rotation_quaternion(self, space, tnode, what: str) -> np.ndarray:
+        if checked_space(space, what) is Space.LOCAL:
+            self._sync()
+            return self._batch.trs("quaternion", self.slot)
+        world = self._world_matrix(tnode_world_matrix(tnode, what))
+        world[0, :3] *= self._scaling_determinant()
+        return transforms.decompose_one(world)[1]
+
+    def _update_position(self, value, space, tnode, add: bool, what: str) -> None:
+        """Babylon's _updatePosition: set (or add to) the local translation; in WORLD, ``value``
+        is first taken into the parent's frame (for a root, as is: the tnode is ignored)."""
+        vector = finite_array(value, (3,), f"{what} position")
+        space = checked_space(space, what)
+        tnode_world = tnode_world_matrix(tnode, what)
+        if space is not Space.LOCAL and self._parent is not None:
+            self._skeleton.prepare()
+            frame = self._batch.rows.absolute[self._parent.slot]
+            frame = frame.copy() if tnode_world is None else frame @ tnode_world
+            if add:
+                frame[3, :3] = 0.0
+            vector = _transform_point(vector, _inverse(frame, what))
+        else:
+            self._sync()
+        local = self._batch.local_matrix(self.slot).copy()
+        if add:
+            local[3, :3] += vector
+        else:
+            local[3, :3] = vector
+        self._write_local(self, local, what)
+
+    def _set_yaw_pitch_roll(self, yaw: float, pitch: float, roll: float, space, tnode, what: str) -> None:
+        quaternion = transforms.quaternion_from_yaw_pitch_roll([pitch, yaw, roll])
+        if checked_space(space, what) is Space.LOCAL:
+            self._write_trs(self, quaternion=quaternion)
+        else:
+            self._set_world_rotation(_rotation_matrix(quaternion), tnode, what)
+
+    def _set_world_rotation(self, rotation: np.ndarray, tnode, what: str) -> None:
+        """Make the world rotation ``tnode scaling @ rotation`` (Babylon's setters in WORLD):
+        rotate by inverse(world) @ scaling @ rotation about the bone's world position."""
+        tnode_world = tnode_world_matrix(tnode, what)
+        world = self._world_matrix(tnode_world)
+        scaling = tnode_scaling(tnode, tnode_world) * (self._scaling_determinant(), 1.0, 1.0)
+        unscaled_inverse = _inverse(world, what) * np.append(scaling, 1.0)  # @ diag(scaling, 1)
+        self._rotate_with_matrix(unscaled_inverse @ rotation, True, tnode_world, what)
+
+    def _rotate_with_matrix(self, rotation: np.ndarray, world: bool, tnode_world, what: str) -> None:
+        """Babylon's _rotateWithMatrix: ``local @ rotation`` (LOCAL), or the rotation applied in
+        the frame of parent absolute @ tnode (WORLD); the local translation is kept. The
+        caller has brought the skeleton up to date."""
+        local = self._batch.local_matrix(self.slot)
+        translation = local[3, :3].copy()
+        frame = None
+        if world:
+            if self._parent is not None:
+                frame = self._batch.rows.absolute[self._parent.slot]
+                if tnode_world is not None:
+                    frame = frame @ tnode_world
+            else:
+                frame = tnode_world
+        if frame is not None:
+            new = local @ frame @ rotation @ _inverse(frame, what)
+        else:
+            new = local @ rotation
+        new[3, :3] = translation
+        self._write_local(self, new, what)
+
+    def _write_local(self, bone: "Bone", matrix: np.ndarray, what: str) -> None:
+        """The one rule: a new local matrix goes to ``bone.get_pose_target()``."""
+        if not np.all(np.isfinite(matrix)):
+            raise ViewerError(f"{what}: the result is not finite (a singular or degenerate matrix)")
+        target = bone.get_pose_target()
+        if target is bone:
+            self._batch.set_local_matrix(bone.slot, matrix)
+        else:
+            scaling, quaternion, position = transforms.decompose_one(matrix)
+            target.assign_trs(position, quaternion, scaling)
+            self._batch.copy_linked(bone.slot, target)
+
+    def _write_trs(self, bone: "Bone", quaternion=None, scaling=None) -> None:
+        """A local rotation or scaling goes to ``bone.get_pose_target()`` (validated already)."""
+        target = bone.get_pose_target()
+        if target is bone:
+            if quaternion is not None:
+                self._batch.set_trs("quaternion", bone.slot, quaternion)
+            if scaling is not None:
+                self._batch.set_trs("scaling", bone.slot, scaling)
+        else:
+            target.assign_trs(rotation_quaternion=quaternion, scaling=scaling)
+            self._batch.copy_linked(bone.slot, target)
+
+
+def _result(array) -> np.ndarray:
+    """A new read-only float64 array (a returned value, never a view of the bone's rows)."""
+    result = np.array(array, dtype=np.float64)
+    result.flags.writeable = False
+    return result
+
+
+def _number(value, what: str, name: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ViewerError(f"{what}: {name} must be a number, got {value!r}") from None
+    if not np.isfinite(number):
+        raise ViewerError(f"{what}: {name} must be finite, got {value!r}")
+    return number
+
+
+def _matrix4(value, what: str) -> np.ndarray:
+    """A (4, 4) matrix, or a (3, 3) one embedded in the identity."""
+    array = np.asarray(value, dtype=np.float64) if not isinstance(value, np.ndarray) else value
+    if getattr(array, "shape", None) == (3, 3):
+        matrix = np.eye(4)
+        matrix[:3, :3] = finite_array(array, (3, 3), what)
+        return matrix
+    return finite_array(value, (4, 4), what)
+
+
+def _axis_quaternion(axis, angle: float, what: str) -> np.ndarray:
+    """Babylon's Quaternion.RotationAxis (the axis normalized)."""
+    vector = finite_array(axis, (3,), f"{what} axis")
+    length = float(np.sqrt(vector @ vector))
+    if not length > 0:
+        raise ViewerError(f"{what}: the zero vector is not an axis")
+    half = 0.5 * angle
+    return np.append(vector * (np.sin(half) / length), np.cos(half))
+
+
+def _rotation_matrix(quaternion: np.ndarray) -> np.ndarray:
+    """Babylon's Matrix.FromQuaternion (RotationAxis, RotationYawPitchRoll): no normalization."""
+    return transforms.rotation_matrix_one(quaternion)
+
+
+def _rotation_part(matrix: np.ndarray) -> np.ndarray:
+    """Babylon's getRotationMatrixToRef: rows divided by the decomposed scale, identity if 0."""
+    scaling = np.sqrt(np.einsum("ij,ij->i", matrix[:3, :3], matrix[:3, :3]))
+    if transforms.determinant3(matrix) <= 0:
+        scaling[1] = -scaling[1]
+    result = np.eye(4)
+    if np.all(scaling != 0):
+        result[:3, :3] = matrix[:3, :3] / scaling[:, None]
+    return result
+
+
+def _transform_point(point: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """Babylon's Vector3.TransformCoordinates: (point, 1) @ matrix, divided by w."""
+    row = point @ matrix[:3] + matrix[3]
+    return row[:3] / row[3]
+
+
+def _inverse(matrix: np.ndarray, what: str) -> np.ndarray:
+    if not transforms.singularity_one(matrix) > SINGULAR_SPACE:
+        raise ViewerError(f"{what}: a singular matrix (a zero scale in the bone, a parent or the tnode) "
+                          "cannot be inverted")
+    return np.linalg.inv(matrix)

@@ -142,3 +142,63 @@ def singularity(m):
     norms = np.prod(np.linalg.norm(m, axis=-1), axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(norms > 0, np.abs(np.linalg.det(m)) / norms, 0.0)
+
+
+# --- one matrix at a time (the Bone space API): the same formulas on Python floats, ~10x faster
+# than the stacked versions above for a single 4x4.
+def quaternion_from_rotation_matrix_one(m) -> np.ndarray:
+    """``quaternion_from_rotation_matrix`` for one matrix, branch for branch."""
+    (m11, m21, m31), (m12, m22, m32), (m13, m23, m33) = (row[:3] for row in np.asarray(m)[:3].tolist())
+    trace = m11 + m22 + m33
+    if trace > 0:
+        s = 0.5 / np.sqrt(trace + 1.0)
+        q = ((m32 - m23) * s, (m13 - m31) * s, (m21 - m12) * s, 0.25 / s)
+    elif m11 > m22 and m11 > m33:
+        s = 2.0 * np.sqrt(1.0 + m11 - m22 - m33)
+        q = (0.25 * s, (m12 + m21) / s, (m13 + m31) / s, (m32 - m23) / s)
+    elif m22 > m33:
+        s = 2.0 * np.sqrt(1.0 + m22 - m11 - m33)
+        q = ((m12 + m21) / s, 0.25 * s, (m23 + m32) / s, (m13 - m31) / s)
+    else:
+        s = 2.0 * np.sqrt(1.0 + m33 - m11 - m22)
+        q = ((m13 + m31) / s, (m23 + m32) / s, 0.25 * s, (m21 - m12) / s)
+    return np.array(q, dtype=np.float64)
+
+
+def decompose_one(m):
+    """``decompose`` for one matrix: (scaling, quaternion, position)."""
+    m = np.asarray(m, dtype=np.float64)
+    scaling = np.sqrt(np.einsum("ij,ij->i", m[:3, :3], m[:3, :3]))
+    if determinant3(m) <= 0:
+        scaling[1] = -scaling[1]
+    if not np.all(scaling):
+        return scaling, np.array([0.0, 0.0, 0.0, 1.0]), m[3, :3].copy()
+    return scaling, quaternion_from_rotation_matrix_one(m[:3, :3] / scaling[:, None]), m[3, :3].copy()
+
+
+def determinant3(m) -> float:
+    """Determinant of the 3x3 part of one matrix."""
+    (a, b, c), (d, e, f), (g, h, i) = (row[:3] for row in np.asarray(m)[:3].tolist())
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+
+
+def singularity_one(m) -> float:
+    """``singularity`` for one matrix."""
+    rows = [row[:3] for row in np.asarray(m)[:3].tolist()]
+    norms = 1.0
+    for x, y, z in rows:
+        norms *= (x * x + y * y + z * z) ** 0.5
+    return abs(determinant3(m)) / norms if norms > 0 else 0.0
+
+
+def rotation_matrix_one(quaternion) -> np.ndarray:
+    """``compose`` with unit scale and no translation (Babylon's Matrix.FromQuaternion), one quaternion."""
+    x, y, z, w = np.asarray(quaternion, dtype=np.float64).tolist()
+    xx, yy, zz = x * x, y * y, z * z
+    xy, zw, zx, yw, yz, xw = x * y, z * w, z * x, y * w, y * z, x * w
+    return np.array([
+        [1.0 - 2.0 * (yy + zz), 2.0 * (xy + zw), 2.0 * (zx - yw), 0.0],
+        [2.0 * (xy - zw), 1.0 - 2.0 * (zz + xx), 2.0 * (yz + xw), 0.0],
+        [2.0 * (zx + yw), 2.0 * (yz - xw), 1.0 - 2.0 * (yy + xx), 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ])

@@ -1,0 +1,314 @@
+"""The glTF container: the .gltf or .glb file, its JSON (parsed once, then validated), and the
+binary data the document points at: buffers (GLB chunk, data: URIs, files inside the model's
+folder), buffer views, accessors (sparse ones too) and images.
+
+Every problem raises a ``GltfError`` whose message starts with the file's path; tolerated
+flaws are collected with ``warn`` and logged once per kind by ``log_warnings``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import logging
+import struct
+import warnings
+from pathlib import Path
+from urllib.parse import unquote
+
+import numpy as np
+
+from ..errors import ViewerError
+from . import limits
+from .validate import COMPONENT_NAMES, COMPONENT_TYPES, TYPE_SIZES, checked_document, short
+
+log = logging.getLogger("boneviewer")
+
+GLB_MAGIC, GLB_JSON, GLB_BIN = b"glTF", 0x4E4F534A, 0x004E4942
+
+
+class GltfError(ViewerError):
+    """A problem with a glTF file; the message starts with the file's path."""
+
+
+class GltfFile:
+    """One glTF file, read and validated: ``document`` is the checked JSON (plain dicts and
+    lists) and ``hierarchy`` its node graph (see ``validate.checked_document``); the methods
+    read the data the document points at."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.folder = path.resolve().parent
+        except (OSError, RuntimeError) as error:  # a symlink loop
+            raise self.error(f"cannot resolve its folder ({short(error, 80)})") from None
+        self._warnings: dict[str, list[str]] = {}
+        self._total_bytes = 0
+        self._buffers: dict[int, bytes] = {}
+        self._images: dict[int, np.ndarray] = {}
+        raw = self._read_file(path, "the model")
+        self.binary_chunk = None
+        if raw[:4] == GLB_MAGIC:
+            json_bytes, self.binary_chunk = self._split_glb(raw)
+        else:
+            json_bytes = raw
+        self.document, self.hierarchy = checked_document(self._parse_json(json_bytes), self.error)
+
+    # --- problems -------------------------------------------------------------------------------
+    def error(self, message: str) -> GltfError:
+        return GltfError(f"{self.path}: {message}")
+
+    def warn(self, kind: str, message: str) -> None:
+        """Collect a tolerated flaw; ``log_warnings`` logs one line per kind, however often it occurs."""
+        self._warnings.setdefault(kind, []).append(message)
+
+    def log_warnings(self) -> None:
+        for messages in self._warnings.values():
+            more = f" (and {len(messages) - 1} more like it)" if len(messages) > 1 else ""
+            log.warning("%s: %s%s", self.path, messages[0], more)
+        self._warnings.clear()
+
+    # --- the file and its JSON ------------------------------------------------------------------
+    def _read_file(self, target: Path, what: str) -> bytes:
+        """A regular file's bytes, refusing anything too large to hold (and FIFOs, devices)."""
+        try:
+            info = target.stat()
+            if not target.is_file():
+                raise self.error(f"{what}: {target.name!r} is not a regular file")
+            if info.st_size > limits.MAX_BYTES:
+                raise self.error(f"{what}: {target.name!r} is {info.st_size} bytes; the limit is {limits.MAX_BYTES}")
+            return target.read_bytes()
+        except OSError as error:
+            raise self.error(f"{what}: cannot read {target.name!r}: {error.strerror or error}") from None
+
+    def _split_glb(self, raw: bytes) -> tuple[bytes, bytes | None]:
+        """(JSON chunk, binary chunk or None) of a GLB file."""
+        if len(raw) < 20:
+            raise self.error("GLB file is truncated (shorter than its header)")
+        _, version, length = struct.unpack_from("<III", raw, 0)  # magic checked by the caller
+        if version != 2:
+            raise self.error(f"GLB version {version} is not supported")
+        if length != len(raw):
+            raise self.error(f"GLB header says {length} bytes but the file has {len(raw)}")
+        chunks, offset = [], 12
+        while offset < length:
+            if offset + 8 > length:
+                raise self.error(f"GLB chunk header at byte {offset} is truncated")
+            chunk_length, chunk_type = struct.unpack_from("<II", raw, offset)
+            start = offset + 8
+            if start + chunk_length > length:
+                raise self.error(f"GLB chunk {len(chunks)} at byte {offset} claims {chunk_length} bytes, "
+                                 f"past the end of the file")
+            chunks.append((chunk_type, raw[start:start + chunk_length]))
+            offset = start + chunk_length
+        if not chunks or chunks[0][0] != GLB_JSON:
+            raise self.error("GLB file does not start with a JSON chunk")
+        if any(kind == GLB_JSON for kind, _ in chunks[1:]):
+            raise self.error("GLB file has more than one JSON chunk")
+        binary = next((data for kind, data in chunks[1:] if kind == GLB_BIN), None)
+        return chunks[0][1], binary
+
+    def _parse_json(self, json_bytes: bytes):
+        if len(json_bytes) > limits.MAX_JSON_BYTES:
+            raise self.error(f"its JSON is {len(json_bytes)} bytes; the limit is {limits.MAX_JSON_BYTES}")
+        try:
+            return json.loads(json_bytes.decode("utf-8-sig"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            glb = " (nor a GLB file: it does not start with 'glTF')" if self.path.suffix.lower() == ".glb" else ""
+            raise self.error(f"not valid glTF JSON{glb} ({short(error, 120)})") from None
+        except RecursionError:
+            raise self.error("not valid glTF JSON (nested too deeply)") from None
+        except ValueError as error:  # e.g. an integer with too many digits
+            raise self.error(f"not valid glTF JSON ({short(error, 120)})") from None
+
+    # --- URIs and buffers -----------------------------------------------------------------------
+    def resolve_uri(self, uri: str, what: str) -> Path:
+        """An external file, which must lie inside the model's folder: no '..', no absolute
+        paths, no URL schemes; nothing is ever fetched from the network."""
+        refuse = f"{what}: refusing URI {short(uri)}"
+        path = unquote(uri, errors="strict").replace("\\", "/") if "%" in uri else uri.replace("\\", "/")
+        if ":" in uri.split("/")[0] or ":" in path.split("/")[0] or path.startswith("/"):
+            raise self.error(f"{refuse}: only relative paths inside the model's folder are read")
+        if any(ord(c) < 32 for c in path):
+            raise self.error(f"{refuse}: it contains control characters")
+        try:
+            target = (self.folder / path).resolve()
+        except (OSError, RuntimeError, ValueError) as error:
+            raise self.error(f"{refuse}: {short(error, 80)}") from None
+        if not target.is_relative_to(self.folder):
+            raise self.error(f"{refuse}: it points outside the model's folder")
+        return target
+
+    def read_uri(self, uri: str, what: str) -> bytes:
+        """The bytes of a base64 data: URI or of a file inside the model's folder."""
+        if uri.startswith("data:"):
+            header, comma, payload = uri.partition(",")
+            if not comma or ";base64" not in header:
+                raise self.error(f"{what}: only base64 data: URIs are supported")
+            try:
+                return base64.b64decode(payload, validate=True)
+            except (binascii.Error, ValueError):
+                raise self.error(f"{what}: the base64 data does not decode") from None
+        try:
+            target = self.resolve_uri(uri, what)
+        except UnicodeDecodeError:
+            raise self.error(f"{what}: refusing URI {short(uri)}: its percent-escapes are not UTF-8") from None
+        return self._read_file(target, f"{what} ({short(uri)})")
+
+    def buffer(self, index: int) -> bytes:
+        if index not in self._buffers:
+            spec = self.document["buffers"][index]
+            byte_length = spec["byteLength"]
+            if byte_length > limits.MAX_BYTES:
+                raise self.error(f"buffer {index}: byteLength {byte_length} is over the limit of {limits.MAX_BYTES}")
+            uri = spec.get("uri")
+            if uri is None:
+                if index != 0 or self.binary_chunk is None:
+                    raise self.error(f"buffer {index} has no uri and there is no GLB binary chunk")
+                data = self.binary_chunk
+            else:
+                data = self.read_uri(uri, f"buffer {index}")
+            if len(data) < byte_length:
+                raise self.error(f"buffer {index} holds {len(data)} bytes but byteLength is {byte_length}")
+            self._buffers[index] = data
+        return self._buffers[index]
+
+    def buffer_view(self, index: int) -> tuple[bytes, int, int, int | None]:
+        """(buffer bytes, offset, length, stride or None) of a buffer view, checked to fit its buffer."""
+        view = self.document["bufferViews"][index]
+        data = self.buffer(view["buffer"])
+        offset, length = view.get("byteOffset", 0), view["byteLength"]
+        declared = self.document["buffers"][view["buffer"]]["byteLength"]
+        if offset + length > declared:
+            raise self.error(f"bufferView {index} (bytes {offset}..{offset + length}) lies outside buffer "
+                             f"{view['buffer']} ({declared} bytes)")
+        return data, offset, length, view.get("byteStride")
+
+    # --- accessors ------------------------------------------------------------------------------
+    def require_accessor_kind(self, index: int, what: str, types, components=None, normalized=None) -> None:
+        """Refuse an accessor whose type or componentType does not suit its use."""
+        spec = self.document["accessors"][index]
+        label = f"accessor {index} ({what})"
+        if spec["type"] not in types:
+            raise self.error(f"{label}: type {spec['type']} is not allowed here (expected {' or '.join(types)})")
+        if components is not None and spec["componentType"] not in components:
+            allowed = " or ".join(COMPONENT_NAMES[c] for c in components)
+            raise self.error(f"{label}: componentType {COMPONENT_NAMES[spec['componentType']]} is not allowed here "
+                             f"(expected {allowed})")
+        if normalized is False and spec.get("normalized"):
+            raise self.error(f"{label}: must not be normalized")
+
+    def accessor(self, index: int, what: str = "") -> np.ndarray:
+        """Accessor data as an array (count, components), normalized integers as floats."""
+        label = f"accessor {index}" + (f" ({what})" if what else "")
+        spec = self.document["accessors"][index]
+        dtype = np.dtype(COMPONENT_TYPES[spec["componentType"]])
+        kind = spec["type"]
+        components = TYPE_SIZES[kind]
+        count = spec["count"]
+        item = dtype.itemsize * components
+        if count * components > limits.MAX_ELEMENTS or count * item > limits.MAX_BYTES:
+            raise self.error(f"{label}: count {short(count, 24)} of {kind} is too large (the limits are "
+                             f"{limits.MAX_ELEMENTS} elements and {limits.MAX_BYTES} bytes per accessor)")
+        if kind in ("MAT2", "MAT3") and dtype.itemsize < 4:
+            raise self.error(f"{label}: {kind} of {COMPONENT_NAMES[spec['componentType']]} is not supported")
+        self._total_bytes += count * item
+        if self._total_bytes > limits.MAX_TOTAL_BYTES:
+            raise self.error(f"{label}: the model's accessors add up to more than {limits.MAX_TOTAL_BYTES} bytes")
+        view_index = spec.get("bufferView")
+        if view_index is None:
+            array = np.zeros((count, components), dtype)
+        else:
+            data, view_offset, view_length, stride = self.buffer_view(view_index)
+            stride = stride or item
+            offset = spec.get("byteOffset", 0)
+            needed = offset + stride * (count - 1) + item
+            if stride < item:
+                raise self.error(f"{label}: bufferView {view_index} has byteStride {stride}, less than the "
+                                 f"{item} bytes of one element")
+            if needed > view_length:
+                raise self.error(f"{label}: {count} elements of {item} bytes (stride {stride}) from byte {offset} do "
+                                 f"not fit bufferView {view_index} ({view_length} bytes)")
+            if stride == item:  # tightly packed: the bytes as they are
+                array = np.frombuffer(data, dtype, count=count * components, offset=view_offset + offset)
+                array = array.reshape(count, components).copy()
+            else:
+                raw = np.frombuffer(data, np.uint8, count=needed, offset=view_offset)
+                rows = np.lib.stride_tricks.as_strided(raw[offset:], shape=(count, item), strides=(stride, 1))
+                array = rows.copy().view(dtype).reshape(count, components)
+        sparse = spec.get("sparse")
+        if sparse is not None:
+            array = self._apply_sparse(array.copy(), sparse, label, dtype, components)
+        if spec.get("normalized") and dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            array = np.maximum(array.astype(np.float32) / info.max, -1.0)
+        if array.dtype.kind == "f":
+            bad = ~np.isfinite(array)
+            if bad.any():
+                row = int(np.flatnonzero(bad.any(axis=1))[0])
+                raise self.error(f"{label}: element {row} contains NaN or infinity")
+        return array
+
+    def _apply_sparse(self, array: np.ndarray, sparse: dict, label: str, dtype, components: int) -> np.ndarray:
+        count = sparse["count"]
+        if count > len(array):
+            raise self.error(f"{label}: sparse count {count} is more than the accessor's {len(array)} elements")
+        indices_spec, values_spec = sparse["indices"], sparse["values"]
+        index_type = np.dtype(COMPONENT_TYPES[indices_spec["componentType"]])
+        data, offset, length, _ = self.buffer_view(indices_spec["bufferView"])
+        start = indices_spec.get("byteOffset", 0)
+        if start + count * index_type.itemsize > length:
+            raise self.error(f"{label}: sparse indices do not fit bufferView {indices_spec['bufferView']}")
+        indices = np.frombuffer(data, index_type, count=count, offset=offset + start)
+        if indices.max() >= len(array):
+            raise self.error(f"{label}: sparse index {int(indices.max())} is past the accessor's {len(array)} elements")
+        data, offset, length, _ = self.buffer_view(values_spec["bufferView"])
+        start = values_spec.get("byteOffset", 0)
+        if start + count * components * dtype.itemsize > length:
+            raise self.error(f"{label}: sparse values do not fit bufferView {values_spec['bufferView']}")
+        values = np.frombuffer(data, dtype, count=count * components, offset=offset + start)
+        array[indices] = values.reshape(count, components)
+        return array
+
+    # --- images ---------------------------------------------------------------------------------
+    def image(self, index: int) -> np.ndarray:
+        """Image ``index`` decoded to RGBA (height, width, 4) uint8, decoded once."""
+        if index not in self._images:
+            spec = self.document["images"][index]
+            if spec.get("bufferView") is not None:
+                data, offset, length, _ = self.buffer_view(spec["bufferView"])
+                raw = data[offset:offset + length]
+            elif spec.get("uri") is not None:
+                raw = self.read_uri(spec["uri"], f"image {index}")
+            else:
+                raise self.error(f"image {index} has neither uri nor bufferView")
+            self._images[index] = self._decode_image(raw, index)
+        return self._images[index]
+
+    def _decode_image(self, raw: bytes, index: int) -> np.ndarray:
+        from PIL import Image, UnidentifiedImageError
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                with Image.open(io.BytesIO(raw), formats=("PNG", "JPEG")) as opened:
+                    width, height = opened.size
+                    if width > limits.MAX_IMAGE_SIDE or height > limits.MAX_IMAGE_SIDE:
+                        raise self.error(f"image {index} is {width}x{height} pixels; the limit is "
+                                         f"{limits.MAX_IMAGE_SIDE}x{limits.MAX_IMAGE_SIDE}")
+                    self._total_bytes += width * height * 4
+                    if self._total_bytes > limits.MAX_TOTAL_BYTES:
+                        raise self.error(f"image {index}: the model's data and images add up to more than "
+                                         f"{limits.MAX_TOTAL_BYTES} bytes")
+                    return np.asarray(opened.convert("RGBA"))
+        except ViewerError:
+            raise
+        except UnidentifiedImageError:
+            raise self.error(f"image {index} is not a PNG or JPEG image") from None
+        except Image.DecompressionBombError as error:
+            raise self.error(f"image {index} is too large to decode ({short(error, 120)})") from None
+        except Exception as error:  # Pillow's decoders raise many types on corrupt data
+            raise self.error(f"image {index} does not decode as PNG or JPEG "
+                             f"({type(error).__name__}: {short(error, 120)})") from None

@@ -1,0 +1,11 @@
+"""What one glTF file may cost, checked before anything is allocated or walked.
+
+The loader reads these module attributes when it checks, so a test can lower one.
+"""
+
+MAX_ELEMENTS = 50_000_000  # components of one accessor
+MAX_BYTES = 1 << 30  # one file, buffer or accessor
+MAX_TOTAL_BYTES = 1 << 30  # all accessor data and decoded images of one model
+MAX_JSON_BYTES = 256 << 20  # parsed into Python objects, which take several times the text
+MAX_IMAGE_SIDE = 16384  # pixels
+MAX_DEPTH = 4096  # levels of the node hierarchy

@@ -1,0 +1,195 @@
+"""glTF meshes: primitives joined into one SkinnedMesh with submeshes, their skin attributes
+(JOINTS_n/WEIGHTS_n checked against the skin) and their materials' base colour and texture."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ViewerError
+from ..model import Skeleton, SkinnedMesh
+from ..model.mesh import Submesh
+from .container import GltfFile
+
+TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN = 4, 5, 6
+
+
+def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skeleton | None = None,
+              joint_count: int = 0, skin_index: int | None = None) -> SkinnedMesh:
+    """Mesh ``mesh_index`` as used by node ``node_index``: skinned by ``skeleton`` (whose skin
+    has ``joint_count`` joints) or static when it is None. Points and lines are skipped."""
+    spec = file.document["meshes"][mesh_index]
+    parts = {"positions": [], "normals": [], "texcoords": [], "colors": [], "joints": [], "weights": [],
+             "indices": []}
+    submeshes, vertex_offset, index_offset = [], 0, 0
+    has_normals = True
+    for p, primitive in enumerate(spec["primitives"]):
+        what = f"mesh {mesh_index} primitive {p}"
+        mode = primitive.get("mode", TRIANGLES)
+        if mode not in (TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN):
+            file.warn("mode", f"{what} draws points or lines (mode {mode}); skipped")
+            continue
+        attributes = primitive["attributes"]
+        position_index = attributes.get("POSITION")
+        if position_index is None:
+            raise file.error(f"{what} has no POSITION")
+        file.require_accessor_kind(position_index, f"{what} POSITION", ("VEC3",))
+        positions = file.accessor(position_index, f"{what} POSITION")
+        count = len(positions)
+        indices_index = primitive.get("indices")
+        if indices_index is not None:
+            file.require_accessor_kind(indices_index, f"{what} indices", ("SCALAR",), (5121, 5123, 5125), False)
+            indices = file.accessor(indices_index, f"{what} indices").reshape(-1)
+            if int(indices.max()) >= count:
+                raise file.error(f"accessor {indices_index} ({what} indices): index {int(indices.max())} "
+                                 f"is past the {count} vertices of POSITION (accessor {position_index})")
+        else:
+            indices = np.arange(count, dtype=np.uint32)
+        indices = triangle_list(indices.astype(np.int64), mode)
+        normal = _vertex_rows(file, attributes.get("NORMAL"), count, 3, f"{what} NORMAL")
+        has_normals &= normal is not None
+        parts["positions"].append(positions)
+        parts["normals"].append(normal if normal is not None else np.zeros((count, 3), np.float32))
+        base_color, texture, texcoord_set = _material(file, primitive.get("material"))
+        texcoords = _vertex_rows(file, attributes.get(f"TEXCOORD_{texcoord_set}"), count, 2,
+                                 f"{what} TEXCOORD_{texcoord_set}")
+        parts["texcoords"].append(texcoords if texcoords is not None else np.zeros((count, 2), np.float32))
+        parts["colors"].append(_colors(file, attributes.get("COLOR_0"), count, f"{what} COLOR_0"))
+        if skeleton is not None:
+            joints, weights = skin_attributes(file, attributes, count, what, joint_count, skin_index)
+            parts["joints"].append(joints)
+            parts["weights"].append(weights)
+        parts["indices"].append(indices + vertex_offset)
+        submeshes.append(Submesh(index_offset, len(indices), base_color, texture,
+                                 f"{spec.get('name') or mesh_index}/{p}"))
+        vertex_offset += count
+        index_offset += len(indices)
+    if not submeshes:
+        raise file.error(f"mesh {mesh_index} has no triangle primitives")
+    if skeleton is not None:  # primitives with 4 influences padded to the widest (8)
+        width = max(j.shape[1] for j in parts["joints"])
+        parts["joints"] = [np.pad(j, ((0, 0), (0, width - j.shape[1]))) for j in parts["joints"]]
+        parts["weights"] = [np.pad(w, ((0, 0), (0, width - w.shape[1]))) for w in parts["weights"]]
+    joined = {key: np.concatenate(value) if value else None for key, value in parts.items()}
+    weights = joined["weights"]
+    if weights is not None:
+        sums = weights.sum(axis=1)
+        off = np.abs(sums - 1.0) > 1e-3
+        if off.any():
+            offending = sums[off]
+            file.warn("weights", f"mesh {mesh_index}: {int(off.sum())} of {len(sums)} vertices have weights that "
+                      f"do not sum to 1 (sums {_value_range(offending.min(), offending.max())}); renormalized")
+    name = spec.get("name") or f"mesh{mesh_index}"
+    try:
+        return SkinnedMesh(name, joined["positions"], joined["indices"], skeleton,
+                           joints=joined["joints"], weights=weights,
+                           normals=joined["normals"] if has_normals else None, texcoords=joined["texcoords"],
+                           colors=joined["colors"], submeshes=submeshes, node_index=node_index)
+    except ViewerError as error:  # the model's own checks
+        raise file.error(f"mesh {mesh_index} (node {node_index}): {error}") from None
+
+
+def skin_attributes(file: GltfFile, attributes: dict, count: int, what: str, joint_count: int,
+                    skin_index: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(joints int64, weights float32), each (count, 4) or (count, 8), from JOINTS_0/WEIGHTS_0
+    and JOINTS_1/WEIGHTS_1, checked against the skin's ``joint_count`` joints."""
+    joints, weights = [], []
+    for k in (0, 1):
+        joint_index = attributes.get(f"JOINTS_{k}")
+        weight_index = attributes.get(f"WEIGHTS_{k}")
+        if joint_index is None and weight_index is None:
+            break
+        if joint_index is None or weight_index is None:
+            raise file.error(f"{what}: JOINTS_{k} and WEIGHTS_{k} must come together")
+        joint_what, weight_what = f"{what} JOINTS_{k}", f"{what} WEIGHTS_{k}"
+        file.require_accessor_kind(joint_index, joint_what, ("VEC4",), (5121, 5123, 5125), False)
+        file.require_accessor_kind(weight_index, weight_what, ("VEC4",))
+        j = file.accessor(joint_index, joint_what)
+        w = file.accessor(weight_index, weight_what).astype(np.float32)
+        for index, array, label in ((joint_index, j, joint_what), (weight_index, w, weight_what)):
+            if len(array) != count:
+                raise file.error(f"accessor {index} ({label}): {len(array)} elements for {count} vertices")
+        if (w < 0).any():
+            v = int(np.flatnonzero((w < 0).any(axis=1))[0])
+            raise file.error(f"accessor {weight_index} ({weight_what}): vertex {v} has a negative weight")
+        bad = (j >= joint_count) & (w > 0)
+        if bad.any():
+            v, c = divmod(int(np.flatnonzero(bad)[0]), 4)
+            raise file.error(f"accessor {joint_index} ({joint_what}): vertex {v} uses joint {int(j[v, c])}, but "
+                             f"skin {skin_index} has {joint_count} joints")
+        joints.append(j.astype(np.int64))
+        weights.append(w)
+    if not joints:
+        raise file.error(f"{what}: a skinned mesh primitive needs JOINTS_0 and WEIGHTS_0")
+    joints, weights = np.concatenate(joints, axis=1), np.concatenate(weights, axis=1)
+    empty = weights.sum(axis=1) <= 0
+    if empty.any():
+        raise file.error(f"{what} WEIGHTS: vertex {int(np.flatnonzero(empty)[0])} has no bone weight (all 0)")
+    return joints, weights
+
+
+def _vertex_rows(file: GltfFile, index: int | None, count: int, width: int, what: str) -> np.ndarray | None:
+    """An optional per-vertex attribute as float32 (count, width), or None when absent."""
+    if index is None:
+        return None
+    array = file.accessor(index, what).astype(np.float32)
+    if array.shape != (count, width):
+        raise file.error(f"accessor {index} ({what}): shape {array.shape} does not match {count} vertices of "
+                         f"{width} components")
+    return array
+
+
+def _colors(file: GltfFile, index: int | None, count: int, what: str) -> np.ndarray:
+    """COLOR_0 as RGBA float32 (count, 4); opaque white when absent."""
+    if index is None:
+        return np.ones((count, 4), np.float32)
+    colors = file.accessor(index, what).astype(np.float32)
+    if colors.shape == (count, 3):
+        colors = np.c_[colors, np.ones(count, np.float32)]
+    if colors.shape != (count, 4):
+        raise file.error(f"accessor {index} ({what}): expected {count} VEC3 or VEC4 colors")
+    return colors
+
+
+def _material(file: GltfFile, index: int | None) -> tuple[tuple, np.ndarray | None, int]:
+    """(base colour factor, base colour image or None, its texcoord set) of a material; white,
+    untextured for a primitive without one."""
+    if index is None:
+        return (1, 1, 1, 1), None, 0
+    factor, image, texcoord = (1.0, 1.0, 1.0, 1.0), None, 0
+    pbr = file.document["materials"][index].get("pbrMetallicRoughness")
+    if pbr is not None:
+        if pbr.get("baseColorFactor") is not None:
+            factor = tuple(pbr["baseColorFactor"])
+        texture = pbr.get("baseColorTexture")
+        if texture is not None:
+            image = _texture_image(file, texture["index"])
+            texcoord = texture.get("texCoord", 0)
+    return factor, image, texcoord
+
+
+def _texture_image(file: GltfFile, texture_index: int) -> np.ndarray | None:
+    source = file.document["textures"][texture_index].get("source")
+    if source is None:
+        return None  # the image comes from an extension (KTX2, WebP) this viewer does not read
+    return file.image(source)
+
+
+def triangle_list(indices: np.ndarray, mode: int) -> np.ndarray:
+    """TRIANGLES as they are; TRIANGLE_STRIP and TRIANGLE_FAN unrolled into a list."""
+    if mode == TRIANGLES:
+        return indices[: len(indices) - len(indices) % 3]
+    if len(indices) < 3:
+        return indices[:0]
+    i = np.arange(len(indices) - 2)
+    if mode == TRIANGLE_STRIP:
+        even = i % 2 == 0
+        a = np.where(even, indices[i], indices[i + 1])
+        b = np.where(even, indices[i + 1], indices[i])
+        return np.stack([a, b, indices[i + 2]], axis=1).reshape(-1)
+    return np.stack([np.full_like(i, indices[0]), indices[i + 1], indices[i + 2]], axis=1).reshape(-1)
+
+
+def _value_range(low: float, high: float) -> str:
+    """"0.5" or "1.004..1.755": enough digits to tell an off sum from 1."""
+    low_text, high_text = f"{float(low):.4g}", f"{float(high):.4g}"
+    return low_text if low_text == high_text else f"{low_text}..{high_text}"

@@ -1,0 +1,231 @@
+"""The Scene of a checked glTF file: a TransformNode per node, a Skeleton per skin whose bones
+are linked to the joint nodes (Babylon's glTF mode), the meshes placed, and the clips.
+
+Skinning follows the seed's rule, as Babylon's loader does: a bone's absolute matrix is its
+joint's transform relative to the parent of the skeleton root, the absolute inverse bind of a
+joint is its inverse bind matrix, and the mesh is placed at the world matrix of the skeleton
+root's parent. So final x mesh world = inverseBind x world(joint), which is glTF's joint
+matrix, and the skinned mesh node's own transform is ignored, as glTF requires.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import ViewerError
+from ..model import Bone, Scene, Skeleton, TransformNode
+from .animation import read_clip
+from .container import GltfFile
+from .meshes import read_mesh
+from .validate import NodeHierarchy
+
+IDENTITY_16 = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+
+
+class Skin(NamedTuple):
+    """A glTF skin as built: its Skeleton, the index of the node its meshes are placed at (the
+    skeleton root's parent, None for the world origin) and its joint count."""
+
+    skeleton: Skeleton
+    placement: int | None
+    joint_count: int
+
+
+def build_scene(file: GltfFile) -> Scene:
+    """The Scene of ``file``; tolerated flaws are logged once it is built."""
+    document = file.document
+    specs = document["nodes"]
+    hierarchy = file.hierarchy
+    nodes = _transform_nodes(file, specs, hierarchy)
+    local = [node.get_local_matrix() for node in nodes]
+    world = _world_matrices(file, nodes, local, hierarchy)
+
+    skeletons: dict[int, Skin] = {}
+    skinned, static = [], []
+    for i, spec in enumerate(specs):
+        mesh_index = spec.get("mesh")
+        if mesh_index is None:
+            continue
+        skin_index = spec.get("skin")
+        if skin_index is not None:
+            if skin_index not in skeletons:
+                skeletons[skin_index] = _skeleton(file, skin_index, nodes, local, hierarchy)
+            skeleton, placement, joint_count = skeletons[skin_index]
+            mesh = read_mesh(file, mesh_index, i, skeleton, joint_count, skin_index)
+            mesh.world_node = None if placement is None else nodes[placement]
+            mesh.world_matrix = np.eye(4) if placement is None else world[placement]
+            skinned.append(mesh)
+        else:
+            mesh = read_mesh(file, mesh_index, i)
+            mesh.world_node = nodes[i]
+            mesh.world_matrix = world[i]
+            static.append(mesh)
+    if not skinned and not static:
+        raise file.error("the file has no meshes to show")
+    animations = [read_clip(file, i, nodes) for i in range(len(document["animations"]))]
+    try:
+        scene = Scene(file.path.name, skinned, nodes=nodes, animations=animations, static_meshes=static)
+    except ViewerError as error:  # the model's own checks
+        raise file.error(str(error)) from None
+    file.log_warnings()
+    return scene
+
+
+def _transform_nodes(file: GltfFile, specs: list[dict], hierarchy: NodeHierarchy) -> list[TransformNode]:
+    """A TransformNode per node, linked as the file says, children in the file's order."""
+    nodes = [TransformNode(spec.get("name") or f"node{i}") for i, spec in enumerate(specs)]
+    parent, depth = hierarchy.parent, hierarchy.depth
+    # Link deepest first, so each link's cycle check in TransformNode stops at once; then
+    # restore the children's order as the file lists it.
+    for child in sorted(parent, key=lambda n: -depth[n]):
+        nodes[child].parent = nodes[parent[child]]
+    position = {id(node): i for i, node in enumerate(nodes)}
+    for node, spec in zip(nodes, specs):
+        if len(node.children) > 1:
+            rank = {child: k for k, child in enumerate(spec["children"])}
+            node.children.sort(key=lambda c: rank[position[id(c)]])
+    for i, spec in enumerate(specs):
+        _set_node_transform(file, nodes[i], spec, i)
+    return nodes
+
+
+def _set_node_transform(file: GltfFile, node: TransformNode, spec: dict, index: int) -> None:
+    what = f"node {index} ({node.name!r})"
+    matrix = spec.get("matrix")
+    if matrix is not None and matrix != IDENTITY_16:
+        matrix = np.asarray(matrix, dtype=np.float64).reshape(4, 4)
+        if np.abs(matrix[:, 3] - (0, 0, 0, 1)).max() > 1e-5:
+            raise file.error(f"{what}: matrix is not affine (its last row must be 0, 0, 0, 1)")
+        try:
+            # glTF matrices are column-major, which read row by row is our row-vector layout.
+            node.set_local_matrix(matrix)
+        except ViewerError as error:  # a matrix whose decomposition overflows
+            raise file.error(f"{what}: {error}") from None
+        return
+    rotation = spec.get("rotation")
+    quaternion = np.asarray(rotation if rotation is not None else (0, 0, 0, 1), dtype=np.float64)
+    norm = float(np.linalg.norm(quaternion))
+    if norm == 0 or not math.isfinite(norm):
+        raise file.error(f"{what}: rotation {rotation} is not a rotation quaternion")
+    if abs(norm - 1) > 1e-3:
+        file.warn("node rotation", f"{what}: rotation is not a unit quaternion (length {norm:.4g}); normalized")
+        quaternion = quaternion / norm
+    translation, scale = spec.get("translation"), spec.get("scale")
+    try:
+        node.set_trs(translation if translation is not None else (0, 0, 0), quaternion,
+                     scale if scale is not None else (1, 1, 1))
+    except ViewerError as error:  # the model's own checks (the values are finite numbers already)
+        raise file.error(f"{what}: {error}") from None
+
+
+def _world_matrices(file: GltfFile, nodes: list[TransformNode], local: list[np.ndarray],
+                    hierarchy: NodeHierarchy) -> list[np.ndarray]:
+    """Every node's world matrix (parents first, each node once), refusing transforms that
+    overflow. Where meshes are placed; the Scene brings them up to date from the nodes."""
+    world = [None] * len(nodes)
+    for n in sorted(range(len(nodes)), key=hierarchy.depth.__getitem__):
+        parent = hierarchy.parent.get(n)
+        world[n] = local[n] if parent is None else local[n] @ world[parent]
+        if not np.all(np.isfinite(world[n])):
+            raise file.error(f"node {n} ({nodes[n].name!r}): its world transform overflows "
+                             f"(the numbers in its transform or its ancestors' are too large)")
+    return world
+
+
+def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local: list[np.ndarray],
+              hierarchy: NodeHierarchy) -> Skin:
+    """Skin ``skin_index`` as a Skeleton whose bones are linked to their nodes (``local``: each
+    node's local matrix)."""
+    skin = file.document["skins"][skin_index]
+    parent_of, depth = hierarchy.parent, hierarchy.depth
+    joints = skin["joints"]
+    what = f"skin {skin_index}"
+    accessor = skin.get("inverseBindMatrices")
+    if accessor is not None:
+        file.require_accessor_kind(accessor, f"{what} inverseBindMatrices", ("MAT4",), (5126,))
+        ibm = file.accessor(accessor, f"{what} inverseBindMatrices")
+        if len(ibm) < len(joints):
+            raise file.error(f"{what}: inverseBindMatrices (accessor {accessor}) has {len(ibm)} MAT4s for "
+                             f"{len(joints)} joints")
+        # Column-major MAT4 read row by row is our row-vector layout.
+        inverse_binds = ibm[: len(joints)].astype(np.float64).reshape(-1, 4, 4)
+    else:
+        file.warn("no inverse binds", f"{what} has no inverseBindMatrices; using identity")
+        inverse_binds = np.broadcast_to(np.eye(4), (len(joints), 4, 4))
+
+    # Every ancestor of every joint (walks stop at nodes already seen: linear time), and how
+    # many joints lie under each: the common ancestors are those above all of them.
+    visited = set()
+    for joint in joints:
+        n = joint
+        while n is not None and n not in visited:
+            visited.add(n)
+            n = parent_of.get(n)
+    below = dict.fromkeys(visited, 0)
+    for joint in joints:
+        below[joint] += 1
+    for n in sorted(visited, key=lambda n: -depth[n]):
+        parent = parent_of.get(n)
+        if parent is not None:
+            below[parent] += below[n]
+    common = [n for n in visited if below[n] == len(joints)]
+    # The skeleton root: skin.skeleton when it is a common ancestor of every joint, else the
+    # nearest common ancestor (None when the joints lie in separate trees).
+    nearest = max(common, key=depth.__getitem__, default=None)
+    declared_root = skin.get("skeleton")
+    root = declared_root if declared_root in common else nearest
+    if declared_root is not None and declared_root != root:
+        file.warn("skeleton root", f"{what}: skeleton node {declared_root} is not a common root of its joints; "
+                  f"using {root}")
+    # Bones: every joint and every node between a joint and the root (index -1, not
+    # uploaded), parents first.
+    members = visited if root is None else {n for n in visited if depth[n] >= depth[root]}
+    order = sorted(members, key=lambda n: (depth[n], n))
+    joint_row = {n: i for i, n in enumerate(joints)}
+    # Each bone's absolute bind (the inverse of its joint's inverse bind matrix; identity for
+    # the nodes between joints) and its inverse, for all bones in two batched inversions.
+    absolute_binds = _inverses(inverse_binds)
+    absolute = {n: absolute_binds[joint_row[n]] if n in joint_row else np.eye(4) for n in order}
+    usable = [absolute[n] if absolute[n] is not None else np.eye(4) for n in order]  # a singular one stops the loop
+    inverse_absolute = dict(zip(order, _inverses(np.array(usable).reshape(-1, 4, 4))))
+    skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"])
+    bones = {}
+    for n in order:
+        parent = parent_of.get(n) if n != root else None
+        parent_bone = bones.get(parent)
+        if n in joint_row and (absolute[n] is None or not np.all(np.isfinite(absolute[n]))):
+            raise file.error(f"{what} joint {joint_row[n]} (node {n}, {nodes[n].name!r}): its inverse "
+                             f"bind matrix is singular")
+        try:
+            if parent_bone is not None and inverse_absolute[parent] is None:
+                raise np.linalg.LinAlgError("Singular matrix")
+            bind = absolute[n] if parent_bone is None else absolute[n] @ inverse_absolute[parent]
+            bone = Bone(nodes[n].name, skeleton, parent_bone, local_matrix=local[n], bind_matrix=bind,
+                        index=joint_row.get(n, -1))
+        except (ViewerError, np.linalg.LinAlgError) as error:
+            joint = f"joint {joint_row[n]} (node {n})" if n in joint_row else f"node {n}"
+            raise file.error(f"{what} {joint}: {error}") from None
+        bone.link_transform_node(nodes[n])
+        bones[n] = bone
+    placement = None if root is None else parent_of.get(root)
+    return Skin(skeleton, placement, len(joints))
+
+
+def _inverses(matrices: np.ndarray) -> list:
+    """Each 4x4 matrix's inverse, None for a singular one (numpy inverts a stack matrix by
+    matrix, so the results are those of inverting each alone)."""
+    if len(matrices) == 0:
+        return []
+    try:
+        return list(np.linalg.inv(matrices))
+    except np.linalg.LinAlgError:  # one is singular: find which, one by one
+        inverses = []
+        for matrix in matrices:
+            try:
+                inverses.append(np.linalg.inv(matrix))
+            except np.linalg.LinAlgError:
+                inverses.append(None)
+        return inverses

@@ -1,0 +1,304 @@
+"""Validation of a glTF document's JSON, before any of it is used.
+
+``checked_document`` checks every field the loader reads (type, range, length, and that every
+reference points at an existing object) and returns a new document of plain dicts and lists
+holding only those fields, so nothing later can meet a value of a surprising type. With it
+comes the node hierarchy (one parent per node, no cycles, bounded depth), checked first and in
+time linear in the number of nodes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable, NamedTuple
+
+from . import limits
+
+# An error factory: message -> the exception to raise (it names the file).
+Fail = Callable[[str], Exception]
+
+COMPONENT_TYPES = {5120: "int8", 5121: "uint8", 5122: "int16", 5123: "uint16", 5125: "uint32", 5126: "float32"}
+COMPONENT_NAMES = {5120: "BYTE", 5121: "UNSIGNED_BYTE", 5122: "SHORT", 5123: "UNSIGNED_SHORT", 5125: "UNSIGNED_INT",
+                   5126: "FLOAT"}
+TYPE_SIZES = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+# Extensions whose data this loader cannot read: a file that requires one is refused.
+UNREADABLE_EXTENSIONS = {"KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_meshopt_compression"}
+ATTRIBUTE_NAME = re.compile(r"(POSITION|NORMAL|TANGENT|(TEXCOORD|COLOR|JOINTS|WEIGHTS)_[0-9]{1,3})")
+
+REQUIRED = True
+# A schema entry is field -> (kind, argument, required). Kinds: "ref" (an index into the
+# top-level array named by the argument), "refs" (an array of such indices, non-empty when
+# required), "uint" (an integer >= argument), "bool", "str", "enum" (one of the argument's
+# values), "nums" (finite numbers, exactly argument many when not None), "stride", "obj" (an
+# object checked against the argument's schema), "objs" (a non-empty array of those), "attrs"
+# (an object of attribute name -> accessor index).
+SCHEMAS = {
+    "buffers": {"uri": ("str", None, False), "byteLength": ("uint", 1, REQUIRED)},
+    "bufferViews": {"buffer": ("ref", "buffers", REQUIRED), "byteOffset": ("uint", 0, False),
+                    "byteLength": ("uint", 1, REQUIRED), "byteStride": ("stride", None, False)},
+    "accessors": {"bufferView": ("ref", "bufferViews", False), "byteOffset": ("uint", 0, False),
+                  "componentType": ("enum", tuple(COMPONENT_TYPES), REQUIRED), "normalized": ("bool", None, False),
+                  "count": ("uint", 1, REQUIRED), "type": ("enum", tuple(TYPE_SIZES), REQUIRED),
+                  "sparse": ("obj", {
+                      "count": ("uint", 1, REQUIRED),
+                      "indices": ("obj", {"bufferView": ("ref", "bufferViews", REQUIRED),
+                                          "byteOffset": ("uint", 0, False),
+                                          "componentType": ("enum", (5121, 5123, 5125), REQUIRED)}, REQUIRED),
+                      "values": ("obj", {"bufferView": ("ref", "bufferViews", REQUIRED),
+                                         "byteOffset": ("uint", 0, False)}, REQUIRED)}, False)},
+    "nodes": {"children": ("refs", "nodes", False), "mesh": ("ref", "meshes", False),
+              "skin": ("ref", "skins", False), "matrix": ("nums", 16, False), "rotation": ("nums", 4, False),
+              "scale": ("nums", 3, False), "translation": ("nums", 3, False)},
+    "meshes": {"primitives": ("objs", {
+        "attributes": ("attrs", None, REQUIRED), "indices": ("ref", "accessors", False),
+        "material": ("ref", "materials", False), "mode": ("enum", (0, 1, 2, 3, 4, 5, 6), False)}, REQUIRED)},
+    "materials": {"pbrMetallicRoughness": ("obj", {
+        "baseColorFactor": ("nums", 4, False),
+        "baseColorTexture": ("obj", {"index": ("ref", "textures", REQUIRED), "texCoord": ("uint", 0, False)}, False)},
+        False)},
+    "textures": {"source": ("ref", "images", False)},
+    "images": {"uri": ("str", None, False), "bufferView": ("ref", "bufferViews", False),
+               "mimeType": ("str", None, False)},
+    "skins": {"joints": ("refs", "nodes", REQUIRED), "inverseBindMatrices": ("ref", "accessors", False),
+              "skeleton": ("ref", "nodes", False)},
+    "animations": {
+        "channels": ("objs", {"sampler": ("uint", 0, REQUIRED), "target": ("obj", {
+            "node": ("ref", "nodes", False),
+            "path": ("enum", ("translation", "rotation", "scale", "weights"), REQUIRED)}, REQUIRED)}, REQUIRED),
+        "samplers": ("objs", {"input": ("ref", "accessors", REQUIRED), "output": ("ref", "accessors", REQUIRED),
+                              "interpolation": ("enum", ("LINEAR", "STEP", "CUBICSPLINE"), False)}, REQUIRED)},
+    "scenes": {"nodes": ("refs", "nodes", False)},
+}
+LABELS = {"buffers": "buffer", "bufferViews": "bufferView", "accessors": "accessor", "nodes": "node",
+          "meshes": "mesh", "materials": "material", "textures": "texture", "images": "image", "skins": "skin",
+          "animations": "animation", "scenes": "scene"}
+
+
+def short(value, limit: int = 60) -> str:
+    """repr (or str for exceptions) of a value from the file, cut to a readable length."""
+    text = str(value) if isinstance(value, BaseException) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def checked_document(document, fail: Fail) -> tuple[dict, NodeHierarchy]:
+    """(the validated document, its node hierarchy).
+
+    The document holds every top-level array the loader reads (empty when absent), each
+    object with only the fields the loader reads and their types right, and ``scene`` (None
+    when the file names none). The node hierarchy is checked first, right after the top-level
+    arrays, so that a hostile one (a 200,000-node chain) is refused before the rest is walked.
+    """
+    return _Checker(fail).document(document)
+
+
+class _Checker:
+    def __init__(self, fail: Fail):
+        self.fail_with = fail
+        self.lengths: dict[str, int] = {}
+        self.checks = {"ref": self.ref, "refs": self.refs, "uint": self.uint, "bool": self.boolean, "str": self.string,
+                       "enum": self.enum, "nums": self.nums, "stride": self.stride, "obj": self.obj,
+                       "objs": self.objs, "attrs": self.attrs}
+
+    def fail(self, message: str):
+        raise self.fail_with(message)
+
+    def document(self, document) -> tuple[dict, NodeHierarchy]:
+        if not isinstance(document, dict):
+            self.fail("not valid glTF JSON (the top level is not an object)")
+        asset = document.get("asset")
+        if not isinstance(asset, dict):
+            self.fail("asset must be an object with a version; this is not a glTF 2.0 file")
+        version = asset.get("version")
+        if not isinstance(version, str) or not version.startswith("2."):
+            shown = "missing" if version is None else short(version)
+            self.fail(f"asset.version is {shown}; only glTF 2.0 is supported")
+        required = document.get("extensionsRequired", [])
+        if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+            self.fail("extensionsRequired must be an array of extension names")
+        unreadable = sorted(set(required) & UNREADABLE_EXTENSIONS)
+        if unreadable:
+            self.fail(f"the file requires extension {unreadable[0]}, which boneviewer cannot read")
+        arrays = {}
+        for key in SCHEMAS:
+            value = document.get(key, [])
+            if not isinstance(value, list):
+                self.fail(f"{key!r} must be an array, got {short(value)}")
+            for i, item in enumerate(value):
+                if not isinstance(item, dict):
+                    self.fail(f"{LABELS[key]} {i} must be an object, got {short(item)}")
+            arrays[key] = value
+            self.lengths[key] = len(value)
+        hierarchy = node_hierarchy(self.node_children(arrays["nodes"]), self.fail_with)
+        clean = {"asset": {"version": version}}
+        for key, schema in SCHEMAS.items():
+            label = LABELS[key]
+            clean[key] = [self.object(item, schema, f"{label} {i}") for i, item in enumerate(arrays[key])]
+        clean["scene"] = None
+        if document.get("scene") is not None:
+            clean["scene"] = self.field(document["scene"], ("ref", "scenes", False), "the document", "scene")
+        for a, animation in enumerate(clean["animations"]):
+            for c, channel in enumerate(animation["channels"]):
+                if channel["sampler"] >= len(animation["samplers"]):
+                    self.fail(f"animation {a} channel {c}: sampler {channel['sampler']} does not exist "
+                              f"(the animation has {len(animation['samplers'])} samplers)")
+        for s, skin in enumerate(clean["skins"]):
+            if len(set(skin["joints"])) != len(skin["joints"]):
+                self.fail(f"skin {s}: a node is listed twice among its joints")
+        return clean, hierarchy
+
+    def node_children(self, nodes: list[dict]) -> list:
+        """Each node's checked ``children`` (empty when absent), as the nodes' schema checks them."""
+        count, spec = len(nodes), SCHEMAS["nodes"]["children"]
+        children = [node.get("children") for node in nodes]
+        for i, value in enumerate(children):
+            if value is None:
+                children[i] = ()
+            elif type(value) is not list or not all(type(c) is int and 0 <= c < count for c in value):
+                children[i] = self.refs(value, spec, f"node {i}", "children")  # raises for a bad one
+        return children
+
+    def object(self, item: dict, schema: dict, what: str) -> dict:
+        result = {}
+        name = item.get("name")
+        if name is not None:
+            if not isinstance(name, str):
+                self.fail(f"{what}: name must be a string, got {short(name)}")
+            result["name"] = name
+        checks = self.checks
+        for field, spec in schema.items():
+            value = item.get(field)
+            if value is None:
+                if spec[2]:
+                    self.fail(f"{what}: required property {field!r} is missing")
+                continue
+            result[field] = checks[spec[0]](value, spec, what, field)
+        return result
+
+    def field(self, value, spec, what: str, field: str):
+        """``value`` checked against ``spec``; the clean value (a copy for arrays and objects)."""
+        return self.checks[spec[0]](value, spec, what, field)
+
+    # One method per kind of field: (value, spec, what, field) -> the clean value.
+    def ref(self, value, spec, what, field):
+        count = self.lengths[spec[1]]
+        if not _is_int(value) or not 0 <= value < count:
+            self.fail(f"{what}: {field} {short(value)} does not exist ({count} {spec[1]})")
+        return value
+
+    def refs(self, value, spec, what, field):
+        if not isinstance(value, list) or (spec[2] and not value):
+            self.fail(f"{what}: {field} must be a{' non-empty' if spec[2] else 'n'} array of indices, "
+                      f"got {short(value)}")
+        count = self.lengths[spec[1]]
+        # The common case in one pass (json gives exact ints, and bool is not int here); the
+        # first bad index found with its own message otherwise.
+        if not all(type(index) is int and 0 <= index < count for index in value):
+            for index in value:
+                self.ref(index, ("ref", spec[1], True), what, field)
+        return list(value)
+
+    def uint(self, value, spec, what, field):
+        if not _is_int(value) or value < spec[1]:
+            self.fail(f"{what}: {field} must be an integer >= {spec[1]}, got {short(value)}")
+        return value
+
+    def boolean(self, value, spec, what, field):
+        if not isinstance(value, bool):
+            self.fail(f"{what}: {field} must be true or false, got {short(value)}")
+        return value
+
+    def string(self, value, spec, what, field):
+        if not isinstance(value, str):
+            self.fail(f"{what}: {field} must be a string, got {short(value)}")
+        return value
+
+    def enum(self, value, spec, what, field):
+        if isinstance(value, bool) or value not in spec[1] or type(value) is float:
+            self.fail(f"{what}: {field} must be one of {', '.join(map(str, spec[1]))}; got {short(value)}")
+        return value
+
+    def nums(self, value, spec, what, field):
+        length = spec[1]
+        if (not isinstance(value, list) or (length is not None and len(value) != length)
+                or not all(map(_is_number, value))):
+            self.fail(f"{what}: {field} must be {length} finite numbers, got {short(value)}")
+        return [float(v) for v in value]
+
+    def stride(self, value, spec, what, field):
+        if not _is_int(value) or not 4 <= value <= 252 or value % 4:
+            self.fail(f"{what}: {field} must be a multiple of 4 from 4 to 252, got {short(value)}")
+        return value
+
+    def obj(self, value, spec, what, field):
+        if not isinstance(value, dict):
+            self.fail(f"{what}: {field} must be an object, got {short(value)}")
+        return self.object(value, spec[1], f"{what} {field}")
+
+    def objs(self, value, spec, what, field):
+        if not isinstance(value, list) or not value:
+            self.fail(f"{what}: {field} must be a non-empty array of objects, got {short(value)}")
+        singular = field[:-1]
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                self.fail(f"{what} {singular} {i} must be an object, got {short(item)}")
+        return [self.object(item, spec[1], f"{what} {singular} {i}") for i, item in enumerate(value)]
+
+    def attrs(self, value, spec, what, field):
+        if not isinstance(value, dict) or not value:
+            self.fail(f"{what}: {field} must be a non-empty object of accessor indices, got {short(value)}")
+        for name, index in value.items():
+            self.ref(index, ("ref", "accessors", True), what, f"attribute {short(name, 40)}")
+        # Only the standard attributes are handed on (application-specific ones start with _).
+        return {name: index for name, index in value.items() if ATTRIBUTE_NAME.fullmatch(name)}
+
+
+class NodeHierarchy(NamedTuple):
+    """The node graph of a checked document, by node index."""
+
+    parent: dict[int, int]  # child -> parent, for every node that has one
+    depth: list[int]  # 0 for roots
+
+
+def node_hierarchy(children: list, fail: Fail) -> NodeHierarchy:
+    """Check that the nodes (given as each node's list of child indices, checked to exist)
+    form a forest no deeper than ``limits.MAX_DEPTH`` levels, in time linear in the number of
+    nodes, and return it."""
+    parent = {}
+    for i, node_children in enumerate(children):
+        for child in node_children:
+            if child in parent:
+                if parent[child] == i:
+                    raise fail(f"node {i} lists child {child} twice")
+                raise fail(f"node {child} has two parents (nodes {parent[child]} and {i})")
+            parent[child] = i
+    return NodeHierarchy(parent, _depths(len(children), parent, fail))
+
+
+def _depths(count: int, parent: dict[int, int], fail: Fail) -> list[int]:
+    """Each node's depth, refusing cycles and depths over the limit; each node is walked once."""
+    depth = [-1] * count
+    walked_from = {}
+    for start in range(count):
+        path, n = [], start
+        while n is not None and depth[n] < 0:
+            if walked_from.get(n) == start:
+                raise fail(f"node {n} is its own ancestor: the node hierarchy has a cycle")
+            walked_from[n] = start
+            path.append(n)
+            n = parent.get(n)
+        d = -1 if n is None else depth[n]
+        for m in reversed(path):
+            d += 1
+            depth[m] = d
+        if d > limits.MAX_DEPTH:
+            raise fail(f"node {start} is {d} levels deep; the limit is {limits.MAX_DEPTH}")
+    return depth
