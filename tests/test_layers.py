@@ -1,0 +1,116 @@
+"""The layers of DESIGN.md, checked on the source: no import circle in viewer/, and no import
+from a lower layer up to a higher one (function-local imports included)."""
+
+import ast
+from pathlib import Path
+
+VIEWER = Path(__file__).resolve().parents[1] / "viewer"
+
+# Each layer and the layers it may import (besides itself). Lower layers never import higher ones.
+LAYERS = {
+    "errors": set(),
+    "model": {"errors"},
+    "camera": {"errors"},
+    "images": {"errors"},
+    "options": {"errors"},
+    "loaders": {"errors", "model"},
+    "render": {"errors", "model", "camera", "options"},
+    "editor": {"errors", "model", "loaders", "options"},
+    "ui": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor"},
+    "app": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "ui"},
+}
+LAYER_OF = {"viewer.errors": "errors", "viewer.camera": "camera", "viewer.images": "images",
+            "viewer.options": "options", "viewer.editor": "editor", "viewer.loaders": "loaders",
+            "viewer.character": "loaders", "viewer.pose": "loaders", "viewer.gltf": "loaders",
+            "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(VIEWER.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer(module: str) -> str:
+    """The layer of a module: the longest matching prefix, else the app (cli, bench, app, ...)."""
+    for prefix in sorted(LAYER_OF, key=len, reverse=True):
+        if module == prefix or module.startswith(prefix + "."):
+            return LAYER_OF[prefix]
+    return "app"
+
+
+def imports_of(path: Path) -> set[str]:
+    """viewer modules imported anywhere in the file, resolved to module names."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("viewer"):
+                # "from . import x" may import a submodule x
+                candidates = [f"{target}.{alias.name}" for alias in node.names]
+                found.add(target)
+                found.update(c for c in candidates if (VIEWER.parent / c.replace(".", "/")).with_suffix(".py").exists()
+                             or (VIEWER.parent / c.replace(".", "/")).is_dir())
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("viewer"))
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in VIEWER.rglob("*.py")}
+    edges = {}
+    for name, path in modules.items():
+        targets = set()
+        for target in imports_of(path):
+            while target not in modules and "." in target:  # "viewer.model.Bone" -> "viewer.model"
+                target = target.rpartition(".")[0]
+            if target in modules and target != name:
+                targets.add(target)
+        edges[name] = targets
+    return edges
+
+
+def test_no_import_goes_up_a_layer():
+    wrong = []
+    for module, targets in graph().items():
+        mine = layer(module)
+        for target in targets:
+            theirs = layer(target)
+            if theirs != mine and theirs not in LAYERS[mine]:
+                wrong.append(f"{module} ({mine}) imports {target} ({theirs})")
+    assert wrong == []
+
+
+def test_no_import_circle_between_modules():
+    edges = graph()
+    # A package's __init__ importing its own modules is how packages export names: leave out
+    # the edges from a package to its submodules.
+    edges = {m: {t for t in ts if not t.startswith(m + ".")} for m, ts in edges.items()}
+    state, cycles = {}, []
+
+    def visit(node, stack):
+        state[node] = "open"
+        for target in sorted(edges[node]):
+            if state.get(target) == "open":
+                cycles.append(" -> ".join(stack[stack.index(target):] + [node, target]) if target in stack
+                              else f"{node} -> {target}")
+            elif target not in state:
+                visit(target, stack + [node])
+        state[node] = "done"
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [])
+    assert cycles == []
+
+
+def test_the_checker_sees_imports():
+    edges = graph()
+    assert "viewer.model.batch" in edges["viewer.model.skeleton"]
+    assert "viewer.render.renderer" in edges["viewer.render.headless"]
+    assert layer("viewer.cli") == "app" and layer("viewer.gltf.scene") == "loaders"
