@@ -29,13 +29,13 @@ class AnimationChannel:
         what = f"animation channel {path} of node {node.name!r}"
         if keys == 0:
             raise ViewerError(f"{what}: no keyframes")
-        if not np.all(np.isfinite(self.times)) or np.any(np.diff(self.times) <= 0):
+        if not np.isfinite(self.times).all() or (np.diff(self.times) <= 0).any():
             raise ViewerError(f"{what}: keyframe times must be finite and strictly increasing")
         per_key = 3 if interpolation == "CUBICSPLINE" else 1
         if values.size != keys * per_key * width:
             raise ViewerError(f"{what}: {values.size} output values for {keys} keyframes "
                               f"({keys * per_key * width} expected)")
-        if not np.all(np.isfinite(values)):
+        if not np.isfinite(values).all():
             raise ViewerError(f"{what}: keyframe values contain NaN or infinity")
         # CUBICSPLINE keys are (in-tangent, value, out-tangent) triplets.
         self.values = values.reshape(keys, per_key, width) if per_key == 3 else values.reshape(keys, width)

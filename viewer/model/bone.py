@@ -215,7 +215,7 @@ class Bone:
         self.set_rest_matrix(self.get_local_matrix())
 
     def _check_bind(self, bind: np.ndarray) -> None:
-        if not transforms.singularity(bind) > SINGULAR_BIND:
+        if not transforms.singularity_one(bind) > SINGULAR_BIND:
             raise ViewerError(f"bone {self.name!r}: bind matrix is singular (zero or degenerate scale)")
 
     # --- poses -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ def finite_array(value, shape, what: str) -> np.ndarray:
             array = array.reshape(shape)  # a flat 16-number list, as Babylon's Matrix.m
         else:
             raise ViewerError(f"{what}: expected shape {shape}, got shape {array.shape}")
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():
         raise ViewerError(f"{what}: contains NaN or infinity: {array.tolist()}")
     return array
 

@@ -7,6 +7,8 @@ yaw-pitch-roll Euler vector) is derived from it and converted back when set.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..errors import ViewerError
@@ -24,6 +26,11 @@ class TransformNode:
         self._scaling = np.ones(3)
         # Bumped on every TRS change so linked bones and caches can skip unchanged nodes.
         self._version = 0
+        self._local_version = -1              # _version that _local was composed from
+        self._local = None
+        self._world_key = None                # (_version, parent's world stamp) of _world
+        self._world = None
+        self._world_stamp = 0
         if parent is not None:
             self.parent = parent
 
@@ -125,13 +132,37 @@ class TransformNode:
 
     # --- matrices --------------------------------------------------------------------------
     def get_local_matrix(self) -> np.ndarray:
-        return transforms.compose(self._scaling, self._quaternion, self._position)
+        """The TRS as a matrix (read-only; composed again only after a change)."""
+        if self._local_version != self._version:
+            self._local = read_only(transforms.compose(self._scaling, self._quaternion, self._position))
+            self._local_version = self._version
+        return self._local
 
     def get_world_matrix(self) -> np.ndarray:
-        """local @ parent.world @ ... up to the root (world space)."""
-        matrix = self.get_local_matrix()
-        node = self._parent
+        """local @ parent.world @ ... up to the root (world space), read-only.
+
+        Each node keeps its world matrix with the versions it came from, so an unchanged chain
+        costs a walk up and back, without a matrix product (deep glTF hierarchies ask often).
+        """
+        chain = []
+        node = self
         while node is not None:
-            matrix = matrix @ node.get_local_matrix()
+            chain.append(node)
             node = node.parent
-        return matrix
+        world, stamp = None, 0
+        for node in reversed(chain):
+            world, stamp = node.world_after(world, stamp)
+        return world
+
+    def world_after(self, parent_world, parent_stamp: int):
+        """(world matrix, its stamp) given the parent's world matrix and stamp (None, 0 for a root)."""
+        key = (self._version, parent_stamp)
+        if key != self._world_key:
+            local = self.get_local_matrix()
+            self._world = local if parent_world is None else read_only(local @ parent_world)
+            self._world_key = key
+            self._world_stamp = next(_WORLD_STAMPS)
+        return self._world, self._world_stamp
+
+
+_WORLD_STAMPS = itertools.count(1)  # a new number for every world matrix computed, in any node

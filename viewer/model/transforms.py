@@ -14,6 +14,8 @@ lands on -Y), and it is not batched. The formulas below are Babylon's ``Matrix.C
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 def compose(scaling, quaternion, position, out=None):
@@ -142,6 +144,14 @@ def singularity(m):
     norms = np.prod(np.linalg.norm(m, axis=-1), axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(norms > 0, np.abs(np.linalg.det(m)) / norms, 0.0)
+
+
+def singularity_one(m) -> float:
+    """``singularity`` of one matrix, on Python floats (a bone's bind check, ~10x faster)."""
+    (a, b, c), (d, e, f), (g, h, i) = (row[:3] for row in np.asarray(m, dtype=np.float64).tolist()[:3])
+    norms = math.sqrt((a * a + b * b + c * c) * (d * d + e * e + f * f) * (g * g + h * h + i * i))
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    return abs(det) / norms if norms > 0 else 0.0
 
 
 # --- one matrix at a time (the Bone space API): the same formulas on Python floats, ~10x faster
