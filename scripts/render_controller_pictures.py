@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from viewer import BoneIKController, BoneLookController, SkinnedMesh, Space, load_gltf  # noqa: E402
-from viewer.render.headless import HeadlessRenderer, framed_camera  # noqa: E402
-from viewer.render.renderer import RenderOptions  # noqa: E402
+from viewer.camera import framed_camera  # noqa: E402
+from viewer.options import RenderOptions  # noqa: E402
+from viewer.render.headless import HeadlessRenderer  # noqa: E402
 
 ROBOT = ROOT / "tests" / "data" / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
 BALL_COLOR = (0.1, 0.75, 1.0, 1.0)
