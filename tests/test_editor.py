@@ -186,3 +186,209 @@ def test_toggle_playback(editor):
     assert not fox.playback.playing
     editor.toggle_playback()  # no animations: nothing to play
     assert not editor.playback.playing
+
+
+# --- world space and controllers (issue 12's panel) ------------------------------------------------
+import math  # noqa: E402
+
+from viewer.model.space import Space  # noqa: E402
+from viewer.options import MarkerKind  # noqa: E402
+
+from samples import ROBOT  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def robot_scene():
+    return load_gltf(ROBOT)
+
+
+@pytest.fixture
+def robot(robot_scene):
+    """An editor on RobotExpressive in its loaded pose (the module's scene, put back after)."""
+    pose = pose_of(robot_scene)
+    yield Editor(robot_scene)
+    from viewer.pose import apply_pose
+    apply_pose(robot_scene, pose)
+
+
+def unit(v):
+    v = np.asarray(v, float)
+    return v / np.linalg.norm(v)
+
+
+def poses_close(a, b, atol=1e-9):
+    """Undo restores a pose through apply_pose, which renormalizes quaternions: equal to rounding."""
+    a, b = a["bones"], b["bones"]
+    return a.keys() == b.keys() and all(np.allclose(a[n][part], b[n][part], atol=atol) for n in a for part in a[n])
+
+
+def same_rotation(a, b, atol=1e-6):
+    return min(np.abs(np.asarray(a) - b).max(), np.abs(np.asarray(a) + b).max()) < atol
+
+
+@pytest.mark.parametrize("name", ["Bone", "LowerArm.L", "Head"])  # a root, an arm, the head
+def test_world_space_edits_round_trip_and_are_one_undo_step_each(robot, name):
+    bone = robot.scene.find_bone(name)
+    mesh = robot.mesh_of(bone)
+    start = pose_of(robot.scene)
+    position, quaternion, scaling = robot.pose_values(bone, Space.WORLD)
+    np.testing.assert_allclose(position, bone.get_position(Space.WORLD, mesh))
+    np.testing.assert_allclose(quaternion, bone.get_rotation_quaternion(Space.WORLD, mesh))
+    moved = position + [0.1, 0.2, -0.15]
+    robot.set_position(bone, moved, space=Space.WORLD)
+    np.testing.assert_allclose(robot.pose_values(bone, Space.WORLD)[0], moved, atol=1e-9)
+    q = unit([0.2, 0.3, 0.1, 0.9])
+    robot.set_rotation_quaternion(bone, q * 2.0, space=Space.WORLD)  # renormalized
+    assert same_rotation(robot.pose_values(bone, Space.WORLD)[1], q)
+    np.testing.assert_allclose(robot.pose_values(bone, Space.WORLD)[0], moved, atol=1e-9)  # turning keeps it there
+    np.testing.assert_allclose(bone.get_scale(), scaling, atol=1e-12)                    # and keeps its scale
+    robot.set_yaw_pitch_roll_degrees(bone, 10.0, 20.0, 30.0, space=Space.WORLD)
+    assert robot.yaw_pitch_roll_degrees(bone, Space.WORLD) == pytest.approx((10.0, 20.0, 30.0), abs=1e-5)
+    after_three = pose_of(robot.scene)
+    robot.begin_edit()  # a drag of the world position: many values, one step
+    for step in range(1, 8):
+        robot.set_position(bone, moved + [0.02 * step, 0, 0], space=Space.WORLD)
+    robot.end_edit()
+    robot.undo()
+    assert poses_close(pose_of(robot.scene), after_three)
+    for _ in range(3):
+        robot.undo()
+    assert not robot.can_undo and poses_close(pose_of(robot.scene), start)
+
+
+def test_world_and_local_fields_agree_where_the_mesh_is_the_identity(editor):
+    arm = editor.scene.find_bone("leftArm")
+    editor.set_rotation_quaternion(arm, turn(75))
+    np.testing.assert_allclose(editor.pose_values(arm, Space.WORLD)[0], arm.get_absolute_position(), atol=1e-12)
+    assert same_rotation(editor.pose_values(arm, Space.WORLD)[1], turn(75))  # body sits unturned at the origin
+    with pytest.raises(ViewerError):
+        editor.set_position(arm, [0, float("nan"), 0], space=Space.WORLD)
+    editor.undo()
+    assert not editor.can_undo  # the refused edit left no empty undo step behind the good one
+    editor.set_space(Space.WORLD)
+    assert editor.space is Space.WORLD
+    with pytest.raises(ViewerError):
+        editor.set_space("sideways")
+
+
+def chain(robot):
+    lower = robot.scene.find_bone("LowerArm.L")
+    mesh = robot.mesh_of(lower)
+    return lower, lower.get_parent(), mesh
+
+
+def test_ik_target_is_reached_and_the_elbow_bends_toward_the_pole(robot):
+    lower, upper, mesh = chain(robot)
+    robot.play()
+    shoulder = upper.get_absolute_position(mesh)
+    for direction, pole in (([0.4, 0.3, 1.0], (2.4, 1.3, -0.6)), ([1.0, -0.2, 0.3], None),
+                            ([0.2, 1.0, 0.4], robot.scene.find_bone("PoleTarget.L"))):
+        robot.set_ik_target(lower, (1.0, 1.0, 1.0), pole=pole)     # then moved: the controller is kept
+        reach = sum(robot.controller_of(lower).controller.lengths)
+        target = shoulder + unit(direction) * 0.7 * reach
+        assert robot.set_ik_target(lower, target, pole=pole), robot.status
+        assert not robot.playback.playing                             # editing paused the clip
+        robot.update_controllers()
+        assert np.linalg.norm(robot.chain_end(lower) - target) < 1e-3 * reach
+        entry = robot.controller_of(lower)
+        assert entry.kind == "ik" and entry.bend_axis.shape == (3,)
+        # The elbow sits on the pole's side of the shoulder-to-target line.
+        line = unit(target - shoulder)
+        elbow = lower.get_absolute_position(mesh) - shoulder
+        pole_offset = robot.pole_point(entry) - shoulder
+        assert (elbow - line * (elbow @ line)) @ (pole_offset - line * (pole_offset @ line)) > 0
+    assert "IK" in robot.status.text and not robot.status.is_error
+
+
+def test_look_at_points_the_heads_axis_at_the_target(robot):
+    head = robot.scene.find_bone("Head")
+    mesh = robot.mesh_of(head)
+    origin = head.get_absolute_position(mesh)
+    for offset in ([-2.5, 1.5, 1.6], [1.0, 0.5, 2.0], [0.3, -0.4, 1.5]):
+        target = origin + offset
+        assert robot.set_look_target(head, target), robot.status
+        robot.update_controllers()
+        np.testing.assert_allclose(unit(head.get_direction((0, 0, 1), mesh)), unit(offset), atol=1e-6)
+        assert head.get_direction((0, 1, 0), mesh)[1] > 0  # the head stays upright
+
+
+def test_a_target_bone_that_moves_is_followed(robot):
+    lower, upper, mesh = chain(robot)
+    head = robot.scene.find_bone("Head")
+    followed = robot.scene.find_bone("PoleTarget.R")
+    assert robot.set_ik_target(lower, followed) and robot.set_look_target(head, followed)
+    shoulder = upper.get_absolute_position(mesh)
+    reach = sum(robot.controller_of(lower).controller.lengths)
+    for direction in ([0.5, 0.2, 1.0], [1.0, 0.5, 0.2]):
+        where = shoulder + unit(direction) * 0.6 * reach
+        robot.set_position(followed, where, space=Space.WORLD)   # the target bone moves
+        robot.update_controllers()                                # one frame later: followed
+        np.testing.assert_allclose(followed.get_absolute_position(mesh), where, atol=1e-9)
+        assert np.linalg.norm(robot.chain_end(lower) - where) < 1e-3 * reach
+        np.testing.assert_allclose(unit(head.get_direction((0, 0, 1), mesh)),
+                                   unit(where - head.get_absolute_position(mesh)), atol=1e-6)
+        cross = [m for m in robot.display.markers if m.kind is MarkerKind.CROSS]
+        np.testing.assert_allclose(cross[0].points[0], where, atol=1e-9)
+
+
+def test_bad_controllers_give_a_status_error_and_change_nothing(robot):
+    root = robot.scene.find_bone("Bone")
+    lower, upper, _ = chain(robot)
+    before = pose_of(robot.scene)
+    assert not robot.set_ik_target(root, (1.0, 2.0, 3.0))
+    assert robot.status.is_error and "'Bone'" in robot.status.text and "no parent" in robot.status.text
+    assert not robot.set_ik_target(lower, lower.children[0])        # its own hand: it would chase itself
+    assert robot.status.is_error and "chase itself" in robot.status.text
+    assert not robot.set_look_target(lower, lower.get_absolute_position(robot.mesh_of(lower)))  # at the bone
+    assert robot.status.is_error and "LowerArm.L" in robot.status.text
+    assert not robot.set_look_target(lower, (0.0, float("nan"), 0.0))
+    assert robot.status.is_error
+    assert not robot.controllers and not robot.can_undo and pose_of(robot.scene) == before
+
+
+def test_an_error_while_running_goes_to_the_status_line(robot):
+    head = robot.scene.find_bone("Head")
+    mesh = robot.mesh_of(head)
+    followed = robot.scene.find_bone("PoleTarget.R")
+    assert robot.set_look_target(head, followed)
+    robot.set_position(followed, head.get_absolute_position(mesh), space=Space.WORLD)  # onto the head
+    robot.update_controllers()  # does not raise
+    assert robot.status.is_error and "Head" in robot.status.text
+
+
+def test_controllers_undo_redo_and_clear(robot):
+    lower, upper, mesh = chain(robot)
+    start = pose_of(robot.scene)
+    target = upper.get_absolute_position(mesh) + [0.5, 0.3, 0.9]
+    assert robot.set_ik_target(lower, target)
+    posed = pose_of(robot.scene)
+    assert posed != start            # the pose changed at once, not only at the next frame
+    robot.clear_controller(lower)
+    assert robot.controller_of(lower) is None and poses_close(pose_of(robot.scene), posed)  # the pose stays
+    robot.undo()                     # the controller is back
+    assert robot.controller_of(lower).kind == "ik"
+    robot.undo()                     # and gone, with the pose it made
+    assert robot.controller_of(lower) is None and poses_close(pose_of(robot.scene), start)
+    assert not robot.display.markers
+    robot.redo()
+    robot.update_controllers()
+    assert robot.controller_of(lower) is not None and np.linalg.norm(robot.chain_end(lower) - target) < 1e-6
+
+
+def test_ik_markers_show_target_chain_pole_and_bend_axis(robot):
+    lower, upper, mesh = chain(robot)
+    target = upper.get_absolute_position(mesh) + [0.5, 0.3, 0.9]
+    robot.set_ik_target(lower, target, pole=(2.4, 1.3, -0.6))
+    robot.update_controllers()
+    markers = {m.kind: m for m in robot.display.markers}
+    np.testing.assert_allclose(markers[MarkerKind.CROSS].points[0], target)
+    shoulder, elbow, end = np.array(markers[MarkerKind.PATH].points)
+    np.testing.assert_allclose(shoulder, upper.get_absolute_position(mesh), atol=1e-12)
+    np.testing.assert_allclose(elbow, lower.get_absolute_position(mesh), atol=1e-12)
+    np.testing.assert_allclose(end, robot.chain_end(lower), atol=1e-12)
+    np.testing.assert_allclose(markers[MarkerKind.POINT].points[0], (2.4, 1.3, -0.6))
+    origin, axis = np.array(markers[MarkerKind.RAY].points)
+    np.testing.assert_allclose(origin, elbow)
+    # The bend axis is perpendicular to both bones (the elbow turns about it).
+    assert abs(axis @ unit(elbow - shoulder)) < 1e-6 and abs(axis @ unit(end - elbow)) < 1e-6
+    assert all(len(m.color) == 4 for m in robot.display.markers)

@@ -341,3 +341,85 @@ def test_robot_overlay_pixels_stay_near_the_model(headless, robot):
     margin = 12  # joint dots and line widths, in pixels
     assert xs.min() >= projected[:, 0].min() - margin and xs.max() <= projected[:, 0].max() + margin
     assert ys.min() >= projected[:, 1].min() - margin and ys.max() <= projected[:, 1].max() + margin
+
+
+# --- the editor's markers (controller targets, IK chains) ---------------------------------------------
+from viewer.camera import OrbitCamera  # noqa: E402
+from viewer.editor import TARGET_COLOR, Editor  # noqa: E402
+from viewer.options import Marker, MarkerKind  # noqa: E402
+from viewer.render.geometry import CROSS_PIXELS, RAY_PIXELS, marker_overlay, world_per_pixel  # noqa: E402
+
+
+def marker_camera():
+    camera = OrbitCamera(target=(0.2, 1.0, -0.3), distance=6.0, yaw=30.0, pitch=15.0)
+    return camera, camera.view_matrix(), camera.projection_matrix(SIZE[0] / SIZE[1])
+
+
+def test_world_per_pixel_is_one_pixel_on_screen():
+    camera, view, projection = marker_camera()
+    points = np.array([[0.0, 1.0, 0.0], [1.0, 0.5, -2.0], [-0.5, 2.0, 1.5]])
+    size = world_per_pixel(points, view, projection, SIZE[1])
+    up = view[:3, 1]
+    moved = camera.project(points + up * size[:, None] * 10, *SIZE) - camera.project(points, *SIZE)
+    np.testing.assert_allclose(np.linalg.norm(moved, axis=1), 10.0, rtol=1e-3)
+    assert size[1] > size[2]  # farther from the camera: bigger in the world
+
+
+def test_marker_geometry_is_sized_on_screen():
+    camera, view, projection = marker_camera()
+    target, elbow = np.array([0.5, 1.2, 0.3]), np.array([-0.2, 0.8, 0.1])
+    markers = [Marker(MarkerKind.CROSS, (tuple(target),), TARGET_COLOR),
+               Marker(MarkerKind.PATH, ((0, 1, 0), tuple(elbow), (0.6, 0.2, 0.0)), (0, 1, 0, 1)),
+               Marker(MarkerKind.LINE, (tuple(elbow), (1.0, 0.0, 0.0)), (1, 1, 1, 0.5)),
+               Marker(MarkerKind.POINT, ((1.0, 0.0, 0.0),), (1, 0.5, 0, 1)),
+               Marker(MarkerKind.RAY, (tuple(elbow), (0.0, 0.0, 5.0)), (1, 0, 0, 1))]
+    for scale in (1.0, 2.0):
+        lines, guides, points = marker_overlay(markers, view, projection, SIZE[1], scale)
+        assert lines.dtype == guides.dtype == points.dtype == np.float32 and lines.shape[1] == 7
+        assert len(lines) == 2 * (2 + 2 + 1) and len(guides) == 2 and len(points) == 2
+        # The cross: two diagonals through the target, CROSS_PIXELS from it on screen, in its color.
+        centre = camera.project(target, *SIZE)[0]
+        ends = camera.project(lines[:4, :3], *SIZE)
+        np.testing.assert_allclose(np.abs(ends - centre), CROSS_PIXELS * scale, rtol=2e-2)  # x and y: a diagonal
+        np.testing.assert_allclose(lines[:4, 3:], np.tile(TARGET_COLOR, (4, 1)))
+        np.testing.assert_allclose(points[0, :3], target, rtol=1e-6)
+        # The path: consecutive segments through its points.
+        np.testing.assert_allclose(lines[4:8, :3], [[0, 1, 0], elbow, elbow, [0.6, 0.2, 0.0]], atol=1e-6)
+        # The ray: RAY_PIXELS long on screen (it runs along the view's z, seen at a slant: measure in the world).
+        start, end = lines[8:10, :3]
+        np.testing.assert_allclose(start, elbow, atol=1e-6)
+        length = np.linalg.norm(end - start) / world_per_pixel(elbow, view, projection, SIZE[1])[0]
+        assert length == pytest.approx(RAY_PIXELS * scale, rel=1e-4)
+        np.testing.assert_allclose((end - start) / np.linalg.norm(end - start), [0, 0, 1], atol=1e-6)
+    empty = marker_overlay([], view, projection, SIZE[1])
+    assert all(part.shape == (0, 7) for part in empty)
+
+
+def test_the_ik_target_marker_is_drawn_where_the_target_projects(headless, robot):
+    from viewer.pose import apply_pose, pose_of
+
+    start = pose_of(robot)
+    editor = Editor(robot)
+    lower = robot.find_bone("LowerArm.L")
+    target = (1.6, 2.8, 1.1)
+    assert editor.set_ik_target(lower, target, pole=(2.4, 1.3, -0.6)), editor.status
+    editor.update_controllers()
+    robot.prepare()
+    camera = framed_camera(robot)
+    options = RenderOptions(show_skeleton=False, show_grid=False, markers=editor.display.markers)
+    try:
+        bare = headless.render(robot, camera, RenderOptions(show_skeleton=False, show_grid=False))
+        marked = headless.render(robot, camera, options)
+    finally:
+        apply_pose(robot, start)
+
+    def magenta(image):
+        rgb = image[:, :, :3].astype(int)
+        return (rgb[:, :, 0] > 180) & (rgb[:, :, 2] > 150) & (rgb[:, :, 1] < 110)
+
+    x, y = np.round(camera.project(target, *SIZE)[0]).astype(int)
+    assert magenta(marked)[y - 1:y + 2, x - 1:x + 2].any() and not magenta(bare).any()
+    ys, xs = np.nonzero(magenta(marked))
+    assert np.abs(xs - x).max() <= CROSS_PIXELS + 3 and np.abs(ys - y).max() <= CROSS_PIXELS + 3  # only there
+    green = (marked[:, :, 1].astype(int) > 200) & (marked[:, :, 0] < 150) & (marked[:, :, 2] < 150)
+    assert green.sum() > 20  # the chain is highlighted

@@ -289,3 +289,93 @@ def test_f_frames_the_current_pose_even_with_the_panel_focused(session):
     session.run()
     low, high = session.scene.current_bounds()
     assert np.linalg.norm(session.camera.target - (low + high) / 2) < 0.5 * np.linalg.norm(high - low)
+
+
+# --- world space and controllers in the panel (issue 12) -----------------------------------------------
+from viewer.model.space import Space  # noqa: E402
+
+from samples import ROBOT  # noqa: E402
+
+
+def open_robot_with_controllers(session):
+    """RobotExpressive, with the controllers run each frame right after playback, as the
+    session's frame() does once wired (editor.advance, then editor.update_controllers)."""
+    assert session.open_model(ROBOT)
+    editor = session.editor
+    advance = editor.advance
+
+    def advance_then_controllers(dt):
+        advance(dt)
+        editor.update_controllers()
+    editor.advance = advance_then_controllers
+    for section in ("Display", "Animation", "Bones"):  # make room for the Selected bone section
+        click(session, section)
+    return editor
+
+
+def ctrl_z(session):
+    io = imgui.get_io()
+    io.add_key_event(imgui.Key.mod_ctrl, True)
+    io.add_key_event(imgui.Key.z, True)
+    session.run()
+    io.add_key_event(imgui.Key.z, False)
+    io.add_key_event(imgui.Key.mod_ctrl, False)
+    session.run()
+
+
+def test_world_toggle_edits_the_world_position(session):
+    editor = open_robot_with_controllers(session)
+    head = editor.scene.find_bone("Head")
+    editor.select(head)
+    editor.pause()  # the dance would move the head between frames
+    mesh = editor.mesh_of(head)
+    session.run()
+    click(session, "World")
+    assert editor.space is Space.WORLD
+    before = head.get_absolute_position(mesh).copy()
+    drag(session, "position", field=1, fields=3, dx=50)  # world y only
+    after = head.get_absolute_position(mesh)
+    assert after[1] - before[1] > 0.05
+    np.testing.assert_allclose(after[[0, 2]], before[[0, 2]], atol=1e-5)
+    ctrl_z(session)                                      # the drag was one step
+    np.testing.assert_allclose(head.get_absolute_position(mesh), before, atol=1e-6)
+    click(session, "Local")
+    assert editor.space is Space.LOCAL
+
+
+def test_ik_from_the_panel_reaches_a_dragged_target_and_undoes(session, tmp_path):
+    editor = open_robot_with_controllers(session)
+    assert editor.playback.playing
+    lower = editor.scene.find_bone("LowerArm.L")
+    editor.select(lower)
+    session.run()
+    click(session, "IK")
+    entry = editor.controller_of(lower)
+    assert entry is not None and entry.kind == "ik" and not editor.playback.playing  # editing paused the clip
+    for label in ("target from", "target xyz", "pole from", "bend axis"):
+        assert visible(session, label), label
+    reach = sum(entry.controller.lengths)
+    start = np.array(entry.target)
+    drag(session, "target xyz", field=2, fields=3, dx=60)  # pull the target forward (world z)
+    moved = np.array(editor.controller_of(lower).target)
+    assert moved[2] - start[2] > 0.05 and np.allclose(moved[:2], start[:2])
+    session.run(2)
+    # The chain's end is at the target, or, out of reach, as far toward it as the arm goes.
+    shoulder = lower.get_parent().get_absolute_position(editor.mesh_of(lower))
+    distance = np.linalg.norm(moved - shoulder)
+    reachable = shoulder + (moved - shoulder) * min(1.0, reach / distance)
+    assert np.linalg.norm(editor.chain_end(lower) - reachable) < 1e-3 * reach
+    write_png(tmp_path / "ik-panel.png", session.target.read())
+    ctrl_z(session)                                          # one drag, one step
+    np.testing.assert_allclose(editor.controller_of(lower).target, start)
+    click(session, "None")
+    assert editor.controller_of(lower) is None and not editor.display.markers
+
+
+def test_ik_on_a_root_bone_shows_the_error_in_the_panel(session):
+    editor = open_robot_with_controllers(session)
+    editor.select(editor.scene.find_bone("Bone"))
+    session.run()
+    click(session, "IK")  # no exception out of the panel
+    assert editor.controller_of(editor.selected) is None
+    assert editor.status.is_error and "no parent" in editor.status.text

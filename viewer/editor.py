@@ -8,18 +8,52 @@ test without a window. No GL, no ImGui.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from .errors import ViewerError
 from .model.animation import clip_time
+from .model.bone import Bone
+from .model.controllers import BoneIKController, BoneLookController
+from .model.space import Space, checked_space, tnode_world_matrix
 from .model.transforms import quaternion_from_yaw_pitch_roll, yaw_pitch_roll_from_quaternion
-from .options import RenderOptions, Status
+from .options import Marker, MarkerKind, RenderOptions, Status
 from .pose import apply_pose, pose_of, save_pose, set_bone_pose
 
 UNDO_LIMIT = 200
+
+LOOK, IK = "look", "ik"                         # BoneController.kind
+TARGET_COLOR = (1.0, 0.2, 0.85, 1.0)            # the target's cross: magenta, unlike anything in a model
+CHAIN_COLOR = (0.3, 1.0, 0.4, 1.0)              # the IK chain, upper bone -> lower bone -> end
+POLE_COLOR = (1.0, 0.55, 0.1, 1.0)              # the pole point
+BEND_COLOR = (1.0, 0.25, 0.25, 1.0)             # the bend axis at the elbow
+GUIDE_COLOR = (1.0, 1.0, 1.0, 0.5)              # thin lines: bone to target, elbow to pole
+
+
+@dataclass(frozen=True)
+class BoneController:
+    """A controller the editor runs every frame on one bone, and where its inputs come from.
+
+    ``target`` (and an IK ``pole``) is a world point (a tuple) or a Bone whose world position
+    it follows each frame; ``pole`` None is the controller's default (the upper bone's parent).
+    ``controller`` is the model's BoneLookController / BoneIKController: the editor sets its
+    inputs from this record before each update, so an undo step that restores the record
+    restores the controller too.
+    """
+
+    kind: str                       # LOOK or IK
+    bone: object
+    controller: object
+    target: object
+    pole: object = None
+    pole_angle: float = 0.0
+
+    @property
+    def bend_axis(self) -> np.ndarray | None:
+        """IK: the elbow's axis in the upper bone's frame (the controller's choice), else None."""
+        return self.controller.bend_axis if self.kind == IK else None
 
 
 @dataclass
@@ -38,11 +72,13 @@ class Editor:
     display: RenderOptions = field(default_factory=RenderOptions)   # the panel's toggles
     playback: Playback = field(default_factory=Playback)
     status: Status = field(default_factory=Status)  # one line for the panel
+    space: Space = Space.LOCAL                    # the panel's Local/World toggle for the pose fields
 
     def __post_init__(self):
-        self._undo: list[dict] = []
-        self._redo: list[dict] = []
+        self._undo: list[tuple] = []   # (pose, controllers) before each step
+        self._redo: list[tuple] = []
         self._edit_open = False
+        self._controllers: dict = {}   # Bone -> BoneController, in the order they were set
         if self.scene.animations and self.playback.clip_index is None:
             self.playback.clip_index = 0
         bones = self.bones()
@@ -62,11 +98,36 @@ class Editor:
             raise ViewerError(f"no bone named {name!r}")
         self.selected = bone
 
+    def mesh_of(self, bone):
+        """The skinned mesh that places ``bone``'s skeleton in the world (the ``tnode`` of the
+        Space API and the controllers), or None (skeleton space is world space)."""
+        skeleton = bone.get_skeleton()
+        for mesh in self.scene.skinned_meshes:
+            if mesh.skeleton is skeleton:
+                return mesh
+        return None
+
+    def set_space(self, space) -> None:
+        """Space.LOCAL or Space.WORLD: what the panel's position and rotation fields show and edit."""
+        space = checked_space(space, "editor space")
+        if space is Space.BONE:
+            raise ViewerError("editor space: the pose fields show Space.LOCAL or Space.WORLD")
+        self.space = space
+
     # --- pose edits (undoable) ---------------------------------------------------------------------
+    def _snapshot(self) -> tuple:
+        return pose_of(self.scene), dict(self._controllers)
+
+    def _restore(self, snapshot) -> None:
+        pose, controllers = snapshot
+        apply_pose(self.scene, pose)
+        self._controllers = dict(controllers)
+        self.display.markers = self.markers()
+
     def begin_edit(self) -> None:
         """Start one undoable edit; a drag calls this once, then changes values many times."""
         if not self._edit_open:
-            self._undo.append(pose_of(self.scene))
+            self._undo.append(self._snapshot())
             del self._undo[:-UNDO_LIMIT]
             self._redo.clear()
             self._edit_open = True
@@ -82,25 +143,57 @@ class Editor:
         self.begin_edit()
         try:
             change()
+        except BaseException:
+            if opened_here:  # the model refused the change and kept its pose: no empty undo step
+                self._undo.pop()
+            raise
         finally:
             if opened_here:
                 self.end_edit()
 
-    def set_position(self, bone, position) -> None:
-        self._edit(lambda: set_bone_pose(bone, position=position))
+    def set_position(self, bone, position, space=Space.LOCAL) -> None:
+        """The bone's position in its parent's frame (LOCAL) or in the world (WORLD: where its
+        mesh places it; ``bone.set_position(p, Space.WORLD, mesh)``)."""
+        if self._checked_space(space) is Space.LOCAL:
+            self._edit(lambda: set_bone_pose(bone, position=position))
+            return
+        mesh = self.mesh_of(bone)
+        world = tnode_world_matrix(mesh, f"bone {bone.name!r} set_position")
+        if bone.get_parent() is None and world is not None:
+            # Babylon's set_position ignores the tnode for a root bone; the field shows
+            # get_position(WORLD, mesh), which does not: take the point into skeleton space.
+            point = _finite(position, 3, f"bone {bone.name!r} position")
+            row = np.append(point, 1.0) @ np.linalg.inv(world)
+            self._edit(lambda: bone.set_position(row[:3] / row[3], Space.LOCAL))
+        else:
+            self._edit(lambda: bone.set_position(position, Space.WORLD, mesh))
 
-    def set_rotation_quaternion(self, bone, quaternion) -> None:
-        """Set the rotation; the quaternion is renormalized (a zero one is refused)."""
+    def set_rotation_quaternion(self, bone, quaternion, space=Space.LOCAL) -> None:
+        """Set the rotation, local or world; the quaternion is renormalized (a zero one is refused)."""
         q = np.asarray(quaternion, dtype=np.float64)
         norm = float(np.linalg.norm(q))
         if not math.isfinite(norm) or norm < 1e-9:
             raise ViewerError(f"bone {bone.name!r}: {list(q)} is not a rotation")
-        self._edit(lambda: set_bone_pose(bone, rotation_quaternion=q / norm))
+        if self._checked_space(space) is Space.LOCAL:
+            self._edit(lambda: set_bone_pose(bone, rotation_quaternion=q / norm))
+        else:
+            mesh = self.mesh_of(bone)
+            self._edit(lambda: _keeping_scale(bone, lambda: bone.set_rotation_quaternion(q / norm, Space.WORLD, mesh)))
 
-    def set_yaw_pitch_roll_degrees(self, bone, yaw, pitch, roll) -> None:
-        """Babylon's rotation vector in degrees (x pitch, y yaw, z roll)."""
-        q = quaternion_from_yaw_pitch_roll(np.radians([pitch, yaw, roll]))
-        self._edit(lambda: set_bone_pose(bone, rotation_quaternion=q))
+    def set_yaw_pitch_roll_degrees(self, bone, yaw, pitch, roll, space=Space.LOCAL) -> None:
+        """Babylon's rotation vector in degrees (x pitch, y yaw, z roll), local or world."""
+        angles = np.radians(_finite([yaw, pitch, roll], 3, f"bone {bone.name!r} yaw/pitch/roll"))
+        if self._checked_space(space) is Space.LOCAL:
+            q = quaternion_from_yaw_pitch_roll(angles[[1, 0, 2]])
+            self._edit(lambda: set_bone_pose(bone, rotation_quaternion=q))
+        else:
+            mesh = self.mesh_of(bone)
+            self._edit(lambda: _keeping_scale(bone, lambda: bone.set_yaw_pitch_roll(*angles, Space.WORLD, mesh)))
+
+    @staticmethod
+    def _checked_space(space) -> Space:
+        space = checked_space(space, "editor")
+        return Space.WORLD if space is Space.BONE else space
 
     def set_scaling(self, bone, scaling) -> None:
         self._edit(lambda: set_bone_pose(bone, scaling=scaling))
@@ -121,10 +214,22 @@ class Editor:
             skeleton.set_current_pose_as_rest()
         self.status = Status("current pose set as rest")
 
-    @staticmethod
-    def yaw_pitch_roll_degrees(bone) -> tuple[float, float, float]:
-        pitch, yaw, roll = np.degrees(yaw_pitch_roll_from_quaternion(bone.get_pose_target().rotation_quaternion))
+    def yaw_pitch_roll_degrees(self, bone, space=Space.LOCAL) -> tuple[float, float, float]:
+        if self._checked_space(space) is Space.LOCAL:
+            rotation = yaw_pitch_roll_from_quaternion(bone.get_pose_target().rotation_quaternion)
+        else:
+            rotation = bone.get_rotation(Space.WORLD, self.mesh_of(bone))
+        pitch, yaw, roll = np.degrees(rotation)
         return float(yaw), float(pitch), float(roll)
+
+    def pose_values(self, bone, space=Space.LOCAL):
+        """(position, rotation_quaternion, scaling) as the panel shows them: local (the node's, if
+        linked), or the world position and rotation with the local scaling."""
+        if self._checked_space(space) is Space.LOCAL:
+            return self.local_trs(bone)
+        mesh = self.mesh_of(bone)
+        return (bone.get_position(Space.WORLD, mesh), bone.get_rotation_quaternion(Space.WORLD, mesh),
+                bone.get_pose_target().scaling)
 
     @staticmethod
     def local_trs(bone):
@@ -140,6 +245,241 @@ class Editor:
                 "absolute bind": bone.get_absolute_bind_matrix(),
                 "absolute inverse bind": bone.get_absolute_inverse_bind_matrix(), "rest": bone.get_rest_matrix()}
 
+    # --- controllers (undoable; they run once a frame in update_controllers) ---------------------------
+    @property
+    def controllers(self) -> list:
+        """The BoneControllers, in the order they were set."""
+        return list(self._controllers.values())
+
+    def controller_of(self, bone) -> BoneController | None:
+        return self._controllers.get(bone)
+
+    def set_look_target(self, bone, target) -> bool:
+        """Turn ``bone`` every frame so that its +Z axis points at ``target``: a world point, or
+        a Bone whose position it follows (BoneLookController, its up axis the world's +Y).
+        One undo step; False, with the reason in the status line, when it cannot."""
+        def make():
+            entry = self._controllers.get(bone)
+            if entry is not None and entry.kind == LOOK:
+                return entry.controller
+            return BoneLookController(self.mesh_of(bone), bone, self.world_point(target),
+                                      up_axis_space=Space.WORLD)
+
+        return self._attach(bone, LOOK, make, target, "bone {bone} looks at {target}")
+
+    def set_ik_target(self, bone, target, pole=None, pole_angle=None) -> bool:
+        """Two-bone IK every frame: ``bone`` (the lower bone, e.g. the forearm) and its parent
+        turn so that the chain's end reaches ``target`` (a world point, or a Bone it follows).
+
+        ``pole`` (a world point or a Bone; None: the upper bone's parent) is where the elbow
+        points; ``pole_angle`` (radians) turns the bending plane about the shoulder-to-target
+        line; None chooses 0 or pi so that the elbow bends toward the pole (which one depends
+        on the rig: Babylon bends a +Y chain away from its pole at 0). One undo step; False,
+        with the reason in the status line, when it cannot (a root bone has no chain).
+        """
+        def make():
+            entry = self._controllers.get(bone)
+            if entry is not None and entry.kind == IK:
+                return entry.controller
+            return BoneIKController(self.mesh_of(bone), bone)
+
+        return self._attach(bone, IK, make, target, "IK: bone {bone} and its parent reach for {target}",
+                            pole=pole, pole_angle=pole_angle)
+
+    def clear_controller(self, bone) -> None:
+        """Stop the bone's controller; the pose stays as it left it. One undo step."""
+        if bone in self._controllers:
+            def change():
+                del self._controllers[bone]
+            self._edit(change)
+            self.display.markers = self.markers()
+            self.status = Status(f"bone {bone.name!r}: no controller")
+
+    def update_controllers(self) -> None:
+        """Run every controller once (the session calls this once a frame, after playback):
+        targets taken from bones follow them. An error goes to the status line."""
+        for entry in list(self._controllers.values()):
+            try:
+                self._run(entry)
+            except ViewerError as error:
+                self.status = Status.error(error)
+        self.display.markers = self.markers()
+
+    def describe(self, source) -> str:
+        """A target or pole as the status line names it."""
+        if source is None:
+            return "the default"
+        if isinstance(source, Bone):
+            return f"bone {source.name!r}"
+        return "(" + ", ".join(f"{float(v):.3g}" for v in np.asarray(source, float)) + ")"
+
+    def default_target(self, bone, kind) -> np.ndarray:
+        """Where the panel puts a new target, so that choosing a controller barely moves the
+        bone: for IK the chain's end; for look-at a point along the bone's +Z axis (what it
+        points at the target), a fifth of the model's size away."""
+        if kind == IK:
+            return self.chain_end(bone)
+        mesh = self.mesh_of(bone)
+        origin = np.asarray(bone.get_absolute_position(mesh), dtype=np.float64)
+        forward = np.asarray(bone.get_direction((0.0, 0.0, 1.0), mesh), dtype=np.float64)
+        low, high = self.scene.rest_bounds
+        size = max(float(np.linalg.norm(np.asarray(high) - np.asarray(low))), 1e-3)
+        length = float(np.linalg.norm(forward))
+        forward = forward / length if length > 0 else np.array([0.0, 0.0, 1.0])
+        return origin + forward * 0.2 * size
+
+    def _attach(self, bone, kind, make, target, message, pole=None, pole_angle=None) -> bool:
+        try:
+            if not isinstance(bone, Bone):
+                raise ViewerError(f"a controller needs a bone, got {bone!r}")
+            target = self._source(target, bone, kind, "target")
+            pole = None if pole is None else self._source(pole, bone, kind, "pole")
+            angle = None if pole_angle is None else _finite([pole_angle], 1, f"bone {bone.name!r} pole angle")[0]
+
+            def change():
+                previous = self._controllers.get(bone)
+                try:
+                    entry = BoneController(kind, bone, make(), target, pole, 0.0 if angle is None else angle)
+                    if kind == IK and angle is None:
+                        entry = replace(entry, pole_angle=self._bend_toward_pole(entry))
+                    self._controllers[bone] = entry
+                    self._run(entry)
+                except BaseException:
+                    if previous is None:
+                        self._controllers.pop(bone, None)
+                    else:
+                        self._controllers[bone] = previous
+                    raise
+
+            self._edit(change)
+        except ViewerError as error:
+            self.status = Status.error(error)
+            return False
+        self.display.markers = self.markers()
+        self.status = Status(message.format(bone=repr(bone.name), target=self.describe(target)))
+        return True
+
+    def _source(self, value, bone, kind, what):
+        """A target or pole: a Bone of this scene that does not move with the chain, or a
+        finite world point (a tuple)."""
+        if isinstance(value, Bone):
+            if value.get_skeleton() not in self.scene.skeletons:
+                raise ViewerError(f"bone {bone.name!r} {what}: bone {value.name!r} is not in this model")
+            moving = bone if kind == LOOK else (bone.get_parent() or bone)
+            chain = "the bone" if kind == LOOK else "the IK chain"
+            node = value
+            while node is not None:
+                if node is moving:
+                    raise ViewerError(f"bone {bone.name!r} {what}: bone {value.name!r} moves with {chain}, "
+                                      "so it would chase itself; pick a bone outside it or a point")
+                node = node.get_parent()
+            return value
+        return tuple(float(v) for v in _finite(value, 3, f"bone {bone.name!r} {what}"))
+
+    def world_point(self, source) -> np.ndarray:
+        """A target or pole's world position now (a Bone: where its mesh places it)."""
+        if isinstance(source, Bone):
+            return np.asarray(source.get_absolute_position(self.mesh_of(source)), dtype=np.float64)
+        return np.asarray(source, dtype=np.float64)
+
+    def _run(self, entry) -> None:
+        """Give the controller its inputs (bones followed where they are now), update it once."""
+        controller = entry.controller
+        if entry.kind == LOOK:
+            controller.target = self.world_point(entry.target)
+        else:
+            self._set_ik_inputs(entry, self.world_point(entry.target))
+        controller.update()
+
+    def _set_ik_inputs(self, entry, target) -> None:
+        controller, pole = entry.controller, entry.pole
+        controller.target_position = target
+        controller.pole_angle = entry.pole_angle
+        if pole is None:   # the controller's default: the upper bone's parent
+            controller.pole_target_bone = controller.upper_bone.get_parent()
+            controller.pole_target_position = None
+        elif isinstance(pole, Bone):
+            controller.pole_target_bone, controller.pole_target_position = pole, None
+        else:
+            controller.pole_target_bone, controller.pole_target_position = None, pole
+
+    def pole_point(self, entry) -> np.ndarray:
+        """Where an IK controller's pole is in the world now."""
+        controller = entry.controller
+        bone = controller.pole_target_bone
+        if entry.pole is None:
+            bone = controller.upper_bone.get_parent()
+        elif not isinstance(entry.pole, Bone):
+            return np.asarray(entry.pole, dtype=np.float64)
+        elif bone is None:
+            bone = entry.pole
+        if bone is None:
+            return np.zeros(3)  # a root upper bone: the world origin (Babylon)
+        return np.asarray(bone.get_absolute_position(self.mesh_of(bone)), dtype=np.float64)
+
+    def _bend_toward_pole(self, entry) -> float:
+        """0 or pi: the pole angle whose elbow bends toward the pole. Tried on a target inside
+        the reach in the target's direction (the solve replaces both bones' rotations, so the
+        trial leaves nothing behind once the real target is solved)."""
+        controller, lower = entry.controller, entry.bone
+        mesh = self.mesh_of(lower)
+        origin = np.asarray(controller.upper_bone.get_absolute_position(mesh))
+        direction = self.world_point(entry.target) - origin
+        if not np.linalg.norm(direction) > 0:
+            return 0.0  # the real solve reports the error
+        direction /= np.linalg.norm(direction)
+        self._set_ik_inputs(entry, origin + direction * 0.6 * sum(controller.lengths))
+        controller.pole_angle = 0.0
+        controller.update()
+        elbow = np.asarray(lower.get_absolute_position(mesh)) - origin
+        pole = self.pole_point(entry) - origin
+        elbow -= direction * (elbow @ direction)
+        pole -= direction * (pole @ direction)
+        return math.pi if float(elbow @ pole) < 0 else 0.0
+
+    def markers(self) -> list:
+        """What the viewport draws for the controllers (RenderOptions.markers): each target as a
+        cross (and a thin line from the bone); for IK the chain upper -> lower -> end, the pole
+        point (a thin line from the elbow) and the bend axis at the elbow."""
+        markers = []
+        for entry in self._controllers.values():
+            try:
+                markers += self._markers_of(entry)
+            except ViewerError:
+                continue  # e.g. a bone of a model no longer shown: nothing to draw
+        return markers
+
+    def _markers_of(self, entry) -> list:
+        bone, mesh = entry.bone, self.mesh_of(entry.bone)
+        target = _point_tuple(self.world_point(entry.target))
+        if entry.kind == LOOK:
+            origin = _point_tuple(bone.get_absolute_position(mesh))
+            return [Marker(MarkerKind.LINE, (origin, target), GUIDE_COLOR),
+                    Marker(MarkerKind.CROSS, (target,), TARGET_COLOR)]
+        controller = entry.controller
+        upper = controller.upper_bone
+        shoulder = _point_tuple(upper.get_absolute_position(mesh))
+        elbow = _point_tuple(bone.get_absolute_position(mesh))
+        end = _point_tuple(self.chain_end(bone))
+        pole = _point_tuple(self.pole_point(entry))
+        axis = np.asarray(bone.get_direction(controller.bend_axis, mesh), dtype=np.float64)
+        markers = [Marker(MarkerKind.LINE, (end, target), GUIDE_COLOR),
+                   Marker(MarkerKind.LINE, (elbow, pole), GUIDE_COLOR),
+                   Marker(MarkerKind.PATH, (shoulder, elbow, end), CHAIN_COLOR),
+                   Marker(MarkerKind.POINT, (pole,), POLE_COLOR)]
+        if np.linalg.norm(axis) > 0:
+            markers.append(Marker(MarkerKind.RAY, (elbow, _point_tuple(axis / np.linalg.norm(axis))), BEND_COLOR))
+        markers.append(Marker(MarkerKind.CROSS, (target,), TARGET_COLOR))
+        return markers
+
+    def chain_end(self, bone) -> np.ndarray:
+        """Where an IK chain ending in ``bone`` ends: its first child, or its length along the leaf axis."""
+        mesh = self.mesh_of(bone)
+        if bone.children:
+            return np.asarray(bone.children[0].get_absolute_position(mesh), dtype=np.float64)
+        return np.asarray(bone.get_absolute_position_from_local(self.scene.leaf_bone_axis * (bone.length or 0.0), mesh),
+                          dtype=np.float64)
+
     # --- undo ------------------------------------------------------------------------------------
     @property
     def can_undo(self) -> bool:
@@ -151,15 +491,15 @@ class Editor:
 
     def undo(self) -> None:
         if self._undo:
-            self._redo.append(pose_of(self.scene))
-            apply_pose(self.scene, self._undo.pop())
+            self._redo.append(self._snapshot())
+            self._restore(self._undo.pop())
             self._edit_open = False
             self.pause()  # else the next frame of a playing clip overwrites the pose
 
     def redo(self) -> None:
         if self._redo:
-            self._undo.append(pose_of(self.scene))
-            apply_pose(self.scene, self._redo.pop())
+            self._undo.append(self._snapshot())
+            self._restore(self._redo.pop())
             self._edit_open = False
             self.pause()
 
@@ -170,7 +510,7 @@ class Editor:
 
     def load_pose(self, path) -> None:
         """Apply a pose file; a bad file leaves the pose as it was and says why in the status."""
-        before = pose_of(self.scene)
+        before = self._snapshot()
         try:
             apply_pose(self.scene, path)
         except ViewerError as error:
@@ -222,3 +562,25 @@ class Editor:
         playback.time = clip_time(time, clip.duration, playback.loop)
         clip.apply(playback.time)
 
+
+
+def _finite(values, width: int, what: str) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ViewerError(f"{what}: expected {width} numbers, got {values!r}") from None
+    if array.shape != (width,) or not np.all(np.isfinite(array)):
+        raise ViewerError(f"{what}: expected {width} finite numbers, got {values!r}")
+    return array
+
+
+def _keeping_scale(bone, change) -> None:
+    """A world-space rotation setter drops the bone's scale (Babylon's); the panel keeps it."""
+    scaling = np.array(bone.get_scale())
+    change()
+    if not np.array_equal(bone.get_scale(), scaling):
+        bone.set_scale(scaling)
+
+
+def _point_tuple(point) -> tuple:
+    return tuple(float(v) for v in np.asarray(point, dtype=np.float64).reshape(3))

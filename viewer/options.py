@@ -4,7 +4,7 @@ the app (no GL, no ImGui)."""
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -18,6 +18,7 @@ class RenderOptions:
     cpu_skinning: bool = False            # skin vertices in numpy instead of the shader
     bone_texture: bool = False            # bone matrices in a texture even when a uniform array fits
     selected_bone: object = None          # a Bone to highlight in the overlay
+    markers: list = field(default_factory=list)   # Markers the overlay draws (the editor's controllers)
     background_top: tuple = (0.33, 0.36, 0.42)
     background_bottom: tuple = (0.12, 0.12, 0.14)
     key_light: tuple = (0.45, 0.8, 0.6)   # direction towards the light
@@ -26,6 +27,29 @@ class RenderOptions:
     def bone_storage(self) -> str:
         """The renderer's bone storage for these options: "texture" or "auto"."""
         return "texture" if self.bone_texture else "auto"
+
+
+class MarkerKind(enum.Enum):
+    """How the overlay draws a Marker's world-space points (sizes are in pixels, as the joint dots)."""
+
+    CROSS = "cross"   # a screen-aligned cross with a dot at points[0]: a target
+    POINT = "point"   # a dot at each point
+    PATH = "path"     # a line through the points in order (a highlighted chain)
+    LINE = "line"     # a thin line through the points in order (a guide: bone to target)
+    RAY = "ray"       # a short line from points[0] along the direction points[1] (an axis)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """Something the overlay draws over the model: plain data, world space.
+
+    ``points`` are world-space xyz; for RAY the second is a direction, not a point.
+    ``color`` is rgba in 0..1.
+    """
+
+    kind: MarkerKind
+    points: tuple
+    color: tuple = (1.0, 1.0, 1.0, 1.0)
 
 
 class StatusLevel(enum.Enum):

@@ -6,7 +6,11 @@ Every function returns vertices as (N, 7) float32 rows of world-space xyz + rgba
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+
+from ..options import MarkerKind
 
 BONE_COLOR = (1.0, 0.78, 0.25, 0.95)
 JOINT_COLOR = (1.0, 1.0, 1.0, 0.95)
@@ -68,6 +72,71 @@ def skeleton_overlay(scene, selected_bone=None):
     order = np.argsort(lit_joints, kind="stable")
     points = np.c_[joints[order], np.where(lit_joints[order, None], SELECTED_COLOR, JOINT_COLOR)]
     return lines.astype(np.float32), points.astype(np.float32)
+
+
+# Marker sizes in pixels (times the overlay's scale, as the joint dots' 7 px).
+CROSS_PIXELS = 11.0    # half the width of a target's cross
+RAY_PIXELS = 36.0      # the length of an axis ray
+
+
+class MarkerGeometry(NamedTuple):
+    """A marker overlay's vertices, (N, 7) float32 xyz + rgba each: ``lines`` drawn wide,
+    ``guides`` drawn thin (both as GL lines, two vertices a segment), ``points`` as dots."""
+
+    lines: np.ndarray
+    guides: np.ndarray
+    points: np.ndarray
+
+
+def world_per_pixel(points, view, projection, height) -> np.ndarray:
+    """World units per pixel of image height at each world point (N,), for a perspective
+    projection (pyrr's row-vector layout): how big a pixel-sized marker must be there."""
+    points = np.atleast_2d(np.asarray(points, dtype=np.float64))
+    w = (np.c_[points, np.ones(len(points))] @ view @ projection)[:, 3]
+    return 2.0 * np.abs(w) / (abs(projection[1, 1]) * max(float(height), 1.0))
+
+
+def marker_overlay(markers, view, projection, height, scale: float = 1.0) -> MarkerGeometry:
+    """World-space vertices for RenderOptions.markers, sized on screen (``scale`` times the
+    pixel sizes above, as the joint dots): a CROSS is an X facing the camera with a dot in its
+    middle, POINT dots, PATH wide segments through its points, LINE thin ones, RAY a wide
+    segment of RAY_PIXELS from its first point along its direction."""
+    right, up = np.asarray(view, float)[:3, 0], np.asarray(view, float)[:3, 1]  # camera axes in the world
+    lines, guides, points = [], [], []
+    for marker in markers:
+        color = tuple(marker.color)
+        xyz = np.asarray(marker.points, dtype=np.float64).reshape(-1, 3)
+        kind = MarkerKind(marker.kind)
+        if kind is MarkerKind.CROSS:
+            for center, size in zip(xyz, world_per_pixel(xyz, view, projection, height) * CROSS_PIXELS * scale):
+                for diagonal in (right + up, right - up):
+                    lines.append((center - diagonal * size, center + diagonal * size, color))
+                points.append((center, color))
+        elif kind is MarkerKind.POINT:
+            points += [(point, color) for point in xyz]
+        elif kind in (MarkerKind.PATH, MarkerKind.LINE):
+            segments = lines if kind is MarkerKind.PATH else guides
+            segments += [(a, b, color) for a, b in zip(xyz[:-1], xyz[1:])]
+        elif kind is MarkerKind.RAY:
+            origin, direction = xyz[0], xyz[1]
+            length = float(np.linalg.norm(direction))
+            if length > 0:
+                size = world_per_pixel(origin, view, projection, height)[0] * RAY_PIXELS * scale
+                lines.append((origin, origin + direction / length * size, color))
+    return MarkerGeometry(_colored_segments(lines), _colored_segments(guides), _colored_points(points))
+
+
+def _colored_segments(segments) -> np.ndarray:
+    if not segments:
+        return np.zeros((0, 7), np.float32)
+    starts, ends, colors = zip(*segments)
+    return _segments(np.array(starts), np.array(ends), np.array(colors, dtype=np.float64)).astype(np.float32)
+
+
+def _colored_points(points) -> np.ndarray:
+    if not points:
+        return np.zeros((0, 7), np.float32)
+    return np.array([(*point, *color) for point, color in points], dtype=np.float32)
 
 
 def _segments(starts, ends, colors):

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ViewerError
 from ..model.mesh import bounds, skin
 from ..options import RenderOptions
-from .geometry import ground_grid, skeleton_overlay
+from .geometry import ground_grid, marker_overlay, skeleton_overlay
 from .shaders import load_program
 
 # Vertex uniform components kept back for everything that is not a bone matrix.
@@ -132,7 +132,23 @@ class Renderer:
             ctx.enable(moderngl.PROGRAM_POINT_SIZE)
             self._draw_lines(points, view, projection, moderngl.POINTS, point_size=7.0 * scale)
             ctx.disable(moderngl.PROGRAM_POINT_SIZE)
+        if options.markers:
+            self._draw_markers(options.markers, view, projection, size)
         ctx.disable(moderngl.BLEND)
+
+    def _draw_markers(self, markers, view, projection, size) -> None:
+        """The editor's markers (controller targets, IK chains) over everything, sized on
+        screen as the skeleton overlay is."""
+        import moderngl
+
+        scale = max(1.0, size[1] / 600.0)
+        geometry = marker_overlay(markers, view, projection, size[1], scale)
+        self.ctx.disable(moderngl.DEPTH_TEST)
+        self._draw_lines(geometry.guides, view, projection, moderngl.LINES, line_width=1.5 * scale, size=size)
+        self._draw_lines(geometry.lines, view, projection, moderngl.LINES, line_width=3.0 * scale, size=size)
+        self.ctx.enable(moderngl.PROGRAM_POINT_SIZE)
+        self._draw_lines(geometry.points, view, projection, moderngl.POINTS, point_size=9.0 * scale)
+        self.ctx.disable(moderngl.PROGRAM_POINT_SIZE)
 
     def render_crowd(self, crowd, camera, size, options: RenderOptions | None = None) -> None:
         """Draw a Crowd (one mesh, many posed and placed copies) with one instanced draw call.

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 from imgui_bundle import imgui
 
+from ..editor import IK, LOOK
 from ..errors import ViewerError
+from ..model.bone import Bone
+from ..model.space import Space
 from ..options import Status
 
 PANEL_WIDTH = 380
@@ -180,13 +183,29 @@ class PosePanel:
         if bone.get_transform_node() is not None:
             imgui.same_line()
             imgui.text_disabled("edits go to its glTF node")
-        position, quaternion, scaling = editor.local_trs(bone)
-        self._drag(editor, "position", np.asarray(position), 0.01, lambda v: editor.set_position(bone, v))
+        space = editor.space
+        imgui.text("space")
+        for name, value in (("Local", Space.LOCAL), ("World", Space.WORLD)):
+            imgui.same_line()
+            if imgui.radio_button(name, space is value):
+                editor.set_space(value)
+            self._record(name)
+        imgui.same_line()
+        imgui.text_disabled("placed by its mesh" if space is Space.WORLD else "in the parent's frame")
+        space = editor.space
+        try:
+            position, quaternion, scaling = editor.pose_values(bone, space)
+            yaw, pitch, roll = editor.yaw_pitch_roll_degrees(bone, space)
+        except ViewerError as error:  # e.g. a singular world matrix: show the local values
+            editor.status = Status.error(error)
+            editor.set_space(space := Space.LOCAL)
+            position, quaternion, scaling = editor.pose_values(bone, space)
+            yaw, pitch, roll = editor.yaw_pitch_roll_degrees(bone, space)
+        self._drag(editor, "position", np.asarray(position), 0.01, lambda v: editor.set_position(bone, v, space))
         self._drag(editor, "rotationQuaternion", np.asarray(quaternion), 0.005,
-                   lambda v: editor.set_rotation_quaternion(bone, v))
-        yaw, pitch, roll = editor.yaw_pitch_roll_degrees(bone)
+                   lambda v: editor.set_rotation_quaternion(bone, v, space))
         self._drag(editor, "yaw/pitch/roll deg", np.array([yaw, pitch, roll]), 0.5,
-                   lambda v: editor.set_yaw_pitch_roll_degrees(bone, *v))
+                   lambda v: editor.set_yaw_pitch_roll_degrees(bone, *v, space=space))
         self._drag(editor, "scaling", np.asarray(scaling), 0.01, lambda v: editor.set_scaling(bone, v))
         if self._button("Return to rest"):
             editor.return_bone_to_rest(bone)
@@ -205,6 +224,74 @@ class PosePanel:
         if self._button("Redo (Ctrl+Y)"):
             editor.redo()
         imgui.end_disabled()
+        self._controller(editor, bone)
+
+    def _controller(self, editor, bone) -> None:
+        """None / Look at / IK for the selected bone; the target (and IK pole) is a point typed
+        or dragged (world space) or another bone it follows; the IK bend axis read-only."""
+        imgui.separator_text("Controller")
+        entry = editor.controller_of(bone)
+        current = None if entry is None else entry.kind
+        for i, (name, kind) in enumerate((("None", None), ("Look at", LOOK), ("IK", IK))):
+            if i:
+                imgui.same_line()
+            if imgui.radio_button(name, current == kind) and kind != current:
+                target = entry.target if entry is not None else tuple(editor.default_target(bone, kind))
+                if kind is None:
+                    editor.clear_controller(bone)
+                elif kind == LOOK:
+                    editor.set_look_target(bone, target)
+                else:
+                    editor.set_ik_target(bone, target)
+            self._record(name)
+        entry = editor.controller_of(bone)
+        if entry is None:
+            return
+
+        def retarget(target=None, pole=False):
+            if entry.kind == LOOK:
+                editor.set_look_target(bone, target)
+            elif pole is False:
+                editor.set_ik_target(bone, target, pole=entry.pole, pole_angle=entry.pole_angle)
+            else:
+                editor.set_ik_target(bone, entry.target, pole=pole)  # a new pole: the bend side is chosen again
+
+        self._source(editor, "target", entry.target, editor.world_point(entry.target), retarget)
+        if entry.kind == IK:
+            self._source(editor, "pole", entry.pole, editor.pole_point(entry), lambda value: retarget(pole=value),
+                         default="upper bone's parent")
+            axis = ", ".join(f"{rounded(v):.3f}" for v in entry.bend_axis)
+            imgui.text_disabled(f"bend axis ({axis})")
+            self._record("bend axis")
+            imgui.text_disabled(f"  in {entry.controller.upper_bone.name}'s frame; pole angle "
+                                f"{np.degrees(entry.pole_angle):.0f} deg")
+
+    def _source(self, editor, label, value, point, apply, default=None) -> None:
+        """A combo (a typed point, or a bone to follow; an optional default) and, for a point,
+        its x y z (drag, or double-click to type)."""
+        bones = editor.bones()
+        names = ([f"default ({default})"] if default else []) + ["point (x y z)"] + [b.name for b in bones]
+        first_bone = len(names) - len(bones)
+        if value is None:
+            index = 0
+        elif isinstance(value, Bone):
+            index = first_bone + next((i for i, b in enumerate(bones) if b is value), 0)
+        else:
+            index = first_bone - 1
+        imgui.set_next_item_width(-150)
+        changed, index = imgui.combo(f"{label} from", index, names)
+        self._record(f"{label} from", fields_only=True)
+        if changed:
+            if default and index == 0:
+                apply(None)
+            elif index == first_bone - 1:
+                apply(tuple(float(v) for v in point))   # a point where the bone or default was
+            else:
+                apply(bones[index - first_bone])
+        if index == first_bone - 1 and not isinstance(value, Bone) and value is not None:
+            low, high = editor.scene.rest_bounds
+            speed = max(float(np.linalg.norm(high - low)), 1e-3) * 0.002
+            self._drag(editor, f"{label} xyz", np.asarray(point), speed, lambda v: apply(tuple(v)))
 
     def _drag(self, editor, label, values, speed, apply) -> None:
         """A drag field whose whole drag is one undo step; bad values go to the status line."""
