@@ -144,8 +144,8 @@ JSON_CASES = [
     ("asset-list", _set(["asset"], ["2.0"]), "asset must be an object"),
     ("version-1", _set(["asset", "version"], "1.0"), "asset.version is '1.0'"),
     ("version-number", _set(["asset", "version"], 2.0), "asset.version is 2.0"),
-    ("requires-draco", _set(["extensionsRequired"], ["KHR_draco_mesh_compression"]),
-     "requires extension KHR_draco_mesh_compression"),
+    ("requires-unknown", _set(["extensionsRequired"], ["EXT_made_up"]),
+     "requires extension EXT_made_up, which boneviewer does not support"),
     # wrong types anywhere
     ("nodes-is-5", _set(["nodes"], 5), "'nodes' must be an array, got 5"),
     ("accessor-not-object", _set(["accessors", 0], 7), "accessor 0 must be an object, got 7"),

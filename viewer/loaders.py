@@ -7,13 +7,16 @@ from pathlib import Path
 from .errors import ViewerError
 
 
-def load_model(model=None):
-    """None: the built-in character; a Scene: itself; a path: the file, by its extension."""
+def load_model(model=None, scene: int | None = None):
+    """None: the built-in character; a Scene: itself; a path: the file, by its extension.
+    ``scene`` picks a glTF file's scene (default: the file's own default)."""
     from .model import Scene
 
     if model is None:
         from .character import build_character
 
+        if scene is not None:
+            raise ViewerError("--scene picks a scene of a glTF file; the built-in character has none")
         return build_character()
     if isinstance(model, Scene):
         return model
@@ -23,6 +26,6 @@ def load_model(model=None):
     if path.suffix.lower() in (".gltf", ".glb"):
         from .gltf import load_gltf
 
-        return load_gltf(path)
+        return load_gltf(path, scene)
     raise ViewerError(f"model {path}: cannot open {path.suffix or 'extension-less'} files; "
                       "boneviewer reads glTF 2.0 (.gltf, .glb)")

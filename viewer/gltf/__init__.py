@@ -31,12 +31,14 @@ __all__ = ["FALLBACK", "GltfError", "load_gltf"]
 FALLBACK = "malformed glTF"
 
 
-def load_gltf(path) -> Scene:
-    """Load a .gltf or .glb file; anything wrong with it raises one ViewerError."""
+def load_gltf(path, scene: int | None = None) -> Scene:
+    """Load a .gltf or .glb file (its glTF scene ``scene``, else its default one); anything
+    wrong with it raises one ViewerError. The Scene's ``file_scenes`` lists the file's scenes
+    by name and ``file_scene`` is the one shown (None when the file has no scenes)."""
     path = Path(path)
     try:
         with np.errstate(all="ignore"):  # overflow is checked explicitly where it matters
-            return build_scene(GltfFile(path))
+            return build_scene(GltfFile(path), scene)
     except GltfError:
         raise
     except ViewerError as error:  # a model check the loader did not put in context: name the file

@@ -22,11 +22,13 @@ import numpy as np
 
 from ..errors import ViewerError
 from . import limits
-from .validate import COMPONENT_NAMES, COMPONENT_TYPES, TYPE_SIZES, checked_document, short
+from .validate import COMPONENT_NAMES, COMPONENT_TYPES, SUPPORTED_EXTENSIONS, TYPE_SIZES, checked_document, short
 
 log = logging.getLogger("boneviewer")
 
 GLB_MAGIC, GLB_JSON, GLB_BIN = b"glTF", 0x4E4F534A, 0x004E4942
+COMPRESSION_EXTRA = "pip install 'boneviewer[compression]'"
+MESHOPT_EXTENSIONS = ("EXT_meshopt_compression", "KHR_meshopt_compression")
 
 
 class GltfError(ViewerError):
@@ -47,6 +49,8 @@ class GltfFile:
         self._warnings: dict[str, list[str]] = {}
         self._total_bytes = 0
         self._buffers: dict[int, bytes] = {}
+        self._decoded_views: dict[int, bytes] = {}
+        self._provided: dict[int, np.ndarray] = {}  # accessor -> data decoded elsewhere (Draco)
         self._images: dict[int, np.ndarray] = {}
         raw = self._read_file(path, "the model")
         self.binary_chunk = None
@@ -55,6 +59,10 @@ class GltfFile:
         else:
             json_bytes = raw
         self.document, self.hierarchy = checked_document(self._parse_json(json_bytes), self.error)
+        unknown = [name for name in self.document["extensionsUsed"] if name not in SUPPORTED_EXTENSIONS]
+        if unknown:
+            self.warn("extensions", f"uses extension{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}, which "
+                      "boneviewer ignores (the model is shown without them)")
 
     # --- problems -------------------------------------------------------------------------------
     def error(self, message: str) -> GltfError:
@@ -176,8 +184,21 @@ class GltfFile:
         return self._buffers[index]
 
     def buffer_view(self, index: int) -> tuple[bytes, int, int, int | None]:
-        """(buffer bytes, offset, length, stride or None) of a buffer view, checked to fit its buffer."""
+        """(buffer bytes, offset, length, stride or None) of a buffer view, checked to fit its buffer.
+
+        A view compressed with EXT_meshopt_compression is decoded (once) and its plain bytes
+        returned; the view's own buffer is then only a fallback, which may hold no data.
+        """
         view = self.document["bufferViews"][index]
+        compressed = next((view.get("extensions", {}).get(name) for name in MESHOPT_EXTENSIONS
+                           if view.get("extensions", {}).get(name) is not None), None)
+        if compressed is not None:
+            if index not in self._decoded_views:
+                self._decoded_views[index] = self._meshopt_view(index, view, compressed)
+            data = self._decoded_views[index]
+            if len(data) < view["byteLength"]:
+                raise self.error(f"bufferView {index}: decoded {len(data)} bytes, byteLength is {view['byteLength']}")
+            return data, 0, view["byteLength"], view.get("byteStride")
         data = self.buffer(view["buffer"])
         offset, length = view.get("byteOffset", 0), view["byteLength"]
         declared = self.document["buffers"][view["buffer"]]["byteLength"]
@@ -185,6 +206,34 @@ class GltfFile:
             raise self.error(f"bufferView {index} (bytes {offset}..{offset + length}) lies outside buffer "
                              f"{view['buffer']} ({declared} bytes)")
         return data, offset, length, view.get("byteStride")
+
+    def _meshopt_view(self, index: int, view: dict, spec: dict) -> bytes:
+        try:
+            import meshopt
+        except ImportError:
+            raise self.error(f"bufferView {index} is compressed with EXT_meshopt_compression, which needs the "
+                             f"meshopt package: {COMPRESSION_EXTRA}") from None
+        count, stride = spec["count"], spec["byteStride"]
+        if count * stride > limits.MAX_BYTES:
+            raise self.error(f"bufferView {index}: {count} x {stride} bytes of meshopt data is over the limit of "
+                             f"{limits.MAX_BYTES}")
+        data = self.buffer(spec["buffer"])
+        offset, length = spec.get("byteOffset", 0), spec["byteLength"]
+        if offset + length > len(data):
+            raise self.error(f"bufferView {index}: its meshopt data (bytes {offset}..{offset + length}) lies "
+                             f"outside buffer {spec['buffer']}")
+        self._total_bytes += count * stride
+        try:
+            decoded = meshopt.decode_gltf_buffer(data[offset:offset + length], count, stride, spec["mode"],
+                                                 spec.get("filter", "NONE"))
+        except Exception as error:  # the decoder's own report of corrupt data
+            raise self.error(f"bufferView {index}: meshopt data does not decode ({short(error, 120)})") from None
+        return np.ascontiguousarray(decoded).tobytes()
+
+    def provide(self, index: int, array: np.ndarray) -> None:
+        """Data for accessor ``index`` decoded from an extension (Draco): ``accessor`` returns it,
+        normalized and checked as if it had been read from the accessor's buffer view."""
+        self._provided[index] = array
 
     # --- accessors ------------------------------------------------------------------------------
     def require_accessor_kind(self, index: int, what: str, types, components=None, normalized=None) -> None:
@@ -218,7 +267,14 @@ class GltfFile:
         if self._total_bytes > limits.MAX_TOTAL_BYTES:
             raise self.error(f"{label}: the model's accessors add up to more than {limits.MAX_TOTAL_BYTES} bytes")
         view_index = spec.get("bufferView")
-        if view_index is None:
+        if index in self._provided:
+            array = self._provided[index]
+            if array.shape != (count, components):
+                raise self.error(f"{label}: decoded data has shape {array.shape}, the accessor declares {count} "
+                                 f"{kind}")
+            if array.dtype.kind in "iu":  # raw integers, normalized below as stored ones are
+                array = array.astype(dtype)
+        elif view_index is None:
             array = np.zeros((count, components), dtype)
         else:
             data, view_offset, view_length, stride = self.buffer_view(view_index)
@@ -241,7 +297,7 @@ class GltfFile:
         sparse = spec.get("sparse")
         if sparse is not None:
             array = self._apply_sparse(array.copy(), sparse, label, dtype, components)
-        if spec.get("normalized") and dtype.kind in "iu":
+        if spec.get("normalized") and array.dtype.kind in "iu":
             info = np.iinfo(dtype)
             array = np.maximum(array.astype(np.float32) / info.max, -1.0)
         if array.dtype.kind == "f":

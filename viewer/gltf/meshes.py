@@ -8,7 +8,8 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import Skeleton, SkinnedMesh
 from ..model.mesh import Submesh
-from .container import GltfFile
+from .container import COMPRESSION_EXTRA, GltfFile
+from .validate import short
 
 TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN = 4, 5, 6
 
@@ -29,6 +30,9 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
             file.warn("mode", f"{what} draws points or lines (mode {mode}); skipped")
             continue
         attributes = primitive["attributes"]
+        draco = primitive.get("extensions", {}).get("KHR_draco_mesh_compression")
+        if draco is not None:
+            _decode_draco(file, primitive, draco, what)
         position_index = attributes.get("POSITION")
         if position_index is None:
             raise file.error(f"{what} has no POSITION")
@@ -49,9 +53,11 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
         has_normals &= normal is not None
         parts["positions"].append(positions)
         parts["normals"].append(normal if normal is not None else np.zeros((count, 3), np.float32))
-        base_color, texture, texcoord_set = _material(file, primitive.get("material"))
+        base_color, texture, texcoord_set, uv_transform = _material(file, primitive.get("material"))
         texcoords = _vertex_rows(file, attributes.get(f"TEXCOORD_{texcoord_set}"), count, 2,
                                  f"{what} TEXCOORD_{texcoord_set}")
+        if texcoords is not None and uv_transform is not None:
+            texcoords = (np.c_[texcoords, np.ones(count)] @ uv_transform.T)[:, :2].astype(np.float32)
         parts["texcoords"].append(texcoords if texcoords is not None else np.zeros((count, 2), np.float32))
         parts["colors"].append(_colors(file, attributes.get("COLOR_0"), count, f"{what} COLOR_0"))
         if skeleton is not None:
@@ -150,12 +156,12 @@ def _colors(file: GltfFile, index: int | None, count: int, what: str) -> np.ndar
     return colors
 
 
-def _material(file: GltfFile, index: int | None) -> tuple[tuple, np.ndarray | None, int]:
-    """(base colour factor, base colour image or None, its texcoord set) of a material; white,
-    untextured for a primitive without one."""
+def _material(file: GltfFile, index: int | None) -> tuple[tuple, np.ndarray | None, int, np.ndarray | None]:
+    """(base colour factor, base colour image or None, its texcoord set, its KHR_texture_transform
+    as a 3x3 matrix or None) of a material; white, untextured for a primitive without one."""
     if index is None:
-        return (1, 1, 1, 1), None, 0
-    factor, image, texcoord = (1.0, 1.0, 1.0, 1.0), None, 0
+        return (1, 1, 1, 1), None, 0, None
+    factor, image, texcoord, transform = (1.0, 1.0, 1.0, 1.0), None, 0, None
     pbr = file.document["materials"][index].get("pbrMetallicRoughness")
     if pbr is not None:
         if pbr.get("baseColorFactor") is not None:
@@ -164,7 +170,45 @@ def _material(file: GltfFile, index: int | None) -> tuple[tuple, np.ndarray | No
         if texture is not None:
             image = _texture_image(file, texture["index"])
             texcoord = texture.get("texCoord", 0)
-    return factor, image, texcoord
+            uv = texture.get("extensions", {}).get("KHR_texture_transform")
+            if uv is not None:
+                texcoord = uv.get("texCoord", texcoord)
+                transform = uv_matrix(uv.get("offset", (0.0, 0.0)), uv.get("rotation", 0.0), uv.get("scale", (1.0, 1.0)))
+    return factor, image, texcoord, transform
+
+
+def uv_matrix(offset, rotation: float, scale) -> np.ndarray:
+    """KHR_texture_transform's matrix, translation x rotation x scale, for column uv vectors."""
+    c, s = np.cos(rotation), np.sin(rotation)
+    translation = np.array([[1.0, 0.0, offset[0]], [0.0, 1.0, offset[1]], [0.0, 0.0, 1.0]])
+    turn = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
+    return translation @ turn @ np.diag([scale[0], scale[1], 1.0])
+
+
+def _decode_draco(file: GltfFile, primitive: dict, draco: dict, what: str) -> None:
+    """Decode a KHR_draco_mesh_compression primitive and hand its attributes and indices to
+    the file as the data of the primitive's accessors (which then read as usual)."""
+    try:
+        import DracoPy
+    except ImportError:
+        raise file.error(f"{what} is compressed with KHR_draco_mesh_compression, which needs the DracoPy package: "
+                         f"{COMPRESSION_EXTRA}") from None
+    data, offset, length, _ = file.buffer_view(draco["bufferView"])
+    try:
+        mesh = DracoPy.decode(bytes(data[offset:offset + length]))
+    except Exception as error:  # the decoder's report of corrupt data, whatever its type
+        raise file.error(f"{what}: its Draco data does not decode ({short(error, 120)})") from None
+    for name, unique_id in draco["attributes"].items():
+        accessor = primitive["attributes"].get(name)
+        if accessor is None:
+            raise file.error(f"{what}: Draco attribute {name} is not among the primitive's attributes")
+        attribute = mesh.get_attribute_by_unique_id(unique_id)
+        if attribute is None:
+            raise file.error(f"{what}: its Draco data has no attribute {unique_id} ({name})")
+        values = np.asarray(attribute["data"])
+        file.provide(accessor, values.reshape(len(values), -1))
+    if primitive.get("indices") is not None:
+        file.provide(primitive["indices"], np.asarray(mesh.faces).reshape(-1, 1))
 
 
 def _texture_image(file: GltfFile, texture_index: int) -> np.ndarray | None:

@@ -34,11 +34,15 @@ class Skin(NamedTuple):
     joint_count: int
 
 
-def build_scene(file: GltfFile) -> Scene:
-    """The Scene of ``file``; tolerated flaws are logged once it is built."""
+def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
+    """The Scene of ``file``: glTF scene ``scene``, else the file's default scene, else its
+    first (all nodes when it has none). Meshes on nodes outside it are not shown. Tolerated
+    flaws are logged once it is built."""
     document = file.document
     specs = document["nodes"]
     hierarchy = file.hierarchy
+    chosen = _chosen_scene(file, scene)
+    shown = None if chosen is None else _scene_nodes(file, chosen, hierarchy)
     nodes = _transform_nodes(file, specs, hierarchy)
     local = [node.get_local_matrix() for node in nodes]
     world = _world_matrices(file, nodes, local, hierarchy)
@@ -47,7 +51,7 @@ def build_scene(file: GltfFile) -> Scene:
     skinned, static = [], []
     for i, spec in enumerate(specs):
         mesh_index = spec.get("mesh")
-        if mesh_index is None:
+        if mesh_index is None or (shown is not None and i not in shown):
             continue
         skin_index = spec.get("skin")
         if skin_index is not None:
@@ -64,14 +68,42 @@ def build_scene(file: GltfFile) -> Scene:
             mesh.world_matrix = world[i]
             static.append(mesh)
     if not skinned and not static:
-        raise file.error("the file has no meshes to show")
+        where = "" if chosen is None else f" in scene {chosen}"
+        raise file.error(f"the file has no meshes to show{where}")
     animations = [read_clip(file, i, nodes) for i in range(len(document["animations"]))]
     try:
         scene = Scene(file.path.name, skinned, nodes=nodes, animations=animations, static_meshes=static)
     except ViewerError as error:  # the model's own checks
         raise file.error(str(error)) from None
+    scene.file_scenes = [spec.get("name") or f"scene {i}" for i, spec in enumerate(document["scenes"])]
+    scene.file_scene = chosen
     file.log_warnings()
     return scene
+
+
+def _chosen_scene(file: GltfFile, scene: int | None) -> int | None:
+    count = len(file.document["scenes"])
+    if scene is None:
+        default = file.document["scene"]
+        return default if default is not None else (0 if count else None)
+    if isinstance(scene, bool) or not isinstance(scene, (int, np.integer)) or not 0 <= scene < count:
+        have = f"its scenes are 0..{count - 1}" if count else "it has no scenes"
+        raise file.error(f"scene {scene!r} does not exist ({have})")
+    return int(scene)
+
+
+def _scene_nodes(file: GltfFile, scene: int, hierarchy) -> set[int]:
+    """The nodes of glTF scene ``scene``: its root nodes and everything under them."""
+    children: dict[int, list[int]] = {}
+    for child, parent in hierarchy.parent.items():
+        children.setdefault(parent, []).append(child)
+    shown, stack = set(), list(file.document["scenes"][scene].get("nodes", []))
+    while stack:
+        node = stack.pop()
+        if node not in shown:
+            shown.add(node)
+            stack.extend(children.get(node, ()))
+    return shown
 
 
 def _transform_nodes(file: GltfFile, specs: list[dict], hierarchy: NodeHierarchy) -> list[TransformNode]:

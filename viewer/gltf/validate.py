@@ -22,8 +22,14 @@ COMPONENT_TYPES = {5120: "int8", 5121: "uint8", 5122: "int16", 5123: "uint16", 5
 COMPONENT_NAMES = {5120: "BYTE", 5121: "UNSIGNED_BYTE", 5122: "SHORT", 5123: "UNSIGNED_SHORT", 5125: "UNSIGNED_INT",
                    5126: "FLOAT"}
 TYPE_SIZES = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
-# Extensions whose data this loader cannot read: a file that requires one is refused.
-UNREADABLE_EXTENSIONS = {"KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_meshopt_compression"}
+# The extensions this loader implements. A file that requires any other is refused (glTF says it
+# must not be loaded); one that only uses another loads, with a warning.
+SUPPORTED_EXTENSIONS = ("KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_meshopt_compression",
+                        "KHR_mesh_quantization", "KHR_texture_transform")
+MESHOPT = {"buffer": ("ref", "buffers", True), "byteOffset": ("uint", 0, False), "byteLength": ("uint", 1, True),
+           "byteStride": ("uint", 1, True), "count": ("uint", 1, True),
+           "mode": ("enum", ("ATTRIBUTES", "TRIANGLES", "INDICES"), True),
+           "filter": ("enum", ("NONE", "OCTAHEDRAL", "QUATERNION", "EXPONENTIAL", "COLOR"), False)}
 ATTRIBUTE_NAME = re.compile(r"(POSITION|NORMAL|TANGENT|(TEXCOORD|COLOR|JOINTS|WEIGHTS)_[0-9]{1,3})")
 
 REQUIRED = True
@@ -32,11 +38,14 @@ REQUIRED = True
 # required), "uint" (an integer >= argument), "bool", "str", "enum" (one of the argument's
 # values), "nums" (finite numbers, exactly argument many when not None), "stride", "obj" (an
 # object checked against the argument's schema), "objs" (a non-empty array of those), "attrs"
-# (an object of attribute name -> accessor index).
+# (an object of attribute name -> accessor index), "ids" (attribute name -> an integer id),
+# "num" (one finite number), "names" (an array of strings).
 SCHEMAS = {
     "buffers": {"uri": ("str", None, False), "byteLength": ("uint", 1, REQUIRED)},
     "bufferViews": {"buffer": ("ref", "buffers", REQUIRED), "byteOffset": ("uint", 0, False),
-                    "byteLength": ("uint", 1, REQUIRED), "byteStride": ("stride", None, False)},
+                    "byteLength": ("uint", 1, REQUIRED), "byteStride": ("stride", None, False),
+                    "extensions": ("obj", {"EXT_meshopt_compression": ("obj", MESHOPT, False),
+                                           "KHR_meshopt_compression": ("obj", MESHOPT, False)}, False)},
     "accessors": {"bufferView": ("ref", "bufferViews", False), "byteOffset": ("uint", 0, False),
                   "componentType": ("enum", tuple(COMPONENT_TYPES), REQUIRED), "normalized": ("bool", None, False),
                   "count": ("uint", 1, REQUIRED), "type": ("enum", tuple(TYPE_SIZES), REQUIRED),
@@ -52,10 +61,17 @@ SCHEMAS = {
               "scale": ("nums", 3, False), "translation": ("nums", 3, False)},
     "meshes": {"primitives": ("objs", {
         "attributes": ("attrs", None, REQUIRED), "indices": ("ref", "accessors", False),
-        "material": ("ref", "materials", False), "mode": ("enum", (0, 1, 2, 3, 4, 5, 6), False)}, REQUIRED)},
+        "material": ("ref", "materials", False), "mode": ("enum", (0, 1, 2, 3, 4, 5, 6), False),
+        "extensions": ("obj", {"KHR_draco_mesh_compression": ("obj", {
+            "bufferView": ("ref", "bufferViews", REQUIRED), "attributes": ("ids", None, REQUIRED)}, False)},
+            False)}, REQUIRED)},
     "materials": {"pbrMetallicRoughness": ("obj", {
         "baseColorFactor": ("nums", 4, False),
-        "baseColorTexture": ("obj", {"index": ("ref", "textures", REQUIRED), "texCoord": ("uint", 0, False)}, False)},
+        "baseColorTexture": ("obj", {"index": ("ref", "textures", REQUIRED), "texCoord": ("uint", 0, False),
+                                     "extensions": ("obj", {"KHR_texture_transform": ("obj", {
+                                         "offset": ("nums", 2, False), "rotation": ("num", None, False),
+                                         "scale": ("nums", 2, False), "texCoord": ("uint", 0, False)}, False)},
+                                         False)}, False)},
         False)},
     "textures": {"source": ("ref", "images", False)},
     "images": {"uri": ("str", None, False), "bufferView": ("ref", "bufferViews", False),
@@ -106,7 +122,7 @@ class _Checker:
         self.lengths: dict[str, int] = {}
         self.checks = {"ref": self.ref, "refs": self.refs, "uint": self.uint, "bool": self.boolean, "str": self.string,
                        "enum": self.enum, "nums": self.nums, "stride": self.stride, "obj": self.obj,
-                       "objs": self.objs, "attrs": self.attrs}
+                       "objs": self.objs, "attrs": self.attrs, "ids": self.ids, "num": self.num}
 
     def fail(self, message: str):
         raise self.fail_with(message)
@@ -121,12 +137,17 @@ class _Checker:
         if not isinstance(version, str) or not version.startswith("2."):
             shown = "missing" if version is None else short(version)
             self.fail(f"asset.version is {shown}; only glTF 2.0 is supported")
-        required = document.get("extensionsRequired", [])
-        if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
-            self.fail("extensionsRequired must be an array of extension names")
-        unreadable = sorted(set(required) & UNREADABLE_EXTENSIONS)
-        if unreadable:
-            self.fail(f"the file requires extension {unreadable[0]}, which boneviewer cannot read")
+        extensions = {}
+        for key in ("extensionsUsed", "extensionsRequired"):
+            names = document.get(key, [])
+            if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+                self.fail(f"{key} must be an array of extension names, got {short(names)}")
+            extensions[key] = list(dict.fromkeys(names))
+        unsupported = [name for name in extensions["extensionsRequired"] if name not in SUPPORTED_EXTENSIONS]
+        if unsupported:
+            listed = ", ".join(short(name, 62)[1:-1] for name in unsupported[:8])  # repr escapes, unquoted
+            self.fail(f"the file requires extension{'s' if len(unsupported) > 1 else ''} {listed}, which boneviewer "
+                      f"does not support (it reads {', '.join(SUPPORTED_EXTENSIONS)})")
         arrays = {}
         for key in SCHEMAS:
             value = document.get(key, [])
@@ -138,7 +159,7 @@ class _Checker:
             arrays[key] = value
             self.lengths[key] = len(value)
         hierarchy = node_hierarchy(self.node_children(arrays["nodes"]), self.fail_with)
-        clean = {"asset": {"version": version}}
+        clean = {"asset": {"version": version}, **extensions}
         for key, schema in SCHEMAS.items():
             label = LABELS[key]
             clean[key] = [self.object(item, schema, f"{label} {i}") for i, item in enumerate(arrays[key])]
@@ -232,6 +253,18 @@ class _Checker:
                 or not all(map(_is_number, value))):
             self.fail(f"{what}: {field} must be {length} finite numbers, got {short(value)}")
         return [float(v) for v in value]
+
+    def num(self, value, spec, what, field):
+        if not _is_number(value):
+            self.fail(f"{what}: {field} must be a finite number, got {short(value)}")
+        return float(value)
+
+    def ids(self, value, spec, what, field):
+        if not isinstance(value, dict) or not value:
+            self.fail(f"{what}: {field} must be a non-empty object of attribute ids, got {short(value)}")
+        for name, number in value.items():
+            self.uint(number, ("uint", 0, True), what, f"attribute {short(name, 40)}")
+        return {name: number for name, number in value.items() if ATTRIBUTE_NAME.fullmatch(name)}
 
     def stride(self, value, spec, what, field):
         if not _is_int(value) or not 4 <= value <= 252 or value % 4:

@@ -24,6 +24,8 @@ class Scene:
         self.nodes = list(nodes)
         self.animations = list(animations)
         self.leaf_bone_axis = np.asarray(leaf_bone_axis, dtype=np.float64)
+        self.file_scenes: list[str] = []  # the scenes of the file it was loaded from (glTF), by name
+        self.file_scene: int | None = None  # the one of them it shows
         self.rest_bounds = self.current_bounds()
 
     @property
