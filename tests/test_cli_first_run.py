@@ -82,8 +82,8 @@ def fake_window(monkeypatch):
     opened = []
 
     class FakeWindow:
-        def __init__(self, scene, model_name, size=(1280, 720), play=True):
-            opened.append({"scene": scene, "play": play})
+        def __init__(self, scene, model_name, size=(1280, 720), play=True, **options):
+            opened.append({"scene": scene, "play": play, **options})
 
         def run(self, frames=None, screenshot=None):
             return 0

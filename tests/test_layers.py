@@ -16,13 +16,15 @@ LAYERS = {
     "loaders": {"errors", "model"},
     "render": {"errors", "model", "camera", "options"},
     "editor": {"errors", "model", "loaders", "options"},
-    "ui": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor"},
-    "app": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "ui"},
+    "scripting": {"errors", "model", "camera", "options", "loaders", "editor"},  # scripts and the app object
+    "ui": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting"},
+    "app": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui"},
 }
 LAYER_OF = {"viewer.errors": "errors", "viewer.camera": "camera", "viewer.images": "images",
             "viewer.options": "options", "viewer.editor": "editor", "viewer.loaders": "loaders",
             "viewer.character": "loaders", "viewer.pose": "loaders", "viewer.gltf": "loaders",
-            "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui"}
+            "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",
+            "viewer.script": "scripting", "viewer.app_api": "scripting"}
 
 
 def module_name(path: Path) -> str:

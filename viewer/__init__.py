@@ -18,6 +18,7 @@ _EXPORTS = {
     "Scene": "viewer.model",
     "Space": "viewer.model",
     "render_image": "viewer.app",
+    "run_viewer": "viewer.app",
     "load_model": "viewer.loaders",
     "load_gltf": "viewer.gltf",
 }

@@ -25,3 +25,33 @@ def render_image(model=None, pose=None, size=DEFAULT_SIZE, *, cpu_skinning: bool
                             bone_texture=bone_texture)
     with HeadlessRenderer(size, bone_storage=options.bone_storage, cpu_skinning=cpu_skinning) as headless:
         return headless.render(scene, camera, options)
+
+
+def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch: bool = False,
+               screenshot=None, play: bool = True, debug: bool = False) -> int:
+    """Open the viewer window on ``model`` (a Scene, a path, or None for the built-in character)
+    and run it until it is closed, or for ``frames`` frames (``screenshot``: save the last one).
+
+    ``script`` is a path to a .py file or any object with ``setup(app)`` and/or
+    ``update(app, t, dt)`` (see viewer.app_api.App), so a notebook or a training loop can open a
+    window that it drives; ``watch`` reloads a script file when it is saved. Raises
+    viewer.ui.window.WindowUnavailable (a ViewerError) when no window can be opened here.
+    """
+    from pathlib import Path
+
+    from .loaders import load_model
+    from .model import Scene
+
+    if isinstance(script, (str, Path)):
+        from .script import check_script_path
+
+        check_script_path(script, "script")
+    scene = load_model(model)
+    if isinstance(model, Scene):
+        name = model.name or "scene"
+    else:
+        name = "built-in character" if model is None else Path(model).name
+    from .ui.window import ViewerWindow
+
+    window = ViewerWindow(scene, name, size=tuple(size), play=play, script=script, watch=watch, debug=debug)
+    return window.run(frames=frames, screenshot=None if screenshot is None else str(screenshot))

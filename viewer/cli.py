@@ -35,6 +35,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def _scene_index(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a scene number (0, 1, ...), got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: scene numbers start at 0")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -95,6 +105,8 @@ def _build_parser() -> argparse.ArgumentParser:
                                              "the camera frames what is drawn (for --frames, every frame).")
     render.add_argument("model", nargs="?", help="model file, .gltf or .glb (default: the built-in character)")
     render.add_argument("--out", type=Path, help="PNG file to write (or --frames with --out-dir)")
+    render.add_argument("--scene", type=_scene_index, metavar="N",
+                        help="which scene of a glTF file to show (default: the file's default scene)")
     render.add_argument("--size", type=_size, default=(800, 600), help="WIDTHxHEIGHT (default 800x600)")
     render.add_argument("--pose", type=Path, help="pose JSON file to apply (after the animation, over it)")
     render.add_argument("--cpu-skinning", action="store_true", help="skin vertices in numpy instead of the shader")
@@ -114,6 +126,10 @@ def _build_parser() -> argparse.ArgumentParser:
                         help=f"camera yaw in degrees (default {VIEW_YAW:g}, the viewer's; 0: from the front)")
     render.add_argument("--pitch", type=_pitch, default=VIEW_PITCH,
                         help=f"camera pitch in degrees, -89..89 (default {VIEW_PITCH:g}; positive: from above)")
+    render.add_argument("--script", type=Path, metavar="FILE.py",
+                        help="a Python script whose setup(app) runs after loading and update(app, t, dt) before "
+                             "each frame (t: the sequence time, dt: the --frames step); a script error prints "
+                             "one line, keeps the last good pose and exits 1 after writing the frames")
 
     view = commands.add_parser("view", parents=[common], help="open the interactive viewer (the default command)",
                                description="Open MODEL (default: the built-in character) in a window with the "
@@ -121,12 +137,19 @@ def _build_parser() -> argparse.ArgumentParser:
                                            "(or one that cannot be opened), render a PNG instead and say where.")
     view.add_argument("model", nargs="?", help="model file, .gltf or .glb (default: the built-in character)")
     view.add_argument("--size", type=_size, default=(1280, 720), help="window size WIDTHxHEIGHT (default 1280x720)")
+    view.add_argument("--scene", type=_scene_index, metavar="N",
+                      help="which scene of a glTF file to show (default: the file's default scene)")
     view.add_argument("--pose", type=Path,
                       help="pose JSON file to apply at start (an animated model starts paused at its first "
                            "clip's start, with the pose over it)")
     view.add_argument("--rest", action="store_true", help="start paused in the rest pose (no animation applied)")
     view.add_argument("--frames", type=_positive_int, help="exit after N frames (for tests and scripts)")
     view.add_argument("--screenshot", type=Path, help="save the last frame to this PNG (with --frames)")
+    view.add_argument("--script", type=Path, metavar="FILE.py",
+                      help="a Python script that drives the viewer: setup(app) after loading, update(app, t, dt) "
+                           "every frame (see the README's app object); it runs with your own rights")
+    view.add_argument("--watch", action="store_true",
+                      help="reload --script (and --pose) in the running window when the file is saved")
 
     bench = commands.add_parser("bench", parents=[common], help="print performance figures (skeleton update, "
                                                                 "rendering)",
@@ -165,7 +188,13 @@ def render_command(args) -> int:
                                           ("--frames", args.frames)) if value is not None]
         if given:
             raise ViewerError(f"--rest shows the pose without animation: leave out {' and '.join(given)}")
-    scene = load_model(args.model)
+    script = getattr(args, "script", None)
+    if script is not None:
+        from .script import check_script_path
+
+        check_script_path(script)
+        return render_scripted(args)
+    scene = load_model(args.model, args.scene)
     clip = None if args.rest else select_animation(scene, args.animation)
     if clip is None and not args.rest and (args.time is not None or args.frames is not None):
         what = "--time" if args.frames is None else "--frames"
@@ -205,6 +234,98 @@ def render_command(args) -> int:
               f"({args.size[0]}x{args.size[1]})")
     else:
         print(f"wrote {args.out} ({args.size[0]}x{args.size[1]})")
+    return 0
+
+
+def render_scripted(args) -> int:
+    """`render --script`: as render_command, with the script's setup and update in each frame.
+
+    Deterministic: t is the sequence time (or --time), dt the --frames step (0 for one image).
+    The camera is framed on a dry run of the whole sequence (the script included) on a fresh
+    copy of the model, unless the script's setup placed the camera itself; the real run then
+    starts again from the freshly loaded model and a freshly loaded script.
+    """
+    from .app_api import HeadlessApp
+    from .camera import OrbitCamera, framed_camera
+    from .errors import ViewerError
+    from .loaders import load_model
+    from .options import RenderOptions
+    from .render.headless import HeadlessRenderer
+    from .script import ScriptRunner
+
+    times = args.frames if args.frames is not None else [args.time or 0.0]
+    step = times[1] - times[0] if len(times) > 1 else 0.0
+    pose = read_pose(args.pose)
+    aspect = args.size[0] / args.size[1]
+
+    def start(quiet: bool):
+        logger = _logger()
+        logger.disabled = not quiet  # the model's warnings were told by the first (quiet) load
+        try:
+            scene = load_model(args.model, args.scene)
+        finally:
+            logger.disabled = False
+        clip = None if args.rest else select_animation(scene, args.animation)
+        index = None if clip is None else scene.animations.index(clip)
+        placeholder = OrbitCamera(yaw=args.yaw, pitch=args.pitch)
+        app = HeadlessApp(scene, args.size, camera=placeholder, clip_index=index)
+        app.muted = quiet
+        app.begin_frame(times[0], 0)
+        if pose is not None:
+            apply_pose_data(scene, pose, args.pose)
+        runner = ScriptRunner(args.script, debug=getattr(args, "debug", False), quiet=quiet)
+        runner.start(app)
+        return scene, app, runner, placeholder
+
+    def pose_frame(app, runner, number, time, scene):
+        app.begin_frame(time, number)
+        if pose is not None:
+            apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
+        runner.update(app, time, step)
+
+    scene, app, runner, placeholder = start(quiet=True)  # the dry run: faults are told in the real one
+    camera, unplaced = app.camera, OrbitCamera()
+    script_placed_camera = (camera is not placeholder or camera.distance != unplaced.distance
+                            or any(camera.target != unplaced.target))
+    if not script_placed_camera:
+        numbers = iter(range(len(times)))
+        camera = framed_camera(scene, yaw=camera.yaw, pitch=camera.pitch, aspect=aspect, times=times,
+                               pose_at=lambda time: pose_frame(app, runner, next(numbers), time, scene))
+    scene, app, runner, _ = start(quiet=False)  # the real run starts from scratch
+    if not script_placed_camera:
+        app.camera = camera
+    if args.frames is not None:
+        try:
+            args.out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ViewerError(f"--out-dir {args.out_dir}: cannot create it: {error.strerror}") from None
+    options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
+                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture)
+    written = 0
+    with HeadlessRenderer(args.size, bone_storage=options.bone_storage, cpu_skinning=options.cpu_skinning) as headless:
+        progress = Progress(len(times)) if args.frames is not None else None
+        for number, time in enumerate(times):
+            pose_frame(app, runner, number, time, scene)
+            options.selected_bone = app.selected_bone if app.selection_made else None  # as without a script
+            pixels = headless.render(scene, app.camera, options)
+            out = args.out if progress is None else args.out_dir / f"frame_{number:05d}.png"
+            write_png(out, pixels)
+            for path in app.pending_screenshots:
+                write_png(path, pixels)
+            app.pending_screenshots.clear()
+            written += 1
+            if progress is not None:
+                progress.update(number + 1)
+            if app.closed:
+                break
+    if progress is not None:
+        progress.close()
+        print(f"wrote {written} frames to {args.out_dir}/frame_00000.png .. frame_{written - 1:05d}.png "
+              f"({args.size[0]}x{args.size[1]})")
+    else:
+        print(f"wrote {args.out} ({args.size[0]}x{args.size[1]})")
+    if runner.last_error is not None:
+        return 1
     return 0
 
 
@@ -313,9 +434,15 @@ def view_command(args) -> int:
         check_png_path("--screenshot", args.screenshot)
     if args.rest and args.pose is not None:
         raise ViewerError("--rest and --pose: give one of them")
+    if args.script is not None:
+        from .script import check_script_path
+
+        check_script_path(args.script)
+    if args.watch and args.script is None and args.pose is None:
+        raise ViewerError("--watch reloads --script (and --pose) when saved: give --script FILE.py or --pose")
     if not has_display():
         return render_instead(args, "no display")
-    scene = load_model(args.model)
+    scene = load_model(args.model, args.scene)
     if args.pose is not None:
         pose = read_pose(args.pose)
         if scene.animations:
@@ -325,7 +452,8 @@ def view_command(args) -> int:
 
     name = Path(args.model).name if args.model else "built-in character"
     try:
-        window = ViewerWindow(scene, name, size=args.size, play=args.pose is None and not args.rest)
+        window = ViewerWindow(scene, name, size=args.size, play=args.pose is None and not args.rest,
+                              script=args.script, watch=args.watch, pose_path=args.pose, debug=args.debug)
     except WindowUnavailable as error:
         if args.debug:
             print(f"boneviewer: {error}", file=sys.stderr)
@@ -343,7 +471,7 @@ def render_instead(args, reason: str) -> int:
     render_args = argparse.Namespace(
         model=args.model, out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
         no_skeleton=False, no_grid=False, yaw=VIEW_YAW, pitch=VIEW_PITCH, animation=None, time=None,
-        rest=args.rest, frames=None, out_dir=None)
+        rest=args.rest, frames=None, out_dir=None, script=args.script, debug=args.debug, scene=args.scene)
     return render_command(render_args)
 
 

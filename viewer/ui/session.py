@@ -46,6 +46,10 @@ class ViewerSession:
         self._start(scene, play)
         self._frame_times: list[float] = []
         self._drag_button = None
+        self.window_size = (800.0, 600.0)  # window coordinates (framebuffer / scale), known after a frame
+        self.script = None             # a ScriptRunner (attach_script), and its app
+        self.app = None
+        self.close_requested = False   # app.close(): the window closes after this frame
 
     # --- camera ----------------------------------------------------------------------------------
     def frame_model(self, times=None, pose_at=None) -> None:
@@ -82,6 +86,36 @@ class ViewerSession:
     def ui_wants_mouse(self) -> bool:
         return imgui.get_io().want_capture_mouse
 
+    # --- scripts -------------------------------------------------------------------------------
+    def attach_script(self, source, watch: bool = False, pose_path=None, debug: bool = False, size=None):
+        """Run a script (a .py path or an object with setup/update) in this session: load it and
+        call its setup now, its update every frame; with ``watch``, reload it (and re-apply
+        ``pose_path``) when saved. Faults go to the console and the status line, never up."""
+        from ..script import ScriptRunner
+        from .app_api import WindowApp
+
+        if size is not None:
+            self.window_size = tuple(float(v) for v in size)
+        also = {}
+        if watch and pose_path is not None:
+            also[pose_path] = lambda: self.editor.load_pose(pose_path)
+        self.app = WindowApp(self)
+        self.script = ScriptRunner(source, show=self._show, debug=debug, watch=watch, also_watch=also)
+        self.script.start(self.app)
+        return self.script
+
+    def _show(self, status: Status) -> None:
+        self.editor.status = status
+
+    def _run_script(self, dt: float) -> None:
+        """The script's part of a frame: reload if saved, then update(app, t, dt)."""
+        script, app = self.script, self.app
+        script.poll(app)
+        if self.editor.clip is None:
+            app.clock += dt
+        script.update(app, app.time, dt)
+        app.frame += 1
+
     # --- models ----------------------------------------------------------------------------------
     def open_model(self, path) -> bool:
         """Load a model (None: the built-in character); a bad file shows its error in the
@@ -98,6 +132,8 @@ class ViewerSession:
         self.model_name = "built-in character" if path is None else Path(path).name
         self._start(scene, play=True)
         self.editor.status = Status(f"opened {path}")
+        if self.script is not None:
+            self.script.setup(self.app)  # setup runs after each model load
         _return_freed_memory()
         return True
 
@@ -119,7 +155,11 @@ class ViewerSession:
         io.display_size = imgui.ImVec2(width / framebuffer_scale[0], height / framebuffer_scale[1])
         io.display_framebuffer_scale = imgui.ImVec2(*framebuffer_scale)
         io.delta_time = max(dt, 1e-4)
+        self.window_size = (width / framebuffer_scale[0], height / framebuffer_scale[1])
         self.editor.advance(dt)
+        self.editor.update_controllers()  # look-at and IK targets on bones, after the clip
+        if self.script is not None:
+            self._run_script(dt)  # after playback, before the panel and the skeleton update
         imgui.new_frame()
         requests = None
         if show_panel:
@@ -141,6 +181,8 @@ class ViewerSession:
         self.imgui_renderer.render(imgui.get_draw_data(), size)
         if requests is not None:
             self._handle(requests, size)
+        if self.app is not None:
+            self._script_requests(size)
         self._frame_times = (self._frame_times + [time.perf_counter() - started])[-60:]
         return requests
 
@@ -169,6 +211,18 @@ class ViewerSession:
                 self.editor.status = Status.error(error)
         if requests.open_model:
             self.open_model(requests.open_model)
+
+    def _script_requests(self, size) -> None:
+        """What the script asked for during the frame, now that it is drawn."""
+        app = self.app
+        while app.pending_screenshots:
+            path = app.pending_screenshots.pop(0)
+            try:
+                self.save_screenshot(path, size)
+            except (ViewerError, OSError) as error:
+                self.editor.status = Status.error(f"app.screenshot({str(path)!r}): {error}")
+        if app.closed:
+            self.close_requested = True
 
     def release(self) -> None:
         for renderer in self._renderers.values():

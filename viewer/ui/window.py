@@ -40,8 +40,11 @@ class WindowUnavailable(ViewerError):
 
 
 class ViewerWindow:
-    def __init__(self, scene, model_name: str, size=(1280, 720), title="boneviewer", play: bool = True):
-        """``play``: an animated model starts playing its first clip (else paused, as posed)."""
+    def __init__(self, scene, model_name: str, size=(1280, 720), title="boneviewer", play: bool = True,
+                 script=None, watch: bool = False, pose_path=None, debug: bool = False):
+        """``play``: an animated model starts playing its first clip (else paused, as posed).
+        ``script``: a .py path or an object with setup/update (see viewer.app_api.App), set up
+        once the window is open; ``watch``: reload it, and ``pose_path``, when saved."""
         import moderngl
 
         from .session import ViewerSession
@@ -65,6 +68,9 @@ class ViewerWindow:
         glfw.swap_interval(1)
         self.ctx = moderngl.create_context(require=330)
         self.session = ViewerSession(self.ctx, scene, model_name, play=play)
+        if script is not None or (watch and pose_path is not None):
+            self.session.attach_script(script, watch=watch,
+                                       pose_path=pose_path, debug=debug, size=glfw.get_window_size(self.window))
         self.keys = _key_map()
         self._mouse = None
         self._buttons = set()
@@ -140,7 +146,7 @@ class ViewerWindow:
                 self.ctx.screen.use()
                 self.session.frame((width, height), dt, framebuffer_scale=scale)
                 count += 1
-                if frames is not None and count >= frames:
+                if self.session.close_requested or (frames is not None and count >= frames):
                     if screenshot:
                         self.session.save_screenshot(screenshot, (width, height))
                     break

@@ -1,0 +1,256 @@
+"""The ``app`` object a script receives: a small public façade over the viewer (no GL, no ImGui).
+
+The window (viewer.ui.app_api.WindowApp) and ``boneviewer render --script``
+(HeadlessApp, here) give a script the same object, so one script works in both.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .camera import OrbitCamera
+from .errors import ViewerError
+from .model.animation import clip_time
+from .options import Status
+
+
+class App:
+    """What a script sees: ``setup(app)`` once the model has loaded (and after each reload),
+    ``update(app, t, dt)`` every frame, after playback moved the clip and before the skeleton
+    update (so what update sets is what the frame shows).
+
+    - ``app.scene``: the Scene (``scene.skeletons``, ``scene.animations``, ``scene.static_meshes``).
+    - ``app.find_bone(name)``: the Bone of that name; an unknown name raises an error that lists
+      the model's bones (``app.scene.find_bone(name)`` returns None instead).
+    - ``app.selected_bone``: the bone the panel shows and the overlay highlights; set a Bone,
+      a bone name or None.
+    - ``app.time`` (seconds): the clip time when the model has a clip, else the script's clock
+      (seconds since the window opened; in ``render`` the sequence time). Setting it seeks.
+    - ``app.playing``: whether the clip plays (set False to pause it, True to play).
+    - ``app.animation``: the current clip's name (None: the model has none); set a name or an index.
+    - ``app.camera``: the orbit camera; its ``yaw``, ``pitch`` (degrees), ``distance`` and
+      ``target`` (a world point) are settable, or set ``app.camera`` to an OrbitCamera or a dict
+      of those names.
+    - ``app.window_size``: (width, height) of the window in window coordinates (the image in render).
+    - ``app.frame``: frames since the script started (0 in the first update).
+    - ``app.project(point)``: a world point's (x, y) in window pixels, origin at the top-left of the
+      content area as mouse events use, or None when it is behind the camera or off the window.
+    - ``app.screenshot(path)``: save this frame to a PNG once it is drawn.
+    - ``app.log(message)``: a line on the console and in the panel's status line.
+    - ``app.close()``: close the window after this frame (in render: end the sequence).
+
+    Posing: set a bone's local ``position`` / ``rotation_quaternion`` / ``rotation`` /
+    ``scaling`` through ``bone.get_pose_target()`` (for a glTF bone that is its joint node,
+    which drives the bone; for the built-in character the bone itself), or use the world-space
+    setters (``bone.set_rotation(..., Space.WORLD, tnode)``, ``set_absolute_position``) and the
+    controllers (``viewer.BoneIKController``, ``viewer.BoneLookController``), which already do.
+    A script runs with the user's own rights: it is the user's code, as a Blender script is.
+    """
+
+    def __init__(self):
+        self.frame = 0
+        self.closed = False
+        self.clock = 0.0                  # the script's clock, for a model without clips
+        self.pending_screenshots: list[Path] = []
+        self.muted = False                # app.log goes to the panel only (a render's dry run)
+
+    # --- provided by a host ----------------------------------------------------------------------
+    @property
+    def editor(self):  # the Editor holding selection, playback and status (window and headless)
+        raise NotImplementedError
+
+    @property
+    def camera(self) -> OrbitCamera:
+        raise NotImplementedError
+
+    @camera.setter
+    def camera(self, value) -> None:
+        raise NotImplementedError
+
+    @property
+    def window_size(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def _print(self, text: str) -> None:
+        if not self.muted:
+            print(text, flush=True)
+
+    # --- the façade ------------------------------------------------------------------------------
+    @property
+    def scene(self):
+        return self.editor.scene
+
+    def find_bone(self, name: str):
+        bone = self.scene.find_bone(name)
+        if bone is None:
+            known = sorted({b.name for s in self.scene.skeletons for b in s.bones})
+            listed = ", ".join(known[:15]) + (", ..." if len(known) > 15 else "")
+            raise ViewerError(f"no bone {name!r} in this model (its bones: {listed})")
+        return bone
+
+    @property
+    def selected_bone(self):
+        return self.editor.selected
+
+    @selected_bone.setter
+    def selected_bone(self, bone) -> None:
+        self.editor.select(self.find_bone(bone) if isinstance(bone, str) else bone)
+
+    @property
+    def time(self) -> float:
+        return self.editor.playback.time if self.editor.clip is not None else self.clock
+
+    @time.setter
+    def time(self, seconds: float) -> None:
+        seconds = _finite(seconds, "app.time")
+        if self.editor.clip is not None:
+            self.editor.seek(seconds)
+        else:
+            self.clock = seconds
+
+    @property
+    def playing(self) -> bool:
+        return bool(self.editor.playback.playing)
+
+    @playing.setter
+    def playing(self, value: bool) -> None:
+        self.editor.play() if value else self.editor.pause()
+
+    @property
+    def animation(self) -> str | None:
+        clip = self.editor.clip
+        return None if clip is None else clip.name
+
+    @animation.setter
+    def animation(self, which) -> None:
+        clips = self.scene.animations
+        names = [clip.name for clip in clips]
+        if isinstance(which, str) and which in names:
+            index = names.index(which)
+        elif isinstance(which, int) and not isinstance(which, bool) and 0 <= which < len(clips):
+            index = which
+        else:
+            listed = ", ".join(f"{i}: {name}" for i, name in enumerate(names)) or "none"
+            raise ViewerError(f"app.animation = {which!r}: no such clip (this model's clips: {listed})")
+        playing = self.playing
+        self.editor.choose_clip(index)
+        if playing:
+            self.editor.play()
+
+    def _set_camera(self, current: OrbitCamera, value) -> OrbitCamera:
+        """The camera after ``app.camera = value`` (an OrbitCamera, or a dict of its settings)."""
+        if isinstance(value, OrbitCamera):
+            value.screen_offset = current.screen_offset
+            return value
+        if not isinstance(value, dict):
+            raise ViewerError("app.camera: set an OrbitCamera or a dict of yaw, pitch, distance, target")
+        unknown = set(value) - {"yaw", "pitch", "distance", "target"}
+        if unknown:
+            raise ViewerError(f"app.camera: unknown setting {sorted(unknown)[0]!r} (yaw, pitch, distance, target)")
+        for key, item in value.items():
+            setattr(current, key, np.asarray(item, dtype=np.float64) if key == "target" else float(item))
+        return current
+
+    def project(self, point):
+        width, height = self.window_size
+        camera = self.camera
+        p = np.append(np.asarray(point, dtype=np.float64).reshape(3), 1.0)
+        clip = p @ camera.view_matrix() @ camera.projection_matrix(width / max(height, 1))
+        if not clip[3] > 1e-12:
+            return None
+        x = (clip[0] / clip[3] + 1.0) / 2.0 * width
+        y = (1.0 - clip[1] / clip[3]) / 2.0 * height
+        if not (0.0 <= x < width and 0.0 <= y < height):
+            return None
+        return float(x), float(y)
+
+    def screenshot(self, path) -> None:
+        path = Path(path)
+        if path.suffix.lower() != ".png":
+            raise ViewerError(f"app.screenshot({str(path)!r}): the file must be a .png")
+        self.pending_screenshots.append(path)
+
+    def log(self, message) -> None:
+        text = str(message)
+        self._print(text)
+        self.editor.status = Status(text)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class HeadlessApp(App):
+    """The ``app`` of ``boneviewer render --script``: an Editor over the scene without a window.
+
+    The renderer sets the time of each frame (``begin_frame``): the clip, if any, is applied at
+    that time (looping), ``t`` is the sequence time and ``dt`` its step, so a render is
+    deterministic whatever the machine.
+    """
+
+    def __init__(self, scene, size, camera: OrbitCamera | None = None, clip_index: int | None = None):
+        from .editor import Editor
+
+        super().__init__()
+        self._editor = Editor(scene)
+        self._editor.playback.clip_index = clip_index
+        self._editor.playback.playing = clip_index is not None
+        self._size = (int(size[0]), int(size[1]))
+        self._camera = camera or OrbitCamera()
+        self.selection_made = False
+
+    @property
+    def editor(self):
+        return self._editor
+
+    @property
+    def camera(self) -> OrbitCamera:
+        return self._camera
+
+    @camera.setter
+    def camera(self, value) -> None:
+        self._camera = self._set_camera(self._camera, value)
+
+    @property
+    def window_size(self) -> tuple[int, int]:
+        return self._size
+
+    @App.selected_bone.setter
+    def selected_bone(self, bone) -> None:
+        App.selected_bone.fset(self, bone)
+        self.selection_made = True  # render highlights a bone only when the script chose one
+
+    @property
+    def time(self) -> float:
+        return self.clock
+
+    @time.setter
+    def time(self, seconds: float) -> None:
+        self.clock = _finite(seconds, "app.time")
+        self.apply_clip()
+
+    def begin_frame(self, seconds: float, number: int) -> None:
+        """Frame ``number`` of the sequence, at ``seconds``: the clip is applied there."""
+        self.frame = number
+        self.clock = float(seconds)
+        self.apply_clip()
+
+    def apply_clip(self) -> None:
+        """The clip at the sequence time (paused by the script: where it was paused)."""
+        clip, playback = self._editor.clip, self._editor.playback
+        if clip is not None:
+            if playback.playing:
+                playback.time = clip_time(self.clock, clip.duration)
+            clip.apply(playback.time)
+
+
+def _finite(value, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ViewerError(f"{what}: expected a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise ViewerError(f"{what}: must be a finite number, got {value!r}")
+    return number
