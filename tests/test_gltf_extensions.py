@@ -247,3 +247,13 @@ def test_unknown_used_extensions_load_with_one_warning(tmp_path, caplog):
     assert len(scene.static_meshes) == 1
     lines = [record.getMessage() for record in caplog.records]
     assert len(lines) == 1 and "KHR_materials_sheen, EXT_lights_image_based" in lines[0] and "ignores" in lines[0]
+def test_cli_renders_the_chosen_scene(cli, tmp_path):
+    path = static_file(tmp_path, nodes=2, scenes=[{"nodes": [0]}, {"nodes": [1]}])
+    for number in (0, 1):
+        result = cli("render", path, "--scene", str(number), "--out", tmp_path / f"s{number}.png")
+        assert result.returncode == 0, result.stderr
+    result = cli("render", path, "--scene", "7", "--out", tmp_path / "bad.png")
+    assert result.returncode == 2 and "scene 7 does not exist" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
