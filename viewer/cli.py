@@ -45,6 +45,13 @@ def _scene_index(text: str) -> int:
     return value
 
 
+def _positive_finite(text: str) -> float:
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be more than 0")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -122,6 +129,14 @@ def _build_parser() -> argparse.ArgumentParser:
     render.add_argument("--frames", type=_frames, metavar="START:END:STEP",
                         help="render a PNG sequence at these times (seconds, END included) into --out-dir")
     render.add_argument("--out-dir", type=Path, help="folder for --frames (created if missing)")
+    render.add_argument("--gif", type=Path, metavar="OUT.gif",
+                        help="write the --frames (or --turntable) sequence as one animated GIF")
+    render.add_argument("--mp4", type=Path, metavar="OUT.mp4",
+                        help="write the sequence as an MP4 video (needs the 'video' extra: imageio-ffmpeg)")
+    render.add_argument("--fps", type=_positive_finite, metavar="N",
+                        help="frames per second of --gif/--mp4 (default: 1/STEP of --frames, else 25)")
+    render.add_argument("--turntable", type=_positive_int, metavar="N",
+                        help="N frames of the pose at --time with the camera going once round the model")
     render.add_argument("--yaw", type=_finite, default=VIEW_YAW,
                         help=f"camera yaw in degrees (default {VIEW_YAW:g}, the viewer's; 0: from the front)")
     render.add_argument("--pitch", type=_pitch, default=VIEW_PITCH,
@@ -172,17 +187,7 @@ def render_command(args) -> int:
     from .options import RenderOptions
     from .render.headless import HeadlessRenderer
 
-    if args.frames is not None:
-        if args.out_dir is None or args.out is not None:
-            raise ViewerError("--frames writes a sequence: give --out-dir DIR (and no --out)")
-    elif args.out is None:
-        raise ViewerError("give --out FILE.png (or --frames START:END:STEP with --out-dir DIR)")
-    elif args.out_dir is not None:
-        raise ViewerError("--out-dir goes with --frames")
-    if args.out is not None:
-        check_png_path("--out", args.out)
-    if args.out_dir is not None:
-        check_creatable_folder("--out-dir", args.out_dir)
+    check_outputs(args)
     if args.rest:
         given = [name for name, value in (("--animation", args.animation), ("--time", args.time),
                                           ("--frames", args.frames)) if value is not None]
@@ -201,7 +206,7 @@ def render_command(args) -> int:
         _logger().warning(f"{what}: {args.model or 'the built-in character'} has no animations; "
                           "rendering its pose as loaded")
     pose = read_pose(args.pose)
-    times = args.frames if args.frames is not None else [args.time or 0.0]
+    times = sequence_times(args)
 
     def pose_at(time):
         if clip is not None:
@@ -209,32 +214,127 @@ def render_command(args) -> int:
         if pose is not None:
             apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
 
-    # One camera for the whole sequence, framed on every pose it shows.
-    camera = framed_camera(scene, yaw=args.yaw, pitch=args.pitch, aspect=args.size[0] / args.size[1],
-                           times=times, pose_at=pose_at)
+    # One camera for the whole sequence, framed on every pose it shows (a turntable: on every side).
+    aspect = args.size[0] / args.size[1]
+    if args.turntable is not None:
+        pose_at(times[0])
+        cameras = turntable_cameras(scene, args.turntable, args.yaw, args.pitch, aspect)
+    else:
+        cameras = [framed_camera(scene, yaw=args.yaw, pitch=args.pitch, aspect=aspect, times=times,
+                                 pose_at=pose_at)] * len(times)
     options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
                             cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture)
-    if args.frames is not None:
-        try:
-            args.out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ViewerError(f"--out-dir {args.out_dir}: cannot create it: {error.strerror}") from None
+    output = open_output(args, times)
     with HeadlessRenderer(args.size, bone_storage=options.bone_storage, cpu_skinning=options.cpu_skinning) as headless:
-        progress = Progress(len(times)) if args.frames is not None else None
-        for number, time in enumerate(times):
+        progress = Progress(len(times)) if len(times) > 1 else None
+        for number, (time, camera) in enumerate(zip(times, cameras)):
             pose_at(time)
-            pixels = headless.render(scene, camera, options)
-            out = args.out if progress is None else args.out_dir / f"frame_{number:05d}.png"
-            write_png(out, pixels)
+            output.write(headless.render(scene, camera, options))
             if progress is not None:
                 progress.update(number + 1)
     if progress is not None:
         progress.close()
-        print(f"wrote {len(times)} frames to {args.out_dir}/frame_00000.png .. frame_{len(times) - 1:05d}.png "
-              f"({args.size[0]}x{args.size[1]})")
-    else:
-        print(f"wrote {args.out} ({args.size[0]}x{args.size[1]})")
+    print(f"wrote {output.close()} ({args.size[0]}x{args.size[1]})")
     return 0
+
+
+def check_outputs(args) -> None:
+    """Exactly one output that suits a single image or a sequence, checked before any work."""
+    from .errors import ViewerError
+
+    sequence = args.frames is not None or args.turntable is not None
+    if args.frames is not None and args.turntable is not None:
+        raise ViewerError("--turntable N renders N frames of one pose: leave out --frames")
+    if args.turntable is not None and getattr(args, "script", None) is not None:
+        raise ViewerError("--turntable turns the camera itself; with --script, turn app.camera in the script")
+    given = [name for name, value in (("--out", args.out), ("--out-dir", args.out_dir), ("--gif", args.gif),
+                                      ("--mp4", args.mp4)) if value is not None]
+    if len(given) > 1:
+        raise ViewerError(f"give one output, not {' and '.join(given)}")
+    if not given:
+        raise ViewerError("give --out FILE.png (or --frames START:END:STEP with --out-dir DIR, --gif or --mp4)")
+    if sequence and args.out is not None:
+        raise ViewerError(f"{'--frames' if args.frames is not None else '--turntable'} writes a sequence: give "
+                          "--out-dir DIR, --gif OUT.gif or --mp4 OUT.mp4 (not --out)")
+    if not sequence and args.out is None:
+        raise ViewerError(f"{given[0]} goes with --frames START:END:STEP or --turntable N")
+    if args.fps is not None and args.gif is None and args.mp4 is None:
+        raise ViewerError("--fps sets the speed of --gif or --mp4")
+    if args.out is not None:
+        check_png_path("--out", args.out)
+    if args.out_dir is not None:
+        check_creatable_folder("--out-dir", args.out_dir)
+    for option, path, suffix in (("--gif", args.gif, ".gif"), ("--mp4", args.mp4, ".mp4")):
+        if path is not None:
+            check_output_file(option, path, suffix)
+    if args.mp4 is not None and (args.size[0] % 2 or args.size[1] % 2):
+        raise ViewerError(f"--mp4: the video needs an even width and height, not {args.size[0]}x{args.size[1]}")
+
+
+def sequence_times(args) -> list[float]:
+    if args.frames is not None:
+        return args.frames
+    return [args.time or 0.0] * (args.turntable or 1)
+
+
+def open_output(args, times):
+    """Where the frames go: one PNG, a PNG sequence, or an animation file."""
+    from .errors import ViewerError
+    from .images import AnimationFile, PngSequence
+
+    if args.out is not None:
+        return SinglePng(args.out)
+    if args.out_dir is not None:
+        try:
+            args.out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ViewerError(f"--out-dir {args.out_dir}: cannot create it: {error.strerror}") from None
+        return PngSequence(args.out_dir)
+    fps = args.fps
+    if fps is None:
+        step = times[1] - times[0] if args.frames is not None and len(times) > 1 else 0.0
+        fps = 1.0 / step if step > 0 else 25.0
+    return AnimationFile(args.gif if args.gif is not None else args.mp4, min(fps, 100.0))
+
+
+class SinglePng:
+    def __init__(self, path: Path):
+        self.path = path
+
+    def write(self, pixels) -> None:
+        write_png(self.path, pixels)
+
+    def close(self) -> str:
+        return str(self.path)
+
+
+def turntable_cameras(scene, count: int, yaw: float, pitch: float, aspect: float):
+    """``count`` cameras going once round the posed model from ``yaw``, all at one distance
+    and aimed at one point, so the model turns in place and stays whole on every side."""
+    import numpy as np
+
+    from .camera import OrbitCamera, framed_camera
+
+    yaws = [yaw + 360.0 * k / count for k in range(count)]
+    framed = [framed_camera(scene, yaw=y, pitch=pitch, aspect=aspect) for y in yaws[:: max(1, count // 24)]]
+    low, high = scene.current_bounds()
+    target = (low + high) / 2.0
+    # Framing at each side aims at a slightly different point; from the box centre the model
+    # may reach a little further from the middle of the image: keep 10% more distance.
+    distance = 1.1 * max(camera.distance + float(np.linalg.norm(camera.target - target)) for camera in framed)
+    return [OrbitCamera(target=target, distance=distance, yaw=y, pitch=pitch) for y in yaws]
+
+
+def check_output_file(option: str, path: Path, suffix: str) -> None:
+    from .errors import ViewerError
+
+    if path.suffix.lower() != suffix:
+        raise ViewerError(f"{option} {path}: the file name must end in {suffix}")
+    folder = path.parent
+    if not folder.resolve().is_dir():
+        raise ViewerError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ViewerError(f"{option} {path}: folder {folder} is not writable")
 
 
 def render_scripted(args) -> int:
@@ -253,7 +353,7 @@ def render_scripted(args) -> int:
     from .render.headless import HeadlessRenderer
     from .script import ScriptRunner
 
-    times = args.frames if args.frames is not None else [args.time or 0.0]
+    times = sequence_times(args)
     step = times[1] - times[0] if len(times) > 1 else 0.0
     pose = read_pose(args.pose)
     aspect = args.size[0] / args.size[1]
@@ -294,36 +394,26 @@ def render_scripted(args) -> int:
     scene, app, runner, _ = start(quiet=False)  # the real run starts from scratch
     if not script_placed_camera:
         app.camera = camera
-    if args.frames is not None:
-        try:
-            args.out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ViewerError(f"--out-dir {args.out_dir}: cannot create it: {error.strerror}") from None
     options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
                             cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture)
-    written = 0
+    output = open_output(args, times)
     with HeadlessRenderer(args.size, bone_storage=options.bone_storage, cpu_skinning=options.cpu_skinning) as headless:
-        progress = Progress(len(times)) if args.frames is not None else None
+        progress = Progress(len(times)) if len(times) > 1 else None
         for number, time in enumerate(times):
             pose_frame(app, runner, number, time, scene)
             options.selected_bone = app.selected_bone if app.selection_made else None  # as without a script
             pixels = headless.render(scene, app.camera, options)
-            out = args.out if progress is None else args.out_dir / f"frame_{number:05d}.png"
-            write_png(out, pixels)
+            output.write(pixels)
             for path in app.pending_screenshots:
                 write_png(path, pixels)
             app.pending_screenshots.clear()
-            written += 1
             if progress is not None:
                 progress.update(number + 1)
             if app.closed:
                 break
     if progress is not None:
         progress.close()
-        print(f"wrote {written} frames to {args.out_dir}/frame_00000.png .. frame_{written - 1:05d}.png "
-              f"({args.size[0]}x{args.size[1]})")
-    else:
-        print(f"wrote {args.out} ({args.size[0]}x{args.size[1]})")
+    print(f"wrote {output.close()} ({args.size[0]}x{args.size[1]})")
     if runner.last_error is not None:
         return 1
     return 0
@@ -471,7 +561,8 @@ def render_instead(args, reason: str) -> int:
     render_args = argparse.Namespace(
         model=args.model, out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
         no_skeleton=False, no_grid=False, yaw=VIEW_YAW, pitch=VIEW_PITCH, animation=None, time=None,
-        rest=args.rest, frames=None, out_dir=None, script=args.script, debug=args.debug, scene=args.scene)
+        rest=args.rest, frames=None, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
+        debug=args.debug, scene=args.scene)
     return render_command(render_args)
 
 
