@@ -37,7 +37,16 @@ fi
 # Reinstall only when pyproject.toml changed since the last install.
 stamp="$BONEVIEWER_VENV/.boneviewer-installed"
 if [ ! -f "$stamp" ] || [ "$BONEVIEWER_ROOT/pyproject.toml" -nt "$stamp" ]; then
-    "$BONEVIEWER_VENV/bin/python" -m pip install -q --upgrade pip
-    (cd "$BONEVIEWER_ROOT" && "$BONEVIEWER_VENV/bin/python" -m pip install -q -e ".[dev]")
+    echo "boneviewer setup: installing the Python packages into $BONEVIEWER_VENV ..." >&2
+    # pip's and setuptools' chatter (build banners, index notes) goes to a log, shown only when
+    # the install fails, so a first run reads cleanly.
+    log="$BONEVIEWER_VENV/.boneviewer-install.log"
+    if ! { "$BONEVIEWER_VENV/bin/python" -m pip install -q --upgrade pip \
+           && (cd "$BONEVIEWER_ROOT" && "$BONEVIEWER_VENV/bin/python" -m pip install -q -e ".[dev]"); } \
+           >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "boneviewer setup: installing the Python packages failed (log above, also in $log)" >&2
+        exit 1
+    fi
     touch "$stamp"
 fi
