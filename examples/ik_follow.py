@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from viewer import BoneIKController, SkinnedMesh
+from viewer import BoneIKController
+from viewer.character import marker_ball
 
 CLIP = "Idle"
 CENTRE = np.array([1.4, 3.0, 0.9])   # world units, in reach of the left shoulder (the robot is about 5 tall)
@@ -34,7 +35,7 @@ def setup(app):
     state["mesh"] = mesh
     state["ik"] = BoneIKController(mesh, forearm, target_position=CENTRE, pole_angle=math.pi)
     app.scene.static_meshes[:] = [m for m in app.scene.static_meshes if m.name != BALL]  # one ball after reloads
-    state["ball"] = ball(0.15)
+    state["ball"] = marker_ball(radius=0.15, name=BALL)
     app.scene.static_meshes.append(state["ball"])
     app.selected_bone = forearm
 
@@ -56,14 +57,3 @@ def update(app, t, dt):
 
 def forearm_parent(app):
     return app.find_bone("LowerArm.L").get_parent()
-
-
-def ball(radius):
-    """An icosahedron: a marker drawn as a static mesh."""
-    g = (1 + 5 ** 0.5) / 2
-    vertices = np.array([[-1, g, 0], [1, g, 0], [-1, -g, 0], [1, -g, 0], [0, -1, g], [0, 1, g],
-                         [0, -1, -g], [0, 1, -g], [g, 0, -1], [g, 0, 1], [-g, 0, -1], [-g, 0, 1]], float)
-    faces = [0, 11, 5, 0, 5, 1, 0, 1, 7, 0, 7, 10, 0, 10, 11, 1, 5, 9, 5, 11, 4, 11, 10, 2, 10, 7, 6, 7, 1, 8,
-             3, 9, 4, 3, 4, 2, 3, 2, 6, 3, 6, 8, 3, 8, 9, 4, 9, 5, 2, 4, 11, 6, 2, 10, 8, 6, 7, 9, 8, 1]
-    vertices *= radius / np.linalg.norm(vertices, axis=1, keepdims=True)
-    return SkinnedMesh(BALL, vertices, faces, None, base_color=(0.1, 0.75, 1.0, 1.0))

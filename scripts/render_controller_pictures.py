@@ -19,7 +19,8 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from viewer import BoneIKController, BoneLookController, SkinnedMesh, Space, load_gltf  # noqa: E402
+from viewer import BoneIKController, BoneLookController, Space, load_gltf  # noqa: E402
+from viewer.character import marker_ball  # noqa: E402
 from viewer.camera import framed_camera  # noqa: E402
 from viewer.options import RenderOptions  # noqa: E402
 from viewer.render.headless import HeadlessRenderer  # noqa: E402
@@ -27,18 +28,6 @@ from viewer.render.headless import HeadlessRenderer  # noqa: E402
 ROBOT = ROOT / "tests" / "data" / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
 BALL_COLOR = (0.1, 0.75, 1.0, 1.0)
 
-
-def ball(center, radius: float) -> SkinnedMesh:
-    """An icosahedron: a marker drawn as a static mesh."""
-    t = (1 + 5 ** 0.5) / 2
-    vertices = np.array([[-1, t, 0], [1, t, 0], [-1, -t, 0], [1, -t, 0], [0, -1, t], [0, 1, t],
-                         [0, -1, -t], [0, 1, -t], [t, 0, -1], [t, 0, 1], [-t, 0, -1], [-t, 0, 1]], float)
-    faces = [0, 11, 5, 0, 5, 1, 0, 1, 7, 0, 7, 10, 0, 10, 11, 1, 5, 9, 5, 11, 4, 11, 10, 2, 10, 7, 6, 7, 1, 8,
-             3, 9, 4, 3, 4, 2, 3, 2, 6, 3, 6, 8, 3, 8, 9, 4, 9, 5, 2, 4, 11, 6, 2, 10, 8, 6, 7, 9, 8, 1]
-    vertices *= radius / np.linalg.norm(vertices, axis=1, keepdims=True)
-    world = np.eye(4)
-    world[3, :3] = center
-    return SkinnedMesh("ball", vertices, faces, None, world_matrix=world, base_color=BALL_COLOR)
 
 
 def ik_reach(headless: HeadlessRenderer) -> np.ndarray:
@@ -50,7 +39,7 @@ def ik_reach(headless: HeadlessRenderer) -> np.ndarray:
     # The IK puts the palm joint on the target; the ball sits just beyond it, in the fist.
     shoulder = forearm.get_parent().get_absolute_position(mesh)
     reach = (target - shoulder) / np.linalg.norm(target - shoulder)
-    scene.static_meshes.append(ball(target + 0.4 * reach, 0.18))
+    scene.static_meshes.append(marker_ball(target + 0.4 * reach, 0.18, BALL_COLOR))
     return headless.render(scene, framed_camera(scene, yaw=20), RenderOptions(show_skeleton=False))
 
 
@@ -59,7 +48,7 @@ def look_at(headless: HeadlessRenderer) -> np.ndarray:
     mesh = scene.skinned_meshes[0]
     target = np.array([-2.5, 3.8, 1.6])
     BoneLookController(mesh, mesh.skeleton.get_bone("Head"), target, up_axis_space=Space.WORLD).update()
-    scene.static_meshes.append(ball(target, 0.2))
+    scene.static_meshes.append(marker_ball(target, 0.2, BALL_COLOR))
     return headless.render(scene, framed_camera(scene, yaw=10), RenderOptions(show_skeleton=False))
 
 

@@ -81,6 +81,16 @@ def build_character() -> Scene:
 
 
 # --- geometry ---------------------------------------------------------------------------------
+def marker_ball(center=(0.0, 0.0, 0.0), radius: float = 0.1, color=(0.1, 0.75, 1.0, 1.0),
+                name: str = "marker") -> SkinnedMesh:
+    """A small static sphere to mark a point in a scene (a target, a ball a hand reaches for);
+    its ``world_matrix`` places it, so moving it is one assignment of row 3."""
+    positions, normals, indices = _sphere((0.0, 0.0, 0.0), radius, rings=8, segments=12)
+    world = np.eye(4)
+    world[3, :3] = center
+    return SkinnedMesh(name, positions, indices, None, normals=normals, world_matrix=world, base_color=color)
+
+
 def _frame(axis):
     """Two unit vectors perpendicular to ``axis`` and to each other."""
     axis = axis / np.linalg.norm(axis)
