@@ -33,7 +33,7 @@
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 2
+#define KERNEL_VERSION 3
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -102,9 +102,10 @@ compose(double *m, const double *s, const double *q, const double *p)
     m[15] = 1.0;
 }
 
-/* out = a @ b (row-major 4x4): row r of out is a[r,0] b[0] + a[r,1] b[1] + a[r,2] b[2] + a[r,3] b[3],
+/* out = a @ b (row-major 4x4): row r of out is 0 + a[r,0] b[0] + a[r,1] b[1] + a[r,2] b[2] + a[r,3] b[3],
  * summed left to right (the same order as the scalar formula), four columns at once where the
- * compiler has vectors; out must not alias a or b. */
+ * compiler has vectors; out must not alias a or b. The leading +0 is what a BLAS product does
+ * (its sums start from +0): an all-zero sum is +0, never -0, as in numpy's matmul. */
 #if defined(__GNUC__)
 typedef double row4 __attribute__((vector_size(32), aligned(8)));
 static inline void
@@ -117,7 +118,8 @@ multiply(double *restrict out, const double *restrict a, const double *restrict 
     memcpy(&b3, b + 12, 32);
     for (int r = 0; r < 4; r++) {
         const double *ar = a + 4 * r;
-        row4 o = ar[0] * b0 + ar[1] * b1 + ar[2] * b2 + ar[3] * b3;
+        const row4 zero = {0.0, 0.0, 0.0, 0.0};
+        row4 o = zero + ar[0] * b0 + ar[1] * b1 + ar[2] * b2 + ar[3] * b3;
         memcpy(out + 4 * r, &o, 32);
     }
 }
@@ -128,7 +130,7 @@ multiply(double *restrict out, const double *restrict a, const double *restrict 
     for (int r = 0; r < 4; r++) {
         const double a0 = a[4 * r], a1 = a[4 * r + 1], a2 = a[4 * r + 2], a3 = a[4 * r + 3];
         for (int c = 0; c < 4; c++)
-            out[4 * r + c] = a0 * b[c] + a1 * b[4 + c] + a2 * b[8 + c] + a3 * b[12 + c];
+            out[4 * r + c] = 0.0 + a0 * b[c] + a1 * b[4 + c] + a2 * b[8 + c] + a3 * b[12 + c];
     }
 }
 #endif
