@@ -244,7 +244,8 @@ def test_the_compiled_kernel_runs_by_default():
 
 
 def python(code: str, **env) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    environment = {key: value for key, value in os.environ.items() if key != native.ENV}
+    environment.update({"PYTHONPATH": str(ROOT), **env})
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True,
                           timeout=120)
 
