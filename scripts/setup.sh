@@ -6,7 +6,8 @@ set -euo pipefail
 BONEVIEWER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BONEVIEWER_VENV="$BONEVIEWER_ROOT/.venv"
 
-APT_PACKAGES="python3-venv libegl1 libegl-mesa0 libgl1-mesa-dri libgl1 libx11-6 xvfb xauth"
+APT_PACKAGES="python3-venv libegl1 libegl-mesa0 libgl1-mesa-dri libgl1 libx11-6 xvfb xauth xdotool"
+PYTHON="${PYTHON:-python3}"
 
 missing=""
 for pkg in $APT_PACKAGES; do
@@ -15,6 +16,22 @@ done
 # python3-venv is only needed when the interpreter cannot make a venv by itself.
 if python3 -c "import ensurepip, venv" 2>/dev/null; then
     missing="${missing/ python3-venv/}"
+fi
+# The optional compiled kernel (csrc/ckernel.c) needs a C compiler and the headers of the Python
+# that runs boneviewer; without them pip installs the package without it (numpy's kernel runs).
+build_missing=""
+command -v cc >/dev/null 2>&1 || build_missing="$build_missing build-essential"
+"$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null \
+    || build_missing="$build_missing python3-dev"
+if [ -n "$build_missing" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "boneviewer setup: installing build tools for the compiled kernel:$build_missing" >&2
+        { DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+          DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $build_missing >/dev/null; } ||
+            echo "boneviewer setup: could not install$build_missing; the numpy kernel will run" >&2
+    else
+        echo "boneviewer setup: missing$build_missing (the numpy kernel will run instead of the compiled one)" >&2
+    fi
 fi
 if [ -n "${missing// /}" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -26,7 +43,6 @@ if [ -n "${missing// /}" ]; then
     fi
 fi
 
-PYTHON="${PYTHON:-python3}"
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
     echo "boneviewer setup: Python >= 3.10 is required, $PYTHON is $("$PYTHON" --version 2>&1)" >&2
     exit 1
@@ -34,9 +50,11 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x "$BONEVIEWER_VENV/bin/python" ]; then
     "$PYTHON" -m venv "$BONEVIEWER_VENV"
 fi
-# Reinstall only when pyproject.toml changed since the last install.
+# Reinstall only when pyproject.toml, setup.py or the compiled kernel's source changed since the
+# last install (an editable install builds the kernel in place; a stale one is not used).
 stamp="$BONEVIEWER_VENV/.boneviewer-installed"
-if [ ! -f "$stamp" ] || [ "$BONEVIEWER_ROOT/pyproject.toml" -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ "$BONEVIEWER_ROOT/pyproject.toml" -nt "$stamp" ] || [ "$BONEVIEWER_ROOT/setup.py" -nt "$stamp" ] \
+        || [ "$BONEVIEWER_ROOT/csrc/ckernel.c" -nt "$stamp" ]; then
     echo "boneviewer setup: installing the Python packages into $BONEVIEWER_VENV ..." >&2
     # pip's and setuptools' chatter (build banners, index notes) goes to a log, shown only when
     # the install fails, so a first run reads cleanly.

@@ -41,21 +41,31 @@ def character_pixels(path: Path) -> tuple[float, float]:
     return orange.mean(), blue.mean()
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def build_wheel(folder: Path, **env) -> subprocess.CompletedProcess:
     """The wheel built from a copy of the sources (so no build/ or egg-info lands in the
-    checkout), without build isolation: the test venv's setuptools, no download."""
-    folder = tmp_path_factory.mktemp("wheel")
+    checkout, nor an in-place build of the compiled kernel goes in), without build isolation:
+    the test venv's setuptools, no download."""
     source = folder / "source"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".git", ".venv", "tests", "docs", "build", "dist", "out", "*.egg-info", "__pycache__",
-        ".pytest_cache", ".hypothesis"))
-    result = run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                  "-w", folder / "dist", source], cwd=folder)
+        ".pytest_cache", ".hypothesis", "*.so"))
+    return subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
+                           "--no-index", "-w", folder / "dist", source], cwd=folder, env={**plain_env(), **env},
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("wheel")
+    result = build_wheel(folder)
     assert result.returncode == 0, result.stdout + result.stderr
     wheels = list((folder / "dist").glob("boneviewer-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
+
+
+def compiled_kernels(wheel: Path) -> list[str]:
+    return [name for name in zipfile.ZipFile(wheel).namelist() if name.startswith("viewer/model/_ckernel")]
 
 
 def test_the_wheel_carries_every_module_and_shader(wheel):
@@ -66,6 +76,29 @@ def test_the_wheel_carries_every_module_and_shader(wheel):
     # pyproject lists the packages by hand (glsl/ is mapped into viewer/): none may be left out.
     modules = {path.relative_to(ROOT).as_posix() for path in (ROOT / "viewer").rglob("*.py")}
     assert modules and modules <= names, sorted(modules - names)
+    # With a C compiler (this machine has one) the wheel carries the compiled kernel too.
+    if shutil.which(os.environ.get("CC", "cc")):
+        assert len(compiled_kernels(wheel)) == 1, sorted(names)
+
+
+def test_a_wheel_builds_without_a_c_compiler(tmp_path):
+    """No compiler: the optional extension's build fails with a warning, the wheel is built
+    without it (still tagged for this platform: setup.py declares an extension), and numpy's
+    kernel runs from it."""
+    result = build_wheel(tmp_path, CC="/nonexistent/cc")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'building extension "viewer.model._ckernel" failed' in result.stdout + result.stderr
+    (built,) = (tmp_path / "dist").glob("boneviewer-*.whl")
+    assert compiled_kernels(built) == []
+    names = set(zipfile.ZipFile(built).namelist())
+    modules = {path.relative_to(ROOT).as_posix() for path in (ROOT / "viewer").rglob("*.py")}
+    assert modules <= names
+    install = tmp_path / "site"
+    zipfile.ZipFile(built).extractall(install)
+    env = {**plain_env(), "PYTHONPATH": str(install)}
+    check = subprocess.run([sys.executable, "-c", "from viewer.model import native; print(native.describe())"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0 and check.stdout.startswith("numpy (the compiled kernel is not built"), check
 
 
 def test_the_installed_wheel_renders_outside_the_checkout(wheel, tmp_path):

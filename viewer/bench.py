@@ -3,7 +3,9 @@
 Every figure is a median over repetitions, measured in this run; the plain per-bone Python
 loop runs side by side as a baseline. Only what ships with the package is used: generated
 skeletons and the built-in character, so an installed package benchmarks the same as a
-checkout.
+checkout; animated glTF files are timed when given (``--animation Fox.glb CesiumMan.glb``).
+The header names the skeleton kernel that ran (compiled or numpy, see model/native.py).
+scripts/bench_compare.py runs both kernels and Babylon.js side by side.
 """
 
 from __future__ import annotations
@@ -129,6 +131,33 @@ def skeleton_rows(quick: bool):
     return rows
 
 
+def animation_rows(paths, quick: bool):
+    """One animation frame of each model's first clip: apply(t), prepare(), the upload array;
+    t walks the clip at 60 frames per second, looping."""
+    from .loaders import load_model
+    from .model.animation import clip_time
+
+    rows = []
+    for path in paths:
+        scene = load_model(str(path))
+        if not scene.animations or not scene.skeletons:
+            rows.append((f"{Path(path).name}: no animated skeleton", None, 0, 0))
+            continue
+        clip, skeletons = scene.animations[0], scene.skeletons
+
+        def frame(i, clip=clip, skeletons=skeletons):
+            clip.apply(clip_time(i / 60.0, clip.duration))
+            for skeleton in skeletons:
+                skeleton.prepare()
+                skeleton.get_transform_matrices()
+
+        us = _median_us(frame, 50 if quick else 2000, warmup=20)
+        bones = sum(len(s.bones) for s in skeletons)
+        rows.append((f"{Path(path).name} ({bones} bones, {len(clip.channels)} channels)", us, bones,
+                     len(clip.channels)))
+    return rows
+
+
 def arm_swing(skeleton, count: int = SWING_POSES) -> np.ndarray:
     """(count, bones, 4) rotation quaternions for the built-in character: from its rest pose,
     the arms swing forward and back in opposition over one cycle and the body turns a little."""
@@ -251,8 +280,11 @@ def _time(us: float) -> str:
 
 def main(args) -> int:
     quick = bool(getattr(args, "quick", False))
+    from .model import native
+
     print(f"boneviewer bench{' --quick' if quick else ''}: medians measured in this run; numpy {np.__version__}, "
           f"Python {sys.version.split()[0]}")
+    print(f"skeleton kernel: {native.describe()}")
     print()
     print("Skeleton update per frame (set_pose of every rotation_quaternion, prepare(), float32 upload array)")
     rows = []
@@ -260,6 +292,16 @@ def main(args) -> int:
         rows.append([label, _time(ours), f"{ours / joints * 1000:.1f} ns", _time(baseline), f"{baseline / ours:.0f}x"])
     print(_table(["skeleton", "boneviewer", "per joint", "Python loop", "loop/ours"], rows))
     print()
+    paths = list(getattr(args, "animation", None) or [])
+    if paths:
+        print("One animation frame (first clip: apply(t), prepare(), float32 upload array)")
+        rows = [[label, "n/a" if us is None else _time(us)] for label, us, _, _ in animation_rows(paths, quick)]
+        print(_table(["model", "boneviewer"], rows))
+    else:
+        print("One animation frame: not measured (boneviewer bench --animation Fox.glb CesiumMan.glb measures it)")
+    print()
+    if getattr(args, "no_render", False):
+        return 0
     render, renderer = render_rows(quick)
     print(f"Rendering (headless EGL, {renderer})")
     rows = [[label, f"{fps:.1f} fps"] for label, fps in render]

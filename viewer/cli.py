@@ -170,6 +170,10 @@ def _build_parser() -> argparse.ArgumentParser:
                                                                 "rendering)",
                                 description="Benchmarks, printed as a table; not a test.")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
+    bench.add_argument("--animation", nargs="+", metavar="MODEL", default=[],
+                       help="also time one animation frame (clip apply, prepare, upload array) of these glTF "
+                            "files, e.g. Fox.glb CesiumMan.glb")
+    bench.add_argument("--no-render", action="store_true", help="skip the rendering table")
     return parser
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ViewerError
-from . import transforms
+from . import native, transforms
 
 # Below this, a bind matrix is treated as singular (|det| over the product of row lengths).
 SINGULAR_BIND = 1e-9
@@ -145,6 +145,7 @@ class BoneBatch:
         self.upload = np.empty((0, 4, 4), dtype=np.float32)
         self.upload_view = self.upload
         self._kernel = None
+        self._scatter = None             # the compiled set_pose scatter for this layout, False: none
 
     # --- change tracking ----------------------------------------------------------------------
     def mark_pose(self, slot: int | None = None) -> None:
@@ -187,6 +188,7 @@ class BoneBatch:
     def _replace_rows(self, rows: RowArrays) -> None:
         self.rows = rows
         self._kernel = None
+        self._scatter = None
         self.layout_version += 1
 
     def adopt_rows(self, rows: RowArrays, upload: np.ndarray) -> None:
@@ -289,6 +291,53 @@ class BoneBatch:
         rows.linked_version[slot] = node.version
         self.mark_pose()
 
+    def set_pose_rows(self, positions, rotation_quaternions, scalings) -> bool:
+        """``Skeleton.set_pose``'s validate and scatter in C (csrc/ckernel.c's PoseScatter), for the
+        current layout: True when done (or nothing was given); False when the compiled kernel is
+        not there or declined (not C-contiguous float64 rows of the right shape, a NaN, a zero
+        quaternion, a matrix to decompose first): nothing was written, and the numpy path runs,
+        which raises the error or handles the input."""
+        write = self._scatter
+        if write is None or self.dirty is Dirty.STRUCTURE:
+            self.update_layout()
+            write = self._scatter
+            if write is None:
+                write = self._scatter = self._pose_scatter()
+        if write is False:
+            return False
+        done = write(positions, rotation_quaternions, scalings)
+        if done < 0:
+            return False
+        if done:
+            if self.dirty is Dirty.CLEAN:
+                self.dirty = Dirty.POSE
+            if self.linked:
+                self.write_linked_nodes()
+        return True
+
+    def _pose_scatter(self):
+        module = native.ckernel
+        if module is None:
+            return False
+        rows, n, upload = self.rows, self.count, self.layout.upload
+        if upload.order is UploadOrder.SAME:
+            dst = src = None
+        elif upload.order is UploadOrder.PARTIAL:
+            dst, src = upload.slots, upload.rows
+        else:
+            dst, src = np.arange(n), upload.pose_source
+        as_int64 = (lambda a: None if a is None else np.ascontiguousarray(a, dtype=np.int64))
+        return module.PoseScatter(n, rows.need_decompose[:n], rows.need_compose[:n], rows.position[:n],
+                                  rows.quaternion[:n], rows.scaling[:n], as_int64(dst), as_int64(src)).write
+
+    def write_linked_nodes(self) -> None:
+        """After set_pose: a linked bone's pose lives in its node (Bone.get_pose_target())."""
+        rows = self.rows
+        for bone in self.linked:
+            slot = bone.slot
+            bone.get_pose_target().assign_trs(rows.position[slot].copy(), rows.quaternion[slot].copy(),
+                                              rows.scaling[slot].copy())
+
     # --- update ---------------------------------------------------------------------------------
     def update_layout(self) -> None:
         if self.dirty is Dirty.STRUCTURE:
@@ -303,6 +352,13 @@ class BoneBatch:
 
     def update(self) -> None:
         """Everything up to date: layout, binds, local, absolute, final and upload matrices."""
+        dirty = self.dirty
+        if dirty is Dirty.CLEAN:
+            return
+        if dirty is Dirty.POSE and self._kernel is not None:  # the per-frame case
+            self._kernel.run()
+            self.dirty = Dirty.CLEAN
+            return
         self.update_bind()
         if self.dirty is Dirty.CLEAN:
             return
@@ -368,6 +424,7 @@ class BoneBatch:
         self._seen_versions = None
         self.rows.linked_version[:n] = -1
         self._kernel = None
+        self._scatter = None
         self.layout_version += 1
 
     def _upload_map(self) -> UploadMap:
@@ -458,9 +515,18 @@ class UpdateKernel:
         return cls(batch.rows, batch.count, RepeatedLevels(1, batch.count, layout.root_count, layout.levels),
                    layout.upload, batch.upload)
 
-    def __init__(self, rows: RowArrays, total: int, levels, upload: UploadMap, upload_buffer: np.ndarray):
+    def __init__(self, rows: RowArrays, total: int, levels, upload: UploadMap, upload_buffer: np.ndarray,
+                 compiled: bool | None = None):
         t = total
         self.total = total
+        # The compiled kernel (native.py) when it is there, unless compiled=False asks for numpy's.
+        module = native.ckernel if compiled is not False else None
+        if compiled and module is None:
+            raise ViewerError(f"the compiled kernel is not available: {native.describe()}")
+        self.compiled = None if module is None else _compiled_kernel(module, rows, total, levels, upload,
+                                                                     upload_buffer)
+        if self.compiled is not None:
+            return
         self.need = rows.need_compose[:t]
         self.position, self.quaternion, self.scaling = rows.position[:t], rows.quaternion[:t], rows.scaling[:t]
         self.local, self.absolute, self.final = rows.local[:t], rows.absolute[:t], rows.final[:t]
@@ -532,6 +598,9 @@ class UpdateKernel:
         need[...] = False
 
     def run(self) -> None:
+        if self.compiled is not None:
+            self.compiled.run()  # the same pass in C: csrc/ckernel.c
+            return
         self.compose()
         absolute = self.absolute
         if not self.indexed:
@@ -558,3 +627,33 @@ class UpdateKernel:
                     mode="clip")
         else:
             self.upload[self.upload_map.rows] = self.final[self.upload_map.slots]
+
+
+def _compiled_kernel(module, rows: RowArrays, total: int, levels, upload: UploadMap, upload_buffer: np.ndarray):
+    """The C kernel over the same rows: one pass in row order, each row's parent as a row index
+    (rows are parents first within a skeleton, a group's members one after another), and the
+    upload as (upload row, slot) pairs unless row i is slot i."""
+    t = total
+    if isinstance(levels, IndexedLevels):
+        parents = np.full(t, -1, dtype=np.int64)
+        for level_rows, level_parents in levels.levels:
+            parents[level_rows] = level_parents
+    else:
+        one = np.full(levels.n, -1, dtype=np.int64)
+        for start, stop, level_parents in levels.levels:
+            one[start:stop] = level_parents
+        offsets = np.repeat(np.arange(levels.members, dtype=np.int64) * levels.n, levels.n)
+        parents = np.where(np.tile(one, levels.members) >= 0, np.tile(one, levels.members) + offsets, -1)
+    if upload.order is UploadOrder.SAME:
+        dst = src = None
+    elif upload.order is UploadOrder.PARTIAL:
+        dst, src = upload.rows, upload.slots
+    else:
+        src = upload.source
+        if not isinstance(levels, IndexedLevels) and levels.members > 1:  # one member's order, repeated
+            src = np.tile(src, levels.members) + np.repeat(np.arange(levels.members) * levels.n, levels.n)
+        dst = np.arange(len(src))
+    as_int64 = (lambda a: None if a is None else np.ascontiguousarray(a, dtype=np.int64))
+    return module.Kernel(rows.need_compose[:t], rows.position[:t], rows.quaternion[:t], rows.scaling[:t],
+                         rows.local[:t], rows.absolute[:t], rows.final[:t], rows.absolute_inverse_bind[:t],
+                         np.ascontiguousarray(parents, dtype=np.int64), upload_buffer, as_int64(dst), as_int64(src))

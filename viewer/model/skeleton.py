@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ViewerError
-from .batch import SINGULAR_BIND, BoneBatch, UploadOrder
+from .batch import SINGULAR_BIND, BoneBatch, Dirty, UploadOrder
 
 __all__ = ["SINGULAR_BIND", "Skeleton"]
 
@@ -75,7 +75,8 @@ class Skeleton:
     def prepare(self) -> None:
         """Sync linked nodes, then bring every local, absolute and final matrix up to date."""
         batch = self.batch
-        batch.update_layout()
+        if batch.dirty is Dirty.STRUCTURE:
+            batch.update_layout()
         if batch.linked:
             batch.sync_linked()
         batch.update()
@@ -141,6 +142,8 @@ class Skeleton:
         to a node get them written into their nodes. Parts left as None keep their values.
         """
         batch = self.batch
+        if batch.set_pose_rows(positions, rotation_quaternions, scalings):
+            return  # validated and written by the compiled kernel
         batch.update_layout()
         n = batch.count
         checked = []
@@ -168,10 +171,7 @@ class Skeleton:
         else:
             rows.need_compose[:n] = True
         batch.mark_pose()
-        for bone in batch.linked:
-            slot = bone.slot
-            bone.get_pose_target().assign_trs(rows.position[slot].copy(), rows.quaternion[slot].copy(),
-                                              rows.scaling[slot].copy())
+        batch.write_linked_nodes()
 
 
 def _checked_rows(value, n: int, width: int, what: str) -> np.ndarray:

@@ -1,0 +1,533 @@
+/* viewer.model._ckernel: the compiled skeleton kernel (plain C over the buffer protocol).
+ *
+ * A second implementation of viewer/model/batch.py's UpdateKernel.run() and of the validate-and-
+ * scatter step of Skeleton.set_pose(); the numpy code stays the reference and the fallback
+ * (viewer/model/native.py decides which one runs). No numpy headers: arrays arrive through the
+ * buffer protocol, so the module builds with a C compiler and the Python headers alone.
+ *
+ * Conventions are the project's (DESIGN.md): row-major 4x4 matrices, translation in row 3,
+ * absolute = local @ parent.absolute, final = absolute_inverse_bind @ absolute; quaternions
+ * (x, y, z, w); composition is Babylon's Matrix.ComposeToRef, as transforms.compose.
+ *
+ * Kernel(need, position, quaternion, scaling, local, absolute, final, inverse_bind, parents,
+ *        upload, dst, src).run()
+ *     One parents-first pass over rows [0, total): compose flagged rows (and clear the flag),
+ *     absolute, final, and the float32 upload row. parents[i] < i (rows in depth order per
+ *     skeleton, a group's members one after another). Upload: dst/src None means row i is
+ *     slot i; otherwise upload[dst[k]] = final[src[k]] (permuted or partial orders).
+ *
+ * PoseScatter(n, need_decompose, need_compose, position, quaternion, scaling, dst, src)
+ *     .write(positions, rotation_quaternions, scalings) -> 1 when validated and written, 0 when all
+ *     three are None, -1 when declined (not C-contiguous float64 (n, w) arrays, a NaN or an
+ *     infinity, a zero quaternion, or a row whose TRS must be decomposed first): nothing has
+ *     been written then, and the caller runs the numpy path, which raises the error message.
+ *     Rows: target[dst[k]] = input[src[k]]; dst/src None means target[i] = input[i], i < n.
+ *
+ * Both release the GIL around their loops.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
+ * module built from another version (a stale build in a checkout) and uses numpy instead. */
+#define KERNEL_VERSION 3
+
+/* --- buffers ----------------------------------------------------------------------------- */
+
+static char
+format_char(const Py_buffer *view)
+{
+    const char *f = view->format ? view->format : "B";
+    if (*f == '@' || *f == '=' || *f == '<')
+        f++;
+    if (f[0] == '\0' || f[1] != '\0')
+        return 0;
+    return f[0];
+}
+
+/* Acquire a C-contiguous buffer of `count` items of kind 'd' (float64), 'f' (float32),
+ * '?' (bool) or 'i' (int64). Sets a Python error and returns -1 when it does not fit. */
+static int
+acquire(PyObject *obj, Py_buffer *view, char kind, Py_ssize_t count, int writable, const char *name)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) < 0)
+        return -1;
+    char c = format_char(view);
+    int ok;
+    switch (kind) {
+    case 'd': ok = c == 'd' && view->itemsize == 8; break;
+    case 'f': ok = c == 'f' && view->itemsize == 4; break;
+    case '?': ok = c == '?' && view->itemsize == 1; break;
+    default: ok = (c == 'l' || c == 'q') && view->itemsize == 8; break;
+    }
+    if (!ok || view->len != count * view->itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of kind '%c', got format %s, %zd bytes",
+                     name, count, kind, view->format ? view->format : "B", view->len);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* --- maths ------------------------------------------------------------------------------- */
+
+/* Babylon's ComposeToRef, term for term as viewer/model/transforms.compose. */
+static inline void
+compose(double *m, const double *s, const double *q, const double *p)
+{
+    double x = q[0], y = q[1], z = q[2], w = q[3];
+    double x2 = x + x, y2 = y + y, z2 = z + z;
+    double xx = x * x2, xy = x * y2, xz = x * z2;
+    double yy = y * y2, yz = y * z2, zz = z * z2;
+    double wx = w * x2, wy = w * y2, wz = w * z2;
+    m[0] = (1.0 - (yy + zz)) * s[0];
+    m[1] = (xy + wz) * s[0];
+    m[2] = (xz - wy) * s[0];
+    m[3] = 0.0;
+    m[4] = (xy - wz) * s[1];
+    m[5] = (1.0 - (xx + zz)) * s[1];
+    m[6] = (yz + wx) * s[1];
+    m[7] = 0.0;
+    m[8] = (xz + wy) * s[2];
+    m[9] = (yz - wx) * s[2];
+    m[10] = (1.0 - (xx + yy)) * s[2];
+    m[11] = 0.0;
+    m[12] = p[0];
+    m[13] = p[1];
+    m[14] = p[2];
+    m[15] = 1.0;
+}
+
+/* out = a @ b (row-major 4x4): row r of out is 0 + a[r,0] b[0] + a[r,1] b[1] + a[r,2] b[2] + a[r,3] b[3],
+ * summed left to right (the same order as the scalar formula), four columns at once where the
+ * compiler has vectors; out must not alias a or b. The leading +0 is what a BLAS product does
+ * (its sums start from +0): an all-zero sum is +0, never -0, as in numpy's matmul. */
+#if defined(__GNUC__)
+typedef double row4 __attribute__((vector_size(32), aligned(8)));
+static inline void
+multiply(double *restrict out, const double *restrict a, const double *restrict b)
+{
+    row4 b0, b1, b2, b3;
+    memcpy(&b0, b, 32);
+    memcpy(&b1, b + 4, 32);
+    memcpy(&b2, b + 8, 32);
+    memcpy(&b3, b + 12, 32);
+    for (int r = 0; r < 4; r++) {
+        const double *ar = a + 4 * r;
+        const row4 zero = {0.0, 0.0, 0.0, 0.0};
+        row4 o = zero + ar[0] * b0 + ar[1] * b1 + ar[2] * b2 + ar[3] * b3;
+        memcpy(out + 4 * r, &o, 32);
+    }
+}
+#else
+static inline void
+multiply(double *restrict out, const double *restrict a, const double *restrict b)
+{
+    for (int r = 0; r < 4; r++) {
+        const double a0 = a[4 * r], a1 = a[4 * r + 1], a2 = a[4 * r + 2], a3 = a[4 * r + 3];
+        for (int c = 0; c < 4; c++)
+            out[4 * r + c] = 0.0 + a0 * b[c] + a1 * b[4 + c] + a2 * b[8 + c] + a3 * b[12 + c];
+    }
+}
+#endif
+
+/* x86-64 with GCC: an AVX2 copy of the pass beside the baseline one, picked at load time
+ * (-ffp-contract=off keeps FMA out: both give the same bits). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define PASS_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define PASS_CLONES
+#endif
+
+/* --- Kernel ------------------------------------------------------------------------------ */
+
+enum { K_NEED, K_POSITION, K_QUATERNION, K_SCALING, K_LOCAL, K_ABSOLUTE, K_FINAL, K_INVERSE_BIND,
+       K_PARENTS, K_UPLOAD, K_DST, K_SRC, K_COUNT };
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer views[K_COUNT];
+    int held[K_COUNT];
+    Py_ssize_t total;
+    Py_ssize_t upload_rows;
+    Py_ssize_t pairs;  /* -1: upload row i is slot i */
+} Kernel;
+
+static void
+Kernel_dealloc(Kernel *self)
+{
+    for (int i = 0; i < K_COUNT; i++)
+        if (self->held[i])
+            PyBuffer_Release(&self->views[i]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+Kernel_init(Kernel *self, PyObject *args, PyObject *kwargs)
+{
+    static const char *names[] = {"need", "position", "quaternion", "scaling", "local", "absolute", "final",
+                                  "inverse_bind", "parents", "upload", "dst", "src"};
+    PyObject *objs[K_COUNT];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOO:Kernel", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
+                          &objs[5], &objs[6], &objs[7], &objs[8], &objs[9], &objs[10], &objs[11]))
+        return -1;
+    for (int i = 0; i < K_COUNT; i++)
+        if (self->held[i]) {
+            PyBuffer_Release(&self->views[i]);
+            self->held[i] = 0;
+        }
+    /* total from the flags array */
+    Py_buffer *v = self->views;
+    if (PyObject_GetBuffer(objs[K_NEED], &v[K_NEED], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+        return -1;
+    self->held[K_NEED] = 1;
+    Py_ssize_t t = v[K_NEED].len;
+    PyBuffer_Release(&v[K_NEED]);
+    self->held[K_NEED] = 0;
+    self->total = t;
+    const struct { int index; char kind; Py_ssize_t per_row; int writable; } spec[] = {
+        {K_NEED, '?', 1, 1}, {K_POSITION, 'd', 3, 0}, {K_QUATERNION, 'd', 4, 0}, {K_SCALING, 'd', 3, 0},
+        {K_LOCAL, 'd', 16, 1}, {K_ABSOLUTE, 'd', 16, 1}, {K_FINAL, 'd', 16, 1}, {K_INVERSE_BIND, 'd', 16, 0},
+        {K_PARENTS, 'i', 1, 0},
+    };
+    for (size_t k = 0; k < sizeof spec / sizeof spec[0]; k++) {
+        if (acquire(objs[spec[k].index], &v[spec[k].index], spec[k].kind, t * spec[k].per_row, spec[k].writable,
+                    names[spec[k].index]) < 0)
+            return -1;
+        self->held[spec[k].index] = 1;
+    }
+    if (PyObject_GetBuffer(objs[K_UPLOAD], &v[K_UPLOAD], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+        return -1;
+    self->held[K_UPLOAD] = 1;
+    if (format_char(&v[K_UPLOAD]) != 'f' || v[K_UPLOAD].itemsize != 4 || v[K_UPLOAD].len % 64) {
+        PyErr_SetString(PyExc_ValueError, "upload: expected float32 (rows, 4, 4)");
+        return -1;
+    }
+    self->upload_rows = v[K_UPLOAD].len / 64;
+    const int64_t *parents = v[K_PARENTS].buf;
+    for (Py_ssize_t i = 0; i < t; i++)
+        if (parents[i] < -1 || parents[i] >= i) {
+            PyErr_Format(PyExc_ValueError, "parents: row %zd has parent %lld (rows must come parents first)", i,
+                         (long long)parents[i]);
+            return -1;
+        }
+    if (objs[K_DST] == Py_None && objs[K_SRC] == Py_None) {
+        if (self->upload_rows < t) {
+            PyErr_SetString(PyExc_ValueError, "upload: fewer rows than slots");
+            return -1;
+        }
+        self->pairs = -1;
+        return 0;
+    }
+    if (PyObject_GetBuffer(objs[K_DST], &v[K_DST], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    self->held[K_DST] = 1;
+    Py_ssize_t pairs = v[K_DST].len / 8;
+    PyBuffer_Release(&v[K_DST]);
+    self->held[K_DST] = 0;
+    if (acquire(objs[K_DST], &v[K_DST], 'i', pairs, 0, "dst") < 0)
+        return -1;
+    self->held[K_DST] = 1;
+    if (acquire(objs[K_SRC], &v[K_SRC], 'i', pairs, 0, "src") < 0)
+        return -1;
+    self->held[K_SRC] = 1;
+    const int64_t *dst = v[K_DST].buf, *src = v[K_SRC].buf;
+    for (Py_ssize_t k = 0; k < pairs; k++)
+        if (dst[k] < 0 || dst[k] >= self->upload_rows || src[k] < 0 || src[k] >= t) {
+            PyErr_Format(PyExc_ValueError, "upload pair %zd (%lld <- %lld) out of range", k, (long long)dst[k],
+                         (long long)src[k]);
+            return -1;
+        }
+    self->pairs = pairs;
+    return 0;
+}
+
+PASS_CLONES static void
+kernel_pass(Kernel *self)
+{
+    Py_buffer *v = self->views;
+    const Py_ssize_t t = self->total;
+    char *need = v[K_NEED].buf;
+    const double *position = v[K_POSITION].buf, *quaternion = v[K_QUATERNION].buf, *scaling = v[K_SCALING].buf;
+    double *local = v[K_LOCAL].buf, *absolute = v[K_ABSOLUTE].buf, *final = v[K_FINAL].buf;
+    const double *inverse_bind = v[K_INVERSE_BIND].buf;
+    const int64_t *parents = v[K_PARENTS].buf;
+    float *upload = v[K_UPLOAD].buf;
+    const int same = self->pairs < 0;
+    for (Py_ssize_t i = 0; i < t; i++) {
+        double *l = local + 16 * i, *a = absolute + 16 * i, *f = final + 16 * i;
+        if (need[i]) {
+            compose(l, scaling + 3 * i, quaternion + 4 * i, position + 3 * i);
+            need[i] = 0;
+        }
+        const int64_t p = parents[i];
+        if (p < 0)
+            memcpy(a, l, 16 * sizeof(double));
+        else
+            multiply(a, l, absolute + 16 * p);
+        multiply(f, inverse_bind + 16 * i, a);
+        if (same) {
+            float *u = upload + 16 * i;
+            for (int k = 0; k < 16; k++)
+                u[k] = (float)f[k];
+        }
+    }
+    if (!same) {
+        const int64_t *dst = v[K_DST].buf, *src = v[K_SRC].buf;
+        for (Py_ssize_t k = 0; k < self->pairs; k++) {
+            float *u = upload + 16 * dst[k];
+            const double *f = final + 16 * src[k];
+            for (int j = 0; j < 16; j++)
+                u[j] = (float)f[j];
+        }
+    }
+}
+
+static PyObject *
+Kernel_run(Kernel *self, PyObject *Py_UNUSED(ignored))
+{
+    if (!self->held[K_PARENTS]) {
+        PyErr_SetString(PyExc_RuntimeError, "Kernel was not initialised");
+        return NULL;
+    }
+    if (self->total < 64) {  /* below this, releasing and taking back the GIL costs more than the pass */
+        kernel_pass(self);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        kernel_pass(self);
+        Py_END_ALLOW_THREADS
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Kernel_methods[] = {
+    {"run", (PyCFunction)Kernel_run, METH_NOARGS, "One parents-first pass: compose, absolute, final, upload."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject KernelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "viewer.model._ckernel.Kernel",
+    .tp_basicsize = sizeof(Kernel),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The skeleton update over fixed arrays (see the module's docstring).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Kernel_init,
+    .tp_dealloc = (destructor)Kernel_dealloc,
+    .tp_methods = Kernel_methods,
+};
+
+/* --- PoseScatter ------------------------------------------------------------------------- */
+
+enum { P_NEED_DECOMPOSE, P_NEED_COMPOSE, P_POSITION, P_QUATERNION, P_SCALING, P_DST, P_SRC, P_COUNT };
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer views[P_COUNT];
+    int held[P_COUNT];
+    Py_ssize_t n;
+    Py_ssize_t pairs;  /* -1: target row i is input row i */
+} PoseScatter;
+
+static void
+PoseScatter_dealloc(PoseScatter *self)
+{
+    for (int i = 0; i < P_COUNT; i++)
+        if (self->held[i])
+            PyBuffer_Release(&self->views[i]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+PoseScatter_init(PoseScatter *self, PyObject *args, PyObject *kwargs)
+{
+    Py_ssize_t n;
+    PyObject *objs[P_COUNT];
+    if (!PyArg_ParseTuple(args, "nOOOOOOO:PoseScatter", &n, &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
+                          &objs[5], &objs[6]))
+        return -1;
+    for (int i = 0; i < P_COUNT; i++)
+        if (self->held[i]) {
+            PyBuffer_Release(&self->views[i]);
+            self->held[i] = 0;
+        }
+    self->n = n;
+    const struct { int index; char kind; Py_ssize_t per_row; const char *name; } spec[] = {
+        {P_NEED_DECOMPOSE, '?', 1, "need_decompose"}, {P_NEED_COMPOSE, '?', 1, "need_compose"},
+        {P_POSITION, 'd', 3, "position"}, {P_QUATERNION, 'd', 4, "quaternion"}, {P_SCALING, 'd', 3, "scaling"},
+    };
+    for (size_t k = 0; k < sizeof spec / sizeof spec[0]; k++) {
+        if (acquire(objs[spec[k].index], &self->views[spec[k].index], spec[k].kind, n * spec[k].per_row, 1,
+                    spec[k].name) < 0)
+            return -1;
+        self->held[spec[k].index] = 1;
+    }
+    if (objs[P_DST] == Py_None && objs[P_SRC] == Py_None) {
+        self->pairs = -1;
+        return 0;
+    }
+    Py_buffer probe;
+    if (PyObject_GetBuffer(objs[P_DST], &probe, PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    Py_ssize_t pairs = probe.len / 8;
+    PyBuffer_Release(&probe);
+    if (acquire(objs[P_DST], &self->views[P_DST], 'i', pairs, 0, "dst") < 0)
+        return -1;
+    self->held[P_DST] = 1;
+    if (acquire(objs[P_SRC], &self->views[P_SRC], 'i', pairs, 0, "src") < 0)
+        return -1;
+    self->held[P_SRC] = 1;
+    const int64_t *dst = self->views[P_DST].buf, *src = self->views[P_SRC].buf;
+    for (Py_ssize_t k = 0; k < pairs; k++)
+        if (dst[k] < 0 || dst[k] >= n || src[k] < 0 || src[k] >= n) {
+            PyErr_Format(PyExc_ValueError, "pose pair %zd (%lld <- %lld) out of range", k, (long long)dst[k],
+                         (long long)src[k]);
+            return -1;
+        }
+    self->pairs = pairs;
+    return 0;
+}
+
+/* 1 when every value is finite (and, for quaternions, no row is all zeros). */
+static int
+valid_rows(const double *values, Py_ssize_t n, int width)
+{
+    const Py_ssize_t count = n * width;
+    for (Py_ssize_t k = 0; k < count; k++)
+        if (!isfinite(values[k]))
+            return 0;
+    if (width == 4)
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const double *q = values + 4 * i;
+            if (q[0] == 0.0 && q[1] == 0.0 && q[2] == 0.0 && q[3] == 0.0)
+                return 0;
+        }
+    return 1;
+}
+
+static PyObject *
+PoseScatter_write(PoseScatter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "write(positions, rotation_quaternions, scalings)");
+        return NULL;
+    }
+    PyObject *const *inputs = args;
+    if (!self->held[P_SCALING]) {
+        PyErr_SetString(PyExc_RuntimeError, "PoseScatter was not initialised");
+        return NULL;
+    }
+    static const int widths[3] = {3, 4, 3};
+    Py_buffer views[3];
+    int held[3] = {0, 0, 0}, given = 0, accepted = 1;
+    const Py_ssize_t n = self->n;
+    for (int j = 0; j < 3 && accepted; j++) {
+        if (inputs[j] == Py_None)
+            continue;
+        given = 1;
+        if (!PyObject_CheckBuffer(inputs[j])
+            || PyObject_GetBuffer(inputs[j], &views[j], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+            PyErr_Clear();
+            accepted = 0;
+            break;
+        }
+        held[j] = 1;
+        if (format_char(&views[j]) != 'd' || views[j].itemsize != 8 || views[j].ndim != 2
+            || views[j].shape[0] != n || views[j].shape[1] != widths[j])
+            accepted = 0;
+    }
+    if (accepted && given) {
+        const char *need_decompose = self->views[P_NEED_DECOMPOSE].buf;
+        Py_BEGIN_ALLOW_THREADS
+        if (memchr(need_decompose, 1, (size_t)n) != NULL)
+            accepted = 0;  /* the numpy path decomposes those rows first */
+        for (int j = 0; j < 3 && accepted; j++)
+            if (held[j] && !valid_rows(views[j].buf, n, widths[j]))
+                accepted = 0;
+        if (accepted) {
+            char *need = self->views[P_NEED_COMPOSE].buf;
+            const int64_t *dst = self->held[P_DST] ? self->views[P_DST].buf : NULL;
+            const int64_t *src = self->held[P_SRC] ? self->views[P_SRC].buf : NULL;
+            for (int j = 0; j < 3; j++) {
+                if (!held[j])
+                    continue;
+                const int w = widths[j];
+                const double *in = views[j].buf;
+                double *target = self->views[P_POSITION + j].buf;
+                if (self->pairs < 0)
+                    memcpy(target, in, (size_t)(n * w) * sizeof(double));
+                else
+                    for (Py_ssize_t k = 0; k < self->pairs; k++)
+                        memcpy(target + w * dst[k], in + w * src[k], (size_t)w * sizeof(double));
+            }
+            if (self->pairs < 0)
+                memset(need, 1, (size_t)n);
+            else
+                for (Py_ssize_t k = 0; k < self->pairs; k++)
+                    need[dst[k]] = 1;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int j = 0; j < 3; j++)
+        if (held[j])
+            PyBuffer_Release(&views[j]);
+    return PyLong_FromLong(!given ? 0 : accepted ? 1 : -1);
+}
+
+static PyMethodDef PoseScatter_methods[] = {
+    {"write", (PyCFunction)(void (*)(void))PoseScatter_write, METH_FASTCALL,
+     "write(positions, rotation_quaternions, scalings) -> 1 written, 0 nothing given, -1 declined."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PoseScatterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "viewer.model._ckernel.PoseScatter",
+    .tp_basicsize = sizeof(PoseScatter),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "set_pose's validate and scatter over fixed arrays (see the module's docstring).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)PoseScatter_init,
+    .tp_dealloc = (destructor)PoseScatter_dealloc,
+    .tp_methods = PoseScatter_methods,
+};
+
+/* --- module ------------------------------------------------------------------------------ */
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "viewer.model._ckernel",
+    .m_doc = "The compiled skeleton kernel (see csrc/ckernel.c); numpy's is the reference.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC
+PyInit__ckernel(void)
+{
+    if (PyType_Ready(&KernelType) < 0 || PyType_Ready(&PoseScatterType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddIntConstant(m, "KERNEL_VERSION", KERNEL_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&KernelType);
+    if (PyModule_AddObject(m, "Kernel", (PyObject *)&KernelType) < 0) {
+        Py_DECREF(&KernelType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&PoseScatterType);
+    if (PyModule_AddObject(m, "PoseScatter", (PyObject *)&PoseScatterType) < 0) {
+        Py_DECREF(&PoseScatterType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
