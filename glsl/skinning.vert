@@ -9,6 +9,11 @@
 //                 reads its bones from texture rows i * BONES_PER_INSTANCE + joint (with
 //                 SKINNING_BONE_TEXTURE) and its world matrix from the per-instance in_instance_world
 //   BONES_PER_INSTANCE  matrices per instance in the bone texture (with INSTANCED)
+//   MORPH_TARGETS morph targets morphed here, before skinning (optional, default 0: none, or
+//                 the CPU morphed the vertices): their deltas in u_morph_texture (RGBA32F,
+//                 MORPH_TEXTURE_WIDTH texels a row; vertex v, target t starts at texel
+//                 (v * MORPH_TARGETS + t) * MORPH_TEXELS: its position delta, then with
+//                 MORPH_NORMALS its normal delta), their weights packed four to a vec4
 // Matrices arrive as row-major numpy bytes, which GLSL reads as their transpose: exactly what
 // the column-vector products below need (the row-vector p @ F @ W @ V @ P).
 
@@ -56,12 +61,38 @@ mat4 bone_matrix(int j) {
 }
 #endif
 
+#ifndef MORPH_TARGETS
+#define MORPH_TARGETS 0
+#endif
+#if MORPH_TARGETS > 0
+uniform sampler2D u_morph_texture;
+uniform vec4 u_morph_weights[(MORPH_TARGETS + 3) / 4];
+vec4 morph_texel(int index) {
+    return texelFetch(u_morph_texture, ivec2(index % MORPH_TEXTURE_WIDTH, index / MORPH_TEXTURE_WIDTH), 0);
+}
+#endif
+
 out vec3 v_world_position;
 out vec3 v_normal;
 out vec2 v_uv;
 out vec4 v_color;
 
 void main() {
+    vec3 position = in_position;
+    vec3 normal = in_normal;
+#if MORPH_TARGETS > 0
+    // Morphing comes before skinning (glTF, Babylon); gl_VertexID is the vertex's index.
+    for (int t = 0; t < MORPH_TARGETS; ++t) {
+        float weight = u_morph_weights[t / 4][t % 4];
+        if (weight != 0.0) {
+            int texel = (gl_VertexID * MORPH_TARGETS + t) * MORPH_TEXELS;
+            position += weight * morph_texel(texel).xyz;
+#if MORPH_NORMALS
+            normal += weight * morph_texel(texel + 1).xyz;
+#endif
+        }
+    }
+#endif
 #if INSTANCED
     mat4 world = in_instance_world;
 #else
@@ -82,9 +113,9 @@ void main() {
 #else
     mat4 model = world;
 #endif
-    vec4 world_position = model * vec4(in_position, 1.0);
+    vec4 world_position = model * vec4(position, 1.0);
     // Inverse transpose keeps normals perpendicular under non-uniform bone scale.
-    v_normal = transpose(inverse(mat3(model))) * in_normal;
+    v_normal = transpose(inverse(mat3(model))) * normal;
     v_world_position = world_position.xyz;
     v_uv = in_uv;
     v_color = in_color;

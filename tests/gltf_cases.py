@@ -9,6 +9,7 @@ between joints, 8 influences, STEP and CUBICSPLINE samplers, shared and multiple
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 import numpy as np
@@ -248,3 +249,69 @@ def make_case(kind: str, folder: Path) -> Path:
 
 CASES = ["decoy_mesh_transform", "skeleton_under_transformed_parent", "joints_out_of_order",
          "non_joint_between_joints", "eight_influences", "step", "cubicspline", "shared_and_multiple_skins"]
+
+
+MORPH_WEIGHT_KEYS = [0.0, 0.5, 1.2, 2.0]  # seconds, the weights channels' keyframes
+
+
+def morph_worm(b, joint_count, skin, name):
+    """A worm (worm_mesh) with NORMAL and two morph targets: 0 bulges it along Z (POSITION and
+    NORMAL deltas), 1 widens it along X (POSITION only). extras.targetNames names them."""
+    mesh = b.gltf.meshes[worm_mesh(b, joint_count, skin)]
+    primitive = mesh.primitives[0]
+    positions = np.frombuffer(_accessor_bytes(b, primitive.attributes.POSITION), np.float32).reshape(-1, 3)
+    count = len(positions)
+    primitive.attributes.NORMAL = b.accessor(np.tile(np.float32([0, 0, 1]), (count, 1)), "VEC3")
+    y = positions[:, 1]
+    bulge = np.c_[np.zeros(count), np.zeros(count), 0.3 * np.sin(y * 1.3) + 0.1 * y].astype(np.float32)
+    tilt = np.c_[0.2 * np.sin(y), np.zeros(count), 0.4 * np.ones(count)].astype(np.float32)
+    widen = np.c_[np.sign(positions[:, 0]) * (0.1 + 0.05 * y), 0.02 * y, np.zeros(count)].astype(np.float32)
+    primitive.targets = [{"POSITION": b.accessor(bulge, "VEC3"), "NORMAL": b.accessor(tilt, "VEC3")},
+                         {"POSITION": b.accessor(widen, "VEC3")}]
+    mesh.name = name
+    mesh.weights = [0.25, 0.0]
+    mesh.extras = {"targetNames": ["bulge", "widen"]}
+    return len(b.gltf.meshes) - 1
+
+
+def _accessor_bytes(b, index):
+    view = b.gltf.bufferViews[b.gltf.accessors[index].bufferView]
+    return bytes(b.blob[view.byteOffset:view.byteOffset + view.byteLength])
+
+
+def build_morph_case(folder: Path) -> Path:
+    """Three skinned worms with morph targets, one animation: each worm's middle joint turns
+    and its weights play with LINEAR, STEP and CUBICSPLINE samplers (weights beyond 0..1
+    included); the STEP worm's node overrides the mesh's default weights. The case
+    tests/babylon/generate_morph_reference.mjs records Babylon's positions of."""
+    b = Builder()
+    rng = np.random.default_rng(15)
+    times = np.float32(MORPH_WEIGHT_KEYS).reshape(-1, 1)
+    channels, samplers = [], []
+    for w, interpolation in enumerate(("LINEAR", "STEP", "CUBICSPLINE")):
+        joints = chain(b, 3, root=True, base=(3.0 * w, 0.0, 0.0), name=f"{interpolation.lower()}_joint")
+        mesh = morph_worm(b, 3, w, f"worm_{interpolation.lower()}")
+        b.node(f"worm_{interpolation.lower()}", root=True, mesh=mesh, skin=w)
+        b.gltf.skins.append(g.Skin(joints=joints, inverseBindMatrices=inverse_binds(b, joints), skeleton=joints[0]))
+        rotations = np.array([quat([0.3, 0.2, 1.0], a) for a in rng.uniform(-40, 40, len(times))], np.float32)
+        samplers.append(g.AnimationSampler(input=b.accessor(times, "SCALAR"), output=b.accessor(rotations, "VEC4")))
+        channels.append(g.AnimationChannel(sampler=len(samplers) - 1,
+                                           target=g.AnimationChannelTarget(node=joints[1], path="rotation")))
+        weights = rng.uniform(-0.2, 1.3, (len(times), 2)).astype(np.float32)
+        if interpolation == "CUBICSPLINE":
+            tangents = rng.uniform(-2.0, 2.0, (len(times), 2, 2)).astype(np.float32)
+            weights = np.stack([tangents[:, 0], weights, tangents[:, 1]], axis=1)
+        samplers.append(g.AnimationSampler(input=b.accessor(times, "SCALAR"),
+                                           output=b.accessor(weights.reshape(-1, 1), "SCALAR"),
+                                           interpolation=interpolation))
+        channels.append(g.AnimationChannel(sampler=len(samplers) - 1,
+                                           target=g.AnimationChannelTarget(node=len(b.gltf.nodes) - 1, path="weights")))
+    for sampler in samplers:  # glTF wants min and max on keyframe times
+        b.gltf.accessors[sampler.input].min, b.gltf.accessors[sampler.input].max = [float(times.min())], [float(times.max())]
+    b.gltf.animations.append(g.Animation(name="morph", channels=channels, samplers=samplers))
+    path = b.save(folder / "morph-worms.gltf")
+    document = json.loads(path.read_text())
+    step_node = next(n for n in document["nodes"] if n.get("name") == "worm_step")
+    step_node["weights"] = [0.5, 0.1]  # pygltflib's Node has no weights
+    path.write_text(json.dumps(document))
+    return path

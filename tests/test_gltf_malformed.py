@@ -130,6 +130,8 @@ def _put_matrix_zero(doc):
 
 NAN = float("nan")
 S0 = "animation 0 ('linear') channel 0 sampler 0"
+PRIMITIVE = ["meshes", 0, "primitives", 0]
+CHANNEL0 = ["animations", 0, "channels", 0, "target"]
 
 # (id, mutation, a distinctive part of the message that names the object and the flaw)
 JSON_CASES = [
@@ -297,6 +299,50 @@ JSON_CASES = [
     ("image-bomb", _textured(_png(16000, 16000)), "image 0 is too large to decode"),
     ("image-no-source", _both(_textured(_png(1, 1)), _set(["images", 0], {"name": "x"})),
      "image 0 has neither uri nor bufferView"),
+    # morph targets (accessor 0, the POSITION, serves as a valid target), their weights and channels
+    ("targets-not-list", _set(PRIMITIVE + ["targets"], {"POSITION": 0}),
+     "mesh 0 primitive 0: targets must be a non-empty array of morph targets"),
+    ("targets-empty", _set(PRIMITIVE + ["targets"], []), "mesh 0 primitive 0: targets must be a non-empty array"),
+    ("target-not-object", _set(PRIMITIVE + ["targets"], [5]), "mesh 0 primitive 0 target 0 must be an object"),
+    ("target-accessor-missing", _set(PRIMITIVE + ["targets"], [{"POSITION": 99}]),
+     "mesh 0 primitive 0 target 0: attribute 'POSITION' 99 does not exist"),
+    ("target-accessor-bool", _set(PRIMITIVE + ["targets"], [{"NORMAL": True}]),
+     "mesh 0 primitive 0 target 0: attribute 'NORMAL' True does not exist"),
+    ("target-wrong-type", _set(PRIMITIVE + ["targets"], [{"POSITION": 1}]),
+     "accessor 1 (mesh 0 primitive 0 target 0 POSITION): type VEC4 is not allowed here (expected VEC3)"),
+    ("target-wrong-count", _both(lambda doc: doc.json["accessors"].append({**doc.json["accessors"][0], "count": 10}),
+                                 _set(PRIMITIVE + ["targets"], [{"POSITION": 11}])),
+     "accessor 11 (mesh 0 primitive 0 target 0 POSITION): 10 elements for 26 vertices"),
+    ("targets-too-many", _set(PRIMITIVE + ["targets"], [{"POSITION": 0}] * 257),
+     "mesh 0 primitive 0: 257 morph targets; the limit is 256"),
+    ("targets-differ", _both(lambda doc: doc.json["meshes"][0]["primitives"].append(
+        {**doc.json["meshes"][0]["primitives"][0], "targets": [{"POSITION": 0}] * 2}),
+        _set(PRIMITIVE + ["targets"], [{"POSITION": 0}])),
+     "mesh 0 primitive 1: 2 morph targets, but primitive 0 has 1"),
+    ("mesh-weights-count", _both(_set(PRIMITIVE + ["targets"], [{"POSITION": 0}]), _set(["meshes", 0, "weights"], [0.5, 1])),
+     "mesh 0: weights has 2 values for 1 morph targets"),
+    ("mesh-weights-without-targets", _set(["meshes", 0, "weights"], [0.5]), "mesh 0: weights has 1 values for 0 morph"),
+    ("mesh-weights-nan", _set(["meshes", 0, "weights"], [NAN]), "mesh 0: weights must be an array of finite numbers"),
+    ("mesh-weights-huge", _set(["meshes", 0, "weights"], [0.0] * 300),
+     "mesh 0: weights has 300 values; the limit is 256 morph targets"),
+    ("node-weights-count", _both(_set(PRIMITIVE + ["targets"], [{"POSITION": 0}]), _set(["nodes", 3, "weights"], [1, 2])),
+     "node 3: weights has 2 values for the 1 morph targets of mesh 0"),
+    ("node-weights-no-mesh", _set(["nodes", 0, "weights"], [1.0]), "node 0: weights are given, but the node has no mesh"),
+    ("node-weights-string", _set(["nodes", 3, "weights"], "0.5"), "node 3: weights must be an array of finite numbers"),
+    ("target-names-not-strings", _both(_set(PRIMITIVE + ["targets"], [{"POSITION": 0}]),
+                                       _set(["meshes", 0, "extras"], {"targetNames": [1]})),
+     "mesh 0: extras.targetNames must be an array of strings"),
+    ("weights-channel-vec4", _both(_set(PRIMITIVE + ["targets"], [{"POSITION": 0}]), _set(CHANNEL0, {"node": 3, "path": "weights"})),
+     "accessor 6 (animation 0 ('linear') channel 0 sampler 0 output): type VEC4 is not allowed here (expected SCALAR)"),
+    ("weights-channel-count", _both(_set(PRIMITIVE + ["targets"], [{"POSITION": 0}] * 2),
+                                    _set(CHANNEL0, {"node": 3, "path": "weights"}),
+                                    _set(["animations", 0, "samplers", 0, "output"], 5)),
+     "accessor 5 (animation 0 ('linear') channel 0 sampler 0 output): 5 values for 5 keyframe times of 2 morph targets "
+     "(10 expected for LINEAR)"),
+    ("weights-channel-integers", _both(_set(PRIMITIVE + ["targets"], [{"POSITION": 0}]),
+                                       _set(CHANNEL0, {"node": 3, "path": "weights"}),
+                                       _set(["animations", 0, "samplers", 0, "output"], 3)),
+     "accessor 3 (animation 0 ('linear') channel 0 sampler 0 output): integer weights must be normalized"),
 ]
 
 

@@ -1,12 +1,18 @@
-"""Pose files: JSON with each bone's local position / rotation_quaternion / scaling.
+"""Pose files: JSON with each bone's local position / rotation_quaternion / scaling, and the
+morph target weights of the model's meshes.
 
-    {"version": 1, "bones": {"leftArm": {"position": [x, y, z],
-                                         "rotation_quaternion": [x, y, z, w],
-                                         "scaling": [x, y, z]}}}
+    {"version": 2,
+     "bones": {"leftArm": {"position": [x, y, z],
+                           "rotation_quaternion": [x, y, z, w],
+                           "scaling": [x, y, z]}},
+     "morph": {"Head": {"Angry": 1.0, "2": 0.25}}}
 
-Every part is optional; "version" may be left out (1 is assumed). A pose goes through the
-model's public API; for a bone linked to a scene node (glTF) it is written into the node,
-since the node is what drives such a bone.
+Every part is optional. "morph" maps a mesh's name to its targets' weights, a target named
+as the file names it (glTF extras.targetNames) or by its index; a target left out keeps its
+weight. Version 1 files (bones only, as older builds wrote them) still load; "version" may be
+left out (1 is assumed, 2 when the file has "morph"). A pose goes through the model's public
+API; for a bone linked to a scene node (glTF) it is written into the node, since the node is
+what drives such a bone.
 """
 
 from __future__ import annotations
@@ -16,9 +22,12 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
+
 from .errors import ViewerError
 
-POSE_VERSION = 1
+POSE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 PARTS = {"position": 3, "rotation_quaternion": 4, "scaling": 3}
 
 
@@ -43,14 +52,30 @@ def load_pose(path) -> dict:
     return validate_pose(data, f"pose file {path}")
 
 
-def validate_pose(data, source: str = "pose") -> dict:
-    """The pose with every value checked: {bone name: {part: list of floats}}."""
+class Pose(dict):
+    """A checked pose: {bone name: {part: list of floats}} (the layout version 1 files gave),
+    with ``morph``: {mesh name: {target name or index: weight}}."""
+
+    def __init__(self, bones=(), morph=None):
+        super().__init__(bones)
+        self.morph = dict(morph or {})
+
+
+def validate_pose(data, source: str = "pose") -> Pose:
+    """The pose with every value checked. ``data`` is a pose file's object; its "bones" may be
+    a Pose already, whose morph weights come along."""
     if not isinstance(data, dict) or not isinstance(data.get("bones"), dict):
         raise ViewerError(f"{source}: expected an object with a \"bones\" object")
-    version = data.get("version", POSE_VERSION)
-    if version != POSE_VERSION:
-        raise ViewerError(f"{source}: pose version {version!r} is not supported (this build reads {POSE_VERSION})")
-    pose = {}
+    version = data.get("version", 2 if "morph" in data else 1)
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        raise ViewerError(f"{source}: pose version {short_repr(version)} is not supported (this build reads "
+                          f"{' and '.join(map(str, READABLE_VERSIONS))})")
+    morph = data.get("morph")
+    if morph is not None and version == 1:
+        raise ViewerError(f"{source}: \"morph\" weights need pose version 2 (the file says version 1)")
+    pose = Pose(morph=getattr(data["bones"], "morph", None))
+    if morph is not None:
+        pose.morph = validate_morph(morph, source)
     for name, parts in data["bones"].items():
         if not isinstance(parts, dict):
             raise ViewerError(f"{source}: bone {name!r}: expected an object of position/rotation_quaternion/scaling")
@@ -76,16 +101,76 @@ def validate_pose(data, source: str = "pose") -> dict:
     return pose
 
 
-def apply_pose(scene, pose, source: str = "pose") -> None:
-    """Apply a pose (dict, or a path to a pose file) to the scene's skeletons.
+def validate_morph(morph, source: str) -> dict:
+    """{mesh name: {target: float weight}}, each weight a finite number."""
+    if not isinstance(morph, dict):
+        raise ViewerError(f"{source}: \"morph\" must be an object of mesh name -> {{target: weight}}, "
+                          f"got {short_repr(morph)}")
+    checked = {}
+    for mesh, weights in morph.items():
+        if not isinstance(weights, dict):
+            raise ViewerError(f"{source}: morph {mesh!r}: expected an object of target -> weight, got "
+                              f"{short_repr(weights)}")
+        checked[mesh] = {}
+        for target, weight in weights.items():
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+                raise ViewerError(f"{source}: morph {mesh!r} target {target!r}: the weight must be a finite number, "
+                                  f"got {short_repr(weight)}")
+            checked[mesh][target] = float(weight)
+    return checked
 
-    Every bone name is checked before anything changes, so a bad file leaves the model as it was.
+
+def short_repr(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def morph_mesh_keys(scene) -> dict:
+    """{key: mesh} for the scene's meshes with morph targets: the mesh's name, or, for
+    meshes sharing a name, "name (node N)"."""
+    meshes = scene.morph_meshes if hasattr(scene, "morph_meshes") else []
+    names = [mesh.name for mesh in meshes]
+    keys = {}
+    for i, mesh in enumerate(meshes):
+        key = mesh.name if names.count(mesh.name) == 1 else f"{mesh.name} (node {mesh.node_index if mesh.node_index is not None else i})"
+        keys[key] = mesh
+    return keys
+
+
+def _morph_changes(scene, morph: dict, source: str) -> list:
+    """[(mesh, new weights)] for a pose's morph weights, every mesh and target checked first.
+    A mesh name shared by several meshes sets them all."""
+    keys = morph_mesh_keys(scene)
+    changes = []
+    for key, weights in morph.items():
+        meshes = [keys[key]] if key in keys else [mesh for mesh in keys.values() if mesh.name == key]
+        if not meshes:
+            listed = ", ".join(list(keys)[:15]) + (", ..." if len(keys) > 15 else "") if keys else "none"
+            raise ViewerError(f"{source}: unknown morph mesh {key!r} (this model's meshes with morph targets: {listed})")
+        for mesh in meshes:
+            new = np.array(mesh.morph_weights, dtype=np.float64)
+            for target, weight in weights.items():
+                try:
+                    new[mesh.morph_targets.index(target)] = weight
+                except ViewerError as error:
+                    raise ViewerError(f"{source}: {error}") from None
+            changes.append((mesh, new))
+    return changes
+
+
+def apply_pose(scene, pose, source: str = "pose") -> None:
+    """Apply a pose (a dict as pose files hold, a Pose, or a path to a pose file) to the
+    scene's skeletons and morph weights.
+
+    Every bone, mesh and target name is checked before anything changes, so a bad file leaves
+    the model as it was.
     """
     if isinstance(pose, (str, os.PathLike)):
         source = f"pose file {pose}"
         pose = load_pose(pose)
     else:
         pose = validate_pose({"bones": pose} if "bones" not in pose else pose, source)
+    morph_changes = _morph_changes(scene, pose.morph, source)
     targets = {}
     for name in pose:
         bone = scene.find_bone(name)
@@ -96,6 +181,8 @@ def apply_pose(scene, pose, source: str = "pose") -> None:
         targets[name] = bone
     for name, parts in pose.items():
         set_bone_pose(targets[name], **parts)
+    for mesh, weights in morph_changes:
+        mesh.morph_weights = weights
 
 
 def set_bone_pose(bone, position=None, rotation_quaternion=None, scaling=None) -> None:
@@ -110,7 +197,8 @@ def set_bone_pose(bone, position=None, rotation_quaternion=None, scaling=None) -
 
 
 def pose_of(scene) -> dict:
-    """The current pose of every bone, in the pose file layout."""
+    """The current pose of every bone and morph weight, in the pose file layout (targets by
+    name, or by index where a mesh has two targets of one name)."""
     bones = {}
     for skeleton in scene.skeletons:
         for bone in skeleton.bones:
@@ -118,7 +206,15 @@ def pose_of(scene) -> dict:
             bones[bone.name] = {"position": source.position.tolist(),
                                 "rotation_quaternion": source.rotation_quaternion.tolist(),
                                 "scaling": source.scaling.tolist()}
-    return {"version": POSE_VERSION, "bones": bones}
+    pose = {"version": POSE_VERSION, "bones": bones}
+    morph = {}
+    for key, mesh in morph_mesh_keys(scene).items():
+        names = mesh.morph_target_names
+        morph[key] = {(name if names.count(name) == 1 else str(i)): float(weight)
+                      for i, (name, weight) in enumerate(zip(names, mesh.morph_weights))}
+    if morph:
+        pose["morph"] = morph
+    return pose
 
 
 def save_pose(path, scene) -> None:

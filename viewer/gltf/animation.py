@@ -1,5 +1,6 @@
 """glTF animations as AnimationClips: each channel's keyframe times and values, checked
-(times increase, enough values for the interpolation, rotation keys usable as quaternions)."""
+(times increase, enough values for the interpolation, rotation keys usable as quaternions).
+``weights`` channels drive the morph targets of the node's mesh (a MorphAnimationClip)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,28 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import TransformNode
 from ..model.animation import AnimationChannel, AnimationClip
+from ..model.morph import MorphAnimationClip, MorphWeightChannel
 from .container import GltfFile
 from .validate import short
 
 FLOAT, BYTE, UNSIGNED_BYTE, SHORT, UNSIGNED_SHORT = 5126, 5120, 5121, 5122, 5123
 
 
-def read_clip(file: GltfFile, index: int, nodes: list[TransformNode]) -> AnimationClip:
-    """Animation ``index``, driving ``nodes`` (the scene's nodes, by node index). Channels that
-    target morph weights or no node (an extension's target) are left out; the rest plays."""
+def read_clip(file: GltfFile, index: int, nodes: list[TransformNode], morphed: dict | None = None) -> AnimationClip:
+    """Animation ``index``, driving ``nodes`` (the scene's nodes, by node index) and the morph
+    weights of ``morphed`` (node index -> the meshes built for it that have morph targets).
+    Channels that target no node (an extension's target) are left out, and so are weights
+    channels of nodes not shown or without morph targets (with a warning); the rest plays."""
     spec = file.document["animations"][index]
     name = spec.get("name") or f"animation{index}"
-    channels = []
+    morphed = morphed or {}
+    channels, morph_channels = [], []
     checked_times = {}  # input accessor -> its keyframe times, read and checked once per clip
     for c, channel in enumerate(spec["channels"]):
         target = channel["target"]
         path = target["path"]
         what = f"animation {index} ({short(name)}) channel {c}"
-        if target.get("node") is None or path == "weights":
+        if target.get("node") is None:
             continue
         sampler_index = channel["sampler"]
         sampler = spec["samplers"][sampler_index]
@@ -33,22 +38,17 @@ def read_clip(file: GltfFile, index: int, nodes: list[TransformNode]) -> Animati
         input_index, output_index = sampler["input"], sampler["output"]
         inputs, outputs = f"{what} sampler {sampler_index} input", f"{what} sampler {sampler_index} output"
         file.require_accessor_kind(input_index, inputs, ("SCALAR",), (FLOAT,))
+        if path == "weights":
+            channel = _weights_channel(file, what, target["node"], morphed, interpolation, checked_times,
+                                       (input_index, inputs), (output_index, outputs))
+            if channel is not None:
+                morph_channels.append(channel)
+            continue
         width = 4 if path == "rotation" else 3
         file.require_accessor_kind(output_index, outputs, (f"VEC{width}",),
                                    (FLOAT, BYTE, UNSIGNED_BYTE, SHORT, UNSIGNED_SHORT) if width == 4 else (FLOAT,))
-        times = checked_times.get(input_index)
-        if times is None:
-            times = file.accessor(input_index, inputs).astype(np.float64).reshape(-1)
-            values = file.accessor(output_index, outputs).astype(np.float64)
-            step = np.diff(times)
-            if (step <= 0).any():
-                k = int(np.flatnonzero(step <= 0)[0]) + 1
-                raise file.error(f"accessor {input_index} ({inputs}): keyframe times must increase, but time {k} "
-                                 f"({times[k]:g}) follows {times[k - 1]:g}")
-            checked_times[input_index] = times
-        else:
-            times = times.copy()  # each channel owns its arrays
-            values = file.accessor(output_index, outputs).astype(np.float64)
+        times = _keyframe_times(file, input_index, inputs, checked_times)
+        values = file.accessor(output_index, outputs).astype(np.float64)
         per_key = 3 if interpolation == "CUBICSPLINE" else 1
         if len(values) != len(times) * per_key:
             raise file.error(f"accessor {output_index} ({outputs}): {len(values)} values for {len(times)} "
@@ -59,7 +59,54 @@ def read_clip(file: GltfFile, index: int, nodes: list[TransformNode]) -> Animati
             channels.append(AnimationChannel(nodes[target["node"]], path, times, values, interpolation))
         except ViewerError as error:  # the model's own checks
             raise file.error(f"{what}: {error}") from None
+    if morph_channels:
+        return MorphAnimationClip(name, channels, morph_channels)
     return AnimationClip(name, channels)
+
+
+def _keyframe_times(file: GltfFile, input_index: int, inputs: str, checked_times: dict) -> np.ndarray:
+    """A sampler's keyframe times, checked to increase (once per accessor and clip); each
+    channel gets its own copy."""
+    times = checked_times.get(input_index)
+    if times is None:
+        times = file.accessor(input_index, inputs).astype(np.float64).reshape(-1)
+        step = np.diff(times)
+        if (step <= 0).any():
+            k = int(np.flatnonzero(step <= 0)[0]) + 1
+            raise file.error(f"accessor {input_index} ({inputs}): keyframe times must increase, but time {k} "
+                             f"({times[k]:g}) follows {times[k - 1]:g}")
+        checked_times[input_index] = times
+    return times.copy()
+
+
+def _weights_channel(file: GltfFile, what: str, node: int, morphed: dict, interpolation: str, checked_times: dict,
+                     input, output) -> MorphWeightChannel | None:
+    """A ``weights`` channel as a MorphWeightChannel on the node's morphed meshes; None (with
+    a warning) when the node shows no mesh with morph targets, as Babylon skips it."""
+    meshes = morphed.get(node)
+    if not meshes:
+        spec = file.document["nodes"][node]
+        if spec.get("mesh") is None or not any(p.get("targets") for p in file.document["meshes"][spec["mesh"]]
+                                                ["primitives"]):
+            file.warn("weights channel", f"{what}: node {node} has no mesh with morph targets; its weights channel "
+                      f"is skipped")
+        return None  # else the node is outside the scene shown
+    (input_index, inputs), (output_index, outputs) = input, output
+    file.require_accessor_kind(output_index, outputs, ("SCALAR",), (FLOAT, BYTE, UNSIGNED_BYTE, SHORT, UNSIGNED_SHORT))
+    if file.document["accessors"][output_index]["componentType"] != FLOAT \
+            and not file.document["accessors"][output_index].get("normalized"):
+        raise file.error(f"accessor {output_index} ({outputs}): integer weights must be normalized")
+    times = _keyframe_times(file, input_index, inputs, checked_times)
+    values = file.accessor(output_index, outputs).astype(np.float64).reshape(-1)
+    targets = len(meshes[0].morph_targets)
+    per_key = (3 if interpolation == "CUBICSPLINE" else 1) * targets
+    if len(values) != len(times) * per_key:
+        raise file.error(f"accessor {output_index} ({outputs}): {len(values)} values for {len(times)} keyframe "
+                         f"times of {targets} morph targets ({len(times) * per_key} expected for {interpolation})")
+    try:
+        return MorphWeightChannel(meshes, times, values, interpolation, what)
+    except ViewerError as error:  # the model's own checks
+        raise file.error(f"{what}: {error}") from None
 
 
 def _unit_keyframes(file: GltfFile, quaternions: np.ndarray, what: str) -> np.ndarray:

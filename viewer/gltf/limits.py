@@ -9,3 +9,4 @@ MAX_TOTAL_BYTES = 1 << 30  # all accessor data and decoded images of one model
 MAX_JSON_BYTES = 256 << 20  # parsed into Python objects, which take several times the text
 MAX_IMAGE_SIDE = 16384  # pixels
 MAX_DEPTH = 4096  # levels of the node hierarchy
+MAX_MORPH_TARGETS = 256  # morph targets of one mesh (as viewer.model.morph.MAX_MORPH_TARGETS)

@@ -8,10 +8,13 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import Skeleton, SkinnedMesh
 from ..model.mesh import Submesh
+from ..model.morph import MorphTargets
 from .container import COMPRESSION_EXTRA, GltfFile
 from .validate import short
 
 TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN = 4, 5, 6
+FLOAT, BYTE, SHORT = 5126, 5120, 5122
+MORPH_ATTRIBUTES = ("POSITION", "NORMAL", "TANGENT")
 
 
 def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skeleton | None = None,
@@ -23,6 +26,7 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
              "indices": []}
     submeshes, vertex_offset, index_offset = [], 0, 0
     has_normals = True
+    morph = []  # per drawn primitive: (vertex count, its targets' deltas by attribute)
     for p, primitive in enumerate(spec["primitives"]):
         what = f"mesh {mesh_index} primitive {p}"
         mode = primitive.get("mode", TRIANGLES)
@@ -64,6 +68,7 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
             joints, weights = skin_attributes(file, attributes, count, what, joint_count, skin_index)
             parts["joints"].append(joints)
             parts["weights"].append(weights)
+        morph.append((count, _morph_deltas(file, primitive.get("targets"), count, what)))
         parts["indices"].append(indices + vertex_offset)
         submeshes.append(Submesh(index_offset, len(indices), base_color, texture,
                                  f"{spec.get('name') or mesh_index}/{p}"))
@@ -86,12 +91,74 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
                       f"do not sum to 1 (sums {_value_range(offending.min(), offending.max())}); renormalized")
     name = spec.get("name") or f"mesh{mesh_index}"
     try:
+        morph_targets = _morph_targets(file, spec, mesh_index, morph, file.document["nodes"][node_index].get("weights"))
         return SkinnedMesh(name, joined["positions"], joined["indices"], skeleton,
                            joints=joined["joints"], weights=weights,
                            normals=joined["normals"] if has_normals else None, texcoords=joined["texcoords"],
-                           colors=joined["colors"], submeshes=submeshes, node_index=node_index)
+                           colors=joined["colors"], submeshes=submeshes, node_index=node_index,
+                           morph_targets=morph_targets)
     except ViewerError as error:  # the model's own checks
         raise file.error(f"mesh {mesh_index} (node {node_index}): {error}") from None
+
+
+def _morph_deltas(file: GltfFile, targets: list | None, count: int, what: str) -> dict:
+    """A primitive's morph targets as {attribute: (targets, count, 3) float32 deltas, or None
+    when no target moves it}; {} for a primitive without targets."""
+    if targets is None:
+        return {}
+    result = {}
+    for name in MORPH_ATTRIBUTES:
+        if not any(name in target for target in targets):
+            result[name] = None
+            continue
+        deltas = np.zeros((len(targets), count, 3), np.float32)
+        for t, target in enumerate(targets):
+            index = target.get(name)
+            if index is None:
+                continue
+            label = f"{what} target {t} {name}"
+            file.require_accessor_kind(index, label, ("VEC3",), (FLOAT, BYTE, SHORT))
+            rows = file.accessor(index, label)
+            if len(rows) != count:
+                raise file.error(f"accessor {index} ({label}): {len(rows)} elements for {count} vertices")
+            deltas[t] = rows
+        if not np.isfinite(deltas).all():
+            raise file.error(f"{what}: a morph target's {name} holds NaN or infinity")
+        result[name] = deltas
+    return result
+
+
+def _morph_targets(file: GltfFile, spec: dict, mesh_index: int, morph: list[tuple],
+                   node_weights) -> MorphTargets | None:
+    """The mesh's targets over its drawn primitives (``morph``: per primitive, (its vertex
+    count, its targets' deltas by attribute)). Primitives without targets, and attributes a
+    primitive's targets do not move, get zero deltas. Default weights are the node's, else
+    the mesh's, else 0 (checked to be one per target); names come from extras.targetNames."""
+    with_targets = [p for p in spec["primitives"] if p.get("targets") is not None]
+    if not with_targets or not any(deltas for _, deltas in morph):
+        return None
+    target_count = len(with_targets[0]["targets"])
+    joined = {}
+    for name in MORPH_ATTRIBUTES:
+        if not any(deltas.get(name) is not None for _, deltas in morph):
+            joined[name] = None
+            continue
+        joined[name] = np.concatenate([deltas[name] if deltas.get(name) is not None
+                                       else np.zeros((target_count, count, 3), np.float32)
+                                       for count, deltas in morph], axis=1)
+    if joined["POSITION"] is None:
+        vertices = sum(count for count, _ in morph)
+        joined["POSITION"] = np.zeros((target_count, vertices, 3), np.float32)
+    names = [f"morphTarget{i}" for i in range(target_count)]
+    given = spec.get("extras", {}).get("targetNames")
+    if given is not None:
+        if len(given) != target_count:
+            file.warn("target names", f"mesh {mesh_index}: extras.targetNames has {len(given)} names for "
+                      f"{target_count} morph targets; the rest are numbered")
+        names[: len(given)] = given[:target_count]
+    weights = node_weights if node_weights is not None else spec.get("weights")
+    return MorphTargets(joined["POSITION"], joined["NORMAL"], joined["TANGENT"], names, weights,
+                        f"mesh {spec.get('name') or mesh_index!r}")
 
 
 def skin_attributes(file: GltfFile, attributes: dict, count: int, what: str, joint_count: int,

@@ -70,7 +70,11 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     if not skinned and not static:
         where = "" if chosen is None else f" in scene {chosen}"
         raise file.error(f"the file has no meshes to show{where}")
-    animations = [read_clip(file, i, nodes) for i in range(len(document["animations"]))]
+    morphed: dict[int, list] = {}
+    for mesh in skinned + static:
+        if mesh.morph_targets is not None:
+            morphed.setdefault(mesh.node_index, []).append(mesh)
+    animations = [read_clip(file, i, nodes, morphed) for i in range(len(document["animations"]))]
     try:
         scene = Scene(file.path.name, skinned, nodes=nodes, animations=animations, static_meshes=static)
     except ViewerError as error:  # the model's own checks

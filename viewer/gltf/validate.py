@@ -39,7 +39,9 @@ REQUIRED = True
 # values), "nums" (finite numbers, exactly argument many when not None), "stride", "obj" (an
 # object checked against the argument's schema), "objs" (a non-empty array of those), "attrs"
 # (an object of attribute name -> accessor index), "ids" (attribute name -> an integer id),
-# "num" (one finite number), "names" (an array of strings).
+# "num" (one finite number), "targets" (an array of morph targets, each an "attrs" object,
+# at most limits.MAX_MORPH_TARGETS), "weights" (finite numbers, at most that many), "extras"
+# (application data: only an object's "targetNames" is read, an array of strings).
 SCHEMAS = {
     "buffers": {"uri": ("str", None, False), "byteLength": ("uint", 1, REQUIRED)},
     "bufferViews": {"buffer": ("ref", "buffers", REQUIRED), "byteOffset": ("uint", 0, False),
@@ -58,13 +60,15 @@ SCHEMAS = {
                                          "byteOffset": ("uint", 0, False)}, REQUIRED)}, False)},
     "nodes": {"children": ("refs", "nodes", False), "mesh": ("ref", "meshes", False),
               "skin": ("ref", "skins", False), "matrix": ("nums", 16, False), "rotation": ("nums", 4, False),
-              "scale": ("nums", 3, False), "translation": ("nums", 3, False)},
+              "scale": ("nums", 3, False), "translation": ("nums", 3, False),
+              "weights": ("weights", None, False)},
     "meshes": {"primitives": ("objs", {
         "attributes": ("attrs", None, REQUIRED), "indices": ("ref", "accessors", False),
         "material": ("ref", "materials", False), "mode": ("enum", (0, 1, 2, 3, 4, 5, 6), False),
         "extensions": ("obj", {"KHR_draco_mesh_compression": ("obj", {
             "bufferView": ("ref", "bufferViews", REQUIRED), "attributes": ("ids", None, REQUIRED)}, False)},
-            False)}, REQUIRED)},
+            False), "targets": ("targets", None, False)}, REQUIRED),
+        "weights": ("weights", None, False), "extras": ("extras", None, False)},
     "materials": {"pbrMetallicRoughness": ("obj", {
         "baseColorFactor": ("nums", 4, False),
         "baseColorTexture": ("obj", {"index": ("ref", "textures", REQUIRED), "texCoord": ("uint", 0, False),
@@ -122,7 +126,8 @@ class _Checker:
         self.lengths: dict[str, int] = {}
         self.checks = {"ref": self.ref, "refs": self.refs, "uint": self.uint, "bool": self.boolean, "str": self.string,
                        "enum": self.enum, "nums": self.nums, "stride": self.stride, "obj": self.obj,
-                       "objs": self.objs, "attrs": self.attrs, "ids": self.ids, "num": self.num}
+                       "objs": self.objs, "attrs": self.attrs, "ids": self.ids, "num": self.num,
+                       "targets": self.targets, "weights": self.weights, "extras": self.extras}
 
     def fail(self, message: str):
         raise self.fail_with(message)
@@ -171,10 +176,41 @@ class _Checker:
                 if channel["sampler"] >= len(animation["samplers"]):
                     self.fail(f"animation {a} channel {c}: sampler {channel['sampler']} does not exist "
                               f"(the animation has {len(animation['samplers'])} samplers)")
+        self.morph_counts(clean)
         for s, skin in enumerate(clean["skins"]):
             if len(set(skin["joints"])) != len(skin["joints"]):
                 self.fail(f"skin {s}: a node is listed twice among its joints")
         return clean, hierarchy
+
+    def morph_counts(self, clean: dict) -> None:
+        """Every primitive of a mesh with targets has the same number of them (primitives
+        without any are left unmorphed, as Babylon does); the mesh's and its nodes' default
+        weights give one weight per target."""
+        counts = []
+        for m, mesh in enumerate(clean["meshes"]):
+            count = None
+            for p, primitive in enumerate(mesh["primitives"]):
+                targets = primitive.get("targets")
+                if targets is None:
+                    continue
+                if count is None:
+                    count, first = len(targets), p
+                elif len(targets) != count:
+                    self.fail(f"mesh {m} primitive {p}: {len(targets)} morph targets, but primitive {first} has "
+                              f"{count} (every primitive of a mesh must have the same number)")
+            weights = mesh.get("weights")
+            if weights is not None and len(weights) != (count or 0):
+                self.fail(f"mesh {m}: weights has {len(weights)} values for {count or 0} morph targets")
+            counts.append(count or 0)
+        for n, node in enumerate(clean["nodes"]):
+            weights = node.get("weights")
+            if weights is None:
+                continue
+            if node.get("mesh") is None:
+                self.fail(f"node {n}: weights are given, but the node has no mesh")
+            if len(weights) != counts[node["mesh"]]:
+                self.fail(f"node {n}: weights has {len(weights)} values for the {counts[node['mesh']]} morph "
+                          f"targets of mesh {node['mesh']}")
 
     def node_children(self, nodes: list[dict]) -> list:
         """Each node's checked ``children`` (empty when absent), as the nodes' schema checks them."""
@@ -292,6 +328,40 @@ class _Checker:
             self.ref(index, ("ref", "accessors", True), what, f"attribute {short(name, 40)}")
         # Only the standard attributes are handed on (application-specific ones start with _).
         return {name: index for name, index in value.items() if ATTRIBUTE_NAME.fullmatch(name)}
+
+
+    def targets(self, value, spec, what, field):
+        if not isinstance(value, list) or not value:
+            self.fail(f"{what}: {field} must be a non-empty array of morph targets, got {short(value)}")
+        if len(value) > limits.MAX_MORPH_TARGETS:
+            self.fail(f"{what}: {len(value)} morph targets; the limit is {limits.MAX_MORPH_TARGETS}")
+        clean = []
+        for t, target in enumerate(value):
+            if not isinstance(target, dict):
+                self.fail(f"{what} target {t} must be an object of accessor indices, got {short(target)}")
+            for name, index in target.items():
+                self.ref(index, ("ref", "accessors", True), f"{what} target {t}", f"attribute {short(name, 40)}")
+            clean.append({name: target[name] for name in ("POSITION", "NORMAL", "TANGENT") if name in target})
+        return clean
+
+    def weights(self, value, spec, what, field):
+        if not isinstance(value, list) or not all(map(_is_number, value)):
+            self.fail(f"{what}: {field} must be an array of finite numbers, got {short(value)}")
+        if len(value) > limits.MAX_MORPH_TARGETS:
+            self.fail(f"{what}: {field} has {len(value)} values; the limit is {limits.MAX_MORPH_TARGETS} morph targets")
+        return [float(v) for v in value]
+
+    def extras(self, value, spec, what, field):
+        """Application data may be anything; only an object's targetNames is read (and checked)."""
+        if not isinstance(value, dict) or value.get("targetNames") is None:
+            return {}
+        names = value["targetNames"]
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            self.fail(f"{what}: extras.targetNames must be an array of strings, got {short(names)}")
+        if len(names) > limits.MAX_MORPH_TARGETS:
+            self.fail(f"{what}: extras.targetNames has {len(names)} names; the limit is {limits.MAX_MORPH_TARGETS} "
+                      f"morph targets")
+        return {"targetNames": list(names)}
 
 
 class NodeHierarchy(NamedTuple):

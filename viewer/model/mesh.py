@@ -1,6 +1,7 @@
 """SkinnedMesh: vertex data bound to a Skeleton, and CPU skinning (numpy only).
 
-A vertex is skinned by ``sum_k w_k * final[j_k]`` (the final matrices are relative to the
+A vertex is morphed first (``base + sum_t weight_t * delta_t``, when the mesh has morph
+targets), then skinned by ``sum_k w_k * final[j_k]`` (the final matrices are relative to the
 skeleton root), then placed by the mesh's world matrix, as in Babylon's shader.
 """
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from .checks import finite_array
+from .morph import MorphTargets
 from .skeleton import Skeleton
 
 
@@ -29,13 +31,14 @@ class SkinnedMesh:
 
     Arrays: positions (V,3), normals (V,3; computed when absent), joints (V,4|8) ints,
     weights (V,4|8), indices (T*3,), texcoords (V,2), colors (V,4). Weights that do not sum
-    to 1 are renormalized, as engines do for old exports.
+    to 1 are renormalized, as engines do for old exports. ``morph_targets``: a MorphTargets
+    over the same vertices, or None (see ``morph_weights``).
     """
 
     def __init__(self, name: str, positions, indices, skeleton: Skeleton | None, joints=None, weights=None,
                  normals=None, texcoords=None, colors=None, world_matrix=None,
                  base_color=(1.0, 1.0, 1.0, 1.0), base_color_texture=None, submeshes=None,
-                 node_index: int | None = None, world_node=None):
+                 node_index: int | None = None, world_node=None, morph_targets: MorphTargets | None = None):
         self.name = str(name)
         what = f"mesh {self.name!r}"
         self.positions = _float_rows(positions, 3, f"{what} positions")
@@ -61,6 +64,12 @@ class SkinnedMesh:
         self.node_index = node_index
         # When set, the world matrix follows this node's (updated by Scene.prepare()).
         self.world_node = world_node
+        if morph_targets is not None:
+            if not isinstance(morph_targets, MorphTargets):
+                raise ViewerError(f"{what}: morph_targets must be a MorphTargets, got {type(morph_targets).__name__}")
+            if morph_targets.vertex_count != count:
+                raise ViewerError(f"{what}: morph targets over {morph_targets.vertex_count} vertices for {count}")
+        self.morph_targets = morph_targets
 
     @property
     def world_matrix(self) -> np.ndarray:
@@ -78,22 +87,55 @@ class SkinnedMesh:
     def influences(self) -> int:
         return 0 if self.joints is None else self.joints.shape[1]
 
+    # --- morph targets ---------------------------------------------------------------------------
+    @property
+    def morph_target_names(self) -> list[str]:
+        """The targets' names (glTF extras.targetNames, else morphTarget<i>); [] without targets."""
+        return [] if self.morph_targets is None else list(self.morph_targets.names)
+
+    @property
+    def morph_weights(self) -> np.ndarray:
+        """The morph weights, (targets,) float64, read-only (assign a whole array, or use
+        ``set_morph_weight``); an empty array for a mesh without targets."""
+        return np.zeros(0) if self.morph_targets is None else self.morph_targets.weights
+
+    @morph_weights.setter
+    def morph_weights(self, values) -> None:
+        if self.morph_targets is None:
+            if np.size(values) == 0:
+                return
+            raise ViewerError(f"mesh {self.name!r} has no morph targets")
+        self.morph_targets.weights = values
+
+    def set_morph_weight(self, target, weight) -> None:
+        """One target's weight; ``target`` is its name or index."""
+        if self.morph_targets is None:
+            raise ViewerError(f"mesh {self.name!r} has no morph targets")
+        self.morph_targets.set_weight(target, weight)
+
+    def morphed(self) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, normals) in mesh space with the current morph weights, before skinning."""
+        if self.morph_targets is None:
+            return self.positions, self.normals
+        return self.morph_targets.apply(self.positions, self.normals)
+
     def update_world_matrix(self) -> None:
         """Follow the placement node, when there is one (glTF: the skeleton root's parent)."""
         if self.world_node is not None:
             self.world_matrix = self.world_node.get_world_matrix()
 
     def skinned(self, matrices=None) -> tuple[np.ndarray, np.ndarray]:
-        """World-space (positions, normals) skinned on the CPU with ``matrices`` (default: the
-        skeleton's current final matrices)."""
+        """World-space (positions, normals) morphed and skinned on the CPU with ``matrices``
+        (default: the skeleton's current final matrices)."""
         self.update_world_matrix()
+        positions, normals = self.morphed()
         if self.skeleton is None:
-            positions, normals = self.positions.astype(np.float64), self.normals.astype(np.float64)
+            positions, normals = positions.astype(np.float64), normals.astype(np.float64)
         else:
             if matrices is None:
                 self.skeleton.prepare()
                 matrices = self.skeleton.get_transform_matrices()
-            positions, normals = skin(self.positions, self.normals, self.joints, self.weights, matrices)
+            positions, normals = skin(positions, normals, self.joints, self.weights, matrices)
         return transform_points(positions, normals, self.world_matrix)
 
     def skinned_positions(self) -> np.ndarray:

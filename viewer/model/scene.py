@@ -42,6 +42,11 @@ class Scene:
     def meshes(self) -> list[SkinnedMesh]:
         return self.skinned_meshes + self.static_meshes
 
+    @property
+    def morph_meshes(self) -> list[SkinnedMesh]:
+        """The meshes with morph targets, in mesh order."""
+        return [mesh for mesh in self.meshes if mesh.morph_targets is not None]
+
     def prepare(self) -> None:
         """Bring skeletons (once each) and node-placed mesh world matrices up to date."""
         for skeleton in self.skeletons:

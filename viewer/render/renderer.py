@@ -22,6 +22,7 @@ RESERVED_UNIFORM_COMPONENTS = 256
 MAX_TEXTURE_BONES_PER_ROW = 1024
 
 BONE_STORAGES = ("auto", "uniform", "texture")
+MORPH_TEXTURE_WIDTH = 4096  # texels a row of a morph target texture
 
 
 class SkinningMode(enum.IntEnum):
@@ -33,11 +34,34 @@ class SkinningMode(enum.IntEnum):
     BONE_TEXTURE = 2    # final matrices in an RGBA32F texture read with texelFetch
 
 
-def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1) -> dict:
+def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
+                     morph_targets: int = 0, morph_normals: bool = False) -> dict:
+    """The skinning shader's #defines. ``morph_targets`` > 0 morphs on the GPU (MORPH_TARGETS,
+    MORPH_NORMALS, MORPH_TEXELS texels per vertex and target, MORPH_TEXTURE_WIDTH)."""
     defines = {f"SKINNING_{member.name}": int(member) for member in SkinningMode}
     defines.update(SKINNING=int(mode), BONE_COUNT=max(bone_count, 1), INFLUENCES=max(influences, 4),
                    BONES_PER_ROW=bones_per_row)
+    if morph_targets:
+        defines.update(MORPH_TARGETS=morph_targets, MORPH_NORMALS=int(morph_normals),
+                       MORPH_TEXELS=2 if morph_normals else 1, MORPH_TEXTURE_WIDTH=MORPH_TEXTURE_WIDTH)
     return defines
+
+
+def morph_texture_data(morph_targets) -> tuple[np.ndarray, tuple[int, int]]:
+    """A MorphTargets' deltas as RGBA32F texels laid out as the shader reads them (vertex by
+    vertex, each target's position delta, then its normal delta when there are normals), and
+    the texture's (width, height)."""
+    deltas = [morph_targets.positions] + ([morph_targets.normals] if morph_targets.normals is not None else [])
+    # (targets, vertices, texels, 3) -> (vertices, targets, texels, 4)
+    stacked = np.stack(deltas, axis=2).transpose(1, 0, 2, 3)
+    texels = np.zeros(stacked.shape[:3] + (4,), np.float32)
+    texels[..., :3] = stacked
+    texels = texels.reshape(-1, 4)
+    width = min(MORPH_TEXTURE_WIDTH, max(len(texels), 1))
+    height = -(-len(texels) // width)
+    data = np.zeros((height * width, 4), np.float32)
+    data[: len(texels)] = texels
+    return data, (width, height)
 
 
 class Renderer:
@@ -68,10 +92,11 @@ class Renderer:
         self._grid_vertices = np.zeros((0, 7), np.float32)
 
     # --- resources -----------------------------------------------------------------------------
-    def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1):
-        key = (skinning, bone_count, influences, bones_per_row)
+    def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
+                morph_targets: int = 0, morph_normals: bool = False):
+        key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals)
         if key not in self._programs:
-            defines = skinning_defines(skinning, bone_count, influences, bones_per_row)
+            defines = skinning_defines(skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals)
             self._programs[key] = load_program(self.ctx, "skinning.vert", "skinning.frag", defines)
         return self._programs[key]
 
@@ -229,7 +254,10 @@ class Renderer:
 
 
 class GpuMesh:
-    """GPU buffers of one SkinnedMesh and its bone matrix storage."""
+    """GPU buffers of one SkinnedMesh, its bone matrix storage and its morph target texture.
+
+    Morph targets are applied in the shader (deltas in an RGBA32F texture, weights in a
+    uniform array), except with CPU skinning, where numpy morphs and skins the vertices."""
 
     def __init__(self, renderer: Renderer, mesh):
         self.renderer, self.mesh = renderer, mesh
@@ -237,18 +265,36 @@ class GpuMesh:
         skeleton = mesh.skeleton
         bone_count = len(skeleton.bones) if skeleton is not None else 0
         self.influences = mesh.influences
+        morph = mesh.morph_targets
+        self.cpu_morph = morph is not None and renderer.cpu_skinning
+        self.morph_targets = len(morph) if morph is not None and not self.cpu_morph else 0
+        morph_normals = self.morph_targets > 0 and morph.normals is not None
+        # The weights take uniform vectors the bone matrices cannot use.
+        budget = renderer.uniform_bone_budget - (-(-self.morph_targets // 4) + 3) // 4
         if skeleton is None or renderer.cpu_skinning:
             self.skinning, self.bones_per_row = SkinningMode.CPU, 1
         else:
             storage = renderer.bone_storage
-            if storage == "uniform" and bone_count > renderer.uniform_bone_budget:
+            if storage == "uniform" and bone_count > budget:
                 raise ViewerError(f"mesh {mesh.name!r}: {bone_count} bones do not fit this GL context's uniform "
-                                  f"budget of {renderer.uniform_bone_budget} matrices; use the bone texture")
+                                  f"budget of {budget} matrices; use the bone texture")
             if storage == "auto":
-                storage = "uniform" if bone_count <= renderer.uniform_bone_budget else "texture"
+                storage = "uniform" if bone_count <= budget else "texture"
             self.skinning = SkinningMode.UNIFORM_ARRAY if storage == "uniform" else SkinningMode.BONE_TEXTURE
             self.bones_per_row = min(bone_count, MAX_TEXTURE_BONES_PER_ROW) if self.skinning is SkinningMode.BONE_TEXTURE else 1
-        self.program = renderer.program(self.skinning, bone_count, self.influences, self.bones_per_row)
+        self.program = renderer.program(self.skinning, bone_count, self.influences, self.bones_per_row,
+                                        self.morph_targets, morph_normals)
+        self.morph_texture = None
+        if self.morph_targets:
+            data, (width, height) = morph_texture_data(morph)
+            limit = int(ctx.info.get("GL_MAX_TEXTURE_SIZE", 16384))
+            if height > limit:
+                raise ViewerError(f"mesh {mesh.name!r}: {len(morph)} morph targets of {morph.vertex_count} vertices "
+                                  f"need a {width}x{height} texture, over this GL context's limit of {limit}; use "
+                                  f"CPU skinning")
+            self.morph_texture = ctx.texture((width, height), 4, data.tobytes(), dtype="f4")
+            self.morph_texture.filter = (ctx.NEAREST, ctx.NEAREST)
+            self._morph_weights = np.zeros(4 * -(-self.morph_targets // 4), np.float32)
         self.bone_texture = None
         if self.skinning is SkinningMode.BONE_TEXTURE:
             rows = -(-bone_count // self.bones_per_row)
@@ -257,7 +303,8 @@ class GpuMesh:
             self._texture_data = np.zeros((rows * self.bones_per_row, 4, 4), np.float32)
 
         self.buffers = vertex_buffers(ctx, mesh, skinned=self.skinning is not SkinningMode.CPU,
-                                      dynamic=self.skinning is SkinningMode.CPU and skeleton is not None)
+                                      dynamic=self.skinning is SkinningMode.CPU and (skeleton is not None or self.cpu_morph))
+        self._uploaded_morph = None  # the morph weights version the CPU-morphed vertices show
         self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
         content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
                    if name in self.program]
@@ -265,9 +312,18 @@ class GpuMesh:
         self.textures = material_textures(ctx, mesh)
 
     def update(self) -> None:
-        """Upload this frame's bone matrices (or CPU-skinned vertices)."""
-        skeleton = self.mesh.skeleton
+        """Upload this frame's bone matrices and morph weights (or CPU-morphed and -skinned vertices)."""
+        mesh = self.mesh
+        if self.morph_targets:
+            self._morph_weights[: self.morph_targets] = mesh.morph_weights
+            self.program["u_morph_weights"].write(self._morph_weights.tobytes())
+        skeleton = mesh.skeleton
         if skeleton is None:
+            if self.cpu_morph and self._uploaded_morph != mesh.morph_targets.version:
+                positions, normals = mesh.morphed()
+                self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())
+                self.buffers["in_normal"][0].write(normals.astype(np.float32).tobytes())
+                self._uploaded_morph = mesh.morph_targets.version
             return
         matrices = skeleton.get_transform_matrices()
         if self.skinning is SkinningMode.UNIFORM_ARRAY:
@@ -276,8 +332,8 @@ class GpuMesh:
             self._texture_data[: len(matrices)] = matrices
             self.bone_texture.write(self._texture_data.tobytes())
         else:
-            positions, normals = skin(self.mesh.positions, self.mesh.normals, self.mesh.joints,
-                                      self.mesh.weights, matrices)
+            positions, normals = mesh.morphed()
+            positions, normals = skin(positions, normals, mesh.joints, mesh.weights, matrices)
             self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())
             self.buffers["in_normal"][0].write(normals.astype(np.float32).tobytes())
 
@@ -291,6 +347,9 @@ class GpuMesh:
         if self.bone_texture is not None:
             self.bone_texture.use(location=1)
             program["u_bone_texture"].value = 1
+        if self.morph_texture is not None:
+            self.morph_texture.use(location=2)
+            program["u_morph_texture"].value = 2
         if options.show_mesh:
             program["u_flat_color"].value = False
             for submesh in self.mesh.submeshes:
@@ -311,7 +370,7 @@ class GpuMesh:
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
-        for resource in (self.index_buffer, self.vao, self.bone_texture, *self.textures.values()):
+        for resource in (self.index_buffer, self.vao, self.bone_texture, self.morph_texture, *self.textures.values()):
             if resource is not None:
                 resource.release()
 

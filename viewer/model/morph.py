@@ -1,0 +1,236 @@
+"""Morph targets (glTF's blend shapes) and their animation (numpy only).
+
+A mesh with morph targets holds, per target, the displacement of every vertex (POSITION,
+and NORMAL / TANGENT when the file has them) and one weight per target. The morphed vertex
+is ``base + sum_t weight[t] * delta[t]``, computed before skinning, as Babylon.js and glTF do;
+normals are renormalized after skinning.
+
+``MorphWeightChannel`` samples a glTF ``weights`` channel (LINEAR / STEP / CUBICSPLINE, as
+glTF 2.0 defines them) and writes the weights of its meshes; ``MorphAnimationClip`` is an
+AnimationClip that also plays such channels.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ..errors import ViewerError
+from .animation import INTERPOLATIONS, AnimationClip
+
+# The most targets one mesh may have: the GPU path keeps their weights in a uniform array
+# (MAX_MORPH_TARGETS / 4 vec4s) beside the bone matrices. Real face rigs use tens.
+MAX_MORPH_TARGETS = 256
+
+
+class MorphTargets:
+    """The targets of one mesh: deltas, names and the current weights.
+
+    ``positions``: (targets, vertices, 3) position deltas; ``normals`` and ``tangents``: the
+    same shape, or None when no target moves them. ``names``: one string per target (default
+    ``morphTarget<i>``, Babylon's). ``weights``: the initial weights (default 0).
+    """
+
+    def __init__(self, positions, normals=None, tangents=None, names=None, weights=None, what: str = "mesh"):
+        self.what = what
+        self.positions = _deltas(positions, None, f"{what} morph target positions")
+        count, vertices = self.positions.shape[:2]
+        if not 1 <= count <= MAX_MORPH_TARGETS:
+            raise ViewerError(f"{what}: {count} morph targets (1 to {MAX_MORPH_TARGETS} are supported)")
+        self.normals = None if normals is None else _deltas(normals, (count, vertices), f"{what} morph target normals")
+        self.tangents = (None if tangents is None
+                         else _deltas(tangents, (count, vertices), f"{what} morph target tangents"))
+        names = [f"morphTarget{i}" for i in range(count)] if names is None else [str(n) for n in names]
+        if len(names) != count:
+            raise ViewerError(f"{what}: {len(names)} morph target names for {count} targets")
+        self.names = names
+        self._weights = np.zeros(count)
+        self.version = 0  # bumped by every weight change (a renderer uploads on change)
+        if weights is not None:
+            self.weights = weights
+        self.default_weights = self.weights.copy()  # as built (the file's), for a reset
+        self.default_weights.flags.writeable = False
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    @property
+    def vertex_count(self) -> int:
+        return self.positions.shape[1]
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The weights, (targets,) float64, read-only: assign a whole array or use set_weight."""
+        view = self._weights.view()
+        view.flags.writeable = False
+        return view
+
+    @weights.setter
+    def weights(self, values) -> None:
+        self._weights = checked_weights(values, len(self), self.what)
+        self.version += 1
+
+    def index(self, key) -> int:
+        """The index of a target given by name or by index (an int, or its digits as text)."""
+        original = key
+        if isinstance(key, str):
+            if key in self.names:
+                return self.names.index(key)
+            if key.strip().isdigit():
+                key = int(key)
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < len(self):
+            return int(key)
+        listed = ", ".join(self.names[:15]) + (", ..." if len(self.names) > 15 else "")
+        raise ViewerError(f"{self.what}: no morph target {original!r} (its targets: {listed}; or an index "
+                          f"0..{len(self) - 1})")
+
+    def set_weight(self, key, value) -> None:
+        """One target's weight, the target given by name or index."""
+        index = self.index(key)
+        weights = self._weights.copy()
+        weights[index] = _finite_weight(value, f"{self.what} morph target {self.names[index]!r}")
+        self._weights = weights
+        self.version += 1
+
+    def apply(self, positions, normals=None, weights=None) -> tuple[np.ndarray, np.ndarray | None]:
+        """(positions, normals) morphed by ``weights`` (default: the current ones), float64.
+        Targets at weight 0 cost nothing, as in Babylon's ApplyMorph."""
+        weights = self._weights if weights is None else checked_weights(weights, len(self), self.what)
+        active = np.flatnonzero(weights)
+        morphed = np.asarray(positions, dtype=np.float64)
+        normals = None if normals is None else np.asarray(normals, dtype=np.float64)
+        if active.size:
+            w = weights[active]
+            morphed = morphed + np.einsum("t,tvc->vc", w, self.positions[active], dtype=np.float64)
+            if normals is not None and self.normals is not None:
+                normals = normals + np.einsum("t,tvc->vc", w, self.normals[active], dtype=np.float64)
+        return morphed, normals
+
+    def copy(self) -> "MorphTargets":
+        """The same deltas (shared, they are never written) with their own weights."""
+        twin = copy.copy(self)
+        twin.names = list(self.names)
+        twin.weights = self.weights  # the setter stores its own checked copy
+        return twin
+
+
+def checked_weights(values, count: int, what: str) -> np.ndarray:
+    """``values`` as (count,) finite float64, or a ViewerError naming ``what``."""
+    try:
+        array = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ViewerError(f"{what} morph weights: expected {count} numbers, got {values!r}") from None
+    if array.shape != (count,):
+        raise ViewerError(f"{what} morph weights: expected {count} numbers (one per target), got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ViewerError(f"{what} morph weights: contain NaN or infinity: {array.tolist()}")
+    return array
+
+
+def _finite_weight(value, what: str) -> float:
+    if isinstance(value, bool):
+        raise ViewerError(f"{what}: weight must be a number, got {value!r}")
+    try:
+        weight = float(value)
+    except (TypeError, ValueError):
+        raise ViewerError(f"{what}: weight must be a number, got {value!r}") from None
+    if not np.isfinite(weight):
+        raise ViewerError(f"{what}: weight must be finite, got {weight}")
+    return weight
+
+
+def _deltas(values, shape, what) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ViewerError(f"{what}: expected numbers") from None
+    if array.ndim != 3 or array.shape[2] != 3 or (shape is not None and array.shape[:2] != shape):
+        expected = "(targets, vertices, 3)" if shape is None else f"({shape[0]}, {shape[1]}, 3)"
+        raise ViewerError(f"{what}: expected shape {expected}, got {array.shape}")
+    if not np.isfinite(array).all():
+        target = int(np.flatnonzero(~np.isfinite(array).all(axis=(1, 2)))[0])
+        raise ViewerError(f"{what}: target {target} has NaN or infinity")
+    array = np.ascontiguousarray(array)
+    array.flags.writeable = False
+    return array
+
+
+# --- animation ----------------------------------------------------------------------------------
+class MorphWeightChannel:
+    """A glTF ``weights`` channel: keyframes of every target's weight, written into ``meshes``
+    (the meshes of the animated node, which share its targets)."""
+
+    def __init__(self, meshes, times, values, interpolation: str = "LINEAR", name: str = ""):
+        self.meshes = list(meshes)
+        if not self.meshes or any(mesh.morph_targets is None for mesh in self.meshes):
+            raise ViewerError(f"weights channel {name!r}: it needs a mesh with morph targets")
+        count = len(self.meshes[0].morph_targets)
+        what = f"weights channel of mesh {self.meshes[0].name!r}"
+        if any(len(mesh.morph_targets) != count for mesh in self.meshes):
+            raise ViewerError(f"{what}: its meshes have different numbers of morph targets")
+        if interpolation not in INTERPOLATIONS:
+            raise ViewerError(f"{what}: unknown interpolation {interpolation!r}")
+        self.interpolation = interpolation
+        self.times = np.asarray(times, dtype=np.float64).reshape(-1)
+        keys = len(self.times)
+        if keys == 0:
+            raise ViewerError(f"{what}: no keyframes")
+        if not np.isfinite(self.times).all() or (np.diff(self.times) <= 0).any():
+            raise ViewerError(f"{what}: keyframe times must be finite and strictly increasing")
+        values = np.asarray(values, dtype=np.float64)
+        per_key = 3 if interpolation == "CUBICSPLINE" else 1
+        if values.size != keys * per_key * count:
+            raise ViewerError(f"{what}: {values.size} output values for {keys} keyframes of {count} targets "
+                              f"({keys * per_key * count} expected for {interpolation})")
+        if not np.isfinite(values).all():
+            raise ViewerError(f"{what}: keyframe values contain NaN or infinity")
+        # CUBICSPLINE keys are (in-tangent, value, out-tangent) triplets.
+        self.values = values.reshape(keys, 3, count) if per_key == 3 else values.reshape(keys, count)
+
+    @property
+    def duration(self) -> float:
+        return float(self.times[-1])
+
+    def sample(self, t: float) -> np.ndarray:
+        """The weights at ``t`` seconds (clamped to the keyframes)."""
+        times, values = self.times, self.values
+        cubic = self.interpolation == "CUBICSPLINE"
+        if t <= times[0] or len(times) == 1:
+            return (values[0, 1] if cubic else values[0]).copy()
+        if t >= times[-1]:
+            return (values[-1, 1] if cubic else values[-1]).copy()
+        i = int(np.searchsorted(times, t, side="right")) - 1
+        if self.interpolation == "STEP":
+            return values[i].copy()
+        dt = times[i + 1] - times[i]
+        u = (t - times[i]) / dt
+        if cubic:
+            u2, u3 = u * u, u * u * u
+            return ((2 * u3 - 3 * u2 + 1) * values[i, 1] + (u3 - 2 * u2 + u) * dt * values[i, 2]
+                    + (-2 * u3 + 3 * u2) * values[i + 1, 1] + (u3 - u2) * dt * values[i + 1, 0])
+        return values[i] * (1.0 - u) + values[i + 1] * u
+
+    def apply(self, t: float) -> None:
+        weights = self.sample(t)
+        for mesh in self.meshes:
+            mesh.morph_weights = weights
+
+
+class MorphAnimationClip(AnimationClip):
+    """An AnimationClip that also plays ``weights`` channels (after the node channels)."""
+
+    def __init__(self, name: str, channels, morph_channels):
+        super().__init__(name, channels)
+        self.morph_channels = list(morph_channels)
+        self.duration = max([self.duration] + [channel.duration for channel in self.morph_channels])
+
+    def __repr__(self) -> str:
+        return (f"AnimationClip({self.name!r}, {len(self.channels)} channels, {len(self.morph_channels)} weights "
+                f"channels, {self.duration:.3f} s)")
+
+    def apply(self, t: float) -> None:
+        super().apply(t)
+        t = float(t)
+        for channel in self.morph_channels:
+            channel.apply(t)
