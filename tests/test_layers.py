@@ -24,7 +24,8 @@ LAYER_OF = {"viewer.errors": "errors", "viewer.camera": "camera", "viewer.images
             "viewer.options": "options", "viewer.editor": "editor", "viewer.loaders": "loaders",
             "viewer.character": "loaders", "viewer.pose": "loaders", "viewer.gltf": "loaders",
             "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",
-            "viewer.script": "scripting", "viewer.app_api": "scripting"}
+            "viewer.script": "scripting", "viewer.app_api": "scripting",
+            "viewer.interaction": "model"}  # picking, gizmo and mirror maths: numpy over the model's API
 
 
 def module_name(path: Path) -> str:

@@ -137,6 +137,37 @@ class Editor:
     def end_edit(self) -> None:
         self._edit_open = False
 
+    def drop_edit(self) -> None:
+        """Close the open edit and forget its undo step, leaving the pose as it is: a cancelled
+        viewport gesture, which has put back the bones it touched itself (bit for bit)."""
+        if self._edit_open:
+            self._edit_open = False
+            self._undo.pop()
+
+    def mirror_bone(self, bone) -> None:
+        """The bone's mirror (leftArm -> rightArm, Palm2.L -> Palm2.R, ...) takes its pose,
+        reflected across the model's left-right plane. One undo step."""
+        self._mirror([bone.get_skeleton()], [bone], f"mirrored {bone.name}")
+
+    def mirror_pose(self) -> None:
+        """Mirror the whole pose across the model's left-right plane: left and right swap
+        their turns, centre bones turn the mirrored way. One undo step."""
+        self._mirror(self.scene.skeletons, None, "mirrored the pose")
+
+    def _mirror(self, skeletons, sources, message) -> None:
+        from .interaction import mirror_rotations
+
+        def change():
+            # Every skeleton's result first: two skins may share joint nodes.
+            results = []
+            for skeleton in skeletons:
+                mesh = next((m for m in self.scene.skinned_meshes if m.skeleton is skeleton), None)
+                results += mirror_rotations(skeleton, None if mesh is None else mesh.world_matrix, sources).items()
+            for bone, (quaternion, position) in results:
+                set_bone_pose(bone, rotation_quaternion=quaternion, position=position)
+        self._edit(change)
+        self.status = Status(message)
+
     def _edit(self, change) -> None:
         """One undo step, unless the panel holds an edit open for a whole drag."""
         opened_here = not self._edit_open
@@ -206,6 +237,25 @@ class Editor:
             for skeleton in self.scene.skeletons:
                 skeleton.return_to_rest()
         self._edit(change)
+
+    # --- morph targets (undoable) ------------------------------------------------------------------
+    def morph_meshes(self) -> list:
+        """The meshes with morph targets, in the scene's order (the panel's "Morph targets")."""
+        return self.scene.morph_meshes
+
+    def set_morph_weight(self, mesh, target, weight) -> None:
+        """One morph target's weight (``target``: its name or index); a slider drag is one
+        undo step, and, like a bone edit, it pauses playback (a clip's weights channels would
+        overwrite it)."""
+        if getattr(mesh, "morph_targets", None) is None:
+            raise ViewerError(f"mesh {getattr(mesh, 'name', mesh)!r} has no morph targets")
+        self._edit(lambda: mesh.set_morph_weight(target, weight))
+
+    def reset_morph_weights(self, mesh) -> None:
+        """The mesh's weights back to the file's defaults (the node's or mesh's weights). One undo step."""
+        if getattr(mesh, "morph_targets", None) is None:
+            raise ViewerError(f"mesh {getattr(mesh, 'name', mesh)!r} has no morph targets")
+        self._edit(lambda: setattr(mesh, "morph_weights", mesh.morph_targets.default_weights))
 
     def set_current_as_rest(self) -> None:
         """The current pose becomes the rest pose (not a pose edit: nothing to undo)."""

@@ -19,6 +19,8 @@ class RenderOptions:
     bone_texture: bool = False            # bone matrices in a texture even when a uniform array fits
     selected_bone: object = None          # a Bone to highlight in the overlay
     markers: list = field(default_factory=list)   # Markers the overlay draws (the editor's controllers)
+    show_gizmo: bool = True               # the rotate gizmo (and arrows) on the selected bone
+    move_arrows_all_bones: bool = False   # translate arrows on every bone, not only roots
     background_top: tuple = (0.33, 0.36, 0.42)
     background_bottom: tuple = (0.12, 0.12, 0.14)
     key_light: tuple = (0.45, 0.8, 0.6)   # direction towards the light

@@ -17,17 +17,28 @@ JOINT_COLOR = (1.0, 1.0, 1.0, 0.95)
 SELECTED_COLOR = (0.25, 0.95, 1.0, 1.0)
 
 
-def skeleton_overlay(scene, selected_bone=None):
-    """(line vertices, point vertices) as (N, 7) arrays of xyz + rgba, in world space.
+class SkeletonSegments(NamedTuple):
+    """One skeleton's drawn bone segments in world space: each bone's own segments run from
+    its head to each child, or along its leaf axis; ``owners`` are the bones' indices in
+    ``skeleton.bones`` (what a click on a segment picks)."""
+
+    skeleton: object
+    mesh: object
+    heads: np.ndarray      # (N, 3) every joint
+    starts: np.ndarray     # (S, 3)
+    ends: np.ndarray       # (S, 3)
+    owners: np.ndarray     # (S,) bone index of each segment
+
+
+def skeleton_segments(scene) -> list:
+    """The bone segments the overlay draws, per skeleton (a skeleton shared by two skins once).
 
     A line from each bone to each child; a leaf bone along the scene's leaf axis (bone space)
     for its ``length``, which is in the bone's own space (Babylon), so it scales with the
     bone; when unset, a world length along the axis's world direction: half the parent
-    segment, or a tenth of the model's size for a bone that sits on its parent. The selected
-    bone's own segments (to its children, or its leaf segment) are highlighted, drawn last
-    (after every skeleton's lines: two skins may share joints and draw the same lines).
+    segment, or a tenth of the model's size for a bone that sits on its parent.
     """
-    starts, ends, lit, joints, lit_joints = [], [], [], [], []
+    result = []
     model_size = float(np.linalg.norm(scene.rest_bounds[1] - scene.rest_bounds[0]))
     drawn = set()
     for mesh in scene.skinned_meshes:
@@ -38,9 +49,6 @@ def skeleton_overlay(scene, selected_bone=None):
         absolute = skeleton.get_absolute_matrices() @ mesh.world_matrix
         parents = skeleton.get_parent_indices()
         heads = absolute[:, 3, :3]
-        selected = np.zeros(len(parents), bool)
-        if selected_bone is not None and selected_bone.get_skeleton() is skeleton:
-            selected[list(skeleton.bones).index(selected_bone)] = True
         children = np.flatnonzero(parents >= 0)
         has_child = np.zeros(len(parents), bool)
         has_child[parents[children]] = True
@@ -58,10 +66,28 @@ def skeleton_overlay(scene, selected_bone=None):
         leaves = leaves[keep]
         tips = heads[leaves] + axis[keep] * (world_length[keep] / axis_scale[keep])[:, None]
         # A bone's own segments run from its head: to each child, or to its leaf tip.
-        starts += [heads[parents[children]], heads[leaves]]
-        ends += [heads[children], tips]
-        lit += [selected[parents[children]], selected[leaves]]
-        joints.append(heads)
+        result.append(SkeletonSegments(skeleton, mesh, heads, np.concatenate([heads[parents[children]], heads[leaves]]),
+                                       np.concatenate([heads[children], tips]),
+                                       np.concatenate([parents[children], leaves])))
+    return result
+
+
+def skeleton_overlay(scene, selected_bone=None, segments=None):
+    """(line vertices, point vertices) as (N, 7) arrays of xyz + rgba, in world space: the
+    segments of ``skeleton_segments`` (or the ``segments`` given) and a dot at each joint.
+
+    The selected bone's own segments (to its children, or its leaf segment) are highlighted,
+    drawn last (after every skeleton's lines: two skins may share joints and draw the same lines).
+    """
+    starts, ends, lit, joints, lit_joints = [], [], [], [], []
+    for entry in (skeleton_segments(scene) if segments is None else segments):
+        selected = np.zeros(len(entry.heads), bool)
+        if selected_bone is not None and selected_bone.get_skeleton() is entry.skeleton:
+            selected[list(entry.skeleton.bones).index(selected_bone)] = True
+        starts.append(entry.starts)
+        ends.append(entry.ends)
+        lit.append(selected[entry.owners])
+        joints.append(entry.heads)
         lit_joints.append(selected)
     if not starts:
         return np.zeros((0, 7), np.float32), np.zeros((0, 7), np.float32)

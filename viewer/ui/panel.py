@@ -78,6 +78,8 @@ class PosePanel:
             self._display(editor, requests)
         if editor.scene.animations and self._header("Animation"):
             self._animation(editor)
+        if editor.morph_meshes() and self._header("Morph targets"):
+            self._morph_targets(editor)
         if self._header("Bones"):
             self._bone_tree(editor)
         if editor.selected is not None and self._header("Selected bone"):
@@ -127,6 +129,11 @@ class PosePanel:
         _, display.cpu_skinning = imgui.checkbox("CPU skinning", display.cpu_skinning)
         imgui.same_line(240)
         _, display.bone_texture = imgui.checkbox("Bone texture", display.bone_texture)
+        _, display.show_gizmo = imgui.checkbox("Gizmo", display.show_gizmo)
+        self._record("Gizmo")
+        imgui.same_line(130)
+        _, display.move_arrows_all_bones = imgui.checkbox("Move arrows on every bone", display.move_arrows_all_bones)
+        self._record("Move arrows on every bone")
         if self._button("Frame model (F)"):
             requests.frame_model = True
 
@@ -150,6 +157,31 @@ class PosePanel:
         if changed:
             editor.pause()
             editor.seek(time)
+
+    def _morph_targets(self, editor) -> None:
+        """A slider per target of every mesh with morph targets (0..1; Ctrl+click types any
+        value); a whole drag is one undo step and pauses playback."""
+        for mesh in editor.morph_meshes():
+            imgui.text_colored(SELECTED_TEXT, mesh.name)
+            imgui.same_line()
+            if self._button(f"Reset##{id(mesh)}"):
+                editor.reset_morph_weights(mesh)
+            self.rects[f"{mesh.name}/Reset"] = self.rects.pop(f"Reset##{id(mesh)}")
+            for index, (name, weight) in enumerate(zip(mesh.morph_target_names, mesh.morph_weights)):
+                imgui.set_next_item_width(-150)
+                changed, value = imgui.slider_float(f"{name}##{id(mesh)}/{index}", float(weight), 0.0, 1.0, "%.3f")
+                low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+                label_width = imgui.calc_text_size(name).x + imgui.get_style().item_inner_spacing.x
+                self.rects[f"{mesh.name}/{name}"] = (low.x, low.y, high.x - label_width, high.y)  # the slider alone
+                if imgui.is_item_activated():
+                    editor.begin_edit()
+                if changed:
+                    try:
+                        editor.set_morph_weight(mesh, index, value)
+                    except ViewerError as error:
+                        editor.status = Status.error(error)
+                if imgui.is_item_deactivated():
+                    editor.end_edit()
 
     def _bone_tree(self, editor) -> None:
         imgui.begin_child("bones", imgui.ImVec2(0, 170), imgui.ChildFlags_.borders)
@@ -215,6 +247,12 @@ class PosePanel:
         imgui.same_line()
         if self._button("Set current as rest"):
             editor.set_current_as_rest()
+        if self._button("Mirror bone (M)"):
+            editor.mirror_bone(bone)
+        imgui.same_line()
+        if self._button("Mirror pose (Shift+M)"):
+            editor.mirror_pose()
+        imgui.text_disabled("R rotate, G move, X/Y/Z axis, L local/world")
         imgui.begin_disabled(not editor.can_undo)
         if self._button("Undo (Ctrl+Z)"):
             editor.undo()

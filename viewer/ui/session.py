@@ -8,6 +8,7 @@ owns no maths.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from ..errors import ViewerError
 from ..images import write_png
 from ..options import Status
 from ..render.renderer import Renderer
+from .gestures import Gestures
 from .imgui_renderer import ImGuiRenderer
 from .panel import PANEL_WIDTH, PosePanel
 
@@ -39,6 +41,7 @@ class ViewerSession:
         imgui.style_colors_dark()
         self.imgui_renderer = ImGuiRenderer(ctx)
         self.panel = PosePanel()
+        self.gestures = Gestures()  # picking, the gizmo, R/G/X/Y/Z, IK drags, mirror keys
         self._renderers: dict = {}
         self.model_name = model_name
         self.view_aspect = 1.0  # width / height of the view beside the panel, known after a frame
@@ -64,6 +67,8 @@ class ViewerSession:
         self.scene = scene
         self.editor = Editor(scene)
         self.camera = None
+        if getattr(self, "gestures", None) is not None:
+            self.gestures = Gestures()  # a new model: no gesture or hover carries over
         clip = self.editor.clip
         if play and clip is not None:
             self.frame_model(np.linspace(0.0, clip.duration, START_FRAMING_SAMPLES), clip.apply)
@@ -73,7 +78,8 @@ class ViewerSession:
             self.frame_model()
 
     def mouse_drag(self, button: int, dx: float, dy: float, height: int) -> None:
-        """Left drag orbits; right or middle drag pans (dx, dy in pixels)."""
+        """Left drag orbits; right or middle drag pans (dx, dy in pixels). (In the window a
+        left drag reaches this through Gestures, which first sees whether it grabs a gizmo.)"""
         if button == 0:
             self.camera.orbit(-dx * ORBIT_DEGREES_PER_PIXEL, dy * ORBIT_DEGREES_PER_PIXEL)
         else:
@@ -171,10 +177,13 @@ class ViewerSession:
         self.camera.screen_offset = min(PANEL_WIDTH * framebuffer_scale[0], width / 2) / width if show_panel else 0.0
         self.view_aspect = width / max(height, 1) * (1.0 - self.camera.screen_offset)  # for F
         display = self.editor.display
+        self.scene.prepare()  # gestures read world positions of the pose as it is now
+        gesture_markers = self.gestures.update(self)   # gizmo, hover, IK handles: drawn, not the editor's
         display.selected_bone = self.editor.selected
         self.scene.prepare()  # the frame's one model update, after playback and the panel's edits
         try:
-            self.renderer().render(self.scene, self.camera, size, display)
+            self.renderer().render(self.scene, self.camera, size,
+                                   replace(display, markers=list(display.markers) + gesture_markers))
         except ViewerError as error:  # e.g. a forced uniform array that does not fit
             self.editor.status = Status.error(error)
             display.bone_texture = True

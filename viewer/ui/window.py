@@ -92,10 +92,12 @@ class ViewerWindow:
     # --- input ---------------------------------------------------------------------------------
     def _on_cursor(self, _window, x, y):
         imgui.get_io().add_mouse_pos_event(x, y)
-        if self._mouse is not None and self._buttons and not self.session.ui_wants_mouse:
+        # A left drag (orbit, gizmo, IK) is the session's Gestures' (it reads ImGui's io);
+        # right or middle drags pan here, unless a gesture holds the mouse.
+        if (self._mouse is not None and self._buttons - {0} and not self.session.ui_wants_mouse
+                and not self.session.gestures.busy):
             _, height = glfw.get_window_size(self.window)
-            button = 0 if 0 in self._buttons else 1
-            self.session.mouse_drag(button, x - self._mouse[0], y - self._mouse[1], height)
+            self.session.mouse_drag(1, x - self._mouse[0], y - self._mouse[1], height)
         self._mouse = (x, y)
 
     def _on_button(self, _window, button, action, _mods):
