@@ -134,7 +134,9 @@ class TransformNode:
     def get_local_matrix(self) -> np.ndarray:
         """The TRS as a matrix (read-only; composed again only after a change)."""
         if self._local_version != self._version:
-            self._local = read_only(transforms.compose(self._scaling, self._quaternion, self._position))
+            local = transforms.compose_one(self._scaling, self._quaternion, self._position)
+            local.flags.writeable = False
+            self._local = local
             self._local_version = self._version
         return self._local
 

@@ -14,8 +14,6 @@ lands on -Y), and it is not batched. The formulas below are Babylon's ``Matrix.C
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 def compose(scaling, quaternion, position, out=None):
@@ -146,14 +144,6 @@ def singularity(m):
         return np.where(norms > 0, np.abs(np.linalg.det(m)) / norms, 0.0)
 
 
-def singularity_one(m) -> float:
-    """``singularity`` of one matrix, on Python floats (a bone's bind check, ~10x faster)."""
-    (a, b, c), (d, e, f), (g, h, i) = (row[:3] for row in np.asarray(m, dtype=np.float64).tolist()[:3])
-    norms = math.sqrt((a * a + b * b + c * c) * (d * d + e * e + f * f) * (g * g + h * h + i * i))
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    return abs(det) / norms if norms > 0 else 0.0
-
-
 # --- one matrix at a time (the Bone space API): the same formulas on Python floats, ~10x faster
 # than the stacked versions above for a single 4x4.
 def quaternion_from_rotation_matrix_one(m) -> np.ndarray:
@@ -199,6 +189,24 @@ def singularity_one(m) -> float:
     for x, y, z in rows:
         norms *= (x * x + y * y + z * z) ** 0.5
     return abs(determinant3(m)) / norms if norms > 0 else 0.0
+
+
+def compose_one(scaling, quaternion, position) -> np.ndarray:
+    """``compose`` for one matrix, the same operations in the same order on Python floats
+    (so the same bits), without numpy's per-call cost."""
+    sx, sy, sz = (float(v) for v in scaling)
+    x, y, z, w = (float(v) for v in quaternion)
+    px, py, pz = (float(v) for v in position)
+    x2, y2, z2 = x + x, y + y, z + z
+    xx, xy, xz = x * x2, x * y2, x * z2
+    yy, yz, zz = y * y2, y * z2, z * z2
+    wx, wy, wz = w * x2, w * y2, w * z2
+    return np.array([
+        [(1.0 - (yy + zz)) * sx, (xy + wz) * sx, (xz - wy) * sx, 0.0],
+        [(xy - wz) * sy, (1.0 - (xx + zz)) * sy, (yz + wx) * sy, 0.0],
+        [(xz + wy) * sz, (yz - wx) * sz, (1.0 - (xx + yy)) * sz, 0.0],
+        [px, py, pz, 1.0],
+    ])
 
 
 def rotation_matrix_one(quaternion) -> np.ndarray:
