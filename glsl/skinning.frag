@@ -1,17 +1,20 @@
 #version 330 core
 // Lit base color: base color factor x vertex color x base color texture, a key and a fill
-// light, hemispheric ambient and a soft specular. Wireframe draws a flat color.
+// light, hemispheric ambient and a soft specular. Wireframe draws a flat color. A skin view
+// (u_paint, see skinning.vert) draws v_paint under a plain grey light that keeps its hue.
 
 in vec3 v_world_position;
 in vec3 v_normal;
 in vec2 v_uv;
 in vec4 v_color;
+in vec4 v_paint;
 
 uniform vec4 u_base_color;
 uniform sampler2D u_base_color_texture;
 uniform vec3 u_camera_position;
 uniform vec3 u_key_direction;   // towards the light, world space
 uniform bool u_flat_color;      // wireframe overlay
+uniform int u_paint;            // PAINT_*: what colours the mesh
 
 out vec4 out_color;
 
@@ -25,6 +28,10 @@ void main() {
     vec3 view = normalize(u_camera_position - v_world_position);
     if (dot(n, view) < 0.0) n = -n;  // two-sided lighting for open meshes
     vec3 key = normalize(u_key_direction);
+    if (u_paint != PAINT_NONE) {
+        out_color = vec4(v_paint.rgb * (0.55 + 0.45 * max(dot(n, key), 0.0)), 1.0);
+        return;
+    }
     vec3 fill = normalize(vec3(-key.x, 0.3, -key.z));
     float hemisphere = 0.5 + 0.5 * n.y;
     vec3 ambient = mix(vec3(0.22, 0.21, 0.20), vec3(0.38, 0.40, 0.45), hemisphere);

@@ -14,6 +14,11 @@
 //                 MORPH_TEXTURE_WIDTH texels a row; vertex v, target t starts at texel
 //                 (v * MORPH_TARGETS + t) * MORPH_TEXELS: its position delta, then with
 //                 MORPH_NORMALS its normal delta), their weights packed four to a vec4
+//   PAINT_NONE, PAINT_WEIGHTS, PAINT_BONE_MAP, PAINT_VERTEX  the values of u_paint (what colours
+//                 the mesh): its materials; joint u_paint_joint's weight as a heatmap, or each
+//                 vertex's dominant joint's colour, both from the joint/weight attributes here
+//                 (viewer/render/paint.py computes the same colours in numpy); or in_paint, the
+//                 colours numpy computed (CPU skinning, meshes without a skin, the weight check)
 // Matrices arrive as row-major numpy bytes, which GLSL reads as their transpose: exactly what
 // the column-vector products below need (the row-vector p @ F @ W @ V @ P).
 
@@ -21,6 +26,7 @@ in vec3 in_position;
 in vec3 in_normal;
 in vec2 in_uv;
 in vec4 in_color;
+in vec4 in_paint;
 #if SKINNING != SKINNING_CPU
 in ivec4 in_joints0;
 in vec4 in_weights0;
@@ -40,6 +46,22 @@ uniform mat4 u_world;
 #endif
 uniform mat4 u_view;
 uniform mat4 u_projection;
+uniform int u_paint;        // PAINT_*
+uniform int u_paint_joint;  // PAINT_WEIGHTS: whose weights (-1: none)
+
+// Blender's weight ramp: 0 blue, 0.25 cyan, 0.5 green, 0.75 yellow, 1 red (paint.heat_color).
+vec3 heat_color(float weight) {
+    float t = clamp(weight, 0.0, 1.0) * 4.0;
+    return clamp(vec3(t - 2.0, t < 2.0 ? t : 4.0 - t, 2.0 - t), 0.0, 1.0);
+}
+
+// A stable colour per joint: hue, saturation and value from the R3 sequence (paint.bone_color).
+vec3 bone_color(int joint) {
+    vec3 hsv = fract(float(joint) * vec3(0.8191725, 0.6710436, 0.5497005) + 0.85);
+    float saturation = 0.45 + 0.55 * hsv.y, value = 0.65 + 0.35 * hsv.z;
+    vec3 k = clamp(abs(mod(hsv.x * 6.0 + vec3(0.0, 4.0, 2.0), 6.0) - 3.0) - 1.0, 0.0, 1.0);
+    return value * (1.0 + saturation * (k - 1.0));
+}
 
 #if SKINNING == SKINNING_UNIFORM_ARRAY
 uniform mat4 u_bones[BONE_COUNT];
@@ -76,6 +98,7 @@ out vec3 v_world_position;
 out vec3 v_normal;
 out vec2 v_uv;
 out vec4 v_color;
+out vec4 v_paint;
 
 void main() {
     vec3 position = in_position;
@@ -119,5 +142,30 @@ void main() {
     v_world_position = world_position.xyz;
     v_uv = in_uv;
     v_color = in_color;
+    v_paint = in_paint;
+#if SKINNING != SKINNING_CPU
+    if (u_paint == PAINT_WEIGHTS) {
+        vec4 weight = in_weights0 * vec4(equal(in_joints0, ivec4(u_paint_joint)));
+        float total = weight.x + weight.y + weight.z + weight.w;
+#if INFLUENCES == 8
+        weight = in_weights1 * vec4(equal(in_joints1, ivec4(u_paint_joint)));
+        total += weight.x + weight.y + weight.z + weight.w;
+#endif
+        v_paint = vec4(heat_color(total), 1.0);
+    } else if (u_paint == PAINT_BONE_MAP) {
+        // The first of the largest weights, as numpy's argmax.
+        int joint = in_joints0.x;
+        float largest = in_weights0.x;
+        for (int k = 1; k < 4; ++k) {
+            if (in_weights0[k] > largest) { largest = in_weights0[k]; joint = in_joints0[k]; }
+        }
+#if INFLUENCES == 8
+        for (int k = 0; k < 4; ++k) {
+            if (in_weights1[k] > largest) { largest = in_weights1[k]; joint = in_joints1[k]; }
+        }
+#endif
+        v_paint = vec4(bone_color(joint), 1.0);
+    }
+#endif
     gl_Position = u_projection * u_view * world_position;
 }

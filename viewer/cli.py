@@ -141,6 +141,17 @@ def _build_parser() -> argparse.ArgumentParser:
                         help=f"camera yaw in degrees (default {VIEW_YAW:g}, the viewer's; 0: from the front)")
     render.add_argument("--pitch", type=_pitch, default=VIEW_PITCH,
                         help=f"camera pitch in degrees, -89..89 (default {VIEW_PITCH:g}; positive: from above)")
+    skin = render.add_mutually_exclusive_group()
+    skin.add_argument("--weights", metavar="BONE",
+                      help="shade the mesh by BONE's skin weight, 0 blue to 1 red (Blender's weight ramp)")
+    skin.add_argument("--bone-map", action="store_true",
+                      help="colour each vertex by the bone with its largest weight (a stable colour per bone)")
+    skin.add_argument("--weight-check", action="store_true",
+                      help="print how many vertices have weights that do not sum to 1 (as the file gives them) "
+                           "or more than 8 influences, and show them in magenta")
+    render.add_argument("--axes", metavar="all|selected|BONE",
+                        help="draw bones' local X/Y/Z axes (red, green, blue, a fixed size on screen): every bone's "
+                             "(all), the --weights bone's (selected), or BONE's (which the overlay then highlights)")
     render.add_argument("--script", type=Path, metavar="FILE.py",
                         help="a Python script whose setup(app) runs after loading and update(app, t, dt) before "
                              "each frame (t: the sequence time, dt: the --frames step); a script error prints "
@@ -188,6 +199,7 @@ def render_command(args) -> int:
     from .loaders import load_model
     from .camera import framed_camera
     from .model.animation import clip_time
+    from .model.weights import weight_check
     from .options import RenderOptions
     from .render.headless import HeadlessRenderer
 
@@ -211,6 +223,7 @@ def render_command(args) -> int:
                           "rendering its pose as loaded")
     pose = read_pose(args.pose)
     times = sequence_times(args)
+    paint, axes, selected = skin_view(args, scene)
 
     def pose_at(time):
         if clip is not None:
@@ -227,8 +240,11 @@ def render_command(args) -> int:
         cameras = [framed_camera(scene, yaw=args.yaw, pitch=args.pitch, aspect=aspect, times=times,
                                  pose_at=pose_at)] * len(times)
     options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
-                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture)
+                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture, paint=paint, axes=axes,
+                            selected_bone=selected)
     output = open_output(args, times)
+    if args.weight_check:
+        print(f"weight check: {weight_check(scene)}")
     with HeadlessRenderer(args.size, bone_storage=options.bone_storage, cpu_skinning=options.cpu_skinning) as headless:
         progress = Progress(len(times)) if len(times) > 1 else None
         for number, (time, camera) in enumerate(zip(times, cameras)):
@@ -353,6 +369,7 @@ def render_scripted(args) -> int:
     from .camera import OrbitCamera, framed_camera
     from .errors import ViewerError
     from .loaders import load_model
+    from .model.weights import weight_check
     from .options import RenderOptions
     from .render.headless import HeadlessRenderer
     from .script import ScriptRunner
@@ -398,14 +415,18 @@ def render_scripted(args) -> int:
     scene, app, runner, _ = start(quiet=False)  # the real run starts from scratch
     if not script_placed_camera:
         app.camera = camera
+    paint, axes, chosen = skin_view(args, scene, scripted=True)
     options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
-                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture)
+                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture, paint=paint, axes=axes)
     output = open_output(args, times)
+    if args.weight_check:
+        print(f"weight check: {weight_check(scene)}")
     with HeadlessRenderer(args.size, bone_storage=options.bone_storage, cpu_skinning=options.cpu_skinning) as headless:
         progress = Progress(len(times)) if len(times) > 1 else None
         for number, time in enumerate(times):
             pose_frame(app, runner, number, time, scene)
-            options.selected_bone = app.selected_bone if app.selection_made else None  # as without a script
+            # As without a script; a bone the script selects wins over --weights/--axes BONE.
+            options.selected_bone = app.selected_bone if app.selection_made else chosen
             pixels = headless.render(scene, app.camera, options)
             output.write(pixels)
             for path in app.pending_screenshots:
@@ -421,6 +442,50 @@ def render_scripted(args) -> int:
     if runner.last_error is not None:
         return 1
     return 0
+
+
+def skin_view(args, scene, scripted: bool = False):
+    """(Paint, Axes, selected bone or None) for --weights, --bone-map, --weight-check and --axes,
+    checked against the model: its skin, its bones' names, one chosen bone."""
+    from .errors import ViewerError
+    from .options import Axes, Paint
+
+    paint, option = Paint.SHADED, None
+    for name, mode in (("--weights", Paint.WEIGHTS), ("--bone-map", Paint.BONE_MAP),
+                       ("--weight-check", Paint.WEIGHT_CHECK)):
+        if getattr(args, name[2:].replace("-", "_"), None):
+            paint, option = mode, name
+    model = args.model or "the built-in character"
+    if (option or args.axes is not None) and not scene.skeletons:
+        raise ViewerError(f"{option or '--axes'}: {model} has no skin (no bones and no weights to show)")
+    selected = None if args.weights is None else named_bone(scene, "--weights", args.weights)
+    axes = Axes.NONE
+    if args.axes == "all":
+        axes = Axes.ALL
+    elif args.axes == "selected":
+        if selected is None and not scripted:
+            raise ViewerError("--axes selected draws the --weights bone's axes: give --weights BONE, or --axes BONE "
+                              "or --axes all")
+        axes = Axes.SELECTED
+    elif args.axes is not None:
+        bone = named_bone(scene, "--axes", args.axes)
+        if selected is not None and bone is not selected:
+            raise ViewerError(f"--axes {args.axes} and --weights {args.weights} choose two bones: give --axes "
+                              "selected for the --weights bone's axes")
+        axes, selected = Axes.SELECTED, bone
+    return paint, axes, selected
+
+
+def named_bone(scene, option: str, name: str):
+    """The model's bone of that name, or an error listing its bones (as pose files do)."""
+    from .errors import ViewerError
+
+    bone = scene.find_bone(name)
+    if bone is None:
+        known = sorted({b.name for s in scene.skeletons for b in s.bones})
+        listed = ", ".join(known[:15]) + (", ..." if len(known) > 15 else "")
+        raise ViewerError(f"{option} {name}: unknown bone {name!r} (this model's bones: {listed})")
+    return bone
 
 
 def check_png_path(option: str, path: Path) -> None:
@@ -566,7 +631,7 @@ def render_instead(args, reason: str) -> int:
         model=args.model, out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
         no_skeleton=False, no_grid=False, yaw=VIEW_YAW, pitch=VIEW_PITCH, animation=None, time=None,
         rest=args.rest, frames=None, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
-        debug=args.debug, scene=args.scene)
+        debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None)
     return render_command(render_args)
 
 

@@ -19,7 +19,8 @@ from .model.bone import Bone
 from .model.controllers import BoneIKController, BoneLookController
 from .model.space import Space, checked_space, tnode_world_matrix
 from .model.transforms import quaternion_from_yaw_pitch_roll, yaw_pitch_roll_from_quaternion
-from .options import Marker, MarkerKind, RenderOptions, Status
+from .model.weights import WeightCheck, weight_check
+from .options import Axes, Marker, MarkerKind, Paint, RenderOptions, Status
 from .pose import apply_pose, pose_of, save_pose, set_bone_pose
 
 UNDO_LIMIT = 200
@@ -79,6 +80,7 @@ class Editor:
         self._redo: list[tuple] = []
         self._edit_open = False
         self._controllers: dict = {}   # Bone -> BoneController, in the order they were set
+        self._weight_check: WeightCheck | None = None  # counted on first use
         if self.scene.animations and self.playback.clip_index is None:
             self.playback.clip_index = 0
         bones = self.bones()
@@ -552,6 +554,30 @@ class Editor:
             self._restore(self._redo.pop())
             self._edit_open = False
             self.pause()
+
+    # --- skin views ------------------------------------------------------------------------------
+    def set_paint(self, paint) -> None:
+        """What colours the mesh: a Paint or its value ("shaded", "weights" (the selected bone's,
+        following the selection), "bone-map", "weight-check")."""
+        try:
+            self.display.paint = Paint(paint)
+        except ValueError:
+            raise ViewerError(f"paint must be one of {', '.join(p.value for p in Paint)}, got {paint!r}") from None
+        if self.display.paint is Paint.WEIGHT_CHECK:
+            self.status = Status(f"weight check: {self.weight_check()}")
+
+    def set_axes(self, axes) -> None:
+        """Whose local axes the overlay draws: an Axes or its value ("none", "selected", "all")."""
+        try:
+            self.display.axes = Axes(axes)
+        except ValueError:
+            raise ViewerError(f"axes must be one of {', '.join(a.value for a in Axes)}, got {axes!r}") from None
+
+    def weight_check(self) -> WeightCheck:
+        """The weight check's counts over the model's skins (counted once per model)."""
+        if self._weight_check is None:
+            self._weight_check = weight_check(self.scene)
+        return self._weight_check
 
     # --- files ---------------------------------------------------------------------------------
     def save_pose(self, path) -> None:

@@ -7,6 +7,23 @@ import enum
 from dataclasses import dataclass, field
 
 
+class Paint(enum.Enum):
+    """What colours the mesh (RenderOptions.paint): its materials, or a view of its skin."""
+
+    SHADED = "shaded"               # base colour, vertex colours and textures, lit
+    WEIGHTS = "weights"             # the selected bone's weight at each vertex: 0 blue .. 1 red
+    BONE_MAP = "bone-map"           # each vertex in the colour of the bone with its largest weight
+    WEIGHT_CHECK = "weight-check"   # vertices whose weights do not sum to 1, or have more than 8, stand out
+
+
+class Axes(enum.Enum):
+    """Whose local X/Y/Z axes the overlay draws (RenderOptions.axes)."""
+
+    NONE = "none"
+    SELECTED = "selected"
+    ALL = "all"
+
+
 @dataclass
 class RenderOptions:
     """How a frame is drawn. The panel's toggles edit one of these; the renderer reads it."""
@@ -19,6 +36,8 @@ class RenderOptions:
     bone_texture: bool = False            # bone matrices in a texture even when a uniform array fits
     selected_bone: object = None          # a Bone to highlight in the overlay
     markers: list = field(default_factory=list)   # Markers the overlay draws (the editor's controllers)
+    paint: Paint = Paint.SHADED           # what colours the mesh (WEIGHTS shows selected_bone's)
+    axes: Axes = Axes.NONE                # bone axes: red X, green Y, blue Z, a fixed size on screen
     show_gizmo: bool = True               # the rotate gizmo (and arrows) on the selected bone
     move_arrows_all_bones: bool = False   # translate arrows on every bone, not only roots
     background_top: tuple = (0.33, 0.36, 0.42)

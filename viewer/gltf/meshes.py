@@ -9,6 +9,7 @@ from ..errors import ViewerError
 from ..model import Skeleton, SkinnedMesh
 from ..model.mesh import Submesh
 from ..model.morph import MorphTargets
+from ..model.weights import SHADER_INFLUENCES, WEIGHT_SUM_TOLERANCE
 from .container import COMPRESSION_EXTRA, GltfFile
 from .validate import short
 
@@ -23,7 +24,7 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
     has ``joint_count`` joints) or static when it is None. Points and lines are skipped."""
     spec = file.document["meshes"][mesh_index]
     parts = {"positions": [], "normals": [], "texcoords": [], "colors": [], "joints": [], "weights": [],
-             "indices": []}
+             "extra": [], "indices": []}
     submeshes, vertex_offset, index_offset = [], 0, 0
     has_normals = True
     morph = []  # per drawn primitive: (vertex count, its targets' deltas by attribute)
@@ -68,6 +69,7 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
             joints, weights = skin_attributes(file, attributes, count, what, joint_count, skin_index)
             parts["joints"].append(joints)
             parts["weights"].append(weights)
+            parts["extra"].append(extra_influences(file, attributes, count, what))
         morph.append((count, _morph_deltas(file, primitive.get("targets"), count, what)))
         parts["indices"].append(indices + vertex_offset)
         submeshes.append(Submesh(index_offset, len(indices), base_color, texture,
@@ -84,11 +86,15 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
     weights = joined["weights"]
     if weights is not None:
         sums = weights.sum(axis=1)
-        off = np.abs(sums - 1.0) > 1e-3
+        off = np.abs(sums - 1.0) > WEIGHT_SUM_TOLERANCE
         if off.any():
             offending = sums[off]
             file.warn("weights", f"mesh {mesh_index}: {int(off.sum())} of {len(sums)} vertices have weights that "
                       f"do not sum to 1 (sums {_value_range(offending.min(), offending.max())}); renormalized")
+        dropped = int((joined["extra"] > 0).sum())
+        if dropped:
+            file.warn("influences", f"mesh {mesh_index}: {dropped} of {len(sums)} vertices have weights in JOINTS_2/"
+                      f"WEIGHTS_2 or later sets; only {SHADER_INFLUENCES} influences are read, the rest are left out")
     name = spec.get("name") or f"mesh{mesh_index}"
     try:
         morph_targets = _morph_targets(file, spec, mesh_index, morph, file.document["nodes"][node_index].get("weights"))
@@ -96,7 +102,7 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
                            joints=joined["joints"], weights=weights,
                            normals=joined["normals"] if has_normals else None, texcoords=joined["texcoords"],
                            colors=joined["colors"], submeshes=submeshes, node_index=node_index,
-                           morph_targets=morph_targets)
+                           morph_targets=morph_targets, extra_influences=joined["extra"])
     except ViewerError as error:  # the model's own checks
         raise file.error(f"mesh {mesh_index} (node {node_index}): {error}") from None
 
@@ -198,6 +204,25 @@ def skin_attributes(file: GltfFile, attributes: dict, count: int, what: str, joi
     if empty.any():
         raise file.error(f"{what} WEIGHTS: vertex {int(np.flatnonzero(empty)[0])} has no bone weight (all 0)")
     return joints, weights
+
+
+def extra_influences(file: GltfFile, attributes: dict, count: int, what: str) -> np.ndarray:
+    """(count,) int32: per vertex, the non-zero weights in WEIGHTS_2 and later sets, which the
+    skin leaves out (the shader reads 8 influences); their accessors are checked as the others."""
+    extra = np.zeros(count, np.int32)
+    k = 2
+    while f"WEIGHTS_{k}" in attributes or f"JOINTS_{k}" in attributes:
+        weight_index = attributes.get(f"WEIGHTS_{k}")
+        if weight_index is None or f"JOINTS_{k}" not in attributes:
+            raise file.error(f"{what}: JOINTS_{k} and WEIGHTS_{k} must come together")
+        label = f"{what} WEIGHTS_{k}"
+        file.require_accessor_kind(weight_index, label, ("VEC4",))
+        w = file.accessor(weight_index, label)
+        if len(w) != count:
+            raise file.error(f"accessor {weight_index} ({label}): {len(w)} elements for {count} vertices")
+        extra += (w > 0).sum(axis=1, dtype=np.int32)
+        k += 1
+    return extra
 
 
 def _vertex_rows(file: GltfFile, index: int | None, count: int, width: int, what: str) -> np.ndarray | None:

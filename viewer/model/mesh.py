@@ -31,14 +31,17 @@ class SkinnedMesh:
 
     Arrays: positions (V,3), normals (V,3; computed when absent), joints (V,4|8) ints,
     weights (V,4|8), indices (T*3,), texcoords (V,2), colors (V,4). Weights that do not sum
-    to 1 are renormalized, as engines do for old exports. ``morph_targets``: a MorphTargets
-    over the same vertices, or None (see ``morph_weights``).
+    to 1 are renormalized, as engines do for old exports; ``raw_weight_sums`` (V,) keeps each
+    vertex's sum as given. ``extra_influences`` (V,) counts, per vertex, the weights beyond the
+    8 influences the shader reads that a loader had to leave out (zeros by default).
+    ``morph_targets``: a MorphTargets over the same vertices, or None (see ``morph_weights``).
     """
 
     def __init__(self, name: str, positions, indices, skeleton: Skeleton | None, joints=None, weights=None,
                  normals=None, texcoords=None, colors=None, world_matrix=None,
                  base_color=(1.0, 1.0, 1.0, 1.0), base_color_texture=None, submeshes=None,
-                 node_index: int | None = None, world_node=None, morph_targets: MorphTargets | None = None):
+                 node_index: int | None = None, world_node=None, morph_targets: MorphTargets | None = None,
+                 extra_influences=None):
         self.name = str(name)
         what = f"mesh {self.name!r}"
         self.positions = _float_rows(positions, 3, f"{what} positions")
@@ -46,9 +49,11 @@ class SkinnedMesh:
         self.indices = _indices(indices, count, what)
         self.skeleton = skeleton
         if skeleton is not None:
-            self.joints, self.weights = _skin_data(joints, weights, count, len(skeleton.bones), what)
+            self.joints, self.weights, self.raw_weight_sums = _skin_data(joints, weights, count, len(skeleton.bones),
+                                                                         what)
+            self.extra_influences = _extra_influences(extra_influences, count, what)
         else:
-            self.joints = self.weights = None
+            self.joints = self.weights = self.raw_weight_sums = self.extra_influences = None
         self.normals = (vertex_normals(self.positions, self.indices) if normals is None
                         else _float_rows(normals, 3, f"{what} normals"))
         self.texcoords = (np.zeros((count, 2), np.float32) if texcoords is None
@@ -249,4 +254,13 @@ def _skin_data(joints, weights, vertex_count, bone_count, what):
     weights = weights / total[:, None]
     # Unused slots may hold any index; point them at bone 0 so no shader reads out of range.
     joints = np.where(used, joints, 0).astype(np.int32)
-    return np.ascontiguousarray(joints), np.ascontiguousarray(weights, dtype=np.float32)
+    return np.ascontiguousarray(joints), np.ascontiguousarray(weights, dtype=np.float32), total.astype(np.float32)
+
+
+def _extra_influences(values, vertex_count, what) -> np.ndarray:
+    if values is None:
+        return np.zeros(vertex_count, np.int32)
+    counts = np.asarray(values)
+    if counts.shape != (vertex_count,) or not np.issubdtype(counts.dtype, np.integer) or (counts < 0).any():
+        raise ViewerError(f"{what} extra_influences: expected {vertex_count} counts of 0 or more")
+    return counts.astype(np.int32)

@@ -152,6 +152,41 @@ def marker_overlay(markers, view, projection, height, scale: float = 1.0) -> Mar
     return MarkerGeometry(_colored_segments(lines), _colored_segments(guides), _colored_points(points))
 
 
+AXIS_PIXELS = 28.0     # the length of a bone axis on screen
+AXIS_COLORS = ((1.0, 0.2, 0.2, 1.0), (0.25, 0.95, 0.3, 1.0), (0.3, 0.5, 1.0, 1.0))  # X red, Y green, Z blue
+
+
+def bone_axes(scene, bones, view, projection, height, scale: float = 1.0) -> np.ndarray:
+    """Line vertices (N, 7) of bones' local X, Y and Z axes (red, green, blue) in world space,
+    from each bone's head, AXIS_PIXELS * ``scale`` long on screen whatever the bone's scale
+    (Babylon's BoneAxesViewer, sized as the overlay). ``bones``: a list of Bones, or None for
+    every bone of every skeleton (a skeleton shared by two skins once)."""
+    wanted = None if bones is None else {id(bone) for bone in bones if bone is not None}
+    starts, ends, colors = [], [], []
+    drawn = set()
+    for mesh in scene.skinned_meshes:
+        skeleton = mesh.skeleton
+        if skeleton is None or id(skeleton) in drawn:
+            continue
+        drawn.add(id(skeleton))
+        rows = [i for i, bone in enumerate(skeleton.bones) if wanted is None or id(bone) in wanted]
+        if not rows:
+            continue
+        world = (skeleton.get_absolute_matrices()[rows] @ np.asarray(mesh.world_matrix, np.float64))
+        heads = world[:, 3, :3]
+        length = world_per_pixel(heads, view, projection, height) * AXIS_PIXELS * scale
+        for axis in range(3):
+            direction = world[:, axis, :3]
+            norm = np.linalg.norm(direction, axis=1)
+            keep = norm > 1e-12  # a bone scaled to nothing along an axis has no direction to show
+            starts.append(heads[keep])
+            ends.append(heads[keep] + direction[keep] / norm[keep, None] * length[keep, None])
+            colors.append(np.repeat([AXIS_COLORS[axis]], keep.sum(), axis=0))
+    if not starts:
+        return np.zeros((0, 7), np.float32)
+    return _segments(np.concatenate(starts), np.concatenate(ends), np.concatenate(colors)).astype(np.float32)
+
+
 def _colored_segments(segments) -> np.ndarray:
     if not segments:
         return np.zeros((0, 7), np.float32)

@@ -13,8 +13,10 @@ import numpy as np
 
 from ..errors import ViewerError
 from ..model.mesh import bounds, skin
-from ..options import RenderOptions
-from .geometry import ground_grid, marker_overlay, skeleton_overlay
+from ..model.weights import joint_row
+from ..options import Axes, Paint, RenderOptions
+from .geometry import bone_axes, ground_grid, marker_overlay, skeleton_overlay
+from .paint import paint_colors
 from .shaders import load_program
 
 # Vertex uniform components kept back for everything that is not a bone matrix.
@@ -34,11 +36,23 @@ class SkinningMode(enum.IntEnum):
     BONE_TEXTURE = 2    # final matrices in an RGBA32F texture read with texelFetch
 
 
+class ShaderPaint(enum.IntEnum):
+    """What colours a mesh in the skinning shader (``u_paint``; every member is injected as a
+    ``PAINT_<NAME>`` #define): the shader paints the heatmap and the bone map itself from the
+    joint/weight attributes; VERTEX takes numpy's colours (viewer.render.paint) from in_paint."""
+
+    NONE = 0
+    WEIGHTS = 1
+    BONE_MAP = 2
+    VERTEX = 3
+
+
 def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
                      morph_targets: int = 0, morph_normals: bool = False) -> dict:
     """The skinning shader's #defines. ``morph_targets`` > 0 morphs on the GPU (MORPH_TARGETS,
     MORPH_NORMALS, MORPH_TEXELS texels per vertex and target, MORPH_TEXTURE_WIDTH)."""
     defines = {f"SKINNING_{member.name}": int(member) for member in SkinningMode}
+    defines.update({f"PAINT_{member.name}": int(member) for member in ShaderPaint})
     defines.update(SKINNING=int(mode), BONE_COUNT=max(bone_count, 1), INFLUENCES=max(influences, 4),
                    BONES_PER_ROW=bones_per_row)
     if morph_targets:
@@ -139,7 +153,7 @@ class Renderer:
         view, projection = self._begin_frame(camera, size, options)
         if options.show_mesh or options.wireframe:
             for mesh in scene.meshes:
-                self.gpu_mesh(mesh).draw(view, projection, camera.position, options)
+                self.gpu_mesh(mesh).draw(view, projection, camera.position, options, scene)
         ctx.wireframe = False
 
         ctx.enable(moderngl.BLEND)
@@ -157,9 +171,23 @@ class Renderer:
             ctx.enable(moderngl.PROGRAM_POINT_SIZE)
             self._draw_lines(points, view, projection, moderngl.POINTS, point_size=7.0 * scale)
             ctx.disable(moderngl.PROGRAM_POINT_SIZE)
+        if options.axes is not Axes.NONE:
+            self._draw_axes(scene, options, view, projection, size)
         if options.markers:
             self._draw_markers(options.markers, view, projection, size)
         ctx.disable(moderngl.BLEND)
+
+    def _draw_axes(self, scene, options, view, projection, size) -> None:
+        """Bone axes (the selected bone's, or every bone's) over everything, a fixed size on screen."""
+        import moderngl
+
+        if options.axes is Axes.SELECTED and options.selected_bone is None:
+            return
+        bones = None if options.axes is Axes.ALL else [options.selected_bone]
+        scale = max(1.0, size[1] / 600.0)
+        lines = bone_axes(scene, bones, view, projection, size[1], scale)
+        self.ctx.disable(moderngl.DEPTH_TEST)
+        self._draw_lines(lines, view, projection, moderngl.LINES, line_width=2.0 * scale, size=size)
 
     def _draw_markers(self, markers, view, projection, size) -> None:
         """The editor's markers (controller targets, IK chains) over everything, sized on
@@ -305,6 +333,7 @@ class GpuMesh:
         self.buffers = vertex_buffers(ctx, mesh, skinned=self.skinning is not SkinningMode.CPU,
                                       dynamic=self.skinning is SkinningMode.CPU and (skeleton is not None or self.cpu_morph))
         self._uploaded_morph = None  # the morph weights version the CPU-morphed vertices show
+        self._painted = None         # (paint, bone, scene) whose numpy colours in_paint holds
         self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
         content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
                    if name in self.program]
@@ -337,13 +366,34 @@ class GpuMesh:
             self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())
             self.buffers["in_normal"][0].write(normals.astype(np.float32).tobytes())
 
-    def draw(self, view, projection, camera_position, options: RenderOptions) -> None:
+    def set_paint(self, options: RenderOptions, scene) -> None:
+        """The skin view's uniforms; numpy's colours uploaded when the shader cannot paint them."""
+        program, mesh, paint = self.program, self.mesh, options.paint
+        mode = ShaderPaint.NONE
+        if paint is not Paint.SHADED:
+            gpu = self.skinning is not SkinningMode.CPU and paint in (Paint.WEIGHTS, Paint.BONE_MAP)
+            if gpu:
+                mode = ShaderPaint.WEIGHTS if paint is Paint.WEIGHTS else ShaderPaint.BONE_MAP
+                joint = joint_row(mesh, options.selected_bone) if paint is Paint.WEIGHTS else -1
+                program["u_paint_joint"].value = joint
+            else:
+                mode = ShaderPaint.VERTEX
+                bone = options.selected_bone if paint is Paint.WEIGHTS else None
+                key = (paint, id(bone), id(scene))
+                if key != self._painted:
+                    colors = paint_colors(mesh, scene, paint, bone)
+                    self.buffers["in_paint"][0].write(colors.tobytes())
+                    self._painted = key
+        program["u_paint"].value = int(mode)
+
+    def draw(self, view, projection, camera_position, options: RenderOptions, scene=None) -> None:
         import moderngl
 
         self.update()
         program, ctx = self.program, self.renderer.ctx
         program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
         set_view_uniforms(program, view, projection, camera_position, options)
+        self.set_paint(options, scene)
         if self.bone_texture is not None:
             self.bone_texture.use(location=1)
             program["u_bone_texture"].value = 1
@@ -433,6 +483,7 @@ class GpuCrowd:
         self.bone_texture.use(location=1)
         program["u_bone_texture"].value = 1
         program["u_flat_color"].value = False
+        program["u_paint"].value = int(ShaderPaint.NONE)
         for submesh in self.mesh.submeshes:
             self.textures.get(id(submesh.base_color_texture), self.renderer.white_texture).use(location=0)
             program["u_base_color"].value = tuple(submesh.base_color)
@@ -465,6 +516,7 @@ def vertex_buffers(ctx, mesh, skinned: bool, dynamic: bool = False) -> dict:
         "in_normal": (ctx.buffer(f32(mesh.normals), dynamic=dynamic), "3f"),
         "in_uv": (ctx.buffer(f32(mesh.texcoords)), "2f"),
         "in_color": (ctx.buffer(f32(mesh.colors)), "4f"),
+        "in_paint": (ctx.buffer(reserve=16 * max(len(mesh.positions), 1), dynamic=True), "4f"),  # skin views
     }
     if skinned:
         joints = np.ascontiguousarray(mesh.joints, dtype=np.int32)

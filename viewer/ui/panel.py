@@ -16,7 +16,7 @@ from ..editor import IK, LOOK
 from ..errors import ViewerError
 from ..model.bone import Bone
 from ..model.space import Space
-from ..options import Status
+from ..options import Axes, Paint, Status
 
 PANEL_WIDTH = 380
 SELECTED_TEXT = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)
@@ -136,6 +136,45 @@ class PosePanel:
         self._record("Move arrows on every bone")
         if self._button("Frame model (F)"):
             requests.frame_model = True
+        self._skin_views(editor)
+
+    PAINTS = (("Shaded", Paint.SHADED), ("Weights", Paint.WEIGHTS), ("Bone map", Paint.BONE_MAP),
+              ("Weight check", Paint.WEIGHT_CHECK))
+    AXES = (("No axes", Axes.NONE), ("Selected axes", Axes.SELECTED), ("All axes", Axes.ALL))
+
+    def _skin_views(self, editor) -> None:
+        """What colours the mesh (the weights follow the selected bone: pick one in the tree or
+        the viewport) and whose axes show; the weight check's count."""
+        display = editor.display
+        has_skin = bool(editor.scene.skeletons)
+        imgui.begin_disabled(not has_skin)
+        for i, (label, paint) in enumerate(self.PAINTS):
+            if i:
+                imgui.same_line()
+            if imgui.radio_button(label, display.paint is paint) and display.paint is not paint:
+                editor.set_paint(paint)
+            self._record(label)
+        for i, (label, axes) in enumerate(self.AXES):
+            if i:
+                imgui.same_line()
+            if imgui.radio_button(label, display.axes is axes):
+                editor.set_axes(axes)
+            self._record(label)
+        imgui.end_disabled()
+        if display.paint is Paint.WEIGHTS:
+            bone = editor.selected
+            imgui.text_disabled(f"weights of {bone.name}: 0 blue .. 1 red" if bone is not None
+                                else "select a bone to see its weights")
+            self._record("weights of")
+        elif display.paint is Paint.WEIGHT_CHECK:
+            check = editor.weight_check()
+            color = ERROR_TEXT if check.flagged else STATUS_TEXT
+            imgui.text_colored(color, f"{check.flagged} of {check.vertices} vertices flagged (magenta)")
+            self._record("weight check")
+            if imgui.is_item_hovered():
+                imgui.set_tooltip(f"{check.off_sum} with weights that do not sum to 1 as the file gives them "
+                                  f"(renormalized to draw them)\n{check.over_limit} with more than 8 influences "
+                                  "(the rest are left out)")
 
     def _animation(self, editor) -> None:
         names = [f"{i}: {clip.name}" for i, clip in enumerate(editor.scene.animations)]
