@@ -379,3 +379,28 @@ def test_ik_on_a_root_bone_shows_the_error_in_the_panel(session):
     click(session, "IK")  # no exception out of the panel
     assert editor.controller_of(editor.selected) is None
     assert editor.status.is_error and "no parent" in editor.status.text
+
+
+def test_a_file_with_several_scenes_offers_a_choice_that_reloads_it(session, tmp_path):
+    """The panel's scene chooser: shown only for a file with several scenes; choosing reloads."""
+    import json
+
+    from viewer.ui.panel import PanelRequests
+
+    document = json.loads((SAMPLES_DIR / "RiggedSimple/RiggedSimple.gltf").read_text())
+    roots = document["scenes"][0]["nodes"]
+    document["scenes"] = [{"name": "rig", "nodes": roots}, {"name": "rig again", "nodes": roots},
+                          {"name": "empty", "nodes": []}]
+    path = tmp_path / "three-scenes.gltf"
+    path.write_text(json.dumps(document))
+    assert session.open_model(SAMPLES_DIR / "Fox/Fox.glb")
+    session.run(2)
+    assert "scene" not in session.panel.rects            # one scene: no chooser
+    assert session.open_model(path)
+    session.run(2)
+    assert "scene" in session.panel.rects and session.scene.file_scene == 0
+    session._handle(PanelRequests(open_scene=1), (640, 480))  # what choosing "1: rig again" asks for
+    assert session.scene.file_scene == 1 and not session.editor.status.is_error
+    session._handle(PanelRequests(open_scene=2), (640, 480))
+    # Scene 2 shows nothing: the model stays on scene 1 and the status says why.
+    assert session.scene.file_scene == 1 and session.editor.status.is_error and "scene 2" in str(session.editor.status)

@@ -81,6 +81,7 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
         raise file.error(str(error)) from None
     scene.file_scenes = [spec.get("name") or f"scene {i}" for i, spec in enumerate(document["scenes"])]
     scene.file_scene = chosen
+    scene.file_path = file.path
     file.log_warnings()
     return scene
 

@@ -26,6 +26,7 @@ class Scene:
         self.leaf_bone_axis = np.asarray(leaf_bone_axis, dtype=np.float64)
         self.file_scenes: list[str] = []  # the scenes of the file it was loaded from (glTF), by name
         self.file_scene: int | None = None  # the one of them it shows
+        self.file_path = None  # the file it was loaded from, if any (to show another of its scenes)
         self.rest_bounds = self.current_bounds()
 
     @property

@@ -29,6 +29,7 @@ ELLIPSIS = "..."  # the default font has no U+2026
 class PanelRequests:
     screenshot: str | None = None
     open_model: str | None = None
+    open_scene: int | None = None   # another scene of the model's file
     frame_model: bool = False
 
 
@@ -53,6 +54,18 @@ class PosePanel:
         self._record(label)
         return pressed
 
+    def _scene_choice(self, editor, requests) -> None:
+        """A file with several scenes (glTF): which one is shown; choosing reloads the file."""
+        names = editor.scene.file_scenes
+        if len(names) < 2:
+            return
+        shown = editor.scene.file_scene or 0
+        labels = [f"{i}: {name}" for i, name in enumerate(names)]
+        changed, chosen = imgui.combo("scene", shown, labels)
+        self._record("scene")
+        if changed and chosen != shown:
+            requests.open_scene = chosen
+
     def _header(self, label: str, default_open: bool = True) -> bool:
         opened = imgui.collapsing_header(label, imgui.TreeNodeFlags_.default_open if default_open else 0)
         self._record(label)
@@ -73,6 +86,7 @@ class PosePanel:
             imgui.same_line()
             imgui.text_disabled(f"  {1000.0 / fps:4.1f} ms/frame")
         self._status(editor.status)
+        self._scene_choice(editor, requests)
         self._shortcuts(editor, requests)
         if self._header("Display"):
             self._display(editor, requests)

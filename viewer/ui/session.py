@@ -123,13 +123,13 @@ class ViewerSession:
         app.frame += 1
 
     # --- models ----------------------------------------------------------------------------------
-    def open_model(self, path) -> bool:
-        """Load a model (None: the built-in character); a bad file shows its error in the
-        panel and keeps the current model."""
+    def open_model(self, path, scene_index: int | None = None) -> bool:
+        """Load a model (None: the built-in character), its glTF scene ``scene_index`` or its
+        default one; a bad file shows its error in the panel and keeps the current model."""
         from ..loaders import load_model
 
         try:
-            scene = load_model(None if path is None else Path(path))
+            scene = load_model(None if path is None else Path(path), scene_index)
         except ViewerError as error:
             self.editor.status = Status.error(error)
             return False
@@ -220,6 +220,8 @@ class ViewerSession:
                 self.editor.status = Status.error(error)
         if requests.open_model:
             self.open_model(requests.open_model)
+        if requests.open_scene is not None and self.scene.file_path is not None:
+            self.open_model(self.scene.file_path, requests.open_scene)
 
     def _script_requests(self, size) -> None:
         """What the script asked for during the frame, now that it is drawn."""
