@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+import pyrr
 
 from .errors import ViewerError
 from .model.animation import clip_time
@@ -204,14 +205,15 @@ class Editor:
     def set_rotation_quaternion(self, bone, quaternion, space=Space.LOCAL) -> None:
         """Set the rotation, local or world; the quaternion is renormalized (a zero one is refused)."""
         q = np.asarray(quaternion, dtype=np.float64)
-        norm = float(np.linalg.norm(q))
+        norm = float(pyrr.vector.length(q)) if q.shape == (4,) else math.nan
         if not math.isfinite(norm) or norm < 1e-9:
-            raise ViewerError(f"bone {bone.name!r}: {list(q)} is not a rotation")
+            raise ViewerError(f"bone {bone.name!r}: {q.tolist()} is not a rotation")
+        unit = pyrr.quaternion.normalize(q)  # pyrr for single quaternions; batches stay numpy
         if self._checked_space(space) is Space.LOCAL:
-            self._edit(lambda: set_bone_pose(bone, rotation_quaternion=q / norm))
+            self._edit(lambda: set_bone_pose(bone, rotation_quaternion=unit))
         else:
             mesh = self.mesh_of(bone)
-            self._edit(lambda: _keeping_scale(bone, lambda: bone.set_rotation_quaternion(q / norm, Space.WORLD, mesh)))
+            self._edit(lambda: _keeping_scale(bone, lambda: bone.set_rotation_quaternion(unit, Space.WORLD, mesh)))
 
     def set_yaw_pitch_roll_degrees(self, bone, yaw, pitch, roll, space=Space.LOCAL) -> None:
         """Babylon's rotation vector in degrees (x pitch, y yaw, z roll), local or world."""
