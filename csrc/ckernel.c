@@ -24,6 +24,24 @@
  *     Rows: target[dst[k]] = input[src[k]]; dst/src None means target[i] = input[i], i < n.
  *
  * Both release the GIL around their loops.
+ *
+ * LinkSync(node_rows, slots, position, quaternion, scaling, need_compose, need_decompose,
+ *          linked_version).sync(table_position, table_quaternion, table_scaling, table_version)
+ *     BoneBatch.sync_linked() for the bones linked to the nodes of one NodeTable: for each pair k
+ *     whose node's version (table_version[node_rows[k]]) differs from linked_version[slots[k]],
+ *     copy the node's TRS row into bone row slots[k], flag it for composing, record the version.
+ *     Returns how many rows were copied. The table's arrays are passed on every call (a table
+ *     grows by replacing them).
+ *
+ * Sampler(times, values, rows, width, mode, rotation)
+ *     One animation channel batch (viewer/model/animation.py's _ChannelBatch): `channels` channels
+ *     sharing keyframe times, interpolation (mode 0 LINEAR, 1 STEP, 2 CUBICSPLINE) and path
+ *     (width 3, or 4 with rotation=1: slerp, and normalized splines). values: (keys, channels,
+ *     width), CUBICSPLINE (keys, 3, channels, width) as (in-tangent, value, out-tangent).
+ *     .sample(t, out) writes the (channels, width) values at t into out;
+ *     .apply(t, target, version) writes them into target rows rows[c] of a NodeTable array and
+ *     bumps version[rows[c]]. The arithmetic is _ChannelBatch.sample's, operation for operation
+ *     (tests/test_animation_batch.py states where libm makes it differ).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -33,7 +51,7 @@
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 3
+#define KERNEL_VERSION 4
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -496,6 +514,421 @@ static PyTypeObject PoseScatterType = {
     .tp_methods = PoseScatter_methods,
 };
 
+/* --- LinkSync ---------------------------------------------------------------------------- */
+
+enum { L_NODE_ROWS, L_SLOTS, L_POSITION, L_QUATERNION, L_SCALING, L_NEED_COMPOSE, L_NEED_DECOMPOSE, L_VERSION,
+       L_COUNT };
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer views[L_COUNT];
+    int held[L_COUNT];
+    Py_ssize_t pairs;
+    int64_t max_row;  /* the largest node row: a table must have more rows than this */
+} LinkSync;
+
+static void
+LinkSync_dealloc(LinkSync *self)
+{
+    for (int i = 0; i < L_COUNT; i++)
+        if (self->held[i])
+            PyBuffer_Release(&self->views[i]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static Py_ssize_t
+int64_count(PyObject *obj)
+{
+    Py_buffer probe;
+    if (PyObject_GetBuffer(obj, &probe, PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    Py_ssize_t count = probe.len / 8;
+    PyBuffer_Release(&probe);
+    return count;
+}
+
+static int
+LinkSync_init(LinkSync *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *objs[L_COUNT];
+    if (!PyArg_ParseTuple(args, "OOOOOOOO:LinkSync", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
+                          &objs[6], &objs[7]))
+        return -1;
+    for (int i = 0; i < L_COUNT; i++)
+        if (self->held[i]) {
+            PyBuffer_Release(&self->views[i]);
+            self->held[i] = 0;
+        }
+    Py_ssize_t pairs = int64_count(objs[L_NODE_ROWS]);
+    Py_ssize_t n = int64_count(objs[L_VERSION]);  /* bone rows, from linked_version */
+    if (pairs < 0 || n < 0)
+        return -1;
+    const struct { int index; char kind; Py_ssize_t count; int writable; const char *name; } spec[] = {
+        {L_NODE_ROWS, 'i', pairs, 0, "node_rows"}, {L_SLOTS, 'i', pairs, 0, "slots"},
+        {L_POSITION, 'd', 3 * n, 1, "position"}, {L_QUATERNION, 'd', 4 * n, 1, "quaternion"},
+        {L_SCALING, 'd', 3 * n, 1, "scaling"}, {L_NEED_COMPOSE, '?', n, 1, "need_compose"},
+        {L_NEED_DECOMPOSE, '?', n, 1, "need_decompose"}, {L_VERSION, 'i', n, 1, "linked_version"},
+    };
+    for (size_t k = 0; k < sizeof spec / sizeof spec[0]; k++) {
+        if (acquire(objs[spec[k].index], &self->views[spec[k].index], spec[k].kind, spec[k].count,
+                    spec[k].writable, spec[k].name) < 0)
+            return -1;
+        self->held[spec[k].index] = 1;
+    }
+    const int64_t *rows = self->views[L_NODE_ROWS].buf, *slots = self->views[L_SLOTS].buf;
+    self->max_row = -1;
+    for (Py_ssize_t k = 0; k < pairs; k++) {
+        if (rows[k] < 0 || slots[k] < 0 || slots[k] >= n) {
+            PyErr_Format(PyExc_ValueError, "link %zd (node row %lld, slot %lld) out of range", k, (long long)rows[k],
+                         (long long)slots[k]);
+            return -1;
+        }
+        if (rows[k] > self->max_row)
+            self->max_row = rows[k];
+    }
+    self->pairs = pairs;
+    return 0;
+}
+
+/* Acquire a C-contiguous float64 / int64 table array of at least `rows` rows of `width`. */
+static int
+acquire_table(PyObject *obj, Py_buffer *view, char kind, int width, Py_ssize_t rows, int writable, const char *name)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) < 0)
+        return -1;
+    char c = format_char(view);
+    int ok = view->itemsize == 8 && (kind == 'd' ? c == 'd' : (c == 'l' || c == 'q'));
+    if (!ok || view->len % (8 * width) || view->len / (8 * width) < rows) {
+        PyErr_Format(PyExc_ValueError, "%s: expected at least %zd rows of %d items of kind '%c'", name, rows, width,
+                     kind);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+LinkSync_sync(LinkSync *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "sync(table_position, table_quaternion, table_scaling, table_version)");
+        return NULL;
+    }
+    if (!self->held[L_VERSION]) {
+        PyErr_SetString(PyExc_RuntimeError, "LinkSync was not initialised");
+        return NULL;
+    }
+    static const int widths[4] = {3, 4, 3, 1};
+    static const char *names[4] = {"table_position", "table_quaternion", "table_scaling", "table_version"};
+    Py_buffer t[4];
+    for (int j = 0; j < 4; j++)
+        if (acquire_table(args[j], &t[j], j == 3 ? 'i' : 'd', widths[j], self->max_row + 1, 0, names[j]) < 0) {
+            for (int i = 0; i < j; i++)
+                PyBuffer_Release(&t[i]);
+            return NULL;
+        }
+    const double *tp = t[0].buf, *tq = t[1].buf, *ts = t[2].buf;
+    const int64_t *tv = t[3].buf;
+    Py_buffer *v = self->views;
+    const int64_t *rows = v[L_NODE_ROWS].buf, *slots = v[L_SLOTS].buf;
+    double *position = v[L_POSITION].buf, *quaternion = v[L_QUATERNION].buf, *scaling = v[L_SCALING].buf;
+    char *need_compose = v[L_NEED_COMPOSE].buf, *need_decompose = v[L_NEED_DECOMPOSE].buf;
+    int64_t *seen = v[L_VERSION].buf;
+    long copied = 0;
+    for (Py_ssize_t k = 0; k < self->pairs; k++) {
+        const int64_t r = rows[k], s = slots[k];
+        if (tv[r] == seen[s])
+            continue;
+        memcpy(position + 3 * s, tp + 3 * r, 3 * sizeof(double));
+        memcpy(quaternion + 4 * s, tq + 4 * r, 4 * sizeof(double));
+        memcpy(scaling + 3 * s, ts + 3 * r, 3 * sizeof(double));
+        need_compose[s] = 1;
+        need_decompose[s] = 0;
+        seen[s] = tv[r];
+        copied++;
+    }
+    for (int j = 0; j < 4; j++)
+        PyBuffer_Release(&t[j]);
+    return PyLong_FromLong(copied);
+}
+
+static PyMethodDef LinkSync_methods[] = {
+    {"sync", (PyCFunction)(void (*)(void))LinkSync_sync, METH_FASTCALL,
+     "sync(table_position, table_quaternion, table_scaling, table_version) -> rows copied."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject LinkSyncType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "viewer.model._ckernel.LinkSync",
+    .tp_basicsize = sizeof(LinkSync),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Linked bones' gather from a NodeTable (see the module's docstring).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)LinkSync_init,
+    .tp_dealloc = (destructor)LinkSync_dealloc,
+    .tp_methods = LinkSync_methods,
+};
+
+/* --- Sampler ----------------------------------------------------------------------------- */
+
+enum { S_TIMES, S_VALUES, S_ROWS, S_COUNT };
+enum { MODE_LINEAR, MODE_STEP, MODE_CUBIC };
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer views[S_COUNT];
+    int held[S_COUNT];
+    Py_ssize_t keys, channels;
+    int width, mode, rotation;
+    int64_t max_row;
+} Sampler;
+
+static void
+Sampler_dealloc(Sampler *self)
+{
+    for (int i = 0; i < S_COUNT; i++)
+        if (self->held[i])
+            PyBuffer_Release(&self->views[i]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+Sampler_init(Sampler *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *times, *values, *rows;
+    int width, mode, rotation;
+    if (!PyArg_ParseTuple(args, "OOOiip:Sampler", &times, &values, &rows, &width, &mode, &rotation))
+        return -1;
+    for (int i = 0; i < S_COUNT; i++)
+        if (self->held[i]) {
+            PyBuffer_Release(&self->views[i]);
+            self->held[i] = 0;
+        }
+    if (width < 1 || width > 4 || mode < MODE_LINEAR || mode > MODE_CUBIC || (rotation && width != 4)) {
+        PyErr_SetString(PyExc_ValueError, "Sampler: width 1..4 (4 for rotations), mode 0 (LINEAR), 1 (STEP) or 2 "
+                                          "(CUBICSPLINE)");
+        return -1;
+    }
+    Py_ssize_t keys = int64_count(times), channels = int64_count(rows);
+    if (keys < 0 || channels < 0)
+        return -1;
+    if (keys < 1) {
+        PyErr_SetString(PyExc_ValueError, "Sampler: no keyframes");
+        return -1;
+    }
+    const Py_ssize_t per_key = (mode == MODE_CUBIC ? 3 : 1) * channels * width;
+    if (acquire(times, &self->views[S_TIMES], 'd', keys, 0, "times") < 0)
+        return -1;
+    self->held[S_TIMES] = 1;
+    if (acquire(values, &self->views[S_VALUES], 'd', keys * per_key, 0, "values") < 0)
+        return -1;
+    self->held[S_VALUES] = 1;
+    if (acquire(rows, &self->views[S_ROWS], 'i', channels, 0, "rows") < 0)
+        return -1;
+    self->held[S_ROWS] = 1;
+    const int64_t *r = self->views[S_ROWS].buf;
+    self->max_row = -1;
+    for (Py_ssize_t c = 0; c < channels; c++) {
+        if (r[c] < 0) {
+            PyErr_Format(PyExc_ValueError, "rows: channel %zd has row %lld", c, (long long)r[c]);
+            return -1;
+        }
+        if (r[c] > self->max_row)
+            self->max_row = r[c];
+    }
+    self->keys = keys;
+    self->channels = channels;
+    self->width = width;
+    self->mode = mode;
+    self->rotation = rotation;
+    return 0;
+}
+
+/* Babylon's Quaternion.Slerp as animation.slerp: shortest path, not renormalized. */
+static inline void
+slerp(double *out, const double *a, const double *b, double u)
+{
+    double dot = a[0] * b[0];
+    dot = dot + a[1] * b[1];
+    dot = dot + a[2] * b[2];
+    dot = dot + a[3] * b[3];
+    const double sign = dot < 0.0 ? -1.0 : 1.0;
+    dot = dot * sign;
+    double wa, wb;
+    if (dot > 0.999999) {
+        wa = 1.0 - u;
+        wb = u;
+    } else {
+        const double theta = acos(dot < 1.0 ? dot : 1.0);
+        const double sin_theta = sin(theta);
+        wa = sin((1.0 - u) * theta) / sin_theta;
+        wb = sin(u * theta) / sin_theta;
+    }
+    const double signed_wb = sign * wb;
+    for (int k = 0; k < 4; k++)
+        out[k] = wa * a[k] + signed_wb * b[k];
+}
+
+/* The values at t into row rows[c] of target (rows NULL: row c). */
+static void
+sample_into(const Sampler *self, double t, double *target, const int64_t *rows)
+{
+    const double *times = self->views[S_TIMES].buf, *values = self->views[S_VALUES].buf;
+    const Py_ssize_t K = self->keys, C = self->channels;
+    const int W = self->width, cubic = self->mode == MODE_CUBIC;
+    const Py_ssize_t stride = (cubic ? 3 : 1) * C * W;  /* one keyframe */
+    const Py_ssize_t value = cubic ? C * W : 0;         /* the value within a keyframe */
+    const double *copy = NULL;
+    Py_ssize_t i = 0;
+    if (t <= times[0] || K == 1)
+        copy = values + value;
+    else if (t >= times[K - 1])
+        copy = values + (K - 1) * stride + value;
+    else {
+        Py_ssize_t lo = 0, hi = K - 1;  /* times[lo] <= t < times[hi] */
+        while (hi - lo > 1) {
+            const Py_ssize_t mid = lo + (hi - lo) / 2;
+            if (times[mid] <= t)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        i = lo;
+        if (self->mode == MODE_STEP)
+            copy = values + i * stride;
+    }
+    if (copy != NULL) {
+        for (Py_ssize_t c = 0; c < C; c++)
+            memcpy(target + W * (rows ? rows[c] : c), copy + W * c, (size_t)W * sizeof(double));
+        return;
+    }
+    const double dt = times[i + 1] - times[i];
+    const double u = (t - times[i]) / dt;
+    const double *v0 = values + i * stride, *v1 = v0 + stride;
+    if (cubic) {
+        const double u2 = u * u, u3 = u * u * u;
+        const double h00 = 2 * u3 - 3 * u2 + 1, h10 = (u3 - 2 * u2 + u) * dt;
+        const double h01 = -2 * u3 + 3 * u2, h11 = (u3 - u2) * dt;
+        const double *p0 = v0 + C * W, *m0 = v0 + 2 * C * W, *p1 = v1 + C * W, *m1 = v1;
+        for (Py_ssize_t c = 0; c < C; c++) {
+            double *out = target + W * (rows ? rows[c] : c);
+            double r[4];
+            for (int k = 0; k < W; k++) {
+                const Py_ssize_t at = W * c + k;
+                r[k] = h00 * p0[at] + h10 * m0[at] + h01 * p1[at] + h11 * m1[at];
+            }
+            if (self->rotation) {  /* glTF normalizes spline rotations; a zero one stays */
+                double sum = r[0] * r[0];
+                sum = sum + r[1] * r[1];
+                sum = sum + r[2] * r[2];
+                sum = sum + r[3] * r[3];
+                const double length = sqrt(sum);
+                if (length > 0)
+                    for (int k = 0; k < 4; k++)
+                        r[k] = r[k] / length;
+            }
+            memcpy(out, r, (size_t)W * sizeof(double));
+        }
+        return;
+    }
+    for (Py_ssize_t c = 0; c < C; c++) {
+        double *out = target + W * (rows ? rows[c] : c);
+        if (self->rotation) {
+            double r[4];
+            slerp(r, v0 + 4 * c, v1 + 4 * c, u);
+            memcpy(out, r, sizeof r);
+        } else {
+            const double *a = v0 + W * c, *b = v1 + W * c;
+            for (int k = 0; k < W; k++)
+                out[k] = a[k] * (1.0 - u) + b[k] * u;
+        }
+    }
+}
+
+static int
+sampler_ready(Sampler *self, PyObject *time, double *t)
+{
+    if (!self->held[S_ROWS]) {
+        PyErr_SetString(PyExc_RuntimeError, "Sampler was not initialised");
+        return -1;
+    }
+    *t = PyFloat_AsDouble(time);
+    if (*t == -1.0 && PyErr_Occurred())
+        return -1;
+    if (!isfinite(*t)) {
+        PyErr_SetString(PyExc_ValueError, "Sampler: the time must be finite");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+Sampler_sample(Sampler *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    double t;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "sample(t, out)");
+        return NULL;
+    }
+    if (sampler_ready(self, args[0], &t) < 0)
+        return NULL;
+    Py_buffer out;
+    if (acquire(args[1], &out, 'd', self->channels * self->width, 1, "out") < 0)
+        return NULL;
+    sample_into(self, t, out.buf, NULL);
+    PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Sampler_apply(Sampler *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    double t;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "apply(t, target, version)");
+        return NULL;
+    }
+    if (sampler_ready(self, args[0], &t) < 0)
+        return NULL;
+    Py_buffer target, version;
+    if (acquire_table(args[1], &target, 'd', self->width, self->max_row + 1, 1, "target") < 0)
+        return NULL;
+    if (acquire_table(args[2], &version, 'i', 1, self->max_row + 1, 1, "version") < 0) {
+        PyBuffer_Release(&target);
+        return NULL;
+    }
+    const int64_t *rows = self->views[S_ROWS].buf;
+    sample_into(self, t, target.buf, rows);
+    int64_t *v = version.buf;
+    for (Py_ssize_t c = 0; c < self->channels; c++)
+        v[rows[c]] += 1;
+    PyBuffer_Release(&target);
+    PyBuffer_Release(&version);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Sampler_methods[] = {
+    {"sample", (PyCFunction)(void (*)(void))Sampler_sample, METH_FASTCALL,
+     "sample(t, out): the (channels, width) values at t into out."},
+    {"apply", (PyCFunction)(void (*)(void))Sampler_apply, METH_FASTCALL,
+     "apply(t, target, version): the values at t into target[rows], version[rows] += 1."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SamplerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "viewer.model._ckernel.Sampler",
+    .tp_basicsize = sizeof(Sampler),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A batch of animation channels sampled into NodeTable rows (see the module's docstring).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Sampler_init,
+    .tp_dealloc = (destructor)Sampler_dealloc,
+    .tp_methods = Sampler_methods,
+};
+
 /* --- module ------------------------------------------------------------------------------ */
 
 static struct PyModuleDef module = {
@@ -508,7 +941,8 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__ckernel(void)
 {
-    if (PyType_Ready(&KernelType) < 0 || PyType_Ready(&PoseScatterType) < 0)
+    if (PyType_Ready(&KernelType) < 0 || PyType_Ready(&PoseScatterType) < 0 || PyType_Ready(&LinkSyncType) < 0
+        || PyType_Ready(&SamplerType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
@@ -526,6 +960,18 @@ PyInit__ckernel(void)
     Py_INCREF(&PoseScatterType);
     if (PyModule_AddObject(m, "PoseScatter", (PyObject *)&PoseScatterType) < 0) {
         Py_DECREF(&PoseScatterType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&LinkSyncType);
+    if (PyModule_AddObject(m, "LinkSync", (PyObject *)&LinkSyncType) < 0) {
+        Py_DECREF(&LinkSyncType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&SamplerType);
+    if (PyModule_AddObject(m, "Sampler", (PyObject *)&SamplerType) < 0) {
+        Py_DECREF(&SamplerType);
         Py_DECREF(m);
         return NULL;
     }

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ViewerError
-from ..model import Bone, Scene, Skeleton, TransformNode
+from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode
 from .animation import read_clip
 from .container import GltfFile
 from .meshes import read_mesh
@@ -113,7 +113,8 @@ def _scene_nodes(file: GltfFile, scene: int, hierarchy) -> set[int]:
 
 def _transform_nodes(file: GltfFile, specs: list[dict], hierarchy: NodeHierarchy) -> list[TransformNode]:
     """A TransformNode per node, linked as the file says, children in the file's order."""
-    nodes = [TransformNode(spec.get("name") or f"node{i}") for i, spec in enumerate(specs)]
+    table = NodeTable(len(specs))  # the scene's nodes as rows of one table
+    nodes = [TransformNode(spec.get("name") or f"node{i}", table=table) for i, spec in enumerate(specs)]
     parent, depth = hierarchy.parent, hierarchy.depth
     # Link deepest first, so each link's cycle check in TransformNode stops at once; then
     # restore the children's order as the file lists it.

@@ -8,6 +8,6 @@ from .mesh import SkinnedMesh
 from .scene import Scene
 from .skeleton import Skeleton
 from .space import Space
-from .transform_node import TransformNode
+from .transform_node import NodeTable, TransformNode
 
-__all__ = ["Bone", "BoneIKController", "BoneLookController", "Crowd", "Scene", "Skeleton", "SkeletonGroup", "SkinnedMesh", "Space", "TransformNode"]
+__all__ = ["Bone", "BoneIKController", "BoneLookController", "Crowd", "Scene", "Skeleton", "SkeletonGroup", "SkinnedMesh", "NodeTable", "Space", "TransformNode"]

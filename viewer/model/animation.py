@@ -1,15 +1,23 @@
-"""Keyframe animation of TransformNodes (glTF's samplers and channels; numpy only).
+"""Keyframe animation of TransformNodes (glTF's samplers and channels).
 
 A clip holds channels; ``apply(t)`` samples every channel at ``t`` seconds (clamped to the
 keyframes: looping is the caller's choice) and writes translation / rotation / scale into
 the nodes. LINEAR (slerp for rotations), STEP and CUBICSPLINE, as glTF 2.0 defines them.
+
+Channels that share keyframe times, interpolation, path and NodeTable are one batch: one
+sampling writes all their nodes' rows of the table (transform_node.NodeTable) and bumps their
+versions. The sampling is compiled (csrc/ckernel.c's Sampler) when the compiled kernel is there
+(viewer/model/native.py); ``_ChannelBatch.sample`` below, numpy, is the reference and the fallback.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ViewerError
+from . import native
 
 INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
 PATHS = {"translation": 3, "rotation": 4, "scale": 3}
@@ -93,35 +101,59 @@ class AnimationClip:
         numbers as ``AnimationChannel.sample`` channel by channel.
         """
         t = float(t)
-        if not np.isfinite(t):
+        if not math.isfinite(t):
             raise ViewerError(f"animation {self.name!r}: time must be a finite number, got {t}")
-        if self._packed_for is None or self.channels != self._packed_for:
+        if self._packed_for is None or self.channels != self._packed_for or self._packed_kernel is not native.ckernel:
             self._packed = _pack(self.channels)
             self._packed_for = list(self.channels)
+            self._packed_kernel = native.ckernel
         for batch in self._packed:
             batch.apply(t)
 
+    _packed_kernel = None
+
 
 def _pack(channels) -> list:
-    """Channels grouped by (keyframe times, interpolation, path), in first-seen order."""
+    """Channels grouped by (keyframe times, interpolation, path, node table), in first-seen order."""
     groups: dict = {}
     for channel in channels:
-        key = (channel.interpolation, channel.path, len(channel.times), channel.times.tobytes())
+        key = (channel.interpolation, channel.path, len(channel.times), channel.times.tobytes(),
+               id(channel.node.table))
         groups.setdefault(key, []).append(channel)
     return [_ChannelBatch(members) for members in groups.values()]
 
 
-class _ChannelBatch:
-    """Channels with the same keyframe times, interpolation and path, sampled as one array."""
+# A path's NodeTable array; the modes of csrc/ckernel.c's Sampler.
+FIELDS = {"translation": "position", "rotation": "quaternion", "scale": "scaling"}
+MODES = {"LINEAR": 0, "STEP": 1, "CUBICSPLINE": 2}
 
-    def __init__(self, channels):
+
+class _ChannelBatch:
+    """Channels with the same keyframe times, interpolation and path, sampled as one array.
+
+    ``apply(t)`` writes the rows of the channels' nodes in their NodeTable (all the nodes of a
+    batch share one; ``AnimationClip`` groups them so) with the compiled sampler, or with
+    numpy's ``sample`` when it is not there or ``compiled=False``.
+    """
+
+    def __init__(self, channels, compiled: bool | None = None):
         first = channels[0]
         self.times, self.interpolation, self.path = first.times, first.interpolation, first.path
         self.nodes = [channel.node for channel in channels]
         self.cubic = self.interpolation == "CUBICSPLINE"
         # LINEAR/STEP: (keys, channels, width); CUBICSPLINE: (keys, 3, channels, width)
-        self.values = np.stack([channel.values for channel in channels], axis=-2)
-        self.keyword = {"translation": "position", "rotation": "rotation_quaternion", "scale": "scaling"}[self.path]
+        self.values = np.ascontiguousarray(np.stack([channel.values for channel in channels], axis=-2))
+        self.table = first.node.table
+        if any(node.table is not self.table for node in self.nodes):
+            raise ViewerError("animation channels batched together must animate nodes of one NodeTable")
+        self.rows = np.array([node.table_row for node in self.nodes], dtype=np.int64)
+        self.field = FIELDS[self.path]
+        module = native.ckernel if compiled is not False else None
+        if compiled and module is None:
+            raise ViewerError(f"the compiled sampler is not available: {native.describe()}")
+        self.compiled = None if module is None else module.Sampler(
+            self.times, self.values, self.rows, self.values.shape[-1], MODES[self.interpolation],
+            self.path == "rotation")
 
     def sample(self, t: float) -> np.ndarray:
         times, values, cubic = self.times, self.values, self.cubic
@@ -139,7 +171,7 @@ class _ChannelBatch:
             result = ((2 * u3 - 3 * u2 + 1) * values[i, 1] + (u3 - 2 * u2 + u) * dt * values[i, 2]
                       + (-2 * u3 + 3 * u2) * values[i + 1, 1] + (u3 - u2) * dt * values[i + 1, 0])
             if self.path == "rotation":  # glTF normalizes spline rotations; a zero one stays
-                length = np.sqrt(np.einsum("ij,ij->i", result, result))[:, None]
+                length = np.sqrt(dot4(result, result))[:, None]
                 result = np.divide(result, length, out=result.copy(), where=length > 0)
             return result
         if self.path == "rotation":
@@ -147,10 +179,14 @@ class _ChannelBatch:
         return values[i] * (1.0 - u) + values[i + 1] * u
 
     def apply(self, t: float) -> None:
-        result = self.sample(t)  # a fresh array: the nodes keep its rows
-        keyword = self.keyword
-        for node, row in zip(self.nodes, result):
-            node.assign_trs(**{keyword: row})
+        """Sample at ``t`` into the nodes' table rows and bump their versions."""
+        table = self.table
+        if self.compiled is not None:
+            self.compiled.apply(t, getattr(table, self.field), table.version)
+            return
+        rows = self.rows
+        getattr(table, self.field)[rows] = self.sample(t)
+        table.version[rows] += 1
 
 
 def slerp(a, b, u):
@@ -158,7 +194,7 @@ def slerp(a, b, u):
     Quaternion.Slerp: like Babylon (and three.js) the result is not renormalized, so keyframes
     stored with a little rounding (0.707 for sqrt(0.5)) give Babylon's numbers; the loader
     normalizes keyframes that are clearly not unit quaternions."""
-    dot = np.einsum("ij,ij->i", a, b)
+    dot = dot4(a, b)
     sign = np.where(dot < 0.0, -1.0, 1.0)
     dot = dot * sign
     near = dot > 0.999999
@@ -168,3 +204,10 @@ def slerp(a, b, u):
         wa = np.where(near, 1.0 - u, np.sin((1.0 - u) * theta) / sin_theta)
         wb = np.where(near, u, np.sin(u * theta) / sin_theta)
     return wa[:, None] * a + (sign * wb)[:, None] * b
+
+
+def dot4(a, b):
+    """Row-wise dot products of (n, 4) rows summed in Babylon's order, x + y + z + w (einsum's
+    order depends on numpy's SIMD), so csrc/ckernel.c's Sampler can give the same bits."""
+    p = a * b
+    return ((p[:, 0] + p[:, 1]) + p[:, 2]) + p[:, 3]

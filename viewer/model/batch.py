@@ -137,8 +137,8 @@ class BoneBatch:
         self.bones: list = []            # skeleton order (Babylon's skeleton.bones)
         self.by_slot: list = []          # the same bones in row order
         self.linked: list = []           # bones with a linked TransformNode, row order
-        self.linked_nodes: list = []     # their nodes, and the versions last seen by sync_linked()
-        self._seen_versions: list | None = None
+        self.linked_nodes: list = []     # their nodes
+        self._links: list | None = None  # sync_linked()'s plan for this layout and storage
         self.layout: Layout | None = None
         self.layout_version = 0          # bumped when the layout or the storage is replaced
         self.dirty = Dirty.STRUCTURE
@@ -153,7 +153,6 @@ class BoneBatch:
         if slot is not None:
             self.rows.need_compose[slot] = True
             self.rows.linked_version[slot] = -1  # a linked node overrides it again in prepare()
-            self._seen_versions = None
         if self.dirty < Dirty.POSE:
             self.dirty = Dirty.POSE
 
@@ -189,6 +188,7 @@ class BoneBatch:
         self.rows = rows
         self._kernel = None
         self._scatter = None
+        self._links = None
         self.layout_version += 1
 
     def adopt_rows(self, rows: RowArrays, upload: np.ndarray) -> None:
@@ -259,25 +259,55 @@ class BoneBatch:
 
     # --- linked TransformNodes ----------------------------------------------------------------
     def sync_linked(self) -> None:
-        """Copy the TRS of linked nodes that changed since the last copy."""
-        seen = [node.version for node in self.linked_nodes]
-        if seen == self._seen_versions:  # the fast path: no node changed, no linked bone written
-            return
-        self._seen_versions = seen
-        versions = self.rows.linked_version
-        changed = [bone for bone in self.linked if bone.get_transform_node().version != versions[bone.slot]]
-        if not changed:
-            return
-        slots = [bone.slot for bone in changed]
-        nodes = [bone.get_transform_node() for bone in changed]
+        """Copy the TRS of linked nodes that changed since the last copy: per NodeTable of the
+        linked nodes, one gather of the rows whose version moved (in C when the compiled kernel
+        is there, else numpy's ``_gather_linked``)."""
+        links = self._links
+        if links is None:
+            links = self._links = self._plan_links()
+        copied = 0
+        for table, sync, node_rows, slots in links:
+            if sync is not None:
+                copied += sync(table.position, table.quaternion, table.scaling, table.version)
+            else:
+                copied += self._gather_linked(table, node_rows, slots)
+        if copied:
+            self.mark_pose()
+
+    def _plan_links(self) -> list:
+        """(table, compiled gather or None, node rows, bone slots) per NodeTable of the linked nodes."""
+        groups: dict = {}
+        for bone, node in zip(self.linked, self.linked_nodes):
+            table = node.table
+            group = groups.setdefault(id(table), (table, [], []))
+            group[1].append(node.table_row)
+            group[2].append(bone.slot)
+        module, rows, n = native.ckernel, self.rows, self.count
+        links = []
+        for table, node_rows, slots in groups.values():
+            node_rows, slots = np.array(node_rows, dtype=np.int64), np.array(slots, dtype=np.int64)
+            sync = None if module is None else module.LinkSync(
+                node_rows, slots, rows.position[:n], rows.quaternion[:n], rows.scaling[:n], rows.need_compose[:n],
+                rows.need_decompose[:n], rows.linked_version[:n]).sync
+            links.append((table, sync, node_rows, slots))
+        return links
+
+    def _gather_linked(self, table, node_rows: np.ndarray, slots: np.ndarray) -> int:
+        """numpy's gather: the bones whose node's version differs from the one last copied."""
         rows = self.rows
-        rows.position[slots] = [node.position for node in nodes]
-        rows.quaternion[slots] = [node.rotation_quaternion for node in nodes]
-        rows.scaling[slots] = [node.scaling for node in nodes]
+        versions = table.version[node_rows]
+        changed = versions != rows.linked_version[slots]
+        if not changed.any():
+            return 0
+        if not changed.all():
+            node_rows, slots, versions = node_rows[changed], slots[changed], versions[changed]
+        rows.position[slots] = table.position[node_rows]
+        rows.quaternion[slots] = table.quaternion[node_rows]
+        rows.scaling[slots] = table.scaling[node_rows]
         rows.need_compose[slots] = True
         rows.need_decompose[slots] = False
-        versions[slots] = [node.version for node in nodes]
-        self.mark_pose()
+        rows.linked_version[slots] = versions
+        return len(slots)
 
     def copy_linked(self, slot: int, node) -> None:
         """Copy one linked node's TRS now, as ``sync_linked()`` would: a pose written to the node
@@ -421,7 +451,7 @@ class BoneBatch:
         self.upload_view = _read_only_view(self.upload)
         self.linked = [bone for bone in self.by_slot if bone.get_transform_node() is not None]
         self.linked_nodes = [bone.get_transform_node() for bone in self.linked]
-        self._seen_versions = None
+        self._links = None
         self.rows.linked_version[:n] = -1
         self._kernel = None
         self._scatter = None

@@ -3,6 +3,12 @@
 glTF joints are TransformNodes; a Bone linked to one copies its local TRS in
 ``Skeleton.prepare()`` (see ``Bone.get_pose_target()``). The quaternion is the stored form; ``rotation`` (Babylon's
 yaw-pitch-roll Euler vector) is derived from it and converted back when set.
+
+A node's TRS and version live in one row of a ``NodeTable`` (structure of arrays), as a bone's
+numbers are rows of its ``BoneBatch``: a glTF scene's nodes share one table (the loader makes it),
+other nodes share a process-wide one. Animation channels write many rows at once and linked
+bones gather theirs in one call; ``node.position`` and the rest stay the public API (they return
+copies) and every write bumps the row's version.
 """
 
 from __future__ import annotations
@@ -16,16 +22,69 @@ from . import transforms
 from .checks import finite_array, read_only
 
 
+class NodeTable:
+    """The TRS of many nodes as rows: ``position`` (capacity, 3), ``quaternion`` (capacity, 4),
+    ``scaling`` (capacity, 3), float64, and ``version`` (capacity,) int64, bumped on every change
+    of a row (linked bones and matrix caches compare it).
+
+    Rows are handed out by ``allocate()`` and given back when their node is collected; a row's
+    version only ever grows, also across reuse. Growing replaces the arrays (and bumps
+    ``generation``): hold the table, not its arrays, across calls that may create nodes.
+    """
+
+    def __init__(self, capacity: int = 16):
+        self.count = 0           # rows ever handed out (the high-water mark)
+        self.generation = 0      # bumped when the arrays are replaced
+        self._free: list[int] = []
+        self._arrays(max(int(capacity), 1))
+
+    def _arrays(self, capacity: int) -> None:
+        """New arrays of ``capacity`` rows holding the rows handed out so far."""
+        position, quaternion = np.zeros((capacity, 3)), np.zeros((capacity, 4))
+        quaternion[:, 3] = 1.0
+        scaling, version = np.ones((capacity, 3)), np.zeros(capacity, dtype=np.int64)
+        n = self.count
+        if n:
+            position[:n], quaternion[:n], scaling[:n], version[:n] = (
+                self.position[:n], self.quaternion[:n], self.scaling[:n], self.version[:n])
+        self.position, self.quaternion, self.scaling, self.version = position, quaternion, scaling, version
+        self.capacity = capacity
+        self.generation += 1
+
+    def __len__(self) -> int:
+        return self.count - len(self._free)
+
+    def allocate(self) -> int:
+        """A row at rest (no translation, identity rotation, unit scale) with a fresh version."""
+        if self._free:
+            row = self._free.pop()
+        else:
+            if self.count == self.capacity:
+                self._arrays(self.capacity * 2)
+            row = self.count
+            self.count += 1
+        self.position[row] = 0.0
+        self.quaternion[row] = (0.0, 0.0, 0.0, 1.0)
+        self.scaling[row] = 1.0
+        self.version[row] += 1
+        return row
+
+    def release(self, row: int) -> None:
+        self._free.append(row)
+
+
+SHARED_TABLE = NodeTable(64)  # nodes made without a table (a loader gives a scene its own)
+
+
 class TransformNode:
-    def __init__(self, name: str, parent: "TransformNode | None" = None):
+    def __init__(self, name: str, parent: "TransformNode | None" = None, table: NodeTable | None = None):
         self.name = str(name)
         self._parent: TransformNode | None = None
         self.children: list[TransformNode] = []
-        self._position = np.zeros(3)
-        self._quaternion = np.array([0.0, 0.0, 0.0, 1.0])
-        self._scaling = np.ones(3)
-        # Bumped on every TRS change so linked bones and caches can skip unchanged nodes.
-        self._version = 0
+        # The TRS is row _row of _table (see NodeTable); its version is bumped on every TRS
+        # change, so linked bones and caches can skip unchanged nodes.
+        self._table = SHARED_TABLE if table is None else table
+        self._row = self._table.allocate()
         self._local_version = -1              # _version that _local was composed from
         self._local = None
         self._world_key = None                # (_version, parent's world stamp) of _world
@@ -36,6 +95,27 @@ class TransformNode:
 
     def __repr__(self) -> str:
         return f"TransformNode({self.name!r})"
+
+    def __del__(self) -> None:
+        table = getattr(self, "_table", None)
+        if table is not None:
+            table.release(self._row)
+
+    @property
+    def table(self) -> NodeTable:
+        """The NodeTable holding this node's TRS (row ``table_row``)."""
+        return self._table
+
+    @property
+    def table_row(self) -> int:
+        return self._row
+
+    @property
+    def _version(self) -> int:
+        return int(self._table.version[self._row])
+
+    def _bump(self) -> None:
+        self._table.version[self._row] += 1
 
     # --- hierarchy -------------------------------------------------------------------------
     @property
@@ -57,17 +137,30 @@ class TransformNode:
         self._parent = parent
         if parent is not None:
             parent.children.append(self)
-        self._version += 1
+        self._bump()
 
     # --- TRS -------------------------------------------------------------------------------
+    # The row views (writable: only this class and batched writers write them).
+    @property
+    def _position(self) -> np.ndarray:
+        return self._table.position[self._row]
+
+    @property
+    def _quaternion(self) -> np.ndarray:
+        return self._table.quaternion[self._row]
+
+    @property
+    def _scaling(self) -> np.ndarray:
+        return self._table.scaling[self._row]
+
     @property
     def position(self) -> np.ndarray:
         return read_only(self._position)
 
     @position.setter
     def position(self, value) -> None:
-        self._position = finite_array(value, (3,), f"node {self.name!r} position")
-        self._version += 1
+        self._table.position[self._row] = finite_array(value, (3,), f"node {self.name!r} position")
+        self._bump()
 
     @property
     def rotation_quaternion(self) -> np.ndarray:
@@ -78,8 +171,8 @@ class TransformNode:
         quaternion = finite_array(value, (4,), f"node {self.name!r} rotation_quaternion")
         if not np.any(quaternion):
             raise ViewerError(f"node {self.name!r} rotation_quaternion: the zero quaternion is not a rotation")
-        self._quaternion = quaternion
-        self._version += 1
+        self._table.quaternion[self._row] = quaternion
+        self._bump()
 
     @property
     def rotation(self) -> np.ndarray:
@@ -88,8 +181,8 @@ class TransformNode:
     @rotation.setter
     def rotation(self, value) -> None:
         euler = finite_array(value, (3,), f"node {self.name!r} rotation")
-        self._quaternion = transforms.quaternion_from_yaw_pitch_roll(euler)
-        self._version += 1
+        self._table.quaternion[self._row] = transforms.quaternion_from_yaw_pitch_roll(euler)
+        self._bump()
 
     @property
     def scaling(self) -> np.ndarray:
@@ -97,8 +190,8 @@ class TransformNode:
 
     @scaling.setter
     def scaling(self, value) -> None:
-        self._scaling = finite_array(value, (3,), f"node {self.name!r} scaling")
-        self._version += 1
+        self._table.scaling[self._row] = finite_array(value, (3,), f"node {self.name!r} scaling")
+        self._bump()
 
     def set_trs(self, position, rotation_quaternion, scaling) -> None:
         """Set all three at once (what loaders and animation sampling do)."""
@@ -112,17 +205,16 @@ class TransformNode:
         return self._version
 
     def assign_trs(self, position=None, rotation_quaternion=None, scaling=None) -> None:
-        """The fast path for already validated float64 arrays (animation, set_pose): no checks.
-
-        The arrays are kept, not copied: callers pass arrays nobody writes into afterwards.
-        """
+        """The fast path for already validated float64 values (set_pose, the space API): no checks;
+        the values are copied into the node's row."""
+        table, row = self._table, self._row
         if position is not None:
-            self._position = position
+            table.position[row] = position
         if rotation_quaternion is not None:
-            self._quaternion = rotation_quaternion
+            table.quaternion[row] = rotation_quaternion
         if scaling is not None:
-            self._scaling = scaling
-        self._version += 1
+            table.scaling[row] = scaling
+        table.version[row] += 1
 
     def set_local_matrix(self, matrix) -> None:
         """Set the TRS from a matrix (a glTF node given as ``matrix``)."""
