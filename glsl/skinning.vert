@@ -19,6 +19,8 @@
 //                 vertex's dominant joint's colour, both from the joint/weight attributes here
 //                 (viewer/render/paint.py computes the same colours in numpy); or in_paint, the
 //                 colours numpy computed (CPU skinning, meshes without a skin, the weight check)
+//   PICK_IDS      1: the ID pass (glsl/pick.frag, Renderer.pick): the same morph, skinning and
+//                 placement, and only gl_Position (no normals, no paint) (optional, default 0)
 // Matrices arrive as row-major numpy bytes, which GLSL reads as their transpose: exactly what
 // the column-vector products below need (the row-vector p @ F @ W @ V @ P).
 
@@ -38,6 +40,9 @@ in vec4 in_weights1;
 
 #ifndef INSTANCED
 #define INSTANCED 0
+#endif
+#ifndef PICK_IDS
+#define PICK_IDS 0
 #endif
 #if INSTANCED
 in mat4 in_instance_world;
@@ -137,6 +142,7 @@ void main() {
     mat4 model = world;
 #endif
     vec4 world_position = model * vec4(position, 1.0);
+#if !PICK_IDS
     // Inverse transpose keeps normals perpendicular under non-uniform bone scale.
     v_normal = transpose(inverse(mat3(model))) * normal;
     v_world_position = world_position.xyz;
@@ -167,5 +173,6 @@ void main() {
         v_paint = vec4(bone_color(joint), 1.0);
     }
 #endif
+#endif  // !PICK_IDS
     gl_Position = u_projection * u_view * world_position;
 }

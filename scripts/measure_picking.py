@@ -1,11 +1,15 @@
-"""Mesh picking on a ~100k-triangle skinned model: a CPU ray cast (what the viewer uses) vs a
-GPU ID pass (drawn here only to measure it), and the gestures' share of a frame.
+"""Mesh picking on a ~100k-triangle skinned model: the renderer's GPU ID pass (what the viewer
+uses: Renderer.pick_bone) vs the numpy ray cast on the CPU-skinned mesh (its fallback without a
+GL context, viewer.interaction.mesh_bone_at), and the gestures' share of a frame.
 
     python scripts/measure_picking.py
 
-Prints milliseconds per pick (median of 15) for: CPU skinning + ray cast; a GPU ID pass
-(skin in the vertex shader, write the heaviest joint of each triangle's first vertex, a
-scissor of one pixel, read it back); and a whole 1280x720 session frame with the gizmo on.
+Prints milliseconds per pick (median of 15) for: CPU skinning + ray cast; the ID pass on each
+skinning path (uniform array, bone texture, CPU-skinned vertices: skin in the vertex shader or
+in numpy, draw every mesh through a 1-pixel pick projection into a 1x1 framebuffer, read the
+mesh and triangle back, then the bone with the most weight on it; with CPU skinning, also with
+the pose changed before each pick, so numpy skins again); and a whole 1280x720 session frame
+with the gizmo on.
 """
 
 from __future__ import annotations
@@ -17,31 +21,9 @@ import numpy as np
 from viewer import interaction as ix
 from viewer.character import build_character
 from viewer.model.mesh import SkinnedMesh
+from viewer.model.scene import Scene
 from viewer.render.headless import OffscreenTarget, create_headless_context
-
-VERT = """
-#version 330
-uniform mat4 u_bones[3];
-uniform mat4 u_world_view_projection;
-in vec3 in_position; in ivec4 in_joints; in vec4 in_weights;
-flat out int v_id;
-void main() {
-    mat4 skin = in_weights.x * u_bones[in_joints.x] + in_weights.y * u_bones[in_joints.y]
-              + in_weights.z * u_bones[in_joints.z] + in_weights.w * u_bones[in_joints.w];
-    int best = in_joints.x; float weight = in_weights.x;
-    if (in_weights.y > weight) { best = in_joints.y; weight = in_weights.y; }
-    if (in_weights.z > weight) { best = in_joints.z; weight = in_weights.z; }
-    if (in_weights.w > weight) { best = in_joints.w; }
-    v_id = best;
-    gl_Position = u_world_view_projection * (skin * vec4(in_position, 1.0));
-}
-"""
-FRAG = """
-#version 330
-flat in int v_id;
-out vec4 color;
-void main() { color = vec4(float(v_id + 1) / 255.0, 0.0, 0.0, 1.0); }
-"""
+from viewer.render.renderer import Renderer
 
 
 def dense_model(triangles: int = 100_000):
@@ -77,50 +59,47 @@ def median_ms(function, repeats: int = 15) -> float:
 def main() -> None:
     from viewer.camera import framed_camera
 
-    scene, mesh = dense_model()
-    skeleton = scene.skeletons[0]
+    _character, mesh = dense_model()
+    scene = Scene("dense", [mesh])
     scene.prepare()
     size = (1280, 720)
     camera = framed_camera(scene, aspect=size[0] / size[1])
     matrix = camera.view_matrix() @ camera.projection_matrix(size[0] / size[1])
     pixel = (size[0] / 2, size[1] / 2)
-    triangles = mesh.indices.reshape(-1, 3)
-    print(f"model: {len(triangles)} triangles, {len(mesh.positions)} vertices")
-
-    def naive_pick():
-        origin, direction = ix.pixel_ray(pixel, matrix, size)
-        return ix.ray_triangles(origin, direction, mesh.skinned_positions(), triangles)
+    print(f"model: {len(mesh.indices) // 3} triangles, {len(mesh.positions)} vertices")
 
     def cpu_pick():
-        origin, direction = ix.pixel_ray(pixel, matrix, size)
-        hit = ix.ray_triangles(origin, direction, ix.skinned_points(mesh), triangles)
-        return None if hit is None else ix.heaviest_joint(mesh.joints, mesh.weights, triangles[hit[0]])
+        return ix.mesh_bone_at(scene, pixel, matrix, size)
 
-    print(f"CPU skinning + ray cast: {median_ms(cpu_pick):.1f} ms per pick (joint {cpu_pick()}); "
-          f"with skinned_positions() : {median_ms(naive_pick):.1f} ms")
+    print(f"CPU skinning + ray cast (interaction.mesh_bone_at): {median_ms(cpu_pick):.1f} ms per pick "
+          f"(bone {cpu_pick().name})")
 
     ctx = create_headless_context()
     target = OffscreenTarget(ctx, size)
-    program = ctx.program(vertex_shader=VERT, fragment_shader=FRAG)
-    buffers = [(ctx.buffer(mesh.positions.astype("f4").tobytes()), "3f", "in_position"),
-               (ctx.buffer(mesh.joints.astype("i4").tobytes()), "4i", "in_joints"),
-               (ctx.buffer(mesh.weights.astype("f4").tobytes()), "4f", "in_weights")]
-    vao = ctx.vertex_array(program, buffers, index_buffer=ctx.buffer(mesh.indices.astype("u4").tobytes()),
-                           index_element_size=4)
+    for label, options in (("uniform array", dict(bone_storage="uniform")),
+                           ("bone texture", dict(bone_storage="texture")),
+                           ("CPU-skinned vertices", dict(cpu_skinning=True))):
+        renderer = Renderer(ctx, **options)
 
-    def gpu_pick():
-        target.framebuffer.use()
-        program["u_bones"].write(skeleton.get_transform_matrices().tobytes())
-        program["u_world_view_projection"].write((mesh.world_matrix @ matrix).astype("f4").tobytes())
-        ctx.enable(ctx.DEPTH_TEST)
-        ctx.scissor = (int(pixel[0]), size[1] - 1 - int(pixel[1]), 1, 1)
-        ctx.clear(0, 0, 0, 0, depth=1.0)
-        vao.render()
-        value = target.framebuffer.read(viewport=(int(pixel[0]), size[1] - 1 - int(pixel[1]), 1, 1), components=4)
-        ctx.scissor = None
-        return value[0] - 1
+        def gpu_pick():
+            return renderer.pick_bone(scene, camera, size, *pixel)
 
-    print(f"GPU ID pass (1-pixel scissor, read back): {median_ms(gpu_pick):.1f} ms per pick (joint {gpu_pick()})")
+        skeleton, index = gpu_pick()  # builds the ID pass's program and buffers once
+        print(f"GPU ID pass, {label} (Renderer.pick_bone): {median_ms(gpu_pick):.1f} ms per pick "
+              f"(bone {skeleton.bones[index].name})")
+        if options.get("cpu_skinning"):
+            # Above, the pose had not changed since the last upload (a paused frame): the
+            # vertices were reused. Here it changes before every pick, so numpy skins again.
+            arm = scene.find_bone("leftArm")
+            turns = iter(np.tile([0.01, -0.01], 100))
+
+            def posed_pick():
+                arm.rotate((0.0, 0.0, 1.0), next(turns))
+                scene.prepare()
+                return gpu_pick()
+
+            print(f"GPU ID pass, {label}, the pose changed before each pick: {median_ms(posed_pick):.1f} ms per pick")
+        renderer.release()
 
     from viewer.loaders import load_model
     from viewer.ui.session import ViewerSession

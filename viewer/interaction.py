@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .model.transforms import compose, quaternion_from_rotation_matrix
+from .model.weights import heaviest_joint, triangle_bone  # noqa: F401 (heaviest_joint: kept importable here)
 
 PICK_PIXELS = 6.0        # a click this close to a drawn bone segment picks it
 RING_PIXELS = 80.0       # the radius of the gizmo's axis rings on screen
@@ -135,15 +136,35 @@ def skinned_points(mesh) -> np.ndarray:
     return out @ world[:3, :3] + world[3, :3]
 
 
-def heaviest_joint(joints, weights, triangle) -> int | None:
-    """The joint with the largest summed skin weight over a triangle's three vertices."""
-    j = np.asarray(joints)[triangle].reshape(-1)
-    w = np.asarray(weights, dtype=np.float64)[triangle].reshape(-1)
-    if not np.any(w > 0):
-        return None
-    keys, inverse = np.unique(j, return_inverse=True)
-    sums = np.bincount(inverse, weights=w)
-    return int(keys[int(np.argmax(sums))])
+def drawn_points(mesh) -> np.ndarray:
+    """A mesh's world-space vertex positions as drawn now: morphed, skinned (``skinned_points``)
+    and placed; a mesh without a skin morphed and placed by its world matrix."""
+    if mesh.skeleton is not None:
+        return skinned_points(mesh)
+    mesh.update_world_matrix()
+    world = np.asarray(mesh.world_matrix, dtype=np.float64)
+    return np.asarray(mesh.morphed()[0], dtype=np.float64) @ world[:3, :3] + world[3, :3]
+
+
+def ray_meshes(origin, direction, meshes):
+    """The nearest triangle of any of ``meshes`` that a ray hits: (mesh, triangle, distance) or None."""
+    nearest = None
+    for mesh in meshes:
+        hit = ray_triangles(origin, direction, drawn_points(mesh), mesh.indices.reshape(-1, 3))
+        if hit is not None and (nearest is None or hit[1] < nearest[2]):
+            nearest = (mesh, hit[0], hit[1])
+    return nearest
+
+
+def mesh_bone_at(scene, pixel, matrix, size):
+    """The bone a click at ``pixel`` on the mesh picks, by a numpy ray cast on the CPU-skinned
+    meshes (every mesh of the scene, the nearest hit): the bone with the largest summed weight
+    on the triangle hit, or the bone a mesh without a skin hangs from (``triangle_bone``); None
+    off the mesh. The GPU ID pass (``Renderer.pick_bone``) answers the same question faster;
+    this is its fallback without a GL context and its reference in the tests."""
+    origin, direction = pixel_ray(pixel, matrix, size)
+    hit = ray_meshes(origin, direction, scene.meshes)
+    return None if hit is None else triangle_bone(hit[0], scene, hit[1])
 
 
 # --- the rotate and translate gizmo -----------------------------------------------------------------

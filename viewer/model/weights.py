@@ -1,6 +1,7 @@
 """Questions about a skin, answered from its vertex arrays (numpy only): how much a bone moves
-each vertex, which bone moves it most, which vertices' weights look wrong, and which bone
-moves a mesh without a skin rigidly (a glTF mesh hanging under a joint node).
+each vertex, which bone moves it most, which vertices' weights look wrong, which bone moves a
+mesh without a skin rigidly (a glTF mesh hanging under a joint node), and which bone a click
+on a triangle picks.
 
 A vertex's joint index is a row of ``skeleton.get_transform_matrices()``: ``bone.get_index()``.
 """
@@ -72,6 +73,41 @@ def rigid_bone(mesh, scene):
         if id(node) in linked:
             return linked[id(node)]
         node, seen = node.parent, seen + 1
+    return None
+
+
+def heaviest_joint(joints, weights, triangle) -> int | None:
+    """The joint with the largest summed skin weight over a triangle's three vertices (the
+    first joint, by number, of equal largest sums), or None when they have no weight."""
+    j = np.asarray(joints)[triangle].reshape(-1)
+    w = np.asarray(weights, dtype=np.float64)[triangle].reshape(-1)
+    if not np.any(w > 0):
+        return None
+    keys, inverse = np.unique(j, return_inverse=True)
+    sums = np.bincount(inverse, weights=w)
+    return int(keys[int(np.argmax(sums))])
+
+
+def triangle_bone(mesh, scene, triangle: int):
+    """The bone a click on triangle ``triangle`` of ``mesh`` picks, or None: in a skin, the
+    joint with the largest summed weight over its three vertices; in a mesh without a skin,
+    the bone that moves it rigidly (``rigid_bone``). Both mesh pickers (the GPU ID pass and
+    the numpy ray cast) end here, so they agree whenever they hit the same triangle."""
+    if mesh.skeleton is None:
+        return rigid_bone(mesh, scene)
+    triangles = mesh.indices.reshape(-1, 3)
+    if not 0 <= triangle < len(triangles):
+        return None
+    joint = heaviest_joint(mesh.joints, mesh.weights, triangles[triangle])
+    return None if joint is None else joint_bone(mesh.skeleton, joint)
+
+
+def joint_bone(skeleton, joint: int):
+    """The bone of ``skeleton`` whose matrix row is ``joint`` (``bone.get_index()``; not its
+    position in ``skeleton.bones``, which is parents-first order), or None."""
+    for bone in skeleton.bones:
+        if bone.get_index() == joint:
+            return bone
     return None
 
 

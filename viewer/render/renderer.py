@@ -1,4 +1,5 @@
-"""Draws a Scene with moderngl: skinned meshes, ground grid, skeleton overlay.
+"""Draws a Scene with moderngl: skinned meshes, ground grid, skeleton overlay; and picks what
+is under a pixel with an ID pass (``Renderer.pick``, ``Renderer.pick_bone``).
 
 The renderer reads the model (final matrices, vertex arrays, world matrices) and never
 changes it; it knows nothing of windows or ImGui, so the window and the headless path share
@@ -8,12 +9,13 @@ every line of drawing code.
 from __future__ import annotations
 
 import enum
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import ViewerError
 from ..model.mesh import bounds, skin
-from ..model.weights import joint_row
+from ..model.weights import joint_row, triangle_bone
 from ..options import Axes, Paint, RenderOptions
 from .geometry import bone_axes, ground_grid, marker_overlay, skeleton_overlay
 from .paint import paint_colors
@@ -48,9 +50,10 @@ class ShaderPaint(enum.IntEnum):
 
 
 def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
-                     morph_targets: int = 0, morph_normals: bool = False) -> dict:
+                     morph_targets: int = 0, morph_normals: bool = False, pick: bool = False) -> dict:
     """The skinning shader's #defines. ``morph_targets`` > 0 morphs on the GPU (MORPH_TARGETS,
-    MORPH_NORMALS, MORPH_TEXELS texels per vertex and target, MORPH_TEXTURE_WIDTH)."""
+    MORPH_NORMALS, MORPH_TEXELS texels per vertex and target, MORPH_TEXTURE_WIDTH); ``pick``
+    builds it for the ID pass (PICK_IDS)."""
     defines = {f"SKINNING_{member.name}": int(member) for member in SkinningMode}
     defines.update({f"PAINT_{member.name}": int(member) for member in ShaderPaint})
     defines.update(SKINNING=int(mode), BONE_COUNT=max(bone_count, 1), INFLUENCES=max(influences, 4),
@@ -58,7 +61,30 @@ def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones
     if morph_targets:
         defines.update(MORPH_TARGETS=morph_targets, MORPH_NORMALS=int(morph_normals),
                        MORPH_TEXELS=2 if morph_normals else 1, MORPH_TEXTURE_WIDTH=MORPH_TEXTURE_WIDTH)
+    if pick:
+        defines["PICK_IDS"] = 1
     return defines
+
+
+def pick_matrix(size, x: float, y: float, region: float = 1.0) -> np.ndarray:
+    """A 4x4 (row-vector layout) that, applied after a projection for an image of ``size``
+    (width, height), maps the ``region`` x ``region`` pixels centred on the point (x, y)
+    (pixels, y down, as mouse events) onto the whole clip square: drawn into a region x region
+    viewport, a pixel centre there samples exactly what the full image samples at (x, y)
+    (gluPickMatrix, so the ID pass needs no image-sized framebuffer)."""
+    width, height = float(size[0]), float(size[1])
+    matrix = np.eye(4)
+    matrix[0, 0], matrix[3, 0] = width / region, (width - 2.0 * x) / region
+    matrix[1, 1], matrix[3, 1] = height / region, (2.0 * y - height) / region
+    return matrix
+
+
+class MeshHit(NamedTuple):
+    """What the ID pass found under a pixel: the mesh and its triangle (an index into
+    ``mesh.indices.reshape(-1, 3)``)."""
+
+    mesh: object
+    triangle: int
 
 
 def morph_texture_data(morph_targets) -> tuple[np.ndarray, tuple[int, int]]:
@@ -104,14 +130,19 @@ class Renderer:
         self._wide_line_vao = ctx.vertex_array(self._wide_lines, layout)
         self._grid_key = None
         self._grid_vertices = np.zeros((0, 7), np.float32)
+        self._pick_target = None  # (id texture, depth renderbuffer, framebuffer), made on the first pick
 
     # --- resources -----------------------------------------------------------------------------
     def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
-                morph_targets: int = 0, morph_normals: bool = False):
-        key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals)
+                morph_targets: int = 0, morph_normals: bool = False, pick: bool = False):
+        """The skinning program for these #defines (``pick``: skinning.vert with PICK_IDS and
+        pick.frag, the ID pass), built once per renderer."""
+        key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals, pick)
         if key not in self._programs:
-            defines = skinning_defines(skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals)
-            self._programs[key] = load_program(self.ctx, "skinning.vert", "skinning.frag", defines)
+            defines = skinning_defines(skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals,
+                                       pick)
+            fragment = "pick.frag" if pick else "skinning.frag"
+            self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines)
         return self._programs[key]
 
     def gpu_mesh(self, mesh) -> "GpuMesh":
@@ -136,8 +167,72 @@ class Renderer:
             program.release()
         self._programs.clear()
         for resource in (self.white_texture, self._line_vao, self._wide_line_vao, self._line_buffer, self._lines,
-                         self._wide_lines, self._background_vao, self._background):
+                         self._wide_lines, self._background_vao, self._background, *(self._pick_target or ())):
             resource.release()
+        self._pick_target = None
+
+    # --- picking -------------------------------------------------------------------------------
+    def pick(self, scene, camera, size, x: float, y: float) -> MeshHit | None:
+        """The mesh triangle nearest the camera at the point (x, y) of an image of ``size``
+        (pixels, y down, as mouse events), or None: an ID pass.
+
+        Every mesh of the scene is drawn as ``render`` draws it (the same skinning.vert, built
+        with PICK_IDS: the same bone storage or CPU-skinned vertices, morph targets, world
+        matrices, every submesh, depth-tested), writing 1 + its index in ``scene.meshes`` and
+        its triangle number into an RG32UI pixel. The projection is narrowed to a 1-pixel
+        region about (x, y) (``pick_matrix``), so the pass rasterizes one pixel of a 1x1
+        framebuffer and reads 8 bytes back; the bound framebuffer is bound again after.
+        The scene is drawn as it is: call ``scene.prepare()`` first, as for ``render``.
+        """
+        import moderngl
+
+        width, height = float(size[0]), float(size[1])
+        if not (0.0 <= x < width and 0.0 <= y < height):
+            return None
+        ctx = self.ctx
+        ids, _depth, framebuffer = self._pick_framebuffer()
+        previous = ctx.fbo
+        if previous is None or isinstance(previous.mglo, moderngl.InvalidObject):
+            previous = ctx.detect_framebuffer()  # none bound through moderngl yet (or released since)
+        meshes = scene.meshes
+        try:
+            framebuffer.use()
+            framebuffer.clear(depth=1.0)
+            ids.write(bytes(8))  # "nothing" (an integer attachment is not cleared by glClear)
+            ctx.disable(moderngl.CULL_FACE | moderngl.BLEND)
+            ctx.enable(moderngl.DEPTH_TEST)
+            ctx.depth_func = "<"
+            ctx.wireframe = False
+            view = camera.view_matrix()
+            projection = camera.projection_matrix(width / max(height, 1.0)) @ pick_matrix((width, height), x, y)
+            for number, mesh in enumerate(meshes, start=1):
+                self.gpu_mesh(mesh).draw_ids(view, projection, number)
+            found, triangle = np.frombuffer(ids.read(), np.uint32)[:2]
+        finally:
+            previous.use()
+        if found == 0 or found > len(meshes):
+            return None
+        return MeshHit(meshes[int(found) - 1], int(triangle))
+
+    def pick_bone(self, scene, camera, size, x: float, y: float):
+        """(skeleton, i) of the bone a click at (x, y) on the mesh picks (``skeleton.bones[i]``),
+        or None: the ID pass (``pick``), then the bone with the largest summed skin weight on the
+        triangle found, or the bone a mesh without a skin hangs from
+        (viewer.model.weights.triangle_bone, as the numpy ray cast viewer.interaction.mesh_bone_at)."""
+        hit = self.pick(scene, camera, size, x, y)
+        bone = None if hit is None else triangle_bone(hit.mesh, scene, hit.triangle)
+        skeleton = None if bone is None else bone.get_skeleton()
+        if skeleton is None:
+            return None
+        return skeleton, list(skeleton.bones).index(bone)
+
+    def _pick_framebuffer(self):
+        if self._pick_target is None:
+            ids = self.ctx.texture((1, 1), 2, dtype="u4")
+            ids.filter = (self.ctx.NEAREST, self.ctx.NEAREST)
+            depth = self.ctx.depth_renderbuffer((1, 1))
+            self._pick_target = (ids, depth, self.ctx.framebuffer(color_attachments=[ids], depth_attachment=depth))
+        return self._pick_target
 
     # --- drawing -------------------------------------------------------------------------------
     def render(self, scene, camera, size, options: RenderOptions | None = None) -> None:
@@ -333,19 +428,25 @@ class GpuMesh:
         self.buffers = vertex_buffers(ctx, mesh, skinned=self.skinning is not SkinningMode.CPU,
                                       dynamic=self.skinning is SkinningMode.CPU and (skeleton is not None or self.cpu_morph))
         self._uploaded_morph = None  # the morph weights version the CPU-morphed vertices show
+        self._uploaded_skin = None   # CPU skinning: (final matrices, morph weights) the vertices show
         self._painted = None         # (paint, bone, scene) whose numpy colours in_paint holds
         self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
         content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
                    if name in self.program]
         self.vao = ctx.vertex_array(self.program, content, index_buffer=self.index_buffer, index_element_size=4)
         self.textures = material_textures(ctx, mesh)
+        self._program_key = (self.skinning, bone_count, self.influences, self.bones_per_row, self.morph_targets,
+                             morph_normals)
+        self.pick_program = self.pick_vao = None  # the ID pass's, made on the first pick
 
-    def update(self) -> None:
-        """Upload this frame's bone matrices and morph weights (or CPU-morphed and -skinned vertices)."""
+    def update(self, program=None) -> None:
+        """Upload this frame's bone matrices and morph weights to ``program`` (the drawing
+        program by default; the ID pass's) or the bone texture (or CPU-morphed and -skinned vertices)."""
         mesh = self.mesh
+        program = self.program if program is None else program
         if self.morph_targets:
             self._morph_weights[: self.morph_targets] = mesh.morph_weights
-            self.program["u_morph_weights"].write(self._morph_weights.tobytes())
+            program["u_morph_weights"].write(self._morph_weights.tobytes())
         skeleton = mesh.skeleton
         if skeleton is None:
             if self.cpu_morph and self._uploaded_morph != mesh.morph_targets.version:
@@ -356,15 +457,22 @@ class GpuMesh:
             return
         matrices = skeleton.get_transform_matrices()
         if self.skinning is SkinningMode.UNIFORM_ARRAY:
-            self.program["u_bones"].write(matrices.tobytes())
+            program["u_bones"].write(matrices.tobytes())
         elif self.skinning is SkinningMode.BONE_TEXTURE:
             self._texture_data[: len(matrices)] = matrices
             self.bone_texture.write(self._texture_data.tobytes())
         else:
+            # The vertices are skinned again only when the pose or the morph weights changed
+            # since the last upload (a paused frame, or the ID pass after the frame, reuses them).
+            uploaded = self._uploaded_skin
+            if (uploaded is not None and np.array_equal(uploaded[0], matrices)
+                    and np.array_equal(uploaded[1], mesh.morph_weights)):
+                return
             positions, normals = mesh.morphed()
             positions, normals = skin(positions, normals, mesh.joints, mesh.weights, matrices)
             self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())
             self.buffers["in_normal"][0].write(normals.astype(np.float32).tobytes())
+            self._uploaded_skin = (matrices.copy(), np.array(mesh.morph_weights, copy=True))
 
     def set_paint(self, options: RenderOptions, scene) -> None:
         """The skin view's uniforms; numpy's colours uploaded when the shader cannot paint them."""
@@ -417,10 +525,39 @@ class GpuMesh:
             ctx.depth_func = "<"
             ctx.wireframe = False
 
+    def draw_ids(self, view, projection, number: int) -> None:
+        """The ID pass for this mesh (see Renderer.pick): its pose uploaded as ``draw`` does,
+        every submesh drawn with the PICK_IDS program, writing ``number`` and its triangles'."""
+        import moderngl
+
+        if self.pick_vao is None:
+            self.pick_program = self.renderer.program(*self._program_key, pick=True)
+            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
+                       if name in self.pick_program]
+            self.pick_vao = self.renderer.ctx.vertex_array(self.pick_program, content, index_buffer=self.index_buffer,
+                                                           index_element_size=4)
+        program = self.pick_program
+        self.update(program)
+        program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
+        program["u_view"].write(view.astype(np.float32).tobytes())
+        program["u_projection"].write(projection.astype(np.float32).tobytes())
+        program["u_pick_mesh"].value = int(number)
+        if self.bone_texture is not None:
+            self.bone_texture.use(location=1)
+            program["u_bone_texture"].value = 1
+        if self.morph_texture is not None:
+            self.morph_texture.use(location=2)
+            program["u_morph_texture"].value = 2
+        for submesh in self.mesh.submeshes:
+            if "u_first_triangle" in program:
+                program["u_first_triangle"].value = submesh.first_index // 3
+            self.pick_vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
+
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
-        for resource in (self.index_buffer, self.vao, self.bone_texture, self.morph_texture, *self.textures.values()):
+        for resource in (self.index_buffer, self.vao, self.pick_vao, self.bone_texture, self.morph_texture,
+                         *self.textures.values()):
             if resource is not None:
                 resource.release()
 

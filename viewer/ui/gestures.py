@@ -7,10 +7,11 @@ with Blender's life cycle: start (one undo step opens), modal update (every fram
 runs), confirm (the step is kept) or cancel (the touched bones get back their exact values
 and the step is dropped).
 
-Mouse: a left click (press and release without moving) picks the bone under the cursor; a
-left drag on empty space orbits; a drag on a gizmo ring turns the selected bone about that
-ring's axis (Ctrl snaps to 15 degrees), on an arrow moves it; a drag on an IK handle (or on
-the selected bone's joint when it has two ancestors) moves the chain's end with IK.
+Mouse: a left click (press and release without moving) picks the bone under the cursor (a
+drawn bone segment near it, else the mesh under it: the renderer's ID pass); a left drag on
+empty space orbits; a drag on a gizmo ring turns the selected bone about that ring's axis
+(Ctrl snaps to 15 degrees), on an arrow moves it; a drag on an IK handle (or on the selected
+bone's joint when it has two ancestors) moves the chain's end with IK.
 Keys: R rotate, G move, X/Y/Z constrain (a second press: the bone's own axis), Enter or a
 click confirms, Esc or a right click cancels; L toggles the gizmo's space (the panel's
 Local/World); M mirrors the selected bone, Shift+M the whole pose.
@@ -33,7 +34,7 @@ from ..render.geometry import skeleton_segments, world_per_pixel
 
 IK_AIM_ROUNDS = 8               # IK solves a frame at most, each aiming again by the end's miss
 CLICK_PIXELS = 4.0              # a press that moves less than this before release is a click
-HOVER_REST_SECONDS = 0.2        # the mesh is ray cast for hover once the mouse rests this long
+HOVER_REST_SECONDS = 0.2        # the mesh is picked for hover once the mouse rests this long
 AXIS_COLORS = {"X": (1.0, 0.3, 0.3, 1.0), "Y": (0.35, 1.0, 0.35, 1.0), "Z": (0.35, 0.55, 1.0, 1.0),
                "view": (0.9, 0.9, 0.9, 0.9)}
 ACTIVE_COLOR = (1.0, 0.9, 0.2, 1.0)
@@ -263,6 +264,7 @@ class Gestures:
         self._moved_at = 0.0
         self._mesh_hover_done = True
         self.handles = []            # this frame's gizmo handles
+        self.gpu_picking = True      # a mesh click is resolved by the renderer's ID pass (with a GL context)
 
     @property
     def busy(self) -> bool:
@@ -406,7 +408,7 @@ class Gestures:
     # --- picking -----------------------------------------------------------------------------------
     def bone_at(self, session, view, pixel, mesh: bool = True):
         """The bone under ``pixel``: the nearest drawn segment within a few pixels, else the
-        bone with the largest weight on the mesh triangle under it (CPU ray cast), else None."""
+        bone with the largest weight on the mesh triangle under it (``mesh_bone_at``), else None."""
         if session.editor.display.show_skeleton:
             best = None
             for entry in skeleton_segments(session.scene):
@@ -423,20 +425,23 @@ class Gestures:
                 return best[1]
         if not mesh or not session.editor.display.show_mesh:
             return None
-        origin, direction = view.ray(pixel)
-        nearest = None
-        for skinned in session.scene.skinned_meshes:
-            if skinned.skeleton is None:
-                continue
-            hit = ix.ray_triangles(origin, direction, ix.skinned_points(skinned), skinned.indices.reshape(-1, 3))
-            if hit is not None and (nearest is None or hit[1] < nearest[0]):
-                nearest = (hit[1], skinned, hit[0])
-        if nearest is None:
-            return None
-        _, skinned, triangle = nearest
-        joint = ix.heaviest_joint(skinned.joints, skinned.weights, skinned.indices.reshape(-1, 3)[triangle])
-        bones = skinned.skeleton.bones
-        return None if joint is None or joint >= len(bones) else bones[joint]
+        return self.mesh_bone_at(session, view, pixel)
+
+    def mesh_bone_at(self, session, view, pixel):
+        """The bone with the largest skin weight on the mesh triangle under ``pixel`` (or the
+        bone a mesh without a skin hangs from), else None: the renderer's GPU ID pass when the
+        session has a GL context (``gpu_picking``), else (or if the pass fails) the numpy ray
+        cast on the CPU-skinned meshes."""
+        scene = session.scene
+        if self.gpu_picking and getattr(session, "ctx", None) is not None:
+            try:
+                picked = session.renderer().pick_bone(scene, session.camera, view.size, float(pixel[0]),
+                                                      float(pixel[1]))
+            except ViewerError:
+                picked = False  # e.g. a forced uniform array that does not fit: the ray cast answers
+            if picked is not False:
+                return None if picked is None else picked[0].bones[picked[1]]
+        return ix.mesh_bone_at(scene, pixel, view.matrix, view.size)
 
     def _pick(self, session, view, pixel) -> None:
         bone = self.bone_at(session, view, pixel)
