@@ -55,10 +55,8 @@ def read_clip(file: GltfFile, index: int, nodes: list[TransformNode], morphed: d
                              f"keyframe times ({len(times) * per_key} expected for {interpolation})")
         if path == "rotation" and interpolation != "CUBICSPLINE":
             values = _unit_keyframes(file, values.reshape(-1, 4), what)
-        try:
-            channels.append(AnimationChannel(nodes[target["node"]], path, times, values, interpolation))
-        except ViewerError as error:  # the model's own checks
-            raise file.error(f"{what}: {error}") from None
+        # accessor() refused non-finite numbers, the times increase, the count is right: no recheck
+        channels.append(AnimationChannel.from_checked(nodes[target["node"]], path, times, values, interpolation))
     if morph_channels:
         return MorphAnimationClip(name, channels, morph_channels)
     return AnimationClip(name, channels)

@@ -45,8 +45,22 @@ class AnimationChannel:
                               f"({keys * per_key * width} expected)")
         if not np.isfinite(values).all():
             raise ViewerError(f"{what}: keyframe values contain NaN or infinity")
+        self._keep(node, path, self.times, values, interpolation)
+
+    @classmethod
+    def from_checked(cls, node, path: str, times: np.ndarray, values: np.ndarray,
+                     interpolation: str = "LINEAR") -> "AnimationChannel":
+        """A channel from float64 arrays a loader has already checked (finite, times strictly
+        increasing, the value count right for the interpolation): no second pass over them."""
+        channel = cls.__new__(cls)
+        channel._keep(node, path, times.reshape(-1), values, interpolation)
+        return channel
+
+    def _keep(self, node, path, times, values, interpolation) -> None:
+        self.node, self.path, self.interpolation, self.times = node, path, interpolation, times
+        width, keys = PATHS[path], len(times)
         # CUBICSPLINE keys are (in-tangent, value, out-tangent) triplets.
-        self.values = values.reshape(keys, per_key, width) if per_key == 3 else values.reshape(keys, width)
+        self.values = values.reshape(keys, 3, width) if interpolation == "CUBICSPLINE" else values.reshape(keys, width)
         self._alone = None
 
     @property
