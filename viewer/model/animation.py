@@ -83,6 +83,33 @@ class AnimationChannel:
             self.node.scaling = value
 
 
+def interpolate_keyframes(times, values, interpolation: str, t: float, rotation: bool = False) -> np.ndarray:
+    """Keyframe values at ``t`` seconds, clamped to the keyframes: LINEAR (slerp for rotations,
+    as glTF and Babylon do), STEP or CUBICSPLINE (``values`` as (keys, 3, ...) in-tangent, value,
+    out-tangent; rotations normalized). The numpy reference of every sampler here."""
+    cubic = interpolation == "CUBICSPLINE"
+    if t <= times[0] or len(times) == 1:
+        return (values[0, 1] if cubic else values[0]).copy()
+    if t >= times[-1]:
+        return (values[-1, 1] if cubic else values[-1]).copy()
+    i = int(np.searchsorted(times, t, side="right")) - 1
+    if interpolation == "STEP":
+        return values[i].copy()
+    dt = times[i + 1] - times[i]
+    u = (t - times[i]) / dt
+    if cubic:
+        u2, u3 = u * u, u * u * u
+        result = ((2 * u3 - 3 * u2 + 1) * values[i, 1] + (u3 - 2 * u2 + u) * dt * values[i, 2]
+                  + (-2 * u3 + 3 * u2) * values[i + 1, 1] + (u3 - u2) * dt * values[i + 1, 0])
+        if rotation:  # glTF normalizes spline rotations; a zero one stays
+            length = np.sqrt(dot4(result, result))[:, None]
+            result = np.divide(result, length, out=result.copy(), where=length > 0)
+        return result
+    if rotation:
+        return slerp(values[i], values[i + 1], u)
+    return values[i] * (1.0 - u) + values[i + 1] * u
+
+
 def clip_time(time: float, duration: float, loop: bool = True) -> float:
     """The time to sample a clip of ``duration`` seconds at, for a playhead at ``time``.
 
@@ -170,27 +197,7 @@ class _ChannelBatch:
             self.path == "rotation")
 
     def sample(self, t: float) -> np.ndarray:
-        times, values, cubic = self.times, self.values, self.cubic
-        if t <= times[0] or len(times) == 1:
-            return (values[0, 1] if cubic else values[0]).copy()
-        if t >= times[-1]:
-            return (values[-1, 1] if cubic else values[-1]).copy()
-        i = int(np.searchsorted(times, t, side="right")) - 1
-        if self.interpolation == "STEP":
-            return values[i].copy()
-        dt = times[i + 1] - times[i]
-        u = (t - times[i]) / dt
-        if cubic:
-            u2, u3 = u * u, u * u * u
-            result = ((2 * u3 - 3 * u2 + 1) * values[i, 1] + (u3 - 2 * u2 + u) * dt * values[i, 2]
-                      + (-2 * u3 + 3 * u2) * values[i + 1, 1] + (u3 - u2) * dt * values[i + 1, 0])
-            if self.path == "rotation":  # glTF normalizes spline rotations; a zero one stays
-                length = np.sqrt(dot4(result, result))[:, None]
-                result = np.divide(result, length, out=result.copy(), where=length > 0)
-            return result
-        if self.path == "rotation":
-            return slerp(values[i], values[i + 1], u)
-        return values[i] * (1.0 - u) + values[i + 1] * u
+        return interpolate_keyframes(self.times, self.values, self.interpolation, t, self.path == "rotation")
 
     def apply(self, t: float) -> None:
         """Sample at ``t`` into the nodes' table rows and bump their versions."""

@@ -17,7 +17,7 @@ import copy
 import numpy as np
 
 from ..errors import ViewerError
-from .animation import INTERPOLATIONS, AnimationClip
+from .animation import INTERPOLATIONS, AnimationClip, interpolate_keyframes
 
 # The most targets one mesh may have: the GPU path keeps their weights in a uniform array
 # (MAX_MORPH_TARGETS / 4 vec4s) beside the bone matrices. Real face rigs use tens.
@@ -194,22 +194,7 @@ class MorphWeightChannel:
 
     def sample(self, t: float) -> np.ndarray:
         """The weights at ``t`` seconds (clamped to the keyframes)."""
-        times, values = self.times, self.values
-        cubic = self.interpolation == "CUBICSPLINE"
-        if t <= times[0] or len(times) == 1:
-            return (values[0, 1] if cubic else values[0]).copy()
-        if t >= times[-1]:
-            return (values[-1, 1] if cubic else values[-1]).copy()
-        i = int(np.searchsorted(times, t, side="right")) - 1
-        if self.interpolation == "STEP":
-            return values[i].copy()
-        dt = times[i + 1] - times[i]
-        u = (t - times[i]) / dt
-        if cubic:
-            u2, u3 = u * u, u * u * u
-            return ((2 * u3 - 3 * u2 + 1) * values[i, 1] + (u3 - 2 * u2 + u) * dt * values[i, 2]
-                    + (-2 * u3 + 3 * u2) * values[i + 1, 1] + (u3 - u2) * dt * values[i + 1, 0])
-        return values[i] * (1.0 - u) + values[i + 1] * u
+        return interpolate_keyframes(self.times, self.values, self.interpolation, t)
 
     def apply(self, t: float) -> None:
         weights = self.sample(t)
