@@ -56,7 +56,7 @@ def read_clip(file: GltfFile, index: int, nodes: list[TransformNode], morphed: d
         if path == "rotation" and interpolation != "CUBICSPLINE":
             values = _unit_keyframes(file, values.reshape(-1, 4), what)
         # accessor() refused non-finite numbers, the times increase, the count is right: no recheck
-        channels.append(AnimationChannel.from_checked(nodes[target["node"]], path, times, values, interpolation))
+        channels.append(AnimationChannel(nodes[target["node"]], path, times, values, interpolation, checked=True))
     if morph_channels:
         return MorphAnimationClip(name, channels, morph_channels)
     return AnimationClip(name, channels)

@@ -24,7 +24,9 @@ PATHS = {"translation": 3, "rotation": 4, "scale": 3}
 
 
 class AnimationChannel:
-    def __init__(self, node, path: str, times, values, interpolation: str = "LINEAR"):
+    def __init__(self, node, path: str, times, values, interpolation: str = "LINEAR", *, checked: bool = False):
+        """``checked=True``: float64 arrays a loader has already checked (finite, times strictly
+        increasing, the value count right for the interpolation), taken without a second pass."""
         if path not in PATHS:
             raise ViewerError(f"animation channel on {node.name!r}: unsupported path {path!r}")
         if interpolation not in INTERPOLATIONS:
@@ -34,33 +36,20 @@ class AnimationChannel:
         width = PATHS[path]
         values = np.asarray(values, dtype=np.float64)
         keys = len(self.times)
-        what = f"animation channel {path} of node {node.name!r}"
-        if keys == 0:
-            raise ViewerError(f"{what}: no keyframes")
-        if not np.isfinite(self.times).all() or (np.diff(self.times) <= 0).any():
-            raise ViewerError(f"{what}: keyframe times must be finite and strictly increasing")
         per_key = 3 if interpolation == "CUBICSPLINE" else 1
-        if values.size != keys * per_key * width:
-            raise ViewerError(f"{what}: {values.size} output values for {keys} keyframes "
-                              f"({keys * per_key * width} expected)")
-        if not np.isfinite(values).all():
-            raise ViewerError(f"{what}: keyframe values contain NaN or infinity")
-        self._keep(node, path, self.times, values, interpolation)
-
-    @classmethod
-    def from_checked(cls, node, path: str, times: np.ndarray, values: np.ndarray,
-                     interpolation: str = "LINEAR") -> "AnimationChannel":
-        """A channel from float64 arrays a loader has already checked (finite, times strictly
-        increasing, the value count right for the interpolation): no second pass over them."""
-        channel = cls.__new__(cls)
-        channel._keep(node, path, times.reshape(-1), values, interpolation)
-        return channel
-
-    def _keep(self, node, path, times, values, interpolation) -> None:
-        self.node, self.path, self.interpolation, self.times = node, path, interpolation, times
-        width, keys = PATHS[path], len(times)
+        if not checked:
+            what = f"animation channel {path} of node {node.name!r}"
+            if keys == 0:
+                raise ViewerError(f"{what}: no keyframes")
+            if not np.isfinite(self.times).all() or (np.diff(self.times) <= 0).any():
+                raise ViewerError(f"{what}: keyframe times must be finite and strictly increasing")
+            if values.size != keys * per_key * width:
+                raise ViewerError(f"{what}: {values.size} output values for {keys} keyframes "
+                                  f"({keys * per_key * width} expected)")
+            if not np.isfinite(values).all():
+                raise ViewerError(f"{what}: keyframe values contain NaN or infinity")
         # CUBICSPLINE keys are (in-tangent, value, out-tangent) triplets.
-        self.values = values.reshape(keys, 3, width) if interpolation == "CUBICSPLINE" else values.reshape(keys, width)
+        self.values = values.reshape(keys, per_key, width) if per_key == 3 else values.reshape(keys, width)
         self._alone = None
 
     @property
