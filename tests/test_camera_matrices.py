@@ -34,3 +34,15 @@ def test_headless_render_imports_no_pygltflib_pil_for_textures_hypothesis_or_img
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("setting, value", [("target", (1.0, 2.0)), ("target", (0.0, float("inf"), 0.0)),
+                                            ("distance", float("nan")), ("distance", 0.0), ("yaw", "left"),
+                                            ("pitch", float("inf"))])
+def test_the_camera_refuses_bad_settings_with_one_clear_error(setting, value):
+    from viewer.errors import ViewerError
+
+    camera = OrbitCamera()
+    with pytest.raises(ViewerError, match=f"camera {setting}"):
+        setattr(camera, setting, value)
+    assert np.isfinite(camera.view_matrix()).all()  # unchanged and still usable

@@ -145,6 +145,7 @@ JSON_CASES = [
     ("asset-missing", _delete(["asset"]), "asset must be an object"),
     ("asset-list", _set(["asset"], ["2.0"]), "asset must be an object"),
     ("version-1", _set(["asset", "version"], "1.0"), "asset.version is '1.0'"),
+    ("huge-but-finite-translation", _set(["nodes", 1, "translation"], [1e308, 0, 0]), "its extent is not finite"),
     ("version-number", _set(["asset", "version"], 2.0), "asset.version is 2.0"),
     ("requires-unknown", _set(["extensionsRequired"], ["EXT_made_up"]),
      "requires extension EXT_made_up, which boneviewer does not support"),

@@ -16,7 +16,7 @@ LAYERS = {
     "loaders": {"errors", "model"},
     "render": {"errors", "model", "camera", "options"},
     "editor": {"errors", "model", "loaders", "options"},
-    "scripting": {"errors", "model", "camera", "options", "loaders", "editor"},  # scripts and the app object
+    "scripting": {"errors", "model", "camera", "images", "options", "loaders", "editor"},  # scripts, the app object
     "ui": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting"},
     "app": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui"},
 }

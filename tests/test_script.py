@@ -340,3 +340,20 @@ def test_the_ik_example_puts_the_hand_on_its_moving_target():
         targets.append(target)
         assert np.linalg.norm(hand.get_absolute_position(mesh) - target) < 1e-3
     assert np.ptp(np.array(targets), axis=0).max() > 0.8  # it went round
+
+
+def test_script_mistakes_with_the_app_are_one_script_error_line(cli, tmp_path):
+    """A bone that is no bone, a camera target of two numbers, a NaN distance, a screenshot into
+    a missing folder: each is one `script error` line, and the frames are still written."""
+    for number, line in enumerate(["app.selected_bone = 3", "app.camera.target = (1, 2)",
+                                   "app.camera.distance = float('nan')",
+                                   f"app.screenshot({str(tmp_path / 'missing' / 'x.png')!r})"]):
+        script = tmp_path / f"bad{number}.py"
+        script.write_text(f"def setup(app):\n    {line}\n")
+        out = tmp_path / f"out{number}"
+        result = cli("render", "--script", script, "--frames", "0:0.1:0.1", "--out-dir", out)
+        assert result.returncode == 1, result.stderr
+        lines = [line for line in result.stderr.splitlines() if not line.startswith("[")]  # not the progress bar
+        assert len(lines) == 1 and lines[0].startswith(f"script error: {script}:2:"), result.stderr
+        assert "Traceback" not in result.stderr
+        assert len(list(out.glob("frame_*.png"))) == 2

@@ -13,6 +13,7 @@ import numpy as np
 
 from .camera import OrbitCamera
 from .errors import ViewerError
+from .images import check_png_path
 from .model.animation import clip_time
 from .options import Status
 
@@ -151,7 +152,7 @@ class App:
         if unknown:
             raise ViewerError(f"app.camera: unknown setting {sorted(unknown)[0]!r} (yaw, pitch, distance, target)")
         for key, item in value.items():
-            setattr(current, key, np.asarray(item, dtype=np.float64) if key == "target" else float(item))
+            setattr(current, key, item)  # the camera checks each value
         return current
 
     def project(self, point):
@@ -169,8 +170,7 @@ class App:
 
     def screenshot(self, path) -> None:
         path = Path(path)
-        if path.suffix.lower() != ".png":
-            raise ViewerError(f"app.screenshot({str(path)!r}): the file must be a .png")
+        check_png_path(f"app.screenshot({str(path)!r})", path)  # now, as a script error, not at write time
         self.pending_screenshots.append(path)
 
     def log(self, message) -> None:

@@ -12,19 +12,61 @@ from __future__ import annotations
 import numpy as np
 import pyrr
 
+from .errors import ViewerError
+
 VIEW_YAW, VIEW_PITCH = 20.0, 10.0  # the viewer's three-quarter view: from the front-right, a little above
 FRAME_MARGIN = 0.1  # of the half-width and half-height, left free around a framed model
 
 
 class OrbitCamera:
     def __init__(self, target=(0.0, 0.0, 0.0), distance=5.0, yaw=0.0, pitch=0.0, fov_y=40.0):
-        self.target = np.asarray(target, dtype=np.float64)
-        self.distance = float(distance)
-        self.yaw = float(yaw)        # degrees, about +Y
-        self.pitch = float(pitch)    # degrees, positive looks down on the target
+        self.target = target
+        self.distance = distance
+        self.yaw = yaw               # degrees, about +Y
+        self.pitch = pitch           # degrees, positive looks down on the target
         self.fov_y = float(fov_y)    # degrees
         self.near_ratio = 0.01       # near plane as a fraction of the distance
         self.screen_offset = 0.0     # shift of the image centre, in NDC x (a side panel's room)
+
+    # Checked on every write: a script or a caller setting a bad value gets one clear error, not
+    # a broken frame later.
+    @property
+    def target(self) -> np.ndarray:
+        return self._target
+
+    @target.setter
+    def target(self, value) -> None:
+        try:
+            target = np.array(value, dtype=np.float64).reshape(3)
+        except (TypeError, ValueError):
+            raise ViewerError(f"camera target must be 3 numbers, got {value!r}") from None
+        if not np.isfinite(target).all():
+            raise ViewerError(f"camera target must be finite, got {target.tolist()}")
+        self._target = target
+
+    @property
+    def distance(self) -> float:
+        return self._distance
+
+    @distance.setter
+    def distance(self, value) -> None:
+        self._distance = _finite_number(value, "camera distance", positive=True)
+
+    @property
+    def yaw(self) -> float:
+        return self._yaw
+
+    @yaw.setter
+    def yaw(self, value) -> None:
+        self._yaw = _finite_number(value, "camera yaw")
+
+    @property
+    def pitch(self) -> float:
+        return self._pitch
+
+    @pitch.setter
+    def pitch(self, value) -> None:
+        self._pitch = _finite_number(value, "camera pitch")
 
     @property
     def position(self) -> np.ndarray:
@@ -117,6 +159,16 @@ class OrbitCamera:
         clip = np.c_[points, np.ones(len(points))] @ self.view_matrix() @ self.projection_matrix(width / height)
         ndc = clip[:, :3] / clip[:, 3:4]
         return np.c_[(ndc[:, 0] + 1) / 2 * width, (1 - ndc[:, 1]) / 2 * height]
+
+
+def _finite_number(value, what: str, positive: bool = False) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ViewerError(f"{what} must be a number, got {value!r}") from None
+    if not np.isfinite(number) or (positive and number <= 0):
+        raise ViewerError(f"{what} must be a finite number{' above 0' if positive else ''}, got {value!r}")
+    return number
 
 
 def look_at(eye, target, up) -> np.ndarray:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .camera import VIEW_PITCH, VIEW_YAW
-from .images import write_png
+from .images import check_output_file, check_png_path, write_png
 
 DEFAULT_PNG = "boneviewer.png"
 
@@ -345,18 +345,6 @@ def turntable_cameras(scene, count: int, yaw: float, pitch: float, aspect: float
     return [OrbitCamera(target=target, distance=distance, yaw=y, pitch=pitch) for y in yaws]
 
 
-def check_output_file(option: str, path: Path, suffix: str) -> None:
-    from .errors import ViewerError
-
-    if path.suffix.lower() != suffix:
-        raise ViewerError(f"{option} {path}: the file name must end in {suffix}")
-    folder = path.parent
-    if not folder.resolve().is_dir():
-        raise ViewerError(f"{option} {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ViewerError(f"{option} {path}: folder {folder} is not writable")
-
-
 def render_scripted(args) -> int:
     """`render --script`: as render_command, with the script's setup and update in each frame.
 
@@ -486,21 +474,6 @@ def named_bone(scene, option: str, name: str):
         listed = ", ".join(known[:15]) + (", ..." if len(known) > 15 else "")
         raise ViewerError(f"{option} {name}: unknown bone {name!r} (this model's bones: {listed})")
     return bone
-
-
-def check_png_path(option: str, path: Path) -> None:
-    """A PNG output path whose folder exists, checked before any work or window."""
-    from .errors import ViewerError
-
-    if path.suffix.lower() != ".png":
-        raise ViewerError(f"{option} {path}: the output must be a .png file")
-    folder = path.parent
-    if not folder.resolve().is_dir():
-        raise ViewerError(f"{option} {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ViewerError(f"{option} {path}: folder {folder} is not writable")
-    if path.is_dir():
-        raise ViewerError(f"{option} {path}: is a folder")
 
 
 def check_creatable_folder(option: str, folder: Path) -> None:

@@ -93,6 +93,10 @@ class Editor:
         return [bone for skeleton in self.scene.skeletons for bone in skeleton.bones]
 
     def select(self, bone) -> None:
+        """Select a bone of this scene (or None); anything else is a ViewerError, so a script's
+        mistake is one line instead of a broken frame later."""
+        if bone is not None and not (isinstance(bone, Bone) and bone.get_skeleton() in self.scene.skeletons):
+            raise ViewerError(f"cannot select {bone!r}: not a bone of this model")
         self.selected = bone
 
     def select_by_name(self, name: str) -> None:

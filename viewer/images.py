@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .errors import ViewerError
+
+
+def check_output_file(option: str, path: Path, suffix: str) -> None:
+    """An output file named ``*suffix`` in an existing, writable folder, checked before any work
+    (a window, a render) so a mistake costs nothing."""
+    path = Path(path)
+    if path.suffix.lower() != suffix:
+        what = "the output must be a .png file" if suffix == ".png" else f"the file name must end in {suffix}"
+        raise ViewerError(f"{option} {path}: {what}")
+    folder = path.parent
+    if not folder.resolve().is_dir():
+        raise ViewerError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ViewerError(f"{option} {path}: folder {folder} is not writable")
+    if path.is_dir():
+        raise ViewerError(f"{option} {path}: is a folder")
+
+
+def check_png_path(option: str, path: Path) -> None:
+    check_output_file(option, path, ".png")
 
 
 def write_png(path, pixels) -> None:

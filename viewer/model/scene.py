@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ViewerError
 from .mesh import SkinnedMesh, bounds
 
 
@@ -27,7 +28,11 @@ class Scene:
         self.file_scenes: list[str] = []  # the scenes of the file it was loaded from (glTF), by name
         self.file_scene: int | None = None  # the one of them it shows
         self.file_path = None  # the file it was loaded from, if any (to show another of its scenes)
-        self.rest_bounds = self.current_bounds()
+        with np.errstate(over="ignore", invalid="ignore"):  # huge but finite numbers overflow here
+            self.rest_bounds = self.current_bounds()
+        if not (np.isfinite(self.rest_bounds[0]).all() and np.isfinite(self.rest_bounds[1]).all()):
+            raise ViewerError(f"model {name!r}: its extent is not finite (vertices or transforms too large "
+                              "to place in world space)")
 
     @property
     def skeletons(self) -> list:

@@ -161,7 +161,6 @@ def bone_axes(scene, bones, view, projection, height, scale: float = 1.0) -> np.
     from each bone's head, AXIS_PIXELS * ``scale`` long on screen whatever the bone's scale
     (Babylon's BoneAxesViewer, sized as the overlay). ``bones``: a list of Bones, or None for
     every bone of every skeleton (a skeleton shared by two skins once)."""
-    wanted = None if bones is None else {id(bone) for bone in bones if bone is not None}
     starts, ends, colors = [], [], []
     drawn = set()
     for mesh in scene.skinned_meshes:
@@ -169,9 +168,13 @@ def bone_axes(scene, bones, view, projection, height, scale: float = 1.0) -> np.
         if skeleton is None or id(skeleton) in drawn:
             continue
         drawn.add(id(skeleton))
-        rows = [i for i, bone in enumerate(skeleton.bones) if wanted is None or id(bone) in wanted]
-        if not rows:
-            continue
+        if bones is None:
+            rows = slice(None)  # every bone, without a Python loop over them
+        else:
+            everyone = skeleton.bones
+            rows = [everyone.index(bone) for bone in bones if bone is not None and bone.get_skeleton() is skeleton]
+            if not rows:
+                continue
         world = (skeleton.get_absolute_matrices()[rows] @ np.asarray(mesh.world_matrix, np.float64))
         heads = world[:, 3, :3]
         length = world_per_pixel(heads, view, projection, height) * AXIS_PIXELS * scale

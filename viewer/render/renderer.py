@@ -148,6 +148,8 @@ class Renderer:
     def gpu_mesh(self, mesh) -> "GpuMesh":
         entry = self._meshes.get(id(mesh))
         if entry is None or entry.mesh is not mesh:
+            if entry is not None:
+                entry.release()  # another mesh reused the id: its GL objects go
             entry = GpuMesh(self, mesh)
             self._meshes[id(mesh)] = entry
         return entry

@@ -264,6 +264,7 @@ class Gestures:
         self._moved_at = 0.0
         self._mesh_hover_done = True
         self.handles = []            # this frame's gizmo handles
+        self._ik_handles = (None, [])  # (the scene and skeleton layouts they were found in, bones)
         self.gpu_picking = True      # a mesh click is resolved by the renderer's ID pass (with a GL context)
 
     @property
@@ -457,10 +458,18 @@ class Gestures:
         elif not self._mesh_hover_done:
             self.hovered = self.bone_at(session, view, pixel, mesh=False)
 
+    def ik_handles(self, editor) -> list:
+        """The bones marked as IK handles (hands, feet), found once per model and skeleton layout:
+        the name test and ancestor walk stay out of the per-frame path."""
+        key = (id(editor.scene), tuple(s.batch.layout_version for s in editor.scene.skeletons))
+        if self._ik_handles[0] != key:
+            self._ik_handles = (key, [bone for bone in editor.bones() if ix.is_ik_handle(bone)])
+        return self._ik_handles[1]
+
     def _ik_handle_at(self, session, view, pixel):
         """The chain end whose joint is under ``pixel``: an IK handle, or the selected bone
         when it has two ancestors."""
-        candidates = [bone for bone in session.editor.bones() if ix.is_ik_handle(bone)]
+        candidates = list(self.ik_handles(session.editor))
         selected = session.editor.selected
         if selected is not None and ix.can_ik_drag(selected):
             candidates.append(selected)
@@ -496,7 +505,7 @@ class Gestures:
         if self.hovered is not None and self.hovered is not editor.selected and editor.display.show_skeleton:
             markers += self._bone_markers(session, self.hovered, HOVER_COLOR)
         if editor.display.show_skeleton:
-            handles = [bone for bone in editor.bones() if ix.is_ik_handle(bone)]
+            handles = self.ik_handles(editor)
             if handles:
                 points = tuple(tuple(float(v) for v in bone.get_absolute_position(editor.mesh_of(bone)))
                                for bone in handles)
