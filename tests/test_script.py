@@ -127,7 +127,7 @@ def test_render_script_with_debug_shows_the_traceback(cli, tmp_path):
     result = cli("--debug", "render", "--script", script, "--out", tmp_path / "a.png")
     assert result.returncode == 1
     assert "Traceback" in result.stderr
-    assert f"script error: {script}:2: no bone 'nose' in this model (its bones: body, leftArm, rightArm)" \
+    assert f"script error: {script}:2: app.find_bone('nose'): unknown bone 'nose' (this model's bones: body, leftArm, rightArm)" \
         in result.stderr
 
 
@@ -274,7 +274,7 @@ def test_an_object_script_and_setup_once_loaded():
 def test_the_app_facade_over_the_built_in_character():
     app = headless()
     assert app.scene.find_bone("leftArm") is app.find_bone("leftArm")
-    with pytest.raises(ViewerError, match="no bone 'hand'.*body, leftArm, rightArm"):
+    with pytest.raises(ViewerError, match="unknown bone 'hand'.*body, leftArm, rightArm"):
         app.find_bone("hand")
     app.selected_bone = "rightArm"
     assert app.selected_bone is app.find_bone("rightArm")

@@ -85,12 +85,7 @@ class App:
         return self.editor.scene
 
     def find_bone(self, name: str):
-        bone = self.scene.find_bone(name)
-        if bone is None:
-            known = sorted({b.name for s in self.scene.skeletons for b in s.bones})
-            listed = ", ".join(known[:15]) + (", ..." if len(known) > 15 else "")
-            raise ViewerError(f"no bone {name!r} in this model (its bones: {listed})")
-        return bone
+        return self.scene.require_bone(name, f"app.find_bone({name!r})")
 
     @property
     def selected_bone(self):

@@ -466,14 +466,7 @@ def skin_view(args, scene, scripted: bool = False):
 
 def named_bone(scene, option: str, name: str):
     """The model's bone of that name, or an error listing its bones (as pose files do)."""
-    from .errors import ViewerError
-
-    bone = scene.find_bone(name)
-    if bone is None:
-        known = sorted({b.name for s in scene.skeletons for b in s.bones})
-        listed = ", ".join(known[:15]) + (", ..." if len(known) > 15 else "")
-        raise ViewerError(f"{option} {name}: unknown bone {name!r} (this model's bones: {listed})")
-    return bone
+    return scene.require_bone(name, f"{option} {name}")
 
 
 def check_creatable_folder(option: str, folder: Path) -> None:

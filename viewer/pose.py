@@ -173,12 +173,7 @@ def apply_pose(scene, pose, source: str = "pose") -> None:
     morph_changes = _morph_changes(scene, pose.morph, source)
     targets = {}
     for name in pose:
-        bone = scene.find_bone(name)
-        if bone is None:
-            known = sorted({b.name for s in scene.skeletons for b in s.bones})
-            listed = ", ".join(known[:15]) + (", ..." if len(known) > 15 else "")
-            raise ViewerError(f"{source}: unknown bone {name!r} (this model's bones: {listed})")
-        targets[name] = bone
+        targets[name] = scene.require_bone(name, source)
     for name, parts in pose.items():
         set_bone_pose(targets[name], **parts)
     for mesh, weights in morph_changes:

@@ -73,3 +73,13 @@ class Scene:
             if index >= 0:
                 return skeleton.bones[index]
         return None
+
+    def require_bone(self, name: str, what: str):
+        """The bone of that name, or a ViewerError that starts with ``what`` and lists the
+        model's bones (a typo is then easy to see)."""
+        bone = self.find_bone(name)
+        if bone is None:
+            known = sorted({b.name for s in self.skeletons for b in s.bones})
+            listed = ", ".join(known[:15]) + (", ..." if len(known) > 15 else "")
+            raise ViewerError(f"{what}: unknown bone {name!r} (this model's bones: {listed})")
+        return bone
