@@ -32,24 +32,8 @@ class AnimationChannel:
         if interpolation not in INTERPOLATIONS:
             raise ViewerError(f"animation channel on {node.name!r}: unknown interpolation {interpolation!r}")
         self.node, self.path, self.interpolation = node, path, interpolation
-        self.times = np.asarray(times, dtype=np.float64).reshape(-1)
-        width = PATHS[path]
-        values = np.asarray(values, dtype=np.float64)
-        keys = len(self.times)
-        per_key = 3 if interpolation == "CUBICSPLINE" else 1
-        if not checked:
-            what = f"animation channel {path} of node {node.name!r}"
-            if keys == 0:
-                raise ViewerError(f"{what}: no keyframes")
-            if not np.isfinite(self.times).all() or (np.diff(self.times) <= 0).any():
-                raise ViewerError(f"{what}: keyframe times must be finite and strictly increasing")
-            if values.size != keys * per_key * width:
-                raise ViewerError(f"{what}: {values.size} output values for {keys} keyframes "
-                                  f"({keys * per_key * width} expected)")
-            if not np.isfinite(values).all():
-                raise ViewerError(f"{what}: keyframe values contain NaN or infinity")
-        # CUBICSPLINE keys are (in-tangent, value, out-tangent) triplets.
-        self.values = values.reshape(keys, per_key, width) if per_key == 3 else values.reshape(keys, width)
+        self.times, self.values = keyframes(times, values, interpolation, PATHS[path],
+                                            f"animation channel {path} of node {node.name!r}", checked)
         self._alone = None
 
     @property
@@ -70,6 +54,26 @@ class AnimationChannel:
             self.node.rotation_quaternion = value
         else:
             self.node.scaling = value
+
+
+def keyframes(times, values, interpolation: str, width: int, what: str, checked: bool = False, of: str = ""):
+    """(times (keys,), values (keys, width) or (keys, 3, width) for CUBICSPLINE's in-tangent,
+    value, out-tangent triplets) as float64, checked unless a loader already did: keyframes
+    exist, times finite and strictly increasing, the value count right, values finite."""
+    times = np.asarray(times, dtype=np.float64).reshape(-1)
+    values = np.asarray(values, dtype=np.float64)
+    keys, per_key = len(times), 3 if interpolation == "CUBICSPLINE" else 1
+    if not checked:
+        if keys == 0:
+            raise ViewerError(f"{what}: no keyframes")
+        if not np.isfinite(times).all() or (np.diff(times) <= 0).any():
+            raise ViewerError(f"{what}: keyframe times must be finite and strictly increasing")
+        if values.size != keys * per_key * width:
+            raise ViewerError(f"{what}: {values.size} output values for {keys} keyframes{of} "
+                              f"({keys * per_key * width} expected for {interpolation})")
+        if not np.isfinite(values).all():
+            raise ViewerError(f"{what}: keyframe values contain NaN or infinity")
+    return times, values.reshape(keys, per_key, width) if per_key == 3 else values.reshape(keys, width)
 
 
 def interpolate_keyframes(times, values, interpolation: str, t: float, rotation: bool = False) -> np.ndarray:

@@ -17,7 +17,7 @@ import copy
 import numpy as np
 
 from ..errors import ViewerError
-from .animation import INTERPOLATIONS, AnimationClip, interpolate_keyframes
+from .animation import INTERPOLATIONS, AnimationClip, interpolate_keyframes, keyframes
 
 # The most targets one mesh may have: the GPU path keeps their weights in a uniform array
 # (MAX_MORPH_TARGETS / 4 vec4s) beside the bone matrices. Real face rigs use tens.
@@ -172,21 +172,7 @@ class MorphWeightChannel:
         if interpolation not in INTERPOLATIONS:
             raise ViewerError(f"{what}: unknown interpolation {interpolation!r}")
         self.interpolation = interpolation
-        self.times = np.asarray(times, dtype=np.float64).reshape(-1)
-        keys = len(self.times)
-        if keys == 0:
-            raise ViewerError(f"{what}: no keyframes")
-        if not np.isfinite(self.times).all() or (np.diff(self.times) <= 0).any():
-            raise ViewerError(f"{what}: keyframe times must be finite and strictly increasing")
-        values = np.asarray(values, dtype=np.float64)
-        per_key = 3 if interpolation == "CUBICSPLINE" else 1
-        if values.size != keys * per_key * count:
-            raise ViewerError(f"{what}: {values.size} output values for {keys} keyframes of {count} targets "
-                              f"({keys * per_key * count} expected for {interpolation})")
-        if not np.isfinite(values).all():
-            raise ViewerError(f"{what}: keyframe values contain NaN or infinity")
-        # CUBICSPLINE keys are (in-tangent, value, out-tangent) triplets.
-        self.values = values.reshape(keys, 3, count) if per_key == 3 else values.reshape(keys, count)
+        self.times, self.values = keyframes(times, values, interpolation, count, what, of=f" of {count} targets")
 
     @property
     def duration(self) -> float:
