@@ -53,3 +53,12 @@ def run_cli(*args, display: str | None = None, cwd=None, timeout: float = 120, e
 def cli():
     """``cli(*args, display=None, cwd=None)``: the boneviewer command in a subprocess."""
     return run_cli
+
+
+@pytest.fixture
+def panel_session():
+    """The viewer with its panel on an offscreen target (tests/panel_driver.py)."""
+    from panel_driver import headless_session
+
+    with headless_session() as session:
+        yield session

@@ -4,47 +4,19 @@ import numpy as np
 import pytest
 from imgui_bundle import imgui
 
-from viewer.character import build_character
 from viewer.images import write_png
 from viewer.options import Status
-from viewer.render.headless import OffscreenTarget, create_headless_context, release_egl_current
 from viewer.ui.panel import elide_middle, rounded
-from viewer.ui.session import ViewerSession
 
+from panel_driver import PANEL_SIZE, centre, click
 from samples import FOX, SAMPLES_DIR
 
-SIZE = (1024, 640)
+SIZE = PANEL_SIZE
 
 
 @pytest.fixture
-def session():
-    ctx = create_headless_context()
-    target = OffscreenTarget(ctx, SIZE)
-    session = ViewerSession(ctx, build_character())
-    session.target = target
-    session.run = lambda frames=1, **kw: [session.frame(SIZE, 1 / 60, target.framebuffer, **kw) for _ in range(frames)]
-    session.run(2)
-    yield session
-    session.release()
-    target.release()
-    ctx.release()
-    release_egl_current()
-
-
-def centre(rect, fraction=0.5):
-    x0, y0, x1, y1 = rect
-    return x0 + (x1 - x0) * fraction, (y0 + y1) / 2
-
-
-def click(session, label):
-    x, y = centre(session.panel.rects[label])
-    io = imgui.get_io()
-    io.add_mouse_pos_event(x, y)
-    session.run()
-    io.add_mouse_button_event(0, True)
-    session.run()
-    io.add_mouse_button_event(0, False)
-    session.run()
+def session(panel_session):
+    return panel_session
 
 
 def drag(session, label, field, fields, dx, steps=6):

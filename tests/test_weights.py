@@ -20,6 +20,7 @@ from viewer.render.paint import NEUTRAL_COLOR, PROBLEM_COLOR, bone_color, heat_c
 
 from gltf_cases import Builder, chain, inverse_binds, worm_mesh
 from gltf_reference import Document
+import panel_driver  # noqa: I001 (a test helper module)
 from samples import CESIUM_MAN, FOX, ROBOT
 
 SIZE = (320, 320)
@@ -365,38 +366,13 @@ def test_skin_views_need_a_skin(cli, tmp_path):
 
 
 # --- the panel ----------------------------------------------------------------------------------
-PANEL_SIZE = (1024, 640)
-
-
 @pytest.fixture
-def session():
-    from viewer.render.headless import OffscreenTarget, create_headless_context, release_egl_current
-    from viewer.ui.session import ViewerSession
-
-    ctx = create_headless_context()
-    target = OffscreenTarget(ctx, PANEL_SIZE)
-    session = ViewerSession(ctx, build_character())
-    session.target = target
-    session.run = lambda frames=1: [session.frame(PANEL_SIZE, 1 / 60, target.framebuffer) for _ in range(frames)]
-    session.run(2)
-    yield session
-    session.release()
-    target.release()
-    ctx.release()
-    release_egl_current()
+def session(panel_session):
+    return panel_session
 
 
 def click(session, label):
-    from imgui_bundle import imgui
-
-    x0, y0, x1, y1 = session.panel.rects[label]
-    io = imgui.get_io()
-    io.add_mouse_pos_event(x0 + min(8.0, (x1 - x0) / 2), (y0 + y1) / 2)
-    session.run()
-    io.add_mouse_button_event(0, True)
-    session.run()
-    io.add_mouse_button_event(0, False)
-    session.run()
+    panel_driver.click(session, label, near_left=True)  # radio buttons: their rect spans the label
 
 
 def test_the_panel_paints_the_picked_bones_weights_at_once(session):

@@ -1,0 +1,50 @@
+"""Driving the viewer's panel headless: a ViewerSession on an offscreen EGL target, and clicks
+and drags made of synthetic ImGui input (a plain module the test modules share)."""
+
+from contextlib import contextmanager
+
+from imgui_bundle import imgui
+
+from viewer.character import build_character
+from viewer.render.headless import OffscreenTarget, create_headless_context, release_egl_current
+from viewer.ui.session import ViewerSession
+
+PANEL_SIZE = (1024, 640)
+
+
+@contextmanager
+def headless_session(size=PANEL_SIZE, scene=None):
+    """A session showing ``scene`` (the built-in character) with ``session.run(frames)`` to draw
+    frames into ``session.target`` and two frames already drawn."""
+    ctx = create_headless_context()
+    target = OffscreenTarget(ctx, size)
+    session = ViewerSession(ctx, scene or build_character())
+    session.target = target
+    session.run = lambda frames=1, **kw: [session.frame(size, 1 / 60, target.framebuffer, **kw) for _ in range(frames)]
+    session.run(2)
+    try:
+        yield session
+    finally:
+        session.release()
+        target.release()
+        ctx.release()
+        release_egl_current()
+
+
+def centre(rect, fraction=0.5):
+    x0, y0, x1, y1 = rect
+    return x0 + (x1 - x0) * fraction, (y0 + y1) / 2
+
+
+def click(session, label, near_left=False):
+    """A click on the widget last drawn with ``label`` (a move, a press, a release: three frames);
+    ``near_left`` for radio buttons and checkboxes, whose rect spans their label too."""
+    x0, y0, x1, y1 = session.panel.rects[label]
+    x, y = (x0 + min(8.0, (x1 - x0) / 2), (y0 + y1) / 2) if near_left else centre((x0, y0, x1, y1))
+    io = imgui.get_io()
+    io.add_mouse_pos_event(x, y)
+    session.run()
+    io.add_mouse_button_event(0, True)
+    session.run()
+    io.add_mouse_button_event(0, False)
+    session.run()
