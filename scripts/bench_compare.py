@@ -28,10 +28,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from viewer.bench import CROWD, SIZES, _median_us, animation_rows, random_rotations, random_tree  # noqa: E402
-from viewer.model import SkeletonGroup, native  # noqa: E402
+from viewer.bench import (CROWD, REPETITIONS as REPS, SIZES, _median_us, animation_rows, crowd_frame,  # noqa: E402
+                          skeleton_frame)
+from viewer.model import native  # noqa: E402
 
-REPS = {20: 2000, 100: 2000, 1000: 500, 10000: 60}
 CROWD_REPS = 40
 BABYLON = ROOT / "tests" / "babylon" / "node_modules" / "@babylonjs" / "core"
 SAMPLES = ROOT / "tests" / "data" / "gltf-samples"
@@ -45,27 +45,8 @@ def ours_round(which: str) -> dict:
     try:
         result = {}
         for n in SIZES:
-            skeleton, poses = random_tree(n), random_rotations(n)
-
-            def frame(i, skeleton=skeleton, poses=poses):
-                skeleton.set_pose(rotation_quaternions=poses[i & 3])
-                skeleton.prepare()
-                skeleton.get_transform_matrices()
-
-            result[str(n)] = _median_us(frame, REPS[n], warmup=20)
-        count, n = CROWD
-        skeletons = [random_tree(n, seed=0, name=f"crowd{k}_") for k in range(count)]
-        group = SkeletonGroup(skeletons)
-        poses = random_rotations(count * n).reshape(4, count, n, 4)
-
-        def crowd_frame(i):
-            pose = poses[i & 3]
-            for k, skeleton in enumerate(skeletons):
-                skeleton.set_pose(rotation_quaternions=pose[k])
-            group.prepare()
-            group.get_transform_matrices()
-
-        result["crowd"] = _median_us(crowd_frame, CROWD_REPS, warmup=3)
+            result[str(n)] = _median_us(skeleton_frame(n)[0], REPS[n], warmup=20)
+        result["crowd"] = _median_us(crowd_frame()[0], CROWD_REPS, warmup=3)
         for label, us, _, _ in animation_rows([m for m in MODELS if m.exists()], quick=False):
             result[label] = us
         return result

@@ -92,38 +92,53 @@ class PythonLoop:
             upload[index] = self.inverse_binds[i] @ absolute[i]
 
 
-def skeleton_rows(quick: bool):
+REPETITIONS = {20: 2000, 100: 2000, 1000: 500, 10000: 60}  # per skeleton size, for steady medians
+
+
+def skeleton_frame(n: int):
+    """(frame(i), skeleton, poses): one frame of the skeleton update of an ``n``-bone tree,
+    set_pose of every rotation, prepare() and the upload array (what the bench times)."""
+    skeleton, poses = random_tree(n), random_rotations(n)
+
+    def frame(i):
+        skeleton.set_pose(rotation_quaternions=poses[i & 3])
+        skeleton.prepare()
+        skeleton.get_transform_matrices()
+
+    return frame, skeleton, poses
+
+
+def crowd_frame():
+    """(frame(i), skeletons, poses): one frame of a CROWD of trees updated as one SkeletonGroup."""
     from .model import SkeletonGroup
 
-    rows = []
-    for n in SIZES:
-        skeleton = random_tree(n)
-        poses = random_rotations(n)
-        reps = {20: 2000, 100: 2000, 1000: 500, 10000: 60}[n] // (20 if quick else 1)
-
-        def frame(i, skeleton=skeleton, poses=poses):
-            skeleton.set_pose(rotation_quaternions=poses[i & 3])
-            skeleton.prepare()
-            skeleton.get_transform_matrices()
-
-        ours = _median_us(frame, max(reps, 3))
-        loop = PythonLoop(skeleton)
-        loop_reps = max(1, min(200, 20000 // n) // (20 if quick else 1))
-        baseline = _median_us(lambda i: loop.frame(poses[i & 3]), loop_reps, warmup=1)
-        rows.append((f"{n:,} bones", n, ours, baseline))
     count, n = CROWD
     skeletons = [random_tree(n, seed=0, name=f"crowd{k}_") for k in range(count)]
     group = SkeletonGroup(skeletons)
     poses = random_rotations(count * n).reshape(4, count, n, 4)
 
-    def crowd_frame(i):
+    def frame(i):
         pose = poses[i & 3]
         for k, skeleton in enumerate(skeletons):
             skeleton.set_pose(rotation_quaternions=pose[k])
         group.prepare()
         group.get_transform_matrices()
 
-    ours = _median_us(crowd_frame, 5 if quick else 100)
+    return frame, skeletons, poses
+
+
+def skeleton_rows(quick: bool):
+    rows = []
+    for n in SIZES:
+        frame, skeleton, poses = skeleton_frame(n)
+        ours = _median_us(frame, max(REPETITIONS[n] // (20 if quick else 1), 3))
+        loop = PythonLoop(skeleton)
+        loop_reps = max(1, min(200, 20000 // n) // (20 if quick else 1))
+        baseline = _median_us(lambda i: loop.frame(poses[i & 3]), loop_reps, warmup=1)
+        rows.append((f"{n:,} bones", n, ours, baseline))
+    count, n = CROWD
+    frame, skeletons, poses = crowd_frame()
+    ours = _median_us(frame, 5 if quick else 100)
     loops = [PythonLoop(s) for s in skeletons[: 2 if quick else count]]
     baseline = _median_us(lambda i: [loop.frame(poses[i & 3][k]) for k, loop in enumerate(loops)], 1 if quick else 5,
                           warmup=0) * count / len(loops)
