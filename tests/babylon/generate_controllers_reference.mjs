@@ -28,6 +28,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Rng as BaseRng } from "./rng.mjs";
 import {
     NullEngine, Scene, Skeleton, Bone, Matrix, Vector3, Quaternion, TransformNode, Logger,
     BoneIKController, BoneLookController,
@@ -48,47 +49,14 @@ if (Matrix.Use64Bits) {
 }
 const SPACE = { LOCAL: 0, WORLD: 1, BONE: 2 };
 
-// ---------------------------------------------------------------- PRNG (as generate_reference.mjs)
-function mulberry32(seed) {
-    let a = seed >>> 0;
-    return function () {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
-class Rng {
-    constructor(seed) {
-        this.next = mulberry32(seed);
-    }
-    uniform(a, b) {
-        return a + (b - a) * this.next();
-    }
-    int(a, b) {
-        return a + Math.floor(this.next() * (b - a + 1));
-    }
-    chance(p) {
-        return this.next() < p;
-    }
-    pick(arr) {
-        return arr[Math.floor(this.next() * arr.length)];
-    }
-    vec3(a, b) {
-        return [this.uniform(a, b), this.uniform(a, b), this.uniform(a, b)];
-    }
+// ---------------------------------------------------------------- PRNG (rng.mjs)
+class Rng extends BaseRng {
     unit() {
         for (;;) {
             const v = this.vec3(-1, 1);
             const n = Math.hypot(...v);
             if (n > 0.2 && n <= 1) return v.map((x) => x / n);
         }
-    }
-    quat() {
-        const u1 = this.next(), u2 = this.next(), u3 = this.next();
-        const s1 = Math.sqrt(1 - u1), s2 = Math.sqrt(u1);
-        return [s1 * Math.sin(2 * Math.PI * u2), s1 * Math.cos(2 * Math.PI * u2), s2 * Math.sin(2 * Math.PI * u3), s2 * Math.cos(2 * Math.PI * u3)];
     }
     smallQuat(maxAngle) {
         const q = Quaternion.RotationAxis(V3(this.unit()), this.uniform(-maxAngle, maxAngle));

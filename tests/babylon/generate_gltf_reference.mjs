@@ -36,7 +36,7 @@ import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { NullEngine, Scene, LoadAssetContainerAsync, Vector3, Matrix, Logger } from "@babylonjs/core";
 import "@babylonjs/loaders/glTF/index.js";
-import { registerGLTFExtension } from "@babylonjs/loaders/glTF/2.0/index.js";
+import { capture, depth, readGltfJson, restPose, round7 } from "./loader_common.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -63,47 +63,6 @@ const LOADERS_VERSION = require("@babylonjs/loaders/package.json").version;
 
 Logger.LogLevels = Logger.WarningLogLevel | Logger.ErrorLogLevel;
 
-// ---------------------------------------------------------------------------------------------------
-// glTF JSON (own parse, for node/accessor/animation bookkeeping only)
-function readGltfJson(bytes, isGlb) {
-    if (!isGlb) {
-        return JSON.parse(bytes.toString("utf8"));
-    }
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (dv.getUint32(0, true) !== 0x46546c67) throw new Error("not a GLB");
-    const len0 = dv.getUint32(12, true);
-    if (dv.getUint32(16, true) !== 0x4e4f534a) throw new Error("first GLB chunk is not JSON");
-    return JSON.parse(bytes.subarray(20, 20 + len0).toString("utf8"));
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Loader extension that captures the glTF node -> Babylon primitive meshes mapping before the loader
-// disposes its internal glTF object.
-let captured = null;
-registerGLTFExtension("boneviewer_capture_nodes", false, (loader) => ({
-    name: "boneviewer_capture_nodes",
-    enabled: true,
-    onReady() {
-        captured = loader.gltf.nodes.map((n) => ({
-            skin: n.skin,
-            primitiveMeshes: n._primitiveBabylonMeshes ? n._primitiveBabylonMeshes.slice() : null,
-        }));
-    },
-    dispose() {},
-}));
-
-function round7(x) {
-    if (x === 0 || !Number.isFinite(x)) return x === 0 ? 0 : x;
-    const r = Number(x.toPrecision(7));
-    return Object.is(r, -0) ? 0 : r;
-}
-
-function depth(node) {
-    let d = 0;
-    for (let p = node.parent; p; p = p.parent) d++;
-    return d;
-}
-
 async function processModel(relFile) {
     const isGlb = relFile.endsWith(".glb");
     const bytes = readFileSync(join(SAMPLES, relFile));
@@ -112,44 +71,25 @@ async function processModel(relFile) {
     const engine = new NullEngine();
     const scene = new Scene(engine);
     scene.useRightHandedSystem = true;
-    captured = null;
+    capture.nodes = null;
     const source = isGlb ? new Uint8Array(bytes) : "data:model/gltf+json;base64," + bytes.toString("base64");
     const container = await LoadAssetContainerAsync(source, scene, {
         pluginExtension: isGlb ? ".glb" : ".gltf",
         pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
     });
     container.addAllToScene();
-    if (!captured) throw new Error(`${relFile}: node capture extension did not run`);
+    if (!capture.nodes) throw new Error(`${relFile}: node capture extension did not run`);
 
     const allNodes = [...scene.transformNodes, ...scene.meshes].sort((a, b) => depth(a) - depth(b));
     const root = scene.meshes.find((m) => m.name === "__root__");
-    const rest = allNodes.map((n) => ({
-        n,
-        position: n.position.clone(),
-        rotationQuaternion: n.rotationQuaternion ? n.rotationQuaternion.clone() : null,
-        rotation: n.rotation.clone(),
-        scaling: n.scaling.clone(),
-    }));
-    const restoreRest = () => {
-        for (const r of rest) {
-            r.n.position.copyFrom(r.position);
-            if (r.rotationQuaternion) {
-                if (!r.n.rotationQuaternion) r.n.rotationQuaternion = r.rotationQuaternion.clone();
-                else r.n.rotationQuaternion.copyFrom(r.rotationQuaternion);
-            } else {
-                r.n.rotationQuaternion = null;
-                r.n.rotation.copyFrom(r.rotation);
-            }
-            r.n.scaling.copyFrom(r.scaling);
-        }
-    };
+    const restoreRest = restPose(allNodes);
 
     // skinned glTF nodes
     const skinned = [];
     gltf.nodes.forEach((node, index) => {
         if (node.skin === undefined || node.mesh === undefined) return;
         const prims = gltf.meshes[node.mesh].primitives;
-        const cap = captured[index];
+        const cap = capture.nodes[index];
         if (!cap.primitiveMeshes || cap.primitiveMeshes.length !== prims.length) {
             throw new Error(`${relFile}: node ${index}: expected ${prims.length} primitive meshes, got ${cap.primitiveMeshes?.length}`);
         }

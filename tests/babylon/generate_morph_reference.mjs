@@ -29,7 +29,7 @@ import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { NullEngine, Scene, LoadAssetContainerAsync, Vector3, Matrix, Logger } from "@babylonjs/core";
 import "@babylonjs/loaders/glTF/index.js";
-import { registerGLTFExtension } from "@babylonjs/loaders/glTF/2.0/index.js";
+import { capture, depth, readGltfJson, restPose, round7 } from "./loader_common.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -67,35 +67,6 @@ const CASES = [
     },
 ];
 
-let captured = null;
-registerGLTFExtension("boneviewer_capture_nodes", false, (loader) => ({
-    name: "boneviewer_capture_nodes",
-    enabled: true,
-    onReady() {
-        captured = loader.gltf.nodes.map((n) => ({ primitiveMeshes: n._primitiveBabylonMeshes ? n._primitiveBabylonMeshes.slice() : null }));
-    },
-    dispose() {},
-}));
-
-function readGltfJson(bytes, isGlb) {
-    if (!isGlb) return JSON.parse(bytes.toString("utf8"));
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const len0 = dv.getUint32(12, true);
-    return JSON.parse(bytes.subarray(20, 20 + len0).toString("utf8"));
-}
-
-function round7(x) {
-    if (x === 0 || !Number.isFinite(x)) return x === 0 ? 0 : x;
-    const r = Number(x.toPrecision(7));
-    return Object.is(r, -0) ? 0 : r;
-}
-
-function depth(node) {
-    let d = 0;
-    for (let p = node.parent; p; p = p.parent) d++;
-    return d;
-}
-
 async function processCase(spec) {
     const isGlb = spec.file.endsWith(".glb");
     const bytes = readFileSync(join(DATA, spec.file));
@@ -103,41 +74,22 @@ async function processCase(spec) {
     const engine = new NullEngine();
     const scene = new Scene(engine);
     scene.useRightHandedSystem = true;
-    captured = null;
+    capture.nodes = null;
     const source = isGlb ? new Uint8Array(bytes) : "data:model/gltf+json;base64," + bytes.toString("base64");
     const container = await LoadAssetContainerAsync(source, scene, {
         pluginExtension: isGlb ? ".glb" : ".gltf",
         pluginOptions: { gltf: { animationStartMode: 0, skipMaterials: true } },
     });
     container.addAllToScene();
-    if (!captured) throw new Error(`${spec.file}: node capture extension did not run`);
+    if (!capture.nodes) throw new Error(`${spec.file}: node capture extension did not run`);
 
     const allNodes = [...scene.transformNodes, ...scene.meshes].sort((a, b) => depth(a) - depth(b));
     const root = scene.meshes.find((m) => m.name === "__root__");
-    const rest = allNodes.map((n) => ({
-        n,
-        position: n.position.clone(),
-        rotationQuaternion: n.rotationQuaternion ? n.rotationQuaternion.clone() : null,
-        rotation: n.rotation.clone(),
-        scaling: n.scaling.clone(),
-    }));
-    const restoreRest = () => {
-        for (const r of rest) {
-            r.n.position.copyFrom(r.position);
-            if (r.rotationQuaternion) {
-                if (!r.n.rotationQuaternion) r.n.rotationQuaternion = r.rotationQuaternion.clone();
-                else r.n.rotationQuaternion.copyFrom(r.rotationQuaternion);
-            } else {
-                r.n.rotationQuaternion = null;
-                r.n.rotation.copyFrom(r.rotation);
-            }
-            r.n.scaling.copyFrom(r.scaling);
-        }
-    };
-    const meshNodes = gltf.nodes.map((n, i) => i).filter((i) => gltf.nodes[i].mesh !== undefined && captured[i].primitiveMeshes);
+    const restoreRest = restPose(allNodes);
+    const meshNodes = gltf.nodes.map((n, i) => i).filter((i) => gltf.nodes[i].mesh !== undefined && capture.nodes[i].primitiveMeshes);
     const defaults = new Map();
     for (const i of meshNodes) {
-        for (const m of captured[i].primitiveMeshes) {
+        for (const m of capture.nodes[i].primitiveMeshes) {
             const manager = m.morphTargetManager;
             if (manager) defaults.set(m, Array.from({ length: manager.numTargets }, (_, t) => manager.getTarget(t).influence));
         }
@@ -154,7 +106,7 @@ async function processCase(spec) {
         return nodes.map((index) => {
             const out = [];
             let v = 0;
-            for (const m of captured[index].primitiveMeshes) {
+            for (const m of capture.nodes[index].primitiveMeshes) {
                 const world = m.computeWorldMatrix(true);
                 const data = m.getPositionData(true, true);
                 for (let i = 0; i < data.length; i += 3, v++) {
@@ -203,14 +155,14 @@ async function processCase(spec) {
         }
         if (sample.weights) {
             for (const [node, weights] of Object.entries(sample.weights)) {
-                for (const m of captured[Number(node)].primitiveMeshes) {
+                for (const m of capture.nodes[Number(node)].primitiveMeshes) {
                     weights.forEach((w, t) => (m.morphTargetManager.getTarget(t).influence = w));
                 }
             }
         }
         const weightsNow = {};
         for (const index of nodes) {
-            const m = captured[index].primitiveMeshes.find((x) => x.morphTargetManager);
+            const m = capture.nodes[index].primitiveMeshes.find((x) => x.morphTargetManager);
             if (m) weightsNow[index] = Array.from({ length: m.morphTargetManager.numTargets }, (_, t) => m.morphTargetManager.getTarget(t).influence);
         }
         const meshes = positionsOf(nodes, spec.stride);

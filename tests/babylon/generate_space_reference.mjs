@@ -28,6 +28,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Rng as BaseRng, round9 } from "./rng.mjs";
 import { NullEngine, Scene, Skeleton, Bone, Matrix, Vector3, Quaternion, TransformNode, Logger } from "@babylonjs/core";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -44,51 +45,10 @@ if (Matrix.Use64Bits) {
     throw new Error("expected Babylon's default float32 matrix storage");
 }
 
-// ---------------------------------------------------------------- PRNG (as generate_reference.mjs)
-function mulberry32(seed) {
-    let a = seed >>> 0;
-    return function () {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
-// Inputs are rounded to 9 significant digits, so Babylon and the replay read the same numbers.
-const r9 = (v) => Number(v.toPrecision(9));
-class Rng {
-    constructor(seed) {
-        this.next = mulberry32(seed);
-    }
-    uniform(a, b) {
-        return r9(a + (b - a) * this.next());
-    }
-    int(a, b) {
-        return a + Math.floor(this.next() * (b - a + 1));
-    }
-    chance(p) {
-        return this.next() < p;
-    }
-    pick(arr) {
-        return arr[Math.floor(this.next() * arr.length)];
-    }
-    weighted(pairs) {
-        let total = 0;
-        for (const [, w] of pairs) total += w;
-        let r = this.next() * total;
-        for (const [v, w] of pairs) {
-            if ((r -= w) < 0) return v;
-        }
-        return pairs[pairs.length - 1][0];
-    }
-    vec3(a, b) {
-        return [this.uniform(a, b), this.uniform(a, b), this.uniform(a, b)];
-    }
-    quat() {
-        const u1 = this.next(), u2 = this.next(), u3 = this.next();
-        const s1 = Math.sqrt(1 - u1), s2 = Math.sqrt(u1);
-        return [s1 * Math.sin(2 * Math.PI * u2), s1 * Math.cos(2 * Math.PI * u2), s2 * Math.sin(2 * Math.PI * u3), s2 * Math.cos(2 * Math.PI * u3)].map(r9);
+// ---------------------------------------------------------------- PRNG (rng.mjs), inputs rounded
+class Rng extends BaseRng {
+    round(v) {
+        return round9(v);
     }
     axis() {
         // a non-zero, non-normalized axis
