@@ -1,6 +1,6 @@
 """Mesh picking on a ~100k-triangle skinned model: the renderer's GPU ID pass (what the viewer
 uses: Renderer.pick_bone) vs the numpy ray cast on the CPU-skinned mesh (its fallback without a
-GL context, viewer.interaction.mesh_bone_at), and the gestures' share of a frame.
+GL context, viewer.editing.interaction.mesh_bone_at), and the gestures' share of a frame.
 
     python scripts/measure_picking.py
 
@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from viewer import interaction as ix
+from viewer.editing import interaction as ix
 from viewer.character import build_character
 from viewer.model.mesh import SkinnedMesh
 from viewer.model.scene import Scene

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from viewer import load_gltf  # noqa: E402
 from viewer.camera import OrbitCamera  # noqa: E402
 from viewer.options import RenderOptions  # noqa: E402
-from viewer.pose import apply_pose  # noqa: E402
+from viewer.editing.pose import apply_pose  # noqa: E402
 from viewer.render.headless import HeadlessRenderer  # noqa: E402
 
 ROBOT = ROOT / "tests" / "data" / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"

@@ -7,9 +7,9 @@ import pytest
 
 from viewer import ViewerError
 from viewer.character import build_character
-from viewer.editor import Editor
+from viewer.editing.editor import Editor
 from viewer.gltf import load_gltf
-from viewer.pose import pose_of
+from viewer.editing.pose import pose_of
 
 from samples import FOX, SAMPLES_DIR
 
@@ -207,7 +207,7 @@ def robot(robot_scene):
     """An editor on RobotExpressive in its loaded pose (the module's scene, put back after)."""
     pose = pose_of(robot_scene)
     yield Editor(robot_scene)
-    from viewer.pose import apply_pose
+    from viewer.editing.pose import apply_pose
     apply_pose(robot_scene, pose)
 
 

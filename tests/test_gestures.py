@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from imgui_bundle import imgui
 
-from viewer import interaction as ix
+from viewer.editing import interaction as ix
 from viewer.character import build_character
 from viewer.loaders import load_model
 from viewer.model.space import Space
-from viewer.pose import pose_of
+from viewer.editing.pose import pose_of
 from viewer.render.headless import OffscreenTarget, create_headless_context, release_egl_current
-from viewer.ui.app_api import WindowApp
+from viewer.ui.window_app import WindowApp
 from viewer.ui.gestures import View
 from viewer.ui.session import ViewerSession
 

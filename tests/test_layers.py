@@ -21,11 +21,12 @@ LAYERS = {
     "app": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui"},
 }
 LAYER_OF = {"viewer.errors": "errors", "viewer.camera": "camera", "viewer.images": "images",
-            "viewer.options": "options", "viewer.editor": "editor", "viewer.loaders": "loaders",
-            "viewer.character": "loaders", "viewer.pose": "loaders", "viewer.gltf": "loaders",
+            "viewer.options": "options", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
+            "viewer.character": "loaders", "viewer.editing.pose": "loaders", "viewer.gltf": "loaders",
             "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",
-            "viewer.script": "scripting", "viewer.app_api": "scripting",
-            "viewer.interaction": "model"}  # picking, gizmo and mirror maths: numpy over the model's API
+            "viewer.editing.script": "scripting", "viewer.editing.script_app": "scripting",
+            "viewer.editing": "editor",
+            "viewer.editing.interaction": "model"}  # picking, gizmo and mirror maths: numpy over the model's API
 
 
 def module_name(path: Path) -> str:

@@ -10,13 +10,13 @@ import pytest
 from viewer import ViewerError
 from viewer.camera import OrbitCamera
 from viewer.character import build_character
-from viewer.editor import Editor
+from viewer.editing.editor import Editor
 from viewer.gltf import load_gltf
 from viewer.model import Bone, Skeleton, SkinnedMesh
 from viewer.model.mesh import skin
 from viewer.model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
 from viewer.options import RenderOptions
-from viewer.pose import apply_pose, load_pose, pose_of, save_pose
+from viewer.editing.pose import apply_pose, load_pose, pose_of, save_pose
 
 from samples import ROBOT
 

@@ -1,5 +1,5 @@
 """Mesh picking (issue 14): the renderer's GPU ID pass (Renderer.pick / pick_bone) against the
-numpy ray cast it replaced (viewer.interaction.mesh_bone_at, kept as fallback and reference):
+numpy ray cast it replaced (viewer.editing.interaction.mesh_bone_at, kept as fallback and reference):
 same triangle and same bone at random on-mesh pixels on every skinning path, morph targets,
 meshes without a skin under a joint node, depth, and the session using it for clicks and hover."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from imgui_bundle import imgui
 
-from viewer import interaction as ix
+from viewer.editing import interaction as ix
 from viewer.camera import OrbitCamera, framed_camera
 from viewer.character import build_character
 from viewer.loaders import load_model

@@ -11,7 +11,7 @@ from PIL import Image
 
 from viewer import ViewerError
 from viewer.character import build_character
-from viewer.pose import apply_pose, load_pose, pose_of, save_pose
+from viewer.editing.pose import apply_pose, load_pose, pose_of, save_pose
 
 
 def run(*args, cwd=None):
@@ -140,7 +140,7 @@ def test_default_command_without_display_renders_a_png(tmp_path):
 
 
 def test_a_crash_while_saving_keeps_the_previous_pose(tmp_path, monkeypatch):
-    import viewer.pose as pose_module
+    import viewer.editing.pose as pose_module
 
     scene = build_character()
     path = tmp_path / "pose.json"

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from viewer import ViewerError
 from viewer.character import build_character
-from viewer.pose import apply_pose, pose_of
+from viewer.editing.pose import apply_pose, pose_of
 
 leaf = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True, allow_infinity=True),
                  st.text(max_size=8))

@@ -345,7 +345,7 @@ def test_robot_overlay_pixels_stay_near_the_model(headless, robot):
 
 # --- the editor's markers (controller targets, IK chains) ---------------------------------------------
 from viewer.camera import OrbitCamera  # noqa: E402
-from viewer.editor import TARGET_COLOR, Editor  # noqa: E402
+from viewer.editing.editor import TARGET_COLOR, Editor  # noqa: E402
 from viewer.options import Marker, MarkerKind  # noqa: E402
 from viewer.render.geometry import CROSS_PIXELS, RAY_PIXELS, marker_overlay, world_per_pixel  # noqa: E402
 
@@ -396,7 +396,7 @@ def test_marker_geometry_is_sized_on_screen():
 
 
 def test_the_ik_target_marker_is_drawn_where_the_target_projects(headless, robot):
-    from viewer.pose import apply_pose, pose_of
+    from viewer.editing.pose import apply_pose, pose_of
 
     start = pose_of(robot)
     editor = Editor(robot)

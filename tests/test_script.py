@@ -14,10 +14,10 @@ import pytest
 from PIL import Image
 
 import viewer
-from viewer.app_api import HeadlessApp
+from viewer.editing.script_app import HeadlessApp
 from viewer.errors import ViewerError
 from viewer.loaders import load_model
-from viewer.script import FileWatcher, ScriptRunner
+from viewer.editing.script import FileWatcher, ScriptRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOT = ROOT / "tests" / "data" / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"

@@ -412,7 +412,7 @@ def test_the_panel_counts_the_weight_check_and_toggles_axes(session):
 
 
 def test_editor_paint_and_axes_refuse_unknown_values():
-    from viewer.editor import Editor
+    from viewer.editing.editor import Editor
     from viewer.errors import ViewerError
 
     editor = Editor(build_character())

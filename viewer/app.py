@@ -16,7 +16,7 @@ def render_image(model=None, pose=None, size=DEFAULT_SIZE, *, cpu_skinning: bool
     """Render a model (a Scene, a path, or None for the built-in character) with an optional
     pose (a dict or a pose file path) to an RGBA uint8 array of shape (height, width, 4)."""
     from .loaders import load_model
-    from .pose import apply_pose
+    from .editing.pose import apply_pose
 
     scene = load_model(model)
     if pose is not None:
@@ -33,7 +33,7 @@ def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch:
     and run it until it is closed, or for ``frames`` frames (``screenshot``: save the last one).
 
     ``script`` is a path to a .py file or any object with ``setup(app)`` and/or
-    ``update(app, t, dt)`` (see viewer.app_api.App), so a notebook or a training loop can open a
+    ``update(app, t, dt)`` (see viewer.editing.script_app.App), so a notebook or a training loop can open a
     window that it drives; ``watch`` reloads a script file when it is saved. Raises
     viewer.ui.window.WindowUnavailable (a ViewerError) when no window can be opened here.
     """
@@ -43,7 +43,7 @@ def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch:
     from .model import Scene
 
     if isinstance(script, (str, Path)):
-        from .script import check_script_path
+        from .editing.script import check_script_path
 
         check_script_path(script, "script")
     scene = load_model(model)

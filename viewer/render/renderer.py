@@ -220,7 +220,7 @@ class Renderer:
         """(skeleton, i) of the bone a click at (x, y) on the mesh picks (``skeleton.bones[i]``),
         or None: the ID pass (``pick``), then the bone with the largest summed skin weight on the
         triangle found, or the bone a mesh without a skin hangs from
-        (viewer.model.weights.triangle_bone, as the numpy ray cast viewer.interaction.mesh_bone_at)."""
+        (viewer.model.weights.triangle_bone, as the numpy ray cast viewer.editing.interaction.mesh_bone_at)."""
         hit = self.pick(scene, camera, size, x, y)
         bone = None if hit is None else triangle_bone(hit.mesh, scene, hit.triangle)
         skeleton = None if bone is None else bone.get_skeleton()

@@ -1,7 +1,7 @@
 """Posing in the viewport: Blender-style operators driven by the mouse and keys.
 
 The session calls ``Gestures.update(session)`` once a frame, after the panel: it reads ImGui's
-io (mouse position and buttons, keys) and turns them into calls on viewer.interaction (the
+io (mouse position and buttons, keys) and turns them into calls on viewer.editing.interaction (the
 numpy maths) and on the model's public API through the Editor. Each gesture is an operator
 with Blender's life cycle: start (one undo step opens), modal update (every frame while it
 runs), confirm (the step is kept) or cancel (the touched bones get back their exact values
@@ -25,7 +25,7 @@ import time
 import numpy as np
 from imgui_bundle import imgui
 
-import viewer.interaction as ix
+import viewer.editing.interaction as ix
 from ..errors import ViewerError
 from ..model.controllers import BoneIKController
 from ..model.space import Space

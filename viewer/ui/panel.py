@@ -1,6 +1,6 @@
 """The ImGui pose panel: draws the Editor's state and calls its actions.
 
-It changes the model only through viewer.editor.Editor (the public API a script would use) and
+It changes the model only through viewer.editing.editor.Editor (the public API a script would use) and
 asks the session for what needs GL or files (screenshot, open a model, frame the camera) by
 returning PanelRequests. It knows nothing of GL.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from imgui_bundle import imgui
 
-from ..editor import IK, LOOK
+from ..editing.editor import IK, LOOK
 from ..errors import ViewerError
 from ..model.bone import Bone
 from ..model.space import Space

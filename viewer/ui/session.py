@@ -15,7 +15,7 @@ import numpy as np
 from imgui_bundle import imgui
 
 from ..camera import VIEW_PITCH, VIEW_YAW, framed_camera
-from ..editor import Editor
+from ..editing.editor import Editor
 from ..errors import ViewerError
 from ..images import write_png
 from ..options import Status
@@ -97,8 +97,8 @@ class ViewerSession:
         """Run a script (a .py path or an object with setup/update) in this session: load it and
         call its setup now, its update every frame; with ``watch``, reload it (and re-apply
         ``pose_path``) when saved. Faults go to the console and the status line, never up."""
-        from ..script import ScriptRunner
-        from .app_api import WindowApp
+        from ..editing.script import ScriptRunner
+        from .window_app import WindowApp
 
         if size is not None:
             self.window_size = tuple(float(v) for v in size)

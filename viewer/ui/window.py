@@ -43,7 +43,7 @@ class ViewerWindow:
     def __init__(self, scene, model_name: str, size=(1280, 720), title="boneviewer", play: bool = True,
                  script=None, watch: bool = False, pose_path=None, debug: bool = False):
         """``play``: an animated model starts playing its first clip (else paused, as posed).
-        ``script``: a .py path or an object with setup/update (see viewer.app_api.App), set up
+        ``script``: a .py path or an object with setup/update (see viewer.editing.script_app.App), set up
         once the window is open; ``watch``: reload it, and ``pose_path``, when saved."""
         import moderngl
 

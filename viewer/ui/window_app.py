@@ -1,11 +1,11 @@
-"""The ``app`` object of a script in the window: viewer.app_api.App over a ViewerSession.
+"""The ``app`` object of a script in the window: viewer.editing.script_app.App over a ViewerSession.
 
 It reads the session at each call, so a model opened later (drop, Open) is what the script sees.
 """
 
 from __future__ import annotations
 
-from ..app_api import App
+from ..editing.script_app import App
 
 
 class WindowApp(App):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ViewerError
+from ..errors import ViewerError
 
 POSE_VERSION = 2
 READABLE_VERSIONS = (1, 2)

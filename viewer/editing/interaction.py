@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .model.transforms import compose, quaternion_from_rotation_matrix
-from .model.weights import heaviest_joint, triangle_bone  # noqa: F401 (heaviest_joint: kept importable here)
+from ..model.transforms import compose, quaternion_from_rotation_matrix
+from ..model.weights import heaviest_joint, triangle_bone  # noqa: F401 (heaviest_joint: kept importable here)
 
 PICK_PIXELS = 6.0        # a click this close to a drawn bone segment picks it
 RING_PIXELS = 80.0       # the radius of the gizmo's axis rings on screen

@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 import pyrr
 
-from .errors import ViewerError
-from .model.animation import clip_time
-from .model.bone import Bone
-from .model.controllers import BoneIKController, BoneLookController
-from .model.space import Space, checked_space, tnode_world_matrix
-from .model.transforms import quaternion_from_yaw_pitch_roll, yaw_pitch_roll_from_quaternion
-from .model.weights import WeightCheck, weight_check
-from .options import Axes, Marker, MarkerKind, Paint, RenderOptions, Status
+from ..errors import ViewerError
+from ..model.animation import clip_time
+from ..model.bone import Bone
+from ..model.controllers import BoneIKController, BoneLookController
+from ..model.space import Space, checked_space, tnode_world_matrix
+from ..model.transforms import quaternion_from_yaw_pitch_roll, yaw_pitch_roll_from_quaternion
+from ..model.weights import WeightCheck, weight_check
+from ..options import Axes, Marker, MarkerKind, Paint, RenderOptions, Status
 from .pose import apply_pose, pose_of, save_pose, set_bone_pose
 
 UNDO_LIMIT = 200

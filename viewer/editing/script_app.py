@@ -1,6 +1,6 @@
 """The ``app`` object a script receives: a small public façade over the viewer (no GL, no ImGui).
 
-The window (viewer.ui.app_api.WindowApp) and ``boneviewer render --script``
+The window (viewer.ui.window_app.WindowApp) and ``boneviewer render --script``
 (HeadlessApp, here) give a script the same object, so one script works in both.
 """
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .camera import OrbitCamera
-from .errors import ViewerError
-from .images import check_png_path
-from .model.animation import clip_time
-from .options import Status
+from ..camera import OrbitCamera
+from ..errors import ViewerError
+from ..images import check_png_path
+from ..model.animation import clip_time
+from ..options import Status
 
 
 class App:

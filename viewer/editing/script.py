@@ -9,7 +9,7 @@ the pose back as the last good update left it, and ``update`` is not called agai
 changes (with ``watch``) and loads cleanly.
 
 No GL and no ImGui: the window session and the headless renderer both host a ScriptRunner,
-with their own ``app`` object (viewer.app_api).
+with their own ``app`` object (viewer.editing.script_app).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import types
 from pathlib import Path
 from typing import Callable
 
-from .errors import ViewerError
-from .options import Status
+from ..errors import ViewerError
+from ..options import Status
 
 WATCH_INTERVAL = 0.2        # seconds between two looks at a watched file (a reload lands within ~0.2 s)
 SLOW_UPDATE = 0.050         # an update slower than this is reported with its time

@@ -1,0 +1,95 @@
+"""The ``boneviewer`` command: one module per command, each a thin layer that wires the layers
+together and owns no maths.
+
+A command module has ``add_parser(commands, common)`` (its argparse sub-parser, which sets
+``run``) and ``run(args) -> int``. User mistakes (ViewerError) print one line on stderr and exit
+2; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+
+from .common import Parser
+
+# The commands, in the order --help lists them: each names a module of this package.
+COMMANDS = ("render", "view", "bench")
+MODEL_SUFFIXES = (".gltf", ".glb")
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="boneviewer",
+        description="GPU-skinned skeletal-mesh viewer and pose editor with Babylon.js bone semantics. "
+                    "`boneviewer [MODEL]` opens the viewer (the `view` command).",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors (also after the command)")
+    parser.add_argument("--version", action="version", version=f"boneviewer {_version()}")
+    # --debug after the command too; SUPPRESS keeps a subcommand from resetting it to False.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f".{name}", __name__).add_parser(commands, common)
+    return parser
+
+
+def _default_to_view(argv: list[str], parser) -> list[str]:
+    """`boneviewer` and `boneviewer MODEL` mean `boneviewer view [MODEL]`; any other first
+    word that is not a command is a usage error (a typo must not be taken for a model)."""
+    words = [a for a in argv if a != "--debug"]
+    first = words[0] if words else None
+    if first in COMMANDS or first in ("-h", "--help", "--version"):
+        return argv
+    if first is None or first.startswith("-") or _looks_like_model(first):
+        return ["view", *argv]
+    parser.error(f"unknown command {first!r}; the commands are {', '.join(COMMANDS)}, "
+                 f"and a model is a file that exists or ends in .gltf or .glb")
+
+
+def _looks_like_model(word: str) -> bool:
+    return Path(word).exists() or word.lower().endswith(MODEL_SUFFIXES) or "/" in word or os.sep in word
+
+
+def _show_warnings() -> None:
+    """Loader warnings (tolerated flaws in a file) as one line each on stderr."""
+    import logging
+
+    logger = logging.getLogger("boneviewer")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("boneviewer: warning: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ..errors import ViewerError
+
+    parser = build_parser()
+    argv = _default_to_view(sys.argv[1:] if argv is None else list(argv), parser)
+    args = parser.parse_args(argv)
+    _show_warnings()
+    try:
+        run = getattr(args, "run", None)
+        if run is None:
+            parser.print_help()
+            return 0
+        return run(args)
+    except ViewerError as error:
+        if args.debug:
+            raise
+        print(f"boneviewer: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,170 @@
+"""What the commands share: argument types, the usage-error parser, the progress bar, and the
+checks and helpers (pose files, animation choice, output folders) that several commands use."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_PNG = "boneviewer.png"
+
+
+def size(text: str):
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 800x600, got {text!r}") from None
+    if not (1 <= width <= 16384 and 1 <= height <= 16384):
+        raise argparse.ArgumentTypeError(f"{text}: each side must be 1..16384 pixels")
+    return width, height
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr and exit 2, like every other user error."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def scene_index(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a scene number (0, 1, ...), got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: scene numbers start at 0")
+    return value
+
+
+def positive_finite(text: str) -> float:
+    value = finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be more than 0")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be at least 1")
+    return value
+
+
+def finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text}: must be a finite number")
+    return value
+
+
+def pitch(text: str) -> float:
+    value = finite(text)
+    if not -89.0 <= value <= 89.0:
+        raise argparse.ArgumentTypeError(f"{text}: must be between -89 and 89 degrees")
+    return value
+
+
+def frames(text: str):
+    try:
+        start, end, step = (float(v) for v in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected START:END:STEP in seconds such as 0:2:0.1, got {text!r}") from None
+    if not all(map(math.isfinite, (start, end, step))) or step <= 0 or end < start:
+        raise argparse.ArgumentTypeError(f"{text}: need START <= END and STEP > 0")
+    count = int(math.floor((end - start) / step + 1e-9)) + 1
+    if count > 100_000:
+        raise argparse.ArgumentTypeError(f"{text}: {count} frames is too many (at most 100000)")
+    return [start + i * step for i in range(count)]
+
+
+def check_creatable_folder(option: str, folder: Path) -> None:
+    """A folder that exists or can be made: its nearest existing ancestor is a writable folder."""
+    from ..errors import ViewerError
+
+    existing = folder.absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing == folder.absolute() and not existing.is_dir():
+        raise ViewerError(f"{option} {folder}: is a file, not a folder")
+    if not existing.is_dir():
+        raise ViewerError(f"{option} {folder}: cannot create it: {existing} is a file")
+    if not os.access(existing, os.W_OK):
+        raise ViewerError(f"{option} {folder}: cannot create it: {existing} is not writable")
+
+
+def read_pose(path):
+    """The validated pose file, read once (None: no pose)."""
+    from ..editing.pose import load_pose
+
+    return None if path is None else load_pose(path)
+
+
+def apply_pose_data(scene, pose: dict, path) -> None:
+    from ..editing.pose import apply_pose
+
+    apply_pose(scene, {"bones": pose}, source=f"pose file {path}")
+
+
+def logger():
+    import logging
+
+    return logging.getLogger("boneviewer")
+
+
+def select_animation(scene, spec):
+    """The clip named or numbered by ``spec``; the first clip when spec is None; or None."""
+    from ..errors import ViewerError
+
+    clips = scene.animations
+    if spec is None:
+        return clips[0] if clips else None
+    if not clips:
+        raise ViewerError(f"--animation {spec}: this model has no animations")
+    names = [clip.name for clip in clips]
+    if spec in names:
+        return clips[names.index(spec)]
+    if spec.lstrip("-").isdigit():
+        index = int(spec)
+        if 0 <= index < len(clips):
+            return clips[index]
+    listed = ", ".join(f"{i}: {name}" for i, name in enumerate(names))
+    raise ViewerError(f"--animation {spec}: no such animation (this model has {listed})")
+
+
+def named_bone(scene, option: str, name: str):
+    """The model's bone of that name, or an error listing its bones (as pose files do)."""
+    return scene.require_bone(name, f"{option} {name}")
+
+
+class Progress:
+    """A one-line progress bar on stderr, redrawn in place when stderr is a terminal."""
+
+    def __init__(self, total: int):
+        self.total, self.interactive = total, sys.stderr.isatty()
+        self.started = __import__("time").perf_counter()
+
+    def update(self, done: int) -> None:
+        elapsed = __import__("time").perf_counter() - self.started
+        filled = int(30 * done / self.total)
+        line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{self.total} frames, {elapsed:.1f} s"
+        if self.interactive:
+            print(f"\r{line}", end="", file=sys.stderr, flush=True)
+        elif done == self.total or done % max(1, self.total // 10) == 0:
+            print(line, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.interactive:
+            print(file=sys.stderr)
+
+
+def has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))

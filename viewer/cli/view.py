@@ -1,0 +1,93 @@
+"""`boneviewer view` (the default command): the window, or a PNG where no display can be opened."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..camera import VIEW_PITCH, VIEW_YAW
+from ..images import check_png_path
+from .common import DEFAULT_PNG, apply_pose_data, has_display, positive_int, read_pose, scene_index, size
+from .render import render_command
+
+
+def add_parser(commands, common):
+    view = commands.add_parser("view", parents=[common], help="open the interactive viewer (the default command)",
+                               description="Open MODEL (default: the built-in character) in a window with the "
+                                           "pose panel; an animated model plays its first clip. With no display "
+                                           "(or one that cannot be opened), render a PNG instead and say where.")
+    view.add_argument("model", nargs="?", help="model file, .gltf or .glb (default: the built-in character)")
+    view.add_argument("--size", type=size, default=(1280, 720), help="window size WIDTHxHEIGHT (default 1280x720)")
+    view.add_argument("--scene", type=scene_index, metavar="N",
+                      help="which scene of a glTF file to show (default: the file's default scene)")
+    view.add_argument("--pose", type=Path,
+                      help="pose JSON file to apply at start (an animated model starts paused at its first "
+                           "clip's start, with the pose over it)")
+    view.add_argument("--rest", action="store_true", help="start paused in the rest pose (no animation applied)")
+    view.add_argument("--frames", type=positive_int, help="exit after N frames (for tests and scripts)")
+    view.add_argument("--screenshot", type=Path, help="save the last frame to this PNG (with --frames)")
+    view.add_argument("--script", type=Path, metavar="FILE.py",
+                      help="a Python script that drives the viewer: setup(app) after loading, update(app, t, dt) "
+                           "every frame (see the README's app object); it runs with your own rights")
+    view.add_argument("--watch", action="store_true",
+                      help="reload --script (and --pose) in the running window when the file is saved")
+    view.set_defaults(run=run)
+
+
+def run(args) -> int:
+    return view_command(args)
+
+
+def view_command(args) -> int:
+    """The window; without a usable display, a PNG of the model, and where it went."""
+    from ..errors import ViewerError
+    from ..loaders import load_model
+
+    if args.screenshot is not None and args.frames is None:
+        raise ViewerError("--screenshot saves the last frame of a --frames N run; give --frames too")
+    if args.screenshot is not None:
+        check_png_path("--screenshot", args.screenshot)
+    if args.rest and args.pose is not None:
+        raise ViewerError("--rest and --pose: give one of them")
+    if args.script is not None:
+        from ..editing.script import check_script_path
+
+        check_script_path(args.script)
+    if args.watch and args.script is None and args.pose is None:
+        raise ViewerError("--watch reloads --script (and --pose) when saved: give --script FILE.py or --pose")
+    if not has_display():
+        return render_instead(args, "no display")
+    scene = load_model(args.model, args.scene)
+    if args.pose is not None:
+        pose = read_pose(args.pose)
+        if scene.animations:
+            scene.animations[0].apply(0.0)  # as `render` shows it: the first clip's start, then the pose
+        apply_pose_data(scene, pose, args.pose)
+    from ..ui.window import ViewerWindow, WindowUnavailable
+
+    name = Path(args.model).name if args.model else "built-in character"
+    try:
+        window = ViewerWindow(scene, name, size=args.size, play=args.pose is None and not args.rest,
+                              script=args.script, watch=args.watch, pose_path=args.pose, debug=args.debug)
+    except WindowUnavailable as error:
+        if args.debug:
+            print(f"boneviewer: {error}", file=sys.stderr)
+        display = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+        return render_instead(args, f"cannot open a window on display {display}")
+    return window.run(frames=args.frames, screenshot=str(args.screenshot) if args.screenshot else None)
+
+
+def render_instead(args, reason: str) -> int:
+    """`view` with no usable display: render what the window would show to a PNG."""
+    out = Path(DEFAULT_PNG) if args.screenshot is None else args.screenshot
+    check_png_path("--screenshot" if args.screenshot else "output", out)
+    what = args.model or "the built-in character"
+    print(f"boneviewer: {reason}; rendering {what} to {out.resolve()}", flush=True)
+    render_args = argparse.Namespace(
+        model=args.model, out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
+        no_skeleton=False, no_grid=False, yaw=VIEW_YAW, pitch=VIEW_PITCH, animation=None, time=None,
+        rest=args.rest, frames=None, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
+        debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None)
+    return render_command(render_args)
