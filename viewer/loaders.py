@@ -21,6 +21,8 @@ def load_model(model=None, scene: int | None = None):
     if isinstance(model, Scene):
         return model
     path = Path(model)
+    if path.is_dir():
+        raise ViewerError(f"model {path}: is a folder, not a model file{_models_in(path)}")
     if not path.is_file():
         raise ViewerError(f"model {path}: no such file")
     if path.suffix.lower() in (".gltf", ".glb"):
@@ -29,3 +31,15 @@ def load_model(model=None, scene: int | None = None):
         return load_gltf(path, scene)
     raise ViewerError(f"model {path}: cannot open {path.suffix or 'extension-less'} files; "
                       "boneviewer reads glTF 2.0 (.gltf, .glb)")
+
+
+def _models_in(folder: Path) -> str:
+    """A hint naming the model files a folder holds (a few), or nothing."""
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".gltf", ".glb") and p.is_file())
+    except OSError:
+        return ""
+    if not names:
+        return ""
+    shown = ", ".join(str(folder / name) for name in names[:3])
+    return f"; it holds {shown}{' and more' if len(names) > 3 else ''}"
