@@ -201,6 +201,7 @@ class _GifStream:
             frame = rgb.quantize(colors=256)
         for chunk in GifImagePlugin.getdata(frame, **params):  # extension, descriptor, palette, data
             self.file.write(chunk)
+        self.file.flush()  # the frame is on its way to disk: nothing of it stays here
 
     def close(self) -> None:
         if self.file is None:

@@ -263,6 +263,17 @@ class ViewerSession:
     def _handle(self, requests, size) -> None:
         if requests.frame_model:
             self.frame_model()
+        if requests.copy_camera:
+            text = self.camera_json()
+            imgui.set_clipboard_text(text)
+            self.editor.status = Status(f"camera copied: {text}")
+        if requests.save_camera:
+            try:
+                self.save_camera(requests.save_camera)
+                self.editor.status = Status(f"camera saved to {requests.save_camera} (boneviewer render --camera "
+                                            f"{requests.save_camera} renders this view)")
+            except ViewerError as error:
+                self.editor.status = Status.error(error)
         if requests.screenshot:
             try:
                 self.save_screenshot(requests.screenshot, size)
