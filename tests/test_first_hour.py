@@ -382,3 +382,31 @@ def test_camera_description_checks_and_merges():
     assert merged.to_dict() == {"yaw": 45.0, "distance": 3.0, "fov": 20.0}
     with pytest.raises(ViewerError, match="pitch must be between -89 and 89"):
         CameraDescription(pitch=90)
+
+
+def test_view_takes_the_same_camera_without_a_display_and_in_the_window(cli, tmp_path):
+    camera = tmp_path / "camera.json"
+    CameraDescription(yaw=30, pitch=5, distance=4.0, target=(0, 1, 0), fov=35).save(camera)
+    shot, rendered = tmp_path / "view.png", tmp_path / "render.png"
+    result = cli("view", "--camera", camera, "--size", "160x120", "--frames", "1", "--screenshot", shot)
+    assert result.returncode == 0, result.stderr
+    assert main(["render", "--camera", str(camera), "--size", "160x120", "--out", str(rendered)]) == 0
+    assert np.array_equal(pixels(shot), pixels(rendered))
+    # The window's session starts where the description says (what it leaves out is framed).
+    from viewer.character import build_character
+    from viewer.render.headless import create_headless_context, release_egl_current
+    from viewer.ui.session import ViewerSession
+
+    ctx = create_headless_context()
+    try:
+        session = ViewerSession(ctx, build_character(), camera=CameraDescription.read(camera))
+        placed = session.camera
+        assert (placed.yaw, placed.pitch, placed.distance, placed.fov_y) == (30, 5, 4.0, 35)
+        assert tuple(placed.target) == (0, 1, 0)
+        session.release()
+        session = ViewerSession(ctx, build_character(), camera=CameraDescription(yaw=90, fov=25))
+        assert (session.camera.yaw, session.camera.fov_y) == (90, 25) and session.camera.distance != 5.0
+        session.release()
+    finally:
+        ctx.release()
+        release_egl_current()
