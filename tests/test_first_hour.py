@@ -366,14 +366,14 @@ def test_a_long_error_shows_in_full_wrapped_without_moving_the_panel(panel_sessi
     session.editor.status = Status.error(text)
     session.run(2)  # ImGui sizes a new auto-sized window in its first (hidden) frame
     rects = session.panel.rects
-    assert {k: v for k, v in rects.items() if k != "error details"} == before | {"status": rects["status"]}
-    x0, y0, x1, y1 = rects["error details"]
+    assert rects == before | {"status": rects["status"]}
+    x0, y0, x1, y1 = session.panel.error_rect
     assert x0 >= rects["window"][2]                                   # beside the panel, over the view
     assert y1 - y0 > 2 * imgui.get_text_line_height()                # wrapped onto several lines
     assert y1 <= session.window_size[1] and x1 <= session.window_size[0]
     session.editor.status = Status("fine")
     session.run()
-    assert "error details" not in session.panel.rects
+    assert session.panel.error_rect is None
 
 
 def test_camera_description_checks_and_merges():

@@ -110,9 +110,10 @@ def add_parser(commands, common):
                         help="draw bones' local X/Y/Z axes (red, green, blue, a fixed size on screen): every bone's "
                              "(all), the --weights bone's (selected), or BONE's (which the overlay then highlights)")
     render.add_argument("--script", type=Path, metavar="FILE.py",
-                        help="a Python script whose setup(app) runs after loading and update(app, t, dt) before "
-                             "each frame (t: the sequence time, dt: the --frames step); a script error prints "
-                             "one line, keeps the last good pose and exits 1 after writing the frames")
+                        help="a Python script whose setup(app) runs once after loading and update(app, t, dt) "
+                             "once before each frame (t: the sequence time, dt: the --frames step); an error in "
+                             "them prints one line, keeps the last good pose and exits 1 after writing the frames; "
+                             "a script that cannot load (or has neither function) writes nothing and exits 1")
     render.set_defaults(run=run)
 
 

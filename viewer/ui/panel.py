@@ -41,6 +41,7 @@ class PosePanel:
         self.pose_path = pose_path
         self.camera_path = camera_path
         self._status_cut = False  # the status line was cut to fit: the error details show it whole
+        self.error_rect = None    # where they were drawn last frame (None: not shown)
         self.screenshot_path = screenshot_path
         self.model_path = ""
         # Where each widget was drawn last frame (label -> (x0, y0, x1, y1) in window
@@ -128,6 +129,7 @@ class PosePanel:
         """An error the status line had to cut (a script's FILE:LINE in a long path), in full and
         wrapped, at the bottom of the view beside the panel: nothing in the panel moves, and the
         box takes no clicks (they reach the view under it)."""
+        self.error_rect = None
         if not (status.is_error and self._status_cut):
             return
         io = imgui.get_io()
@@ -142,7 +144,8 @@ class PosePanel:
         imgui.push_style_color(imgui.Col_.text, ERROR_TEXT)
         imgui.text_wrapped(str(status))
         imgui.pop_style_color()
-        self._record("error details")
+        low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+        self.error_rect = (low.x, low.y, high.x, high.y)
         imgui.end()
 
     def _shortcuts(self, editor, requests) -> None:
