@@ -376,7 +376,7 @@ def render_scripted(args, description) -> int:
     """
     import numpy as np
 
-    from ..camera import BOUNDS_SAMPLES, OrbitCamera, drawn_points
+    from ..camera import BOUNDS_SAMPLES, OrbitCamera, drawn_points, framed_camera
     from ..editing.pose import PoseRecord
     from ..editing.script import ScriptRunner
     from ..editing.script_app import HeadlessApp
@@ -407,6 +407,18 @@ def render_scripted(args, description) -> int:
     runner.setup(app)
     # The view direction framing uses: the options', or where setup turned the camera.
     framing = OrbitCamera(yaw=app.camera.yaw, pitch=app.camera.pitch, fov_y=app.camera.fov_y)
+
+    def frame_on(points):  # from that direction; a target or distance the options give is kept
+        return framed_camera(scene, yaw=framing.yaw, pitch=framing.pitch, aspect=aspect, fov=framing.fov_y,
+                             target=description.target, distance=description.distance, points=points)
+
+    camera = app.camera
+    if not description.complete and (camera.distance, tuple(camera.target)) == unplaced:
+        # Until every frame is known, update sees the camera framed on the pose setup left
+        # (app.project and app.camera.target then mean something); the final framing replaces it.
+        provisional = frame_on(framing.deciding_points(drawn_points(scene), aspect))
+        camera.target, camera.distance = provisional.target, provisional.distance
+        unplaced = (camera.distance, tuple(camera.target))
     samples = set(np.unique(np.linspace(0, len(times) - 1, min(len(times), BOUNDS_SAMPLES)).round().astype(int)))
     recorded, deciding = [], []
     for number, time in enumerate(times):
@@ -428,7 +440,7 @@ def render_scripted(args, description) -> int:
     placed = [frame.camera.distance != unplaced[0] or tuple(frame.camera.target) != unplaced[1]
               for frame in recorded]
     if not description.complete and not all(placed):
-        framed = description.camera(scene, aspect, points=np.concatenate(deciding) if deciding else None)
+        framed = frame_on(np.concatenate(deciding) if deciding else None)
         for frame, own in zip(recorded, placed):
             if not own:  # the script left target and distance to the framing: theirs, its angles
                 frame.camera.target, frame.camera.distance = framed.target, framed.distance
