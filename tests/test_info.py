@@ -88,7 +88,7 @@ def test_info_tables_and_tree_on_a_terminal(capsys):
 def test_info_on_cesium_man_takes_under_100_ms():
     inspect_model(CESIUM_MAN)  # imports and caches warm, as a second call in a session is
     started = time.perf_counter()
-    best = min(_timed(CESIUM_MAN) for _ in range(3))
+    best = min(_timed(CESIUM_MAN) for _ in range(5))
     assert best < 0.100, f"{best * 1000:.0f} ms"
     assert time.perf_counter() - started < 2
 

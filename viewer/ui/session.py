@@ -57,6 +57,7 @@ class ViewerSession:
         self.script = None             # a ScriptRunner (attach_script), and its app
         self.app = None
         self.close_requested = False   # app.close(): the window closes after this frame
+        self.clipboard = None          # text -> the system clipboard (the glfw window sets it)
 
     # --- camera ----------------------------------------------------------------------------------
     def frame_model(self, times=None, pose_at=None) -> None:
@@ -265,7 +266,9 @@ class ViewerSession:
             self.frame_model()
         if requests.copy_camera:
             text = self.camera_json()
-            imgui.set_clipboard_text(text)
+            imgui.set_clipboard_text(text)  # ImGui's own (its text fields paste it)
+            if self.clipboard is not None:
+                self.clipboard(text)        # the system's, where the window provides it
             self.editor.status = Status(f"camera copied: {text}")
         if requests.save_camera:
             try:

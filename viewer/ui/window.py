@@ -69,6 +69,7 @@ class ViewerWindow:
         glfw.swap_interval(1)
         self.ctx = moderngl.create_context(require=330)
         self.session = ViewerSession(self.ctx, scene, model_name, play=play, camera=camera)
+        self.session.clipboard = lambda text: glfw.set_clipboard_string(self.window, text)
         if script is not None or (watch and pose_path is not None):
             self.session.attach_script(script, watch=watch,
                                        pose_path=pose_path, debug=debug, size=glfw.get_window_size(self.window))
