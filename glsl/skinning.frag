@@ -38,5 +38,5 @@ void main() {
     float diffuse = max(dot(n, key), 0.0) * 0.75 + max(dot(n, fill), 0.0) * 0.25;
     float specular = pow(max(dot(n, normalize(key + view)), 0.0), 48.0) * 0.18;
     vec3 color = base.rgb * (ambient + diffuse) + specular;
-    out_color = vec4(pow(color, vec3(1.0 / 1.15)), base.a);
+    out_color = vec4(pow(color, vec3(1.0 / 1.15)), 1.0);  // drawn opaque (glTF OPAQUE: alpha ignored)
 }

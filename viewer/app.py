@@ -28,7 +28,7 @@ def render_image(model=None, pose=None, size=DEFAULT_SIZE, *, cpu_skinning: bool
 
 
 def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch: bool = False,
-               screenshot=None, play: bool = True, debug: bool = False) -> int:
+               screenshot=None, play: bool = True, debug: bool = False, camera=None) -> int:
     """Open the viewer window on ``model`` (a Scene, a path, or None for the built-in character)
     and run it until it is closed, or for ``frames`` frames (``screenshot``: save the last one).
 
@@ -36,12 +36,17 @@ def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch:
     ``update(app, t, dt)`` (see viewer.editing.script_app.App), so a notebook or a training loop can open a
     window that it drives; ``watch`` reloads a script file when it is saved. Raises
     viewer.ui.window.WindowUnavailable (a ViewerError) when no window can be opened here.
+    ``camera``: where the view starts, a dict with the ``--camera`` file's keys (yaw, pitch,
+    distance, target, fov) or a viewer.camera.CameraDescription; what it leaves out is framed.
     """
     from pathlib import Path
 
+    from .camera import CameraDescription
     from .loaders import load_model
     from .model import Scene
 
+    if isinstance(camera, dict):
+        camera = CameraDescription.from_dict(camera, "camera")
     if isinstance(script, (str, Path)):
         from .editing.script import check_script_path
 
@@ -53,5 +58,6 @@ def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch:
         name = "built-in character" if model is None else Path(model).name
     from .ui.window import ViewerWindow
 
-    window = ViewerWindow(scene, name, size=tuple(size), play=play, script=script, watch=watch, debug=debug)
+    window = ViewerWindow(scene, name, size=tuple(size), play=play, script=script, watch=watch, debug=debug,
+                          camera=camera)
     return window.run(frames=frames, screenshot=None if screenshot is None else str(screenshot))

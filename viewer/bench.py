@@ -3,7 +3,7 @@
 Every figure is a median over repetitions, measured in this run; the plain per-bone Python
 loop runs side by side as a baseline. Only what ships with the package is used: generated
 skeletons and the built-in character, so an installed package benchmarks the same as a
-checkout; animated glTF files are timed when given (``--animation Fox.glb CesiumMan.glb``).
+checkout; animated glTF files are timed when given (``--animation tests/data/gltf-samples/Fox/Fox.glb``).
 The header names the skeleton kernel that ran (compiled or numpy, see model/native.py).
 scripts/bench_compare.py runs both kernels and Babylon.js side by side.
 """
@@ -313,7 +313,7 @@ def main(args) -> int:
         rows = [[label, "n/a" if us is None else _time(us)] for label, us, _, _ in animation_rows(paths, quick)]
         print(_table(["model", "boneviewer"], rows))
     else:
-        print("One animation frame: not measured (boneviewer bench --animation Fox.glb CesiumMan.glb measures it)")
+        print("One animation frame: not measured (boneviewer bench --animation MODEL.glb measures it)")
     print()
     if getattr(args, "no_render", False):
         return 0

@@ -91,13 +91,17 @@ class OrbitCamera:
         corners = [(x, y, z) for x in (x0, x1) for y in (y0, y1) for z in (z0, z1)]
         self.frame_points(corners, yaw, pitch, aspect, margin)
 
-    def frame_points(self, points, yaw=None, pitch=None, aspect: float = 1.0, margin: float = FRAME_MARGIN) -> None:
+    def frame_points(self, points, yaw=None, pitch=None, aspect: float = 1.0, margin: float = FRAME_MARGIN,
+                     target=None, distance=None) -> None:
         """Aim at world points from the nearest distance that shows them all, centred.
 
         ``aspect`` is the image's width / height; ``margin`` is the fraction of the
         half-width and half-height left free on each side. Exact for this view direction:
         a point is in view when |x - s| <= tan * depth along each image axis, which bounds the
         distance from below and leaves one centre s at that distance (the middle of the range).
+
+        ``target`` given: the camera keeps it and backs off until every point is in view;
+        ``distance`` given: the camera keeps it and aims at the framed centre.
         """
         if yaw is not None:
             self.yaw = float(yaw)
@@ -108,6 +112,16 @@ class OrbitCamera:
             points = np.zeros((1, 3))
         right, up, back = self.axes()
         tan_y = np.tan(np.radians(self.fov_y) / 2.0) * (1.0 - margin)
+        if target is not None:
+            self.target = target
+            offsets = points - self.target
+            depth = offsets @ back
+            # In view from distance D when |across| <= tan * (D - depth) on both image axes.
+            reach = np.maximum(np.abs(offsets @ right) / (tan_y * aspect), np.abs(offsets @ up) / tan_y)
+            needed = float(np.max(depth + reach))
+            self.distance = distance if distance is not None else max(
+                needed, float(depth.max()) / (1.0 - 2.0 * self.near_ratio), 1e-3)
+            return
         depth = points @ back  # towards the camera
         eye_depth, centre = [], []
         for across, tan in ((points @ right, tan_y * aspect), (points @ up, tan_y)):
@@ -116,6 +130,9 @@ class OrbitCamera:
             centre.append((far_side + near_side) / 2.0)
         middle = (depth.min() + depth.max()) / 2.0  # orbit about the middle of the model's depth
         self.target = centre[0] * right + centre[1] * up + middle * back
+        if distance is not None:
+            self.distance = distance
+            return
         # Keep the near plane (a fraction of the distance) clear of the nearest point.
         self.distance = max(max(eye_depth) - middle, (depth.max() - middle) / (1.0 - 2.0 * self.near_ratio), 1e-3)
 
@@ -186,15 +203,19 @@ BOUNDS_SAMPLES = 100  # poses sampled at most to frame a sequence (evenly spread
 
 
 def framed_camera(scene, yaw: float = VIEW_YAW, pitch: float = VIEW_PITCH, aspect: float = 1.0,
-                  times=None, pose_at=None) -> OrbitCamera:
+                  times=None, pose_at=None, fov=None, target=None, distance=None, points=None) -> OrbitCamera:
     """A camera, from a three-quarter view by default, that shows the whole model in an image
     of width / height ``aspect``: as posed now, or, with ``times`` and ``pose_at(time)`` (which
     poses the scene), in every pose of that sequence, so one camera serves every frame.
+    ``points``: world points already gathered (e.g. each recorded frame's deciding points).
 
+    ``fov``, ``target`` and ``distance`` given are kept; what is not given is framed.
     Long sequences are bounded by an evenly spread subset of BOUNDS_SAMPLES times.
     """
-    camera = OrbitCamera(yaw=yaw, pitch=pitch)
-    if times is None:
+    camera = OrbitCamera(yaw=yaw, pitch=pitch, fov_y=40.0 if fov is None else fov)
+    if points is not None:
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    elif times is None:
         points = drawn_points(scene)
     else:
         times = list(times)
@@ -206,8 +227,146 @@ def framed_camera(scene, yaw: float = VIEW_YAW, pitch: float = VIEW_PITCH, aspec
             pose_at(time)
             deciding.append(camera.deciding_points(drawn_points(scene), aspect))
         points = np.concatenate(deciding)
-    camera.frame_points(points, aspect=aspect)
+    camera.frame_points(points, aspect=aspect, target=target, distance=distance)
     return camera
+
+
+# --- the camera description: render, view, the panel and scripts share it ----------------------------
+CAMERA_KEYS = ("yaw", "pitch", "distance", "target", "fov")
+FOV_RANGE = (1.0, 179.0)  # degrees, both excluded
+
+
+class CameraDescription:
+    """Where a camera is, as a user writes it: ``{"yaw", "pitch", "distance", "target", "fov"}``
+    (degrees, world units, ``target`` an [x, y, z] point), any of them None: to be framed.
+
+    ``--camera FILE.json``, ``--yaw/--pitch/--target/--distance/--fov``, the panel's "Copy
+    camera" / "Save camera..." and ``app.camera = {...}`` all read or write this one shape;
+    every value is checked here, so a bad one is one line before anything is drawn.
+    """
+
+    def __init__(self, yaw=None, pitch=None, distance=None, target=None, fov=None, source: str = "camera"):
+        self.yaw = None if yaw is None else _checked(yaw, f"{source}: yaw")
+        self.pitch = None if pitch is None else _checked(pitch, f"{source}: pitch", low=-89.0, high=89.0,
+                                                         inclusive=True)
+        self.distance = None if distance is None else _checked(distance, f"{source}: distance", low=0.0)
+        self.fov = None if fov is None else _checked(fov, f"{source}: fov", *FOV_RANGE)
+        self.target = None
+        if target is not None:
+            if isinstance(target, (str, bytes)) or not hasattr(target, "__len__") or len(target) != 3:
+                raise ViewerError(f"{source}: target must be 3 numbers [x, y, z], got {_shown(target)}")
+            self.target = tuple(_checked(v, f"{source}: target") for v in target)
+
+    @classmethod
+    def from_dict(cls, data, source: str = "camera") -> "CameraDescription":
+        if not isinstance(data, dict):
+            raise ViewerError(f"{source}: expected a JSON object with {', '.join(CAMERA_KEYS)}, "
+                              f"got {type(data).__name__}")
+        unknown = sorted(set(data) - set(CAMERA_KEYS))
+        if unknown:
+            raise ViewerError(f"{source}: unknown key {unknown[0]!r} (the keys are {', '.join(CAMERA_KEYS)})")
+        return cls(**{key: data.get(key) for key in CAMERA_KEYS}, source=source)
+
+    @classmethod
+    def read(cls, path, option: str = "--camera") -> "CameraDescription":
+        """A camera JSON file, checked (a ViewerError names the file and what is wrong)."""
+        import json
+        from pathlib import Path
+
+        path = Path(path)
+        source = f"{option} {path}"
+        if path.is_dir():
+            raise ViewerError(f"{source}: is a folder, not a camera JSON file")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ViewerError(f"{source}: no such file") from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise ViewerError(f"{source}: cannot read it: {getattr(error, 'strerror', None) or error}") from None
+        try:
+            data = json.loads(text, parse_constant=lambda name: float(name))
+        except json.JSONDecodeError as error:
+            raise ViewerError(f"{source}: not valid JSON: {error.msg} at line {error.lineno} column "
+                              f"{error.colno}") from None
+        return cls.from_dict(data, source)
+
+    @classmethod
+    def of(cls, camera: OrbitCamera) -> "CameraDescription":
+        """Where ``camera`` is now, every field given."""
+        return cls(yaw=camera.yaw, pitch=float(np.clip(camera.pitch, -89.0, 89.0)), distance=camera.distance,
+                   target=camera.target.tolist(), fov=camera.fov_y)
+
+    def to_dict(self) -> dict:
+        return {key: (list(value) if isinstance(value, tuple) else value)
+                for key in CAMERA_KEYS if (value := getattr(self, key)) is not None}
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps({key: (round(v, 6) if isinstance(v, float) else [round(x, 6) for x in v])
+                           for key, v in self.to_dict().items()})
+
+    def save(self, path) -> None:
+        """Write the JSON whole or not at all (a temporary file renamed into place)."""
+        import os
+        from pathlib import Path
+
+        path = Path(path)
+        temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        try:
+            temporary.write_text(self.to_json() + "\n", encoding="utf-8")
+            os.replace(temporary, path)
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            raise ViewerError(f"cannot write {path}: {error.strerror or error}") from None
+
+    def updated(self, other: "CameraDescription") -> "CameraDescription":
+        """This description with ``other``'s given fields over it."""
+        merged = CameraDescription()
+        for key in CAMERA_KEYS:
+            value = getattr(other, key)
+            setattr(merged, key, getattr(self, key) if value is None else value)
+        return merged
+
+    @property
+    def complete(self) -> bool:
+        return self.distance is not None and self.target is not None
+
+    def camera(self, scene=None, aspect: float = 1.0, times=None, pose_at=None, points=None) -> OrbitCamera:
+        """The camera: what is given, and the rest framed on the model (as ``framed_camera``);
+        the viewer's three-quarter angle where yaw or pitch is not given."""
+        yaw = VIEW_YAW if self.yaw is None else self.yaw
+        pitch = VIEW_PITCH if self.pitch is None else self.pitch
+        if self.complete:
+            return OrbitCamera(target=self.target, distance=self.distance, yaw=yaw, pitch=pitch,
+                               fov_y=40.0 if self.fov is None else self.fov)
+        return framed_camera(scene, yaw=yaw, pitch=pitch, aspect=aspect, times=times, pose_at=pose_at, fov=self.fov,
+                             target=self.target, distance=self.distance, points=points)
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _checked(value, what: str, low: float | None = None, high: float | None = None, inclusive: bool = False) -> float:
+    """A finite number (not a bool or a string) within (low, high), or one ViewerError line."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ViewerError(f"{what} must be a number, got {_shown(value)}")
+    number = float(value)
+    if not np.isfinite(number):
+        raise ViewerError(f"{what} must be a finite number, got {_shown(value)}")
+    too_low = low is not None and (number < low if inclusive else number <= low)
+    too_high = high is not None and (number > high if inclusive else number >= high)
+    if too_low or too_high:
+        if low is not None and high is not None:
+            bounds = f"between {low:g} and {high:g}" + (" degrees" if "fov" in what or "pitch" in what else "")
+            if not inclusive:
+                bounds += " (both excluded)"
+        else:
+            bounds = f"more than {low:g}"
+        raise ViewerError(f"{what} must be {bounds}, got {_shown(value)}")
+    return number
 
 
 def drawn_points(scene) -> np.ndarray:

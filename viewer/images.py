@@ -1,9 +1,17 @@
-"""Image files: the one place that writes pixels to disk (Pillow)."""
+"""Image files: the one place that writes pixels to disk (Pillow, and imageio-ffmpeg for MP4).
+
+Every file is written whole or not at all: into a temporary file beside it, renamed into place
+when complete, so Ctrl+C or a crash leaves no file under the final name and an existing one whole.
+GIF and MP4 frames go to the encoder as they come (memory flat in the number of frames).
+"""
 
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
+
+import numpy as np
 
 from .errors import ViewerError
 
@@ -28,18 +36,45 @@ def check_png_path(option: str, path: Path) -> None:
     check_output_file(option, path, ".png")
 
 
+def temporary_path(path: Path) -> Path:
+    """A hidden name beside ``path`` that keeps its suffix (encoders pick the format by it)."""
+    path = Path(path)
+    return path.with_name(f".{path.stem}.tmp{os.getpid()}{path.suffix}")
+
+
+def _discard(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
 def write_png(path, pixels) -> None:
-    """Write an (H, W, 4) uint8 RGBA array as a PNG; an OS error becomes one ViewerError line."""
+    """Write an (H, W, 4) uint8 RGBA array as a PNG, whole or not at all; an OS error becomes
+    one ViewerError line."""
     from PIL import Image
 
+    path = Path(path)
+    temporary = temporary_path(path)
     try:
-        Image.fromarray(pixels, "RGBA").save(Path(path))
+        Image.fromarray(np.ascontiguousarray(pixels), "RGBA").save(temporary, format="PNG")
+        os.replace(temporary, path)
     except OSError as error:
-        raise ViewerError(f"cannot write {path}: {error}") from None
+        _discard(temporary)
+        raise ViewerError(f"cannot write {path}: {error.strerror or error}") from None
+    except BaseException:
+        _discard(temporary)
+        raise
 
 
 # --- sequences: one writer per kind of output, fed frame by frame -----------------------------------
 VIDEO_EXTRA = "pip install 'boneviewer[video]'"
+GIF_MIN_DELAY = 2  # hundredths of a second: browsers show a delay of 0 or 1 as 10 (a slow GIF)
+
+
+def gif_delay(fps: float) -> int:
+    """The GIF frame delay, in hundredths of a second, nearest to ``fps`` (at most 50 fps)."""
+    return max(GIF_MIN_DELAY, int(round(100.0 / fps)))
 
 
 class PngSequence:
@@ -55,33 +90,149 @@ class PngSequence:
     def close(self) -> str:
         return f"{self.count} frames to {self.folder}/frame_00000.png .. frame_{self.count - 1:05d}.png"
 
+    def abort(self) -> None:
+        """Each frame is already whole; the ones written stay."""
+
 
 class AnimationFile:
-    """An animated GIF (imageio, Pillow) or an MP4 (imageio-ffmpeg, the ``video`` extra),
-    written as the frames come, at ``fps`` frames per second."""
+    """An animated GIF (Pillow) or an MP4 (imageio-ffmpeg, the ``video`` extra), written as the
+    frames come, at ``fps`` frames per second, into a temporary file renamed into place by
+    ``close()``; ``abort()`` (or an exception in ``write``) removes it.
+
+    ``transparent``: pixels with alpha 0 become the GIF's transparent colour (MP4 has none).
+    A GIF's delays are whole hundredths of a second: ``fps_written`` is the rate it plays at.
+    """
+
+    def __init__(self, path: Path, fps: float, transparent: bool = False):
+        self.path, self.count, self.fps = Path(path), 0, float(fps)
+        self.temporary = temporary_path(self.path)
+        suffix = self.path.suffix.lower()
+        if suffix == ".gif":
+            self.delay = gif_delay(self.fps)
+            self.fps_written = 100.0 / self.delay
+            self.encoder = _GifStream(self.temporary, self.delay, transparent)
+        else:
+            if transparent:
+                raise ViewerError(f"{self.path}: an MP4 video has no transparency: give --gif, or --out-dir for "
+                                  "RGBA PNG frames")
+            try:
+                import imageio_ffmpeg  # noqa: F401  (the encoder MP4 needs)
+            except ImportError:
+                raise ViewerError(f"{self.path}: writing MP4 needs imageio-ffmpeg: {VIDEO_EXTRA}") from None
+            self.fps_written = self.fps
+            self.encoder = _Mp4Stream(self.temporary, self.fps)
+
+    @property
+    def rate_note(self) -> str | None:
+        """One line when the file plays at another rate than asked (GIF delays), else None."""
+        if abs(self.fps_written - self.fps) < 1e-6:
+            return None
+        return (f"{self.path}: GIF delays are whole hundredths of a second: {self.fps:g} fps written as "
+                f"{self.fps_written:.4g} fps ({self.delay}/100 s a frame)")
+
+    def write(self, pixels) -> None:
+        try:
+            self.encoder.write(np.asarray(pixels))
+        except BaseException as error:
+            self.abort()
+            if isinstance(error, OSError):
+                raise ViewerError(f"cannot write {self.path}: {error.strerror or error}") from None
+            raise
+        self.count += 1
+
+    def close(self) -> str:
+        try:
+            self.encoder.close()
+            os.replace(self.temporary, self.path)
+        except BaseException as error:
+            self.abort()
+            if isinstance(error, OSError):
+                raise ViewerError(f"cannot write {self.path}: {error.strerror or error}") from None
+            raise
+        return f"{self.count} frames to {self.path}"
+
+    def abort(self) -> None:
+        """Stop and leave nothing: no file under the final name (an existing one stays whole)."""
+        try:
+            self.encoder.abort()
+        finally:
+            _discard(self.temporary)
+
+
+class _GifStream:
+    """An animated GIF written frame by frame: a header without a global palette, then each frame
+    with its own palette (Pillow's median cut, as a single-frame GIF would have) and its delay.
+
+    Pillow's own animated writer holds every frame until the end; this holds one.
+    """
+
+    def __init__(self, path: Path, delay: int, transparent: bool):
+        self.path, self.delay, self.transparent = path, delay, transparent
+        self.file = None
+
+    def _start(self, width: int, height: int) -> None:
+        self.file = open(self.path, "wb")
+        self.size = (width, height)
+        # Logical screen: no global colour table; then the NETSCAPE2.0 extension, loop for ever.
+        self.file.write(b"GIF89a" + struct.pack("<HHBBB", width, height, 0, 0, 0))
+        self.file.write(b"!\xff\x0bNETSCAPE2.0\x03\x01" + struct.pack("<H", 0) + b"\x00")
+
+    def write(self, pixels: np.ndarray) -> None:
+        from PIL import GifImagePlugin, Image
+
+        height, width = pixels.shape[:2]
+        if self.file is None:
+            self._start(width, height)
+        elif (width, height) != self.size:
+            raise ViewerError(f"GIF frames must all be {self.size[0]}x{self.size[1]}, got {width}x{height}")
+        rgb = Image.fromarray(np.ascontiguousarray(pixels[..., :3]), "RGB")
+        params = {"duration": self.delay * 10, "include_color_table": True}
+        if self.transparent:
+            # 255 colours for the picture, index 255 for what is transparent; each frame replaces the
+            # last (disposal 2: back to the background), or transparent pixels would show the last one.
+            frame = rgb.quantize(colors=255)
+            indices = np.array(frame, dtype=np.uint8)
+            indices[pixels[..., 3] == 0] = 255
+            palette = (frame.getpalette() or [])[:255 * 3]
+            frame = Image.fromarray(indices, "P")
+            frame.putpalette(palette + [0] * (768 - len(palette)))
+            params.update(transparency=255, disposal=2)
+        else:
+            frame = rgb.quantize(colors=256)
+        for chunk in GifImagePlugin.getdata(frame, **params):  # extension, descriptor, palette, data
+            self.file.write(chunk)
+        self.file.flush()  # the frame is on its way to disk: nothing of it stays here
+
+    def close(self) -> None:
+        if self.file is None:
+            raise ViewerError(f"{self.path}: no frames to write")
+        self.file.write(b";")
+        self.file.close()
+
+    def abort(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+class _Mp4Stream:
+    """H.264 through imageio-ffmpeg's writer (a pipe to ffmpeg: one frame in memory at a time)."""
 
     def __init__(self, path: Path, fps: float):
         import imageio
 
-        self.path, self.count = Path(path), 0
-        suffix = self.path.suffix.lower()
         try:
-            if suffix == ".gif":
-                # GIF stores durations in hundredths of a second; loop 0: for ever.
-                self.writer = imageio.get_writer(self.path, mode="I", duration=round(1000.0 / fps, -1), loop=0)
-            else:
-                try:
-                    import imageio_ffmpeg  # noqa: F401  (the encoder MP4 needs)
-                except ImportError:
-                    raise ViewerError(f"{self.path}: writing MP4 needs imageio-ffmpeg: {VIDEO_EXTRA}") from None
-                self.writer = imageio.get_writer(self.path, fps=fps, macro_block_size=1, quality=7)
+            self.writer = imageio.get_writer(path, fps=fps, macro_block_size=1, quality=7)
         except OSError as error:
-            raise ViewerError(f"cannot write {self.path}: {error}") from None
+            raise ViewerError(f"cannot write {path}: {error}") from None
 
-    def write(self, pixels) -> None:
-        self.writer.append_data(pixels[..., :3])
-        self.count += 1
+    def write(self, pixels: np.ndarray) -> None:
+        self.writer.append_data(np.ascontiguousarray(pixels[..., :3]))
 
-    def close(self) -> str:
+    def close(self) -> None:
         self.writer.close()
-        return f"{self.count} frames to {self.path}"
+
+    def abort(self) -> None:
+        try:
+            self.writer.close()
+        except Exception:  # already broken: the temporary file goes anyway
+            pass

@@ -20,12 +20,42 @@ def load_model(model=None, scene: int | None = None):
         return build_character()
     if isinstance(model, Scene):
         return model
-    path = Path(model)
-    if not path.is_file():
-        raise ViewerError(f"model {path}: no such file")
+    path = _existing_file(model)
     if path.suffix.lower() in (".gltf", ".glb"):
         from .gltf import load_gltf
 
         return load_gltf(path, scene)
     raise ViewerError(f"model {path}: cannot open {path.suffix or 'extension-less'} files; "
                       "boneviewer reads glTF 2.0 (.gltf, .glb)")
+
+
+def inspect_model(model, scene: int | None = None) -> dict:
+    """What a model file holds (see viewer.gltf.inspect), checked as load_model checks it."""
+    path = _existing_file(model)
+    if path.suffix.lower() in (".gltf", ".glb"):
+        from .gltf.inspect import inspect_gltf
+
+        return inspect_gltf(path, scene)
+    load_model(path, scene)  # refused as the viewer refuses it
+    raise ViewerError(f"model {path}: `info` reads glTF files (.gltf, .glb)")
+
+
+def _existing_file(model) -> Path:
+    path = Path(model)
+    if path.is_dir():
+        raise ViewerError(f"model {path}: is a folder, not a model file{_models_in(path)}")
+    if not path.is_file():
+        raise ViewerError(f"model {path}: no such file")
+    return path
+
+
+def _models_in(folder: Path) -> str:
+    """A hint naming the model files a folder holds (a few), or nothing."""
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".gltf", ".glb") and p.is_file())
+    except OSError:
+        return ""
+    if not names:
+        return ""
+    shown = ", ".join(str(folder / name) for name in names[:3])
+    return f"; it holds {shown}{' and more' if len(names) > 3 else ''}"

@@ -42,6 +42,7 @@ class RenderOptions:
     move_arrows_all_bones: bool = False   # translate arrows on every bone, not only roots
     background_top: tuple = (0.33, 0.36, 0.42)
     background_bottom: tuple = (0.12, 0.12, 0.14)
+    transparent_background: bool = False  # clear to alpha 0 (RGBA PNGs to composite), no gradient
     key_light: tuple = (0.45, 0.8, 0.6)   # direction towards the light
 
     @property

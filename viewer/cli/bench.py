@@ -10,7 +10,7 @@ def add_parser(commands, common):
     bench.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     bench.add_argument("--animation", nargs="+", metavar="MODEL", default=[],
                        help="also time one animation frame (clip apply, prepare, upload array) of these glTF "
-                            "files, e.g. Fox.glb CesiumMan.glb")
+                            "files, e.g. tests/data/gltf-samples/Fox/Fox.glb")
     bench.add_argument("--no-render", action="store_true", help="skip the rendering table")
     bench.set_defaults(run=run)
 

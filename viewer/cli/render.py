@@ -2,12 +2,58 @@
 
 from __future__ import annotations
 
+import argparse
+import math
 from pathlib import Path
 
-from ..camera import VIEW_PITCH, VIEW_YAW
+from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW
 from ..images import check_output_file, check_png_path, write_png
 from .common import (Progress, apply_pose_data, check_creatable_folder, finite, frames, logger, named_bone, pitch,
                      positive_finite, positive_int, read_pose, scene_index, select_animation, size)
+
+DEFAULT_CLIP_FPS = 30.0  # --frames all
+TRANSPARENT = "transparent"
+
+
+def frames_or_all(text: str):
+    """``all`` (the whole clip, resolved once the model is loaded) or START:END:STEP."""
+    return "all" if text.strip().lower() == "all" else frames(text)
+
+
+def point(text: str):
+    """X,Y,Z: a world point."""
+    parts = text.replace(" ", "").split(",")
+    try:
+        values = tuple(float(v) for v in parts)
+    except ValueError:
+        values = ()
+    if len(values) != 3:
+        raise argparse.ArgumentTypeError(f"expected X,Y,Z such as 0,1,0, got {text!r}")
+    if not all(map(math.isfinite, values)):
+        raise argparse.ArgumentTypeError(f"{text}: each coordinate must be a finite number")
+    return values
+
+
+def fov(text: str) -> float:
+    value = finite(text)
+    if not FOV_RANGE[0] < value < FOV_RANGE[1]:
+        raise argparse.ArgumentTypeError(f"{text}: the field of view must be between {FOV_RANGE[0]:g} and "
+                                         f"{FOV_RANGE[1]:g} degrees (both excluded)")
+    return value
+
+
+def background(text: str):
+    """``transparent``, or a colour: #rrggbb, #rgb or a CSS name such as white (0..1 RGB)."""
+    from PIL import ImageColor
+
+    if text.strip().lower() == TRANSPARENT:
+        return TRANSPARENT
+    try:
+        rgb = ImageColor.getrgb(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"unknown colour {text!r}: give #rrggbb, a name such as white, or "
+                                         "transparent") from None
+    return tuple(channel / 255.0 for channel in rgb[:3])
 
 
 def add_parser(commands, common):
@@ -32,21 +78,26 @@ def add_parser(commands, common):
     render.add_argument("--rest", action="store_true",
                         help="the model's rest pose, as loaded: apply no animation (not with --animation, "
                              "--time or --frames)")
-    render.add_argument("--frames", type=frames, metavar="START:END:STEP",
-                        help="render a PNG sequence at these times (seconds, END included) into --out-dir")
+    render.add_argument("--frames", type=frames_or_all, metavar="START:END:STEP|all",
+                        help="render a sequence at these times (seconds, END included) into --out-dir, --gif or "
+                             "--mp4; all: the whole clip (--animation, default the first) at --fps, default "
+                             f"{DEFAULT_CLIP_FPS:g}, the last frame at its end")
     render.add_argument("--out-dir", type=Path, help="folder for --frames (created if missing)")
     render.add_argument("--gif", type=Path, metavar="OUT.gif",
                         help="write the --frames (or --turntable) sequence as one animated GIF")
     render.add_argument("--mp4", type=Path, metavar="OUT.mp4",
                         help="write the sequence as an MP4 video (needs the 'video' extra: imageio-ffmpeg)")
     render.add_argument("--fps", type=positive_finite, metavar="N",
-                        help="frames per second of --gif/--mp4 (default: 1/STEP of --frames, else 25)")
+                        help="frames per second of --gif/--mp4 (default: 1/STEP of --frames, else 25), and of "
+                             f"--frames all (default {DEFAULT_CLIP_FPS:g}); GIF rounds it to whole hundredths of a "
+                             "second a frame (at most 50)")
     render.add_argument("--turntable", type=positive_int, metavar="N",
                         help="N frames of the pose at --time with the camera going once round the model")
-    render.add_argument("--yaw", type=finite, default=VIEW_YAW,
-                        help=f"camera yaw in degrees (default {VIEW_YAW:g}, the viewer's; 0: from the front)")
-    render.add_argument("--pitch", type=pitch, default=VIEW_PITCH,
-                        help=f"camera pitch in degrees, -89..89 (default {VIEW_PITCH:g}; positive: from above)")
+    add_camera_arguments(render)
+    render.add_argument("--background", type=background, metavar="COLOR|transparent",
+                        help="the background: a colour (#rrggbb, or a name such as white) instead of the grey "
+                             "gradient, or transparent (RGBA PNGs with alpha 0 there; a GIF's transparent colour; "
+                             "not for MP4)")
     skin = render.add_mutually_exclusive_group()
     skin.add_argument("--weights", metavar="BONE",
                       help="shade the mesh by BONE's skin weight, 0 blue to 1 red (Blender's weight ramp)")
@@ -59,10 +110,39 @@ def add_parser(commands, common):
                         help="draw bones' local X/Y/Z axes (red, green, blue, a fixed size on screen): every bone's "
                              "(all), the --weights bone's (selected), or BONE's (which the overlay then highlights)")
     render.add_argument("--script", type=Path, metavar="FILE.py",
-                        help="a Python script whose setup(app) runs after loading and update(app, t, dt) before "
-                             "each frame (t: the sequence time, dt: the --frames step); a script error prints "
-                             "one line, keeps the last good pose and exits 1 after writing the frames")
+                        help="a Python script whose setup(app) runs once after loading and update(app, t, dt) "
+                             "once before each frame (t: the sequence time, dt: the --frames step); an error in "
+                             "them prints one line, keeps the last good pose and exits 1 after writing the frames; "
+                             "a script that cannot load (or has neither function) writes nothing and exits 1")
     render.set_defaults(run=run)
+
+
+def add_camera_arguments(parser) -> None:
+    """The camera placement, shared by render and view: what is not given is framed."""
+    parser.add_argument("--yaw", type=finite,
+                        help=f"camera yaw in degrees (default {VIEW_YAW:g}, the viewer's; 0: from the front)")
+    parser.add_argument("--pitch", type=pitch,
+                        help=f"camera pitch in degrees, -89..89 (default {VIEW_PITCH:g}; positive: from above)")
+    parser.add_argument("--target", type=point, metavar="X,Y,Z",
+                        help="the point the camera looks at and orbits (default: framed on the model)")
+    parser.add_argument("--distance", type=positive_finite, metavar="D",
+                        help="camera distance from --target (default: near enough to show the whole model)")
+    parser.add_argument("--fov", type=fov, metavar="DEGREES", help="vertical field of view (default 40)")
+    parser.add_argument("--camera", type=Path, metavar="FILE.json",
+                        help='a camera file {"yaw", "pitch", "distance", "target", "fov"} (the viewer\'s '
+                             '"Save camera..." writes one); --yaw and the others override its values')
+
+
+def camera_description(args):
+    """The camera the options describe: --camera's file, with --yaw/--pitch/--target/--distance/
+    --fov over it; checked (a ViewerError line) before anything is loaded."""
+    from ..camera import CameraDescription
+
+    given = CameraDescription(yaw=getattr(args, "yaw", None), pitch=getattr(args, "pitch", None),
+                              distance=getattr(args, "distance", None), target=getattr(args, "target", None),
+                              fov=getattr(args, "fov", None), source="camera options")
+    path = getattr(args, "camera", None)
+    return given if path is None else CameraDescription.read(path).updated(given)
 
 
 def run(args) -> int:
@@ -72,10 +152,8 @@ def run(args) -> int:
 def render_command(args) -> int:
     from ..errors import ViewerError
     from ..loaders import load_model
-    from ..camera import framed_camera
     from ..model.animation import clip_time
     from ..model.weights import weight_check
-    from ..options import RenderOptions
     from ..render.headless import HeadlessRenderer
 
     check_outputs(args)
@@ -84,20 +162,21 @@ def render_command(args) -> int:
                                           ("--frames", args.frames)) if value is not None]
         if given:
             raise ViewerError(f"--rest shows the pose without animation: leave out {' and '.join(given)}")
+    description = camera_description(args)
     script = getattr(args, "script", None)
     if script is not None:
         from ..editing.script import check_script_path
 
         check_script_path(script)
-        return render_scripted(args)
+        return render_scripted(args, description)
     scene = load_model(args.model, args.scene)
     clip = None if args.rest else select_animation(scene, args.animation)
+    times = sequence_times(args, clip)
     if clip is None and not args.rest and (args.time is not None or args.frames is not None):
         what = "--time" if args.frames is None else "--frames"
         logger().warning(f"{what}: {args.model or 'the built-in character'} has no animations; "
                           "rendering its pose as loaded")
     pose = read_pose(args.pose)
-    times = sequence_times(args)
     paint, axes, selected = skin_view(args, scene)
 
     def pose_at(time):
@@ -110,27 +189,45 @@ def render_command(args) -> int:
     aspect = args.size[0] / args.size[1]
     if args.turntable is not None:
         pose_at(times[0])
-        cameras = turntable_cameras(scene, args.turntable, args.yaw, args.pitch, aspect)
+        cameras = turntable_cameras(scene, args.turntable, description, aspect)
     else:
-        cameras = [framed_camera(scene, yaw=args.yaw, pitch=args.pitch, aspect=aspect, times=times,
-                                 pose_at=pose_at)] * len(times)
-    options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
-                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture, paint=paint, axes=axes,
-                            selected_bone=selected)
+        cameras = [description.camera(scene, aspect, times=times, pose_at=pose_at)] * len(times)
+    options = render_options(args, paint, axes)
+    options.selected_bone = selected
     output = open_output(args, times)
     if args.weight_check:
         print(f"weight check: {weight_check(scene)}")
-    with HeadlessRenderer(args.size, bone_storage=options.bone_storage, cpu_skinning=options.cpu_skinning) as headless:
-        progress = Progress(len(times)) if len(times) > 1 else None
-        for number, (time, camera) in enumerate(zip(times, cameras)):
-            pose_at(time)
-            output.write(headless.render(scene, camera, options))
-            if progress is not None:
-                progress.update(number + 1)
-    if progress is not None:
-        progress.close()
-    print(f"wrote {output.close()} ({args.size[0]}x{args.size[1]})")
+    progress = Progress(len(times)) if len(times) > 1 else None
+    try:
+        with HeadlessRenderer(args.size, bone_storage=options.bone_storage,
+                              cpu_skinning=options.cpu_skinning) as headless:
+            for number, (time, camera) in enumerate(zip(times, cameras)):
+                pose_at(time)
+                output.write(headless.render(scene, camera, options))
+                if progress is not None:
+                    progress.update(number + 1)
+        written = output.close()
+    except BaseException:
+        output.abort()  # nothing under the final name (a PNG sequence keeps its whole frames)
+        raise
+    finally:
+        if progress is not None:
+            progress.close()
+    print(f"wrote {written} ({args.size[0]}x{args.size[1]})")
     return 0
+
+
+def render_options(args, paint, axes):
+    from ..options import RenderOptions
+
+    options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
+                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture, paint=paint, axes=axes)
+    chosen = getattr(args, "background", None)
+    if chosen == TRANSPARENT:
+        options.transparent_background = True
+    elif chosen is not None:
+        options.background_top = options.background_bottom = chosen
+    return options
 
 
 def check_outputs(args) -> None:
@@ -153,8 +250,13 @@ def check_outputs(args) -> None:
                           "--out-dir DIR, --gif OUT.gif or --mp4 OUT.mp4 (not --out)")
     if not sequence and args.out is None:
         raise ViewerError(f"{given[0]} goes with --frames START:END:STEP or --turntable N")
-    if args.fps is not None and args.gif is None and args.mp4 is None:
-        raise ViewerError("--fps sets the speed of --gif or --mp4")
+    if args.fps is not None and args.gif is None and args.mp4 is None and args.frames != "all":
+        raise ViewerError("--fps sets the speed of --gif or --mp4 (or the frame rate of --frames all)")
+    if args.frames == "all" and args.time is not None:
+        raise ViewerError("--frames all renders the whole clip: leave out --time")
+    if args.mp4 is not None and getattr(args, "background", None) == TRANSPARENT:
+        raise ViewerError("--background transparent: an MP4 video has no transparency; give --gif, or "
+                          "--out-dir for RGBA PNG frames")
     if args.out is not None:
         check_png_path("--out", args.out)
     if args.out_dir is not None:
@@ -166,7 +268,24 @@ def check_outputs(args) -> None:
         raise ViewerError(f"--mp4: the video needs an even width and height, not {args.size[0]}x{args.size[1]}")
 
 
-def sequence_times(args) -> list[float]:
+def sequence_times(args, clip=None) -> list[float]:
+    """The times of the frames: --frames, --frames all (the clip from 0 to its duration at
+    --fps), or --time once (N times for --turntable N)."""
+    from ..errors import ViewerError
+
+    if args.frames == "all":
+        if clip is None:
+            what = args.model or "the built-in character"
+            raise ViewerError(f"--frames all renders the whole clip, but {what} has no animations: give "
+                              "--frames START:END:STEP")
+        fps = args.fps or DEFAULT_CLIP_FPS
+        count = int(math.floor(clip.duration * fps + 1e-6)) + 1
+        if count > 100_000:
+            raise ViewerError(f"--frames all: {count} frames is too many (at most 100000): lower --fps")
+        times = [i / fps for i in range(count)]
+        if clip.duration - times[-1] > 1e-6:
+            times.append(float(clip.duration))  # the last frame at the clip's end
+        return times
     if args.frames is not None:
         return args.frames
     return [args.time or 0.0] * (args.turntable or 1)
@@ -189,7 +308,11 @@ def open_output(args, times):
     if fps is None:
         step = times[1] - times[0] if args.frames is not None and len(times) > 1 else 0.0
         fps = 1.0 / step if step > 0 else 25.0
-    return AnimationFile(args.gif if args.gif is not None else args.mp4, min(fps, 100.0))
+    output = AnimationFile(args.gif if args.gif is not None else args.mp4, min(fps, 100.0),
+                           transparent=getattr(args, "background", None) == TRANSPARENT)
+    if output.rate_note:
+        print(output.rate_note, flush=True)
+    return output
 
 
 class SinglePng:
@@ -202,109 +325,153 @@ class SinglePng:
     def close(self) -> str:
         return str(self.path)
 
+    def abort(self) -> None:
+        """write_png writes whole or not at all."""
 
-def turntable_cameras(scene, count: int, yaw: float, pitch: float, aspect: float):
-    """``count`` cameras going once round the posed model from ``yaw``, all at one distance
-    and aimed at one point, so the model turns in place and stays whole on every side."""
+
+def turntable_cameras(scene, count: int, description, aspect: float):
+    """``count`` cameras going once round the posed model from the description's yaw, all at one
+    distance and aimed at one point, so the model turns in place and stays whole on every side;
+    a target, distance or field of view the description gives is kept."""
     import numpy as np
 
     from ..camera import OrbitCamera, framed_camera
 
+    yaw = VIEW_YAW if description.yaw is None else description.yaw
+    pitch = VIEW_PITCH if description.pitch is None else description.pitch
+    fov_y = 40.0 if description.fov is None else description.fov
     yaws = [yaw + 360.0 * k / count for k in range(count)]
-    framed = [framed_camera(scene, yaw=y, pitch=pitch, aspect=aspect) for y in yaws[:: max(1, count // 24)]]
-    low, high = scene.current_bounds()
-    target = (low + high) / 2.0
-    # Framing at each side aims at a slightly different point; from the box centre the model
-    # may reach a little further from the middle of the image: keep 10% more distance.
-    distance = 1.1 * max(camera.distance + float(np.linalg.norm(camera.target - target)) for camera in framed)
-    return [OrbitCamera(target=target, distance=distance, yaw=y, pitch=pitch) for y in yaws]
+    if description.target is not None:
+        target = np.array(description.target)
+    else:
+        low, high = scene.current_bounds()
+        target = (low + high) / 2.0
+    if description.distance is not None:
+        distance = description.distance
+    else:
+        framed = [framed_camera(scene, yaw=y, pitch=pitch, aspect=aspect, fov=fov_y, target=description.target)
+                  for y in yaws[:: max(1, count // 24)]]
+        # Framing at each side aims at a slightly different point; from the box centre the model
+        # may reach a little further from the middle of the image: keep 10% more distance.
+        distance = 1.1 * max(camera.distance + float(np.linalg.norm(camera.target - target)) for camera in framed)
+    return [OrbitCamera(target=target, distance=distance, yaw=y, pitch=pitch, fov_y=fov_y) for y in yaws]
 
 
-def render_scripted(args) -> int:
-    """`render --script`: as render_command, with the script's setup and update in each frame.
+class RecordedFrame:
+    """One frame of a scripted render, recorded in the script's one pass and drawn after."""
+
+    def __init__(self, pose, camera, selected, screenshots):
+        self.pose, self.camera, self.selected, self.screenshots = pose, camera, selected, screenshots
+
+
+def render_scripted(args, description) -> int:
+    """`render --script`: as render_command, with the script's setup once and its update once
+    before each frame.
 
     Deterministic: t is the sequence time (or --time), dt the --frames step (0 for one image).
-    The camera is framed on a dry run of the whole sequence (the script included) on a fresh
-    copy of the model, unless the script's setup placed the camera itself; the real run then
-    starts again from the freshly loaded model and a freshly loaded script.
+    The script runs once: each frame's pose (every bone and node, morph weights), camera and
+    selection are recorded; then the camera is framed on every recorded frame (unless the script
+    or the options placed it) and the frames are drawn from their records. A script that cannot be
+    loaded (a syntax or import error, neither setup nor update) writes nothing and exits 1.
     """
+    import numpy as np
+
+    from ..camera import BOUNDS_SAMPLES, OrbitCamera, drawn_points, framed_camera
+    from ..editing.pose import PoseRecord
+    from ..editing.script import ScriptRunner
     from ..editing.script_app import HeadlessApp
-    from ..camera import OrbitCamera, framed_camera
-    from ..errors import ViewerError
     from ..loaders import load_model
     from ..model.weights import weight_check
-    from ..options import RenderOptions
     from ..render.headless import HeadlessRenderer
-    from ..editing.script import ScriptRunner
 
-    times = sequence_times(args)
+    runner = ScriptRunner(args.script, debug=getattr(args, "debug", False))
+    scene = load_model(args.model, args.scene)
+    clip = None if args.rest else select_animation(scene, args.animation)
+    times = sequence_times(args, clip)
     step = times[1] - times[0] if len(times) > 1 else 0.0
     pose = read_pose(args.pose)
     aspect = args.size[0] / args.size[1]
+    paint, axes, chosen = skin_view(args, scene, scripted=True)
+    if not runner.load():
+        return 1  # the fault is told; nothing is written
+    index = None if clip is None else scene.animations.index(clip)
+    placeholder = description.camera(scene, aspect) if description.complete else OrbitCamera(
+        yaw=VIEW_YAW if description.yaw is None else description.yaw,
+        pitch=VIEW_PITCH if description.pitch is None else description.pitch,
+        fov_y=40.0 if description.fov is None else description.fov)
+    unplaced = (placeholder.distance, tuple(placeholder.target))  # the script may change it in place
+    app = HeadlessApp(scene, args.size, camera=placeholder, clip_index=index)
+    app.begin_frame(times[0], 0)
+    if pose is not None:
+        apply_pose_data(scene, pose, args.pose)
+    runner.setup(app)
+    # The view direction framing uses: the options', or where setup turned the camera.
+    framing = OrbitCamera(yaw=app.camera.yaw, pitch=app.camera.pitch, fov_y=app.camera.fov_y)
 
-    def start(quiet: bool):
-        log = logger()
-        log.disabled = not quiet  # the model's warnings were told by the first (quiet) load
-        try:
-            scene = load_model(args.model, args.scene)
-        finally:
-            log.disabled = False
-        clip = None if args.rest else select_animation(scene, args.animation)
-        index = None if clip is None else scene.animations.index(clip)
-        placeholder = OrbitCamera(yaw=args.yaw, pitch=args.pitch)
-        app = HeadlessApp(scene, args.size, camera=placeholder, clip_index=index)
-        app.muted = quiet
-        app.begin_frame(times[0], 0)
-        if pose is not None:
-            apply_pose_data(scene, pose, args.pose)
-        runner = ScriptRunner(args.script, debug=getattr(args, "debug", False), quiet=quiet)
-        runner.start(app)
-        return scene, app, runner, placeholder
+    def frame_on(points):  # from that direction; a target or distance the options give is kept
+        return framed_camera(scene, yaw=framing.yaw, pitch=framing.pitch, aspect=aspect, fov=framing.fov_y,
+                             target=description.target, distance=description.distance, points=points)
 
-    def pose_frame(app, runner, number, time, scene):
+    camera = app.camera
+    if not description.complete and (camera.distance, tuple(camera.target)) == unplaced:
+        # Until every frame is known, update sees the camera framed on the pose setup left
+        # (app.project and app.camera.target then mean something); the final framing replaces it.
+        provisional = frame_on(framing.deciding_points(drawn_points(scene), aspect))
+        camera.target, camera.distance = provisional.target, provisional.distance
+        unplaced = (camera.distance, tuple(camera.target))
+    samples = set(np.unique(np.linspace(0, len(times) - 1, min(len(times), BOUNDS_SAMPLES)).round().astype(int)))
+    recorded, deciding = [], []
+    for number, time in enumerate(times):
         app.begin_frame(time, number)
         if pose is not None:
             apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
         runner.update(app, time, step)
-
-    scene, app, runner, placeholder = start(quiet=True)  # the dry run: faults are told in the real one
-    camera, unplaced = app.camera, OrbitCamera()
-    script_placed_camera = (camera is not placeholder or camera.distance != unplaced.distance
-                            or any(camera.target != unplaced.target))
-    if not script_placed_camera:
-        numbers = iter(range(len(times)))
-        camera = framed_camera(scene, yaw=camera.yaw, pitch=camera.pitch, aspect=aspect, times=times,
-                               pose_at=lambda time: pose_frame(app, runner, next(numbers), time, scene))
-    scene, app, runner, _ = start(quiet=False)  # the real run starts from scratch
-    if not script_placed_camera:
-        app.camera = camera
-    paint, axes, chosen = skin_view(args, scene, scripted=True)
-    options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
-                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture, paint=paint, axes=axes)
+        camera = app.camera
+        recorded.append(RecordedFrame(PoseRecord(scene),
+                                      OrbitCamera(target=camera.target, distance=camera.distance, yaw=camera.yaw,
+                                                  pitch=camera.pitch, fov_y=camera.fov_y),
+                                      app.selected_bone if app.selection_made else chosen,
+                                      list(app.pending_screenshots)))
+        app.pending_screenshots.clear()
+        if number in samples:
+            deciding.append(framing.deciding_points(drawn_points(scene), aspect))
+        if app.closed:
+            break
+    placed = [frame.camera.distance != unplaced[0] or tuple(frame.camera.target) != unplaced[1]
+              for frame in recorded]
+    if not description.complete and not all(placed):
+        framed = frame_on(np.concatenate(deciding) if deciding else None)
+        for frame, own in zip(recorded, placed):
+            if not own:  # the script left target and distance to the framing: theirs, its angles
+                frame.camera.target, frame.camera.distance = framed.target, framed.distance
+    options = render_options(args, paint, axes)
     output = open_output(args, times)
     if args.weight_check:
         print(f"weight check: {weight_check(scene)}")
-    with HeadlessRenderer(args.size, bone_storage=options.bone_storage, cpu_skinning=options.cpu_skinning) as headless:
-        progress = Progress(len(times)) if len(times) > 1 else None
-        for number, time in enumerate(times):
-            pose_frame(app, runner, number, time, scene)
-            # As without a script; a bone the script selects wins over --weights/--axes BONE.
-            options.selected_bone = app.selected_bone if app.selection_made else chosen
-            pixels = headless.render(scene, app.camera, options)
-            output.write(pixels)
-            for path in app.pending_screenshots:
-                write_png(path, pixels)
-            app.pending_screenshots.clear()
-            if progress is not None:
-                progress.update(number + 1)
-            if app.closed:
-                break
-    if progress is not None:
-        progress.close()
-    print(f"wrote {output.close()} ({args.size[0]}x{args.size[1]})")
-    if runner.last_error is not None:
-        return 1
-    return 0
+    progress = Progress(len(recorded)) if len(recorded) > 1 else None
+    try:
+        with HeadlessRenderer(args.size, bone_storage=options.bone_storage,
+                              cpu_skinning=options.cpu_skinning) as headless:
+            for number, frame in enumerate(recorded):
+                frame.pose.restore()
+                # As without a script; a bone the script selects wins over --weights/--axes BONE.
+                options.selected_bone = frame.selected
+                pixels = headless.render(scene, frame.camera, options)
+                output.write(pixels)
+                for path in frame.screenshots:
+                    write_png(path, pixels)
+                frame.pose = None  # drawn: its memory can go
+                if progress is not None:
+                    progress.update(number + 1)
+        written = output.close()
+    except BaseException:
+        output.abort()
+        raise
+    finally:
+        if progress is not None:
+            progress.close()
+    print(f"wrote {written} ({args.size[0]}x{args.size[1]})")
+    return 1 if runner.last_error is not None else 0
 
 
 def skin_view(args, scene, scripted: bool = False):

@@ -7,10 +7,9 @@ import os
 import sys
 from pathlib import Path
 
-from ..camera import VIEW_PITCH, VIEW_YAW
 from ..images import check_png_path
 from .common import DEFAULT_PNG, apply_pose_data, has_display, positive_int, read_pose, scene_index, size
-from .render import render_command
+from .render import add_camera_arguments, camera_description, render_command
 
 
 def add_parser(commands, common):
@@ -33,6 +32,7 @@ def add_parser(commands, common):
                            "every frame (see the README's app object); it runs with your own rights")
     view.add_argument("--watch", action="store_true",
                       help="reload --script (and --pose) in the running window when the file is saved")
+    add_camera_arguments(view)
     view.set_defaults(run=run)
 
 
@@ -57,6 +57,7 @@ def view_command(args) -> int:
         check_script_path(args.script)
     if args.watch and args.script is None and args.pose is None:
         raise ViewerError("--watch reloads --script (and --pose) when saved: give --script FILE.py or --pose")
+    camera = camera_description(args)  # checked before a window opens
     if not has_display():
         return render_instead(args, "no display")
     scene = load_model(args.model, args.scene)
@@ -70,7 +71,8 @@ def view_command(args) -> int:
     name = Path(args.model).name if args.model else "built-in character"
     try:
         window = ViewerWindow(scene, name, size=args.size, play=args.pose is None and not args.rest,
-                              script=args.script, watch=args.watch, pose_path=args.pose, debug=args.debug)
+                              script=args.script, watch=args.watch, pose_path=args.pose, debug=args.debug,
+                              camera=camera)
     except WindowUnavailable as error:
         if args.debug:
             print(f"boneviewer: {error}", file=sys.stderr)
@@ -87,7 +89,8 @@ def render_instead(args, reason: str) -> int:
     print(f"boneviewer: {reason}; rendering {what} to {out.resolve()}", flush=True)
     render_args = argparse.Namespace(
         model=args.model, out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
-        no_skeleton=False, no_grid=False, yaw=VIEW_YAW, pitch=VIEW_PITCH, animation=None, time=None,
+        no_skeleton=False, no_grid=False, yaw=args.yaw, pitch=args.pitch, target=args.target, distance=args.distance,
+        fov=args.fov, camera=args.camera, background=None, animation=None, time=None,
         rest=args.rest, frames=None, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
         debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None)
     return render_command(render_args)

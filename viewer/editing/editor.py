@@ -71,6 +71,9 @@ class Playback:
 class Editor:
     scene: object
     selected: object = None                       # the selected Bone
+    # Whether a bone was chosen (a click, the panel, a script) since the model opened: the first bone
+    # is selected on open for the panel, but its gizmo would cover the hips until one is chosen.
+    selection_chosen: bool = False
     display: RenderOptions = field(default_factory=RenderOptions)   # the panel's toggles
     playback: Playback = field(default_factory=Playback)
     status: Status = field(default_factory=Status)  # one line for the panel
@@ -98,12 +101,14 @@ class Editor:
         if bone is not None and not (isinstance(bone, Bone) and bone.get_skeleton() in self.scene.skeletons):
             raise ViewerError(f"cannot select {bone!r}: not a bone of this model")
         self.selected = bone
+        self.selection_chosen = bone is not None
 
     def select_by_name(self, name: str) -> None:
         bone = self.scene.find_bone(name)
         if bone is None:
             raise ViewerError(f"no bone named {name!r}")
         self.selected = bone
+        self.selection_chosen = True
 
     def mesh_of(self, bone):
         """The skinned mesh that places ``bone``'s skeleton in the world (the ``tnode`` of the

@@ -227,3 +227,37 @@ def save_pose(path, scene) -> None:
     except OSError as error:
         temporary.unlink(missing_ok=True)
         raise ViewerError(f"pose file {path}: cannot write it: {error.strerror}") from None
+
+
+class PoseRecord:
+    """Everything a frame's pose is made of: the local TRS of every bone's pose target and of
+    every scene node, and every mesh's morph weights, copied now; ``restore()`` puts it back.
+
+    ``render --script`` runs the script once, recording each frame, then frames the camera on
+    all of them and draws each from its record.
+    """
+
+    def __init__(self, scene):
+        self.scene = scene
+        seen, sources = set(), []
+        for skeleton in scene.skeletons:
+            for bone in skeleton.bones:
+                source = bone.get_pose_target()
+                if id(source) not in seen:
+                    seen.add(id(source))
+                    sources.append(source)
+        for node in scene.nodes:
+            if id(node) not in seen:
+                seen.add(id(node))
+                sources.append(node)
+        self.sources = sources
+        self.trs = [(np.array(s.position), np.array(s.rotation_quaternion), np.array(s.scaling)) for s in sources]
+        self.morph = [(mesh, np.array(mesh.morph_weights)) for mesh in scene.morph_meshes]
+
+    def restore(self) -> None:
+        for source, (position, quaternion, scaling) in zip(self.sources, self.trs):
+            if not (np.array_equal(source.position, position) and np.array_equal(source.rotation_quaternion, quaternion)
+                    and np.array_equal(source.scaling, scaling)):
+                source.position, source.rotation_quaternion, source.scaling = position, quaternion, scaling
+        for mesh, weights in self.morph:
+            mesh.morph_weights = weights

@@ -127,6 +127,7 @@ class ScriptRunner:
             self.watchers.append((FileWatcher(path, clock=watch_clock), callback))
         self.generation = 0
         self.failed = False
+        self.load_failed = False   # the last load failed (nothing of the script ran)
         self.last_error: str | None = None
         self.update_seconds = 0.0
         self._reported_slow = False
@@ -134,7 +135,16 @@ class ScriptRunner:
     # --- loading -------------------------------------------------------------------------------
     def start(self, app) -> bool:
         """Load the script and call its setup (the model has loaded). False after a fault."""
-        return self._load() and self.setup(app)
+        return self.load() and self.setup(app)
+
+    def load(self) -> bool:
+        """Read and run the script file (defining its functions). False, with ``load_failed``
+        set, when it cannot be: a syntax or import error, or neither setup nor update defined."""
+        self.load_failed = False
+        ok = self._load()
+        if not ok:
+            self.load_failed = True
+        return ok
 
     def _load(self) -> bool:
         if self.path is None:
@@ -158,6 +168,14 @@ class ScriptRunner:
                 raise
         except Exception as error:  # a script's fault, whatever it is, is reported, never raised
             self._fault(error)
+            return False
+        missing = _missing_functions(module, self.name)
+        if missing is not None:
+            sys.modules.pop(module_name, None)
+            self.failed = True
+            self.load_failed = True
+            self.last_error = f"script error: {missing}"
+            self._report(self.last_error)
             return False
         if self.target is not None:
             sys.modules.pop(getattr(self.target, "__name__", ""), None)
@@ -225,9 +243,12 @@ class ScriptRunner:
         self.failed = True
         line = f"script error: {self.location(error)}: {describe(error)}"
         self.last_error = line
+        if not self.quiet and self.debug:
+            traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+        self._report(line)
+
+    def _report(self, line: str) -> None:
         if not self.quiet:
-            if self.debug:
-                traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
             print(line, file=sys.stderr, flush=True)
         if self._show is not None:
             self._show(Status.error(line))
@@ -260,6 +281,29 @@ class ScriptRunner:
             print(str(status) if status.is_error else status.text, flush=True)
         if self._show is not None:
             self._show(status)
+
+
+EXPECTED_FUNCTIONS = ("setup", "update")
+
+
+def _missing_functions(module, name: str) -> str | None:
+    """None when the script defines setup or update; else what it defines instead, and the
+    expected name nearest to one of them (a misspelt ``udpate`` would otherwise do nothing)."""
+    import difflib
+
+    if any(callable(getattr(module, expected, None)) for expected in EXPECTED_FUNCTIONS):
+        return None
+    defined = sorted(key for key, value in vars(module).items()
+                     if isinstance(value, types.FunctionType) and value.__module__ == module.__name__)
+    message = f"{name}: defines neither setup(app) nor update(app, t, dt)"
+    if not defined:
+        return message + " (it defines no functions)"
+    message += f" (it defines {', '.join(defined[:8])}{', ...' if len(defined) > 8 else ''})"
+    best = max(((difflib.SequenceMatcher(None, have, expected).ratio(), expected) for have in defined
+                for expected in EXPECTED_FUNCTIONS))
+    if best[0] >= 0.6:
+        message += f"; did you mean {best[1]}?"
+    return message
 
 
 def describe(error: BaseException) -> str:

@@ -34,7 +34,7 @@ class App:
     - ``app.animation``: the current clip's name (None: the model has none); set a name or an index.
     - ``app.camera``: the orbit camera; its ``yaw``, ``pitch`` (degrees), ``distance`` and
       ``target`` (a world point) are settable, or set ``app.camera`` to an OrbitCamera or a dict
-      of those names.
+      of those names and ``fov`` (the camera file's keys, as ``--camera`` reads them).
     - ``app.window_size``: (width, height) of the window in window coordinates (the image in render).
     - ``app.frame``: frames since the script started (0 in the first update).
     - ``app.project(point)``: a world point's (x, y) in window pixels, origin at the top-left of the
@@ -137,17 +137,18 @@ class App:
             self.editor.play()
 
     def _set_camera(self, current: OrbitCamera, value) -> OrbitCamera:
-        """The camera after ``app.camera = value`` (an OrbitCamera, or a dict of its settings)."""
+        """The camera after ``app.camera = value``: an OrbitCamera, or a dict of the camera
+        description's keys (yaw, pitch, distance, target, fov: those given are set)."""
+        from ..camera import CameraDescription
+
         if isinstance(value, OrbitCamera):
             value.screen_offset = current.screen_offset
             return value
         if not isinstance(value, dict):
-            raise ViewerError("app.camera: set an OrbitCamera or a dict of yaw, pitch, distance, target")
-        unknown = set(value) - {"yaw", "pitch", "distance", "target"}
-        if unknown:
-            raise ViewerError(f"app.camera: unknown setting {sorted(unknown)[0]!r} (yaw, pitch, distance, target)")
-        for key, item in value.items():
-            setattr(current, key, item)  # the camera checks each value
+            raise ViewerError("app.camera: set an OrbitCamera or a dict of yaw, pitch, distance, target, fov")
+        description = CameraDescription.from_dict(value, "app.camera")
+        for key, item in description.to_dict().items():
+            setattr(current, "fov_y" if key == "fov" else key, item)
         return current
 
     def project(self, point):

@@ -25,7 +25,7 @@ from .container import GltfError, GltfFile
 from .scene import build_scene
 from .validate import short
 
-__all__ = ["FALLBACK", "GltfError", "load_gltf"]
+__all__ = ["FALLBACK", "GltfError", "load_file", "load_gltf"]
 
 # The wording of the last line of defence in load_gltf (an unexpected exception wrapped).
 FALLBACK = "malformed glTF"
@@ -35,10 +35,17 @@ def load_gltf(path, scene: int | None = None) -> Scene:
     """Load a .gltf or .glb file (its glTF scene ``scene``, else its default one); anything
     wrong with it raises one ViewerError. The Scene's ``file_scenes`` lists the file's scenes
     by name and ``file_scene`` is the one shown (None when the file has no scenes)."""
+    return load_file(path, scene)[0]
+
+
+def load_file(path, scene: int | None = None) -> tuple[Scene, GltfFile]:
+    """(the Scene, the read and checked GltfFile it was built from): load_gltf, with the file
+    kept for what only it says (names, counts, sizes: `boneviewer info`)."""
     path = Path(path)
     try:
         with np.errstate(all="ignore"):  # overflow is checked explicitly where it matters
-            return build_scene(GltfFile(path), scene)
+            file = GltfFile(path)
+            return build_scene(file, scene), file
     except GltfError:
         raise
     except ViewerError as error:  # a model check the loader did not put in context: name the file

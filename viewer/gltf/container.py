@@ -58,6 +58,7 @@ class GltfFile:
             json_bytes, self.binary_chunk = self._split_glb(raw)
         else:
             json_bytes = raw
+        self.file_bytes, self.json_bytes = len(raw), len(json_bytes)  # what `boneviewer info` reports
         self.document, self.hierarchy = checked_document(self._parse_json(json_bytes), self.error)
         unknown = [name for name in self.document["extensionsUsed"] if name not in SUPPORTED_EXTENSIONS]
         if unknown:

@@ -27,6 +27,10 @@ MAX_TEXTURE_BONES_PER_ROW = 1024
 
 BONE_STORAGES = ("auto", "uniform", "texture")
 MORPH_TEXTURE_WIDTH = 4096  # texels a row of a morph target texture
+# Blending "over": colour by the source's alpha, and alpha as a + (1 - a) * dst, so lines drawn over
+# the model leave it opaque and over a transparent background are as opaque as they are drawn.
+# (GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA: moderngl is imported lazily.)
+OVER = (0x0302, 0x0303, 0x0001, 0x0303)
 
 
 class SkinningMode(enum.IntEnum):
@@ -254,7 +258,7 @@ class Renderer:
         ctx.wireframe = False
 
         ctx.enable(moderngl.BLEND)
-        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        ctx.blend_func = OVER
         if options.show_grid:
             ctx.depth_mask = False
             self._draw_lines(self._grid(scene.rest_bounds), view, projection, moderngl.LINES,
@@ -321,7 +325,7 @@ class Renderer:
         if options.show_grid:
             ground = entry.ground_bounds()
             self.ctx.enable(moderngl.BLEND)
-            self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+            self.ctx.blend_func = OVER
             self.ctx.depth_mask = False
             self._draw_lines(self._grid(ground), view, projection, moderngl.LINES, fade=ground)
             self.ctx.depth_mask = True
@@ -335,10 +339,13 @@ class Renderer:
         width, height = size
         ctx.viewport = (0, 0, width, height)
         ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.BLEND)
-        ctx.clear(depth=1.0)
-        self._background["u_top"].value = tuple(options.background_top)
-        self._background["u_bottom"].value = tuple(options.background_bottom)
-        self._background_vao.render(moderngl.TRIANGLES, vertices=3)
+        if options.transparent_background:
+            ctx.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+        else:
+            ctx.clear(depth=1.0)
+            self._background["u_top"].value = tuple(options.background_top)
+            self._background["u_bottom"].value = tuple(options.background_bottom)
+            self._background_vao.render(moderngl.TRIANGLES, vertices=3)
         ctx.enable(moderngl.DEPTH_TEST)
         return camera.view_matrix(), camera.projection_matrix(width / max(height, 1))
 

@@ -487,8 +487,8 @@ class Gestures:
         when the panel's "Move arrows on every bone" is on)."""
         editor = session.editor
         bone = editor.selected
-        if bone is None or not editor.display.show_gizmo:
-            return []
+        if bone is None or not editor.display.show_gizmo or not editor.selection_chosen:
+            return []  # on open the first bone is the panel's, without a gizmo over the model
         mesh = editor.mesh_of(bone)
         center = np.asarray(bone.get_absolute_position(mesh), float)
         if editor.space is Space.WORLD:

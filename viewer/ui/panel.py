@@ -31,11 +31,17 @@ class PanelRequests:
     open_model: str | None = None
     open_scene: int | None = None   # another scene of the model's file
     frame_model: bool = False
+    copy_camera: bool = False       # the camera as --camera JSON, to the clipboard
+    save_camera: str | None = None  # ... to this file
 
 
 class PosePanel:
-    def __init__(self, pose_path: str = "pose.json", screenshot_path: str = "screenshot.png"):
+    def __init__(self, pose_path: str = "pose.json", screenshot_path: str = "screenshot.png",
+                 camera_path: str = "camera.json"):
         self.pose_path = pose_path
+        self.camera_path = camera_path
+        self._status_cut = False  # the status line was cut to fit: the error details show it whole
+        self.error_rect = None    # where they were drawn last frame (None: not shown)
         self.screenshot_path = screenshot_path
         self.model_path = ""
         # Where each widget was drawn last frame (label -> (x0, y0, x1, y1) in window
@@ -103,6 +109,7 @@ class PosePanel:
         if self._header("Files", default_open=False):
             self._files(editor, requests)
         imgui.end()
+        self._error_details(editor.status, position.x + size.x)
         return requests
 
     # --- sections ------------------------------------------------------------------------------
@@ -114,8 +121,32 @@ class PosePanel:
                             lambda part: imgui.calc_text_size(part).x)
         imgui.text_colored(ERROR_TEXT if status.is_error else STATUS_TEXT, line)
         self._record("status")
+        self._status_cut = line != text
         if line != text and imgui.is_item_hovered():
             imgui.set_tooltip(text)
+
+    def _error_details(self, status: Status, left: float) -> None:
+        """An error the status line had to cut (a script's FILE:LINE in a long path), in full and
+        wrapped, at the bottom of the view beside the panel: nothing in the panel moves, and the
+        box takes no clicks (they reach the view under it)."""
+        self.error_rect = None
+        if not (status.is_error and self._status_cut):
+            return
+        io = imgui.get_io()
+        width = max(200.0, min(640.0, io.display_size.x - left - 16.0))
+        imgui.set_next_window_pos(imgui.ImVec2(left + 8.0, io.display_size.y - 8.0), imgui.Cond_.always,
+                                  imgui.ImVec2(0.0, 1.0))
+        imgui.set_next_window_size(imgui.ImVec2(width, 0.0), imgui.Cond_.always)
+        flags = (imgui.WindowFlags_.no_title_bar | imgui.WindowFlags_.no_inputs | imgui.WindowFlags_.no_move
+                 | imgui.WindowFlags_.no_resize | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_nav
+                 | imgui.WindowFlags_.no_focus_on_appearing)
+        imgui.begin("##error details", None, flags)
+        imgui.push_style_color(imgui.Col_.text, ERROR_TEXT)
+        imgui.text_wrapped(str(status))
+        imgui.pop_style_color()
+        low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+        self.error_rect = (low.x, low.y, high.x, high.y)
+        imgui.end()
 
     def _shortcuts(self, editor, requests) -> None:
         io = imgui.get_io()
@@ -150,6 +181,9 @@ class PosePanel:
         self._record("Move arrows on every bone")
         if self._button("Frame model (F)"):
             requests.frame_model = True
+        imgui.same_line()
+        if self._button("Copy camera"):
+            requests.copy_camera = True
         self._skin_views(editor)
 
     PAINTS = (("Shaded", Paint.SHADED), ("Weights", Paint.WEIGHTS), ("Bone map", Paint.BONE_MAP),
@@ -432,6 +466,11 @@ class PosePanel:
         _, self.screenshot_path = imgui.input_text("screenshot", self.screenshot_path)
         if self._button("Screenshot"):
             requests.screenshot = self.screenshot_path
+        imgui.set_next_item_width(-110)
+        _, self.camera_path = imgui.input_text("camera file", self.camera_path)
+        self._record("camera file", fields_only=True)
+        if self._button("Save camera..."):
+            requests.save_camera = self.camera_path
         imgui.set_next_item_width(-110)
         _, self.model_path = imgui.input_text("model", self.model_path)
         if self._button("Open model") and self.model_path:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from imgui_bundle import imgui
 
-from ..camera import VIEW_PITCH, VIEW_YAW, framed_camera
+from ..camera import CameraDescription, OrbitCamera, drawn_points, framed_camera
 from ..editing.editor import Editor
 from ..errors import ViewerError
 from ..images import write_png
@@ -30,9 +30,11 @@ START_FRAMING_SAMPLES = 24  # poses of the playing clip that the first view cove
 
 
 class ViewerSession:
-    def __init__(self, ctx, scene, model_name: str = "built-in character", play: bool = True):
+    def __init__(self, ctx, scene, model_name: str = "built-in character", play: bool = True,
+                 camera: CameraDescription | None = None):
         """``play``: an animated model starts playing its first clip, as in Babylon's loader;
-        else it stays paused in the pose it has (a pose file, or the rest pose)."""
+        else it stays paused in the pose it has (a pose file, or the rest pose). ``camera``: where
+        the view starts (--camera, --yaw, ...); what it does not give is framed on the model."""
         self.ctx = ctx
         self.imgui_context = imgui.create_context()
         io = imgui.get_io()
@@ -46,6 +48,8 @@ class ViewerSession:
         self.model_name = model_name
         self.view_aspect = 1.0  # width / height of the view beside the panel, known after a frame
         self.camera = None
+        self.camera_description = camera or CameraDescription()
+        self._frame_after_update = None  # (camera, target, distance) until a new script's first update
         self._start(scene, play)
         self._frame_times: list[float] = []
         self._drag_button = None
@@ -53,29 +57,74 @@ class ViewerSession:
         self.script = None             # a ScriptRunner (attach_script), and its app
         self.app = None
         self.close_requested = False   # app.close(): the window closes after this frame
+        self.clipboard = None          # text -> the system clipboard (the glfw window sets it)
 
     # --- camera ----------------------------------------------------------------------------------
     def frame_model(self, times=None, pose_at=None) -> None:
-        """Aim the camera at the model as posed now (F key), keeping the view angle; or at
-        every pose of a sequence (see framed_camera)."""
-        yaw, pitch = (self.camera.yaw, self.camera.pitch) if self.camera else (VIEW_YAW, VIEW_PITCH)
+        """Aim the camera at the model as posed now (F key), keeping the view angle and field of
+        view; or at every pose of a sequence (see framed_camera)."""
+        yaw, pitch, fov = self._view_angle()
         self.camera = framed_camera(self.scene, yaw=yaw, pitch=pitch, aspect=self.view_aspect, times=times,
-                                    pose_at=pose_at)
+                                    pose_at=pose_at, fov=fov)
+
+    def _view_angle(self):
+        """(yaw, pitch, fov) of the camera now, or the one the view starts with."""
+        if self.camera is not None:
+            return self.camera.yaw, self.camera.pitch, self.camera.fov_y
+        start = self.camera_description.camera(self.scene, self.view_aspect, points=np.zeros((1, 3)))
+        return start.yaw, start.pitch, start.fov_y
 
     def _start(self, scene, play: bool) -> None:
-        """A new model: a fresh editor, and a camera that sees it whole (if it plays, over its clip)."""
+        """A new model: a fresh editor, and a camera placed as the view starts (what the camera
+        description leaves open framed on the model whole; if it plays, over its clip)."""
         self.scene = scene
         self.editor = Editor(scene)
         self.camera = None
         if getattr(self, "gestures", None) is not None:
             self.gestures = Gestures()  # a new model: no gesture or hover carries over
+        yaw, pitch, fov = self._view_angle()
+        framing = OrbitCamera(yaw=yaw, pitch=pitch, fov_y=fov)
         clip = self.editor.clip
+        points = []
         if play and clip is not None:
-            self.frame_model(np.linspace(0.0, clip.duration, START_FRAMING_SAMPLES), clip.apply)
+            for time in np.linspace(0.0, clip.duration, START_FRAMING_SAMPLES):
+                clip.apply(time)
+                points.append(framing.deciding_points(drawn_points(scene), self.view_aspect))
             self.editor.seek(0.0)
             self.editor.play()
         else:
-            self.frame_model()
+            points.append(framing.deciding_points(drawn_points(scene), self.view_aspect))
+        self._start_points = np.concatenate(points)
+        self.camera = self.camera_description.camera(scene, self.view_aspect, points=self._start_points)
+        if getattr(self, "script", None) is not None:
+            self._await_first_update()
+
+    def _await_first_update(self) -> None:
+        """Frame again after the script's setup and first update (unless it placed the camera),
+        so what the script does to the pose is in the picture from the first frame."""
+        camera = self.camera
+        self._frame_after_update = (camera, tuple(camera.target), camera.distance)
+
+    def _frame_after_first_update(self) -> None:
+        camera, target, distance = self._frame_after_update
+        self._frame_after_update = None
+        if self.camera is not camera or tuple(self.camera.target) != target or self.camera.distance != distance:
+            return  # the script placed the camera itself
+        if self.camera_description.complete:
+            return
+        framing = OrbitCamera(yaw=camera.yaw, pitch=camera.pitch, fov_y=camera.fov_y)
+        points = np.concatenate([self._start_points,
+                                 framing.deciding_points(drawn_points(self.scene), self.view_aspect)])
+        placed = CameraDescription(yaw=camera.yaw, pitch=camera.pitch, fov=camera.fov_y,
+                                   target=self.camera_description.target, distance=self.camera_description.distance)
+        self.camera = placed.camera(self.scene, self.view_aspect, points=points)
+
+    def camera_json(self) -> str:
+        """The camera now, as ``--camera FILE.json`` reads it (the panel's "Copy camera")."""
+        return CameraDescription.of(self.camera).to_json()
+
+    def save_camera(self, path) -> None:
+        CameraDescription.of(self.camera).save(path)
 
     def mouse_drag(self, button: int, dx: float, dy: float, height: int) -> None:
         """Left drag orbits; right or middle drag pans (dx, dy in pixels). (In the window a
@@ -107,6 +156,7 @@ class ViewerSession:
             also[pose_path] = lambda: self.editor.load_pose(pose_path)
         self.app = WindowApp(self)
         self.script = ScriptRunner(source, show=self._show, debug=debug, watch=watch, also_watch=also)
+        self._await_first_update()
         self.script.start(self.app)
         return self.script
 
@@ -121,6 +171,8 @@ class ViewerSession:
             app.clock += dt
         script.update(app, app.time, dt)
         app.frame += 1
+        if self._frame_after_update is not None:
+            self._frame_after_first_update()
 
     # --- models ----------------------------------------------------------------------------------
     def open_model(self, path, scene_index: int | None = None) -> bool:
@@ -212,6 +264,19 @@ class ViewerSession:
     def _handle(self, requests, size) -> None:
         if requests.frame_model:
             self.frame_model()
+        if requests.copy_camera:
+            text = self.camera_json()
+            imgui.set_clipboard_text(text)  # ImGui's own (its text fields paste it)
+            if self.clipboard is not None:
+                self.clipboard(text)        # the system's, where the window provides it
+            self.editor.status = Status(f"camera copied: {text}")
+        if requests.save_camera:
+            try:
+                self.save_camera(requests.save_camera)
+                self.editor.status = Status(f"camera saved to {requests.save_camera} (boneviewer render --camera "
+                                            f"{requests.save_camera} renders this view)")
+            except ViewerError as error:
+                self.editor.status = Status.error(error)
         if requests.screenshot:
             try:
                 self.save_screenshot(requests.screenshot, size)

@@ -1,0 +1,104 @@
+"""`boneviewer info`: what is in a model file (as gltf-transform's `inspect` or Blender's outliner
+would tell): tables on a terminal, one JSON object with --json, the bone tree with --tree."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .common import scene_index
+
+
+def add_parser(commands, common):
+    info = commands.add_parser("info", parents=[common], help="what a model file holds: meshes, skins, animations",
+                               description="Print what MODEL holds, as the viewer loads it: scenes, nodes, meshes "
+                                           "(vertices, influences, morph targets), skins (joints, root, depth), "
+                                           "animations (duration, channels, what they target), materials, "
+                                           "textures, extensions, and the file's size by part.")
+    info.add_argument("model", help="model file, .gltf or .glb")
+    info.add_argument("--json", action="store_true", help="one JSON object instead of tables")
+    info.add_argument("--tree", action="store_true", help="also the bone hierarchy, with each bone's length")
+    info.add_argument("--scene", type=scene_index, metavar="N",
+                      help="which scene to load for the bone tree (default: the file's default scene)")
+    info.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..gltf.inspect import bone_tree
+    from ..loaders import inspect_model
+
+    facts = inspect_model(args.model, args.scene)
+    scene = facts.pop("_scene")
+    if args.tree:
+        facts["bones"] = [{"name": name, "depth": depth, "length": length}
+                          for depth, name, length in bone_tree(scene)]
+    if args.json:
+        json.dump(facts, sys.stdout, indent=2)
+        print()
+    else:
+        print("\n".join(tables(facts)))
+    return 0
+
+
+def _name(value, fallback: str) -> str:
+    return fallback if value is None else value
+
+
+def _bytes(count: int) -> str:
+    for unit, size in (("MB", 2**20), ("KB", 2**10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} B"
+
+
+def table(headers, rows) -> list[str]:
+    """A plain text table, columns as wide as their widest cell (numbers to the right)."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
+    numeric = [all(isinstance(row[i], (int, float)) for row in rows) and rows for i in range(len(headers))]
+
+    def line(values):
+        return "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(values, widths, numeric)).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths])] + [line(row) for row in cells]
+
+
+def tables(facts: dict) -> list[str]:
+    size = facts["size"]
+    out = [f"{facts['file']}: glTF {facts['version']} ({facts['format']}), {_bytes(size['file'])}; "
+           f"{facts['nodes']} nodes, {len(facts['meshes'])} meshes, {len(facts['skins'])} skins, "
+           f"{len(facts['animations'])} animations, {facts['materials']} materials, {facts['textures']} textures"]
+    if facts["scenes"]:
+        out += ["", "scenes"] + table(["#", "name", "root nodes", "shown"], [
+            [i, _name(s["name"], ""), s["nodes"], "yes" if i == facts["scene"] else ""]
+            for i, s in enumerate(facts["scenes"])])
+    if facts["meshes"]:
+        out += ["", "meshes"] + table(["#", "name", "primitives", "vertices", "influences", "morph targets"], [
+            [i, _name(m["name"], ""), m["primitives"], m["vertices"], m["influences"],
+             ", ".join(m["morph_targets"]) if len(m["morph_targets"]) <= 6 else
+             f"{len(m['morph_targets'])}: {', '.join(m['morph_targets'][:6])}, ..."]
+            for i, m in enumerate(facts["meshes"])])
+    if facts["skins"]:
+        out += ["", "skins"] + table(["#", "name", "joints", "root", "depth"], [
+            [i, _name(s["name"], ""), s["joints"], s["root"], s["depth"]] for i, s in enumerate(facts["skins"])])
+    if facts["animations"]:
+        out += ["", "animations"] + table(["#", "name", "duration (s)", "channels", "nodes", "targets",
+                                           "interpolation"], [
+            [i, _name(a["name"], ""), round(a["duration"], 4), a["channels"], a["nodes"],
+             ", ".join(f"{count} {path}" for path, count in a["paths"].items()), ", ".join(a["interpolations"])]
+            for i, a in enumerate(facts["animations"])])
+    if facts["material_names"]:
+        shown = ", ".join(_name(n, f"#{i}") for i, n in enumerate(facts["material_names"][:8]))
+        out += ["", f"materials: {shown}{', ...' if len(facts['material_names']) > 8 else ''}; "
+                    f"textures: {facts['textures']}; images: {facts['images']}"]
+    out += ["", f"extensions used: {', '.join(facts['extensions_used']) or 'none'}; "
+                f"required: {', '.join(facts['extensions_required']) or 'none'}"]
+    parts = [f"{part} {_bytes(size[part])}" for part in ("geometry", "animation", "skins", "images", "json", "other")
+             if size[part]]
+    out += [f"size by part: {', '.join(parts)} (file {_bytes(size['file'])})"]
+    if "bones" in facts:
+        out += ["", "bones (length)"]
+        for bone in facts["bones"]:
+            length = "" if bone["length"] is None else f"  {bone['length']:.4g}"
+            out.append(f"{'  ' * bone['depth']}{bone['name']}{length}")
+    return out
