@@ -82,6 +82,7 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     scene.file_scenes = [spec.get("name") or f"scene {i}" for i, spec in enumerate(document["scenes"])]
     scene.file_scene = chosen
     scene.file_path = file.path
+    scene.file_extensions = list(document["extensionsUsed"])  # what a writer must say it drops
     file.log_warnings()
     return scene
 

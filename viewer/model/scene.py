@@ -28,6 +28,7 @@ class Scene:
         self.file_scenes: list[str] = []  # the scenes of the file it was loaded from (glTF), by name
         self.file_scene: int | None = None  # the one of them it shows
         self.file_path = None  # the file it was loaded from, if any (to show another of its scenes)
+        self.file_extensions: list[str] = []  # the glTF extensions that file used
         with np.errstate(over="ignore", invalid="ignore"):  # huge but finite numbers overflow here
             self.rest_bounds = self.current_bounds()
         if not (np.isfinite(self.rest_bounds[0]).all() and np.isfinite(self.rest_bounds[1]).all()):
