@@ -231,6 +231,8 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     usable = [absolute[n] if absolute[n] is not None else np.eye(4) for n in order]  # a singular one stops the loop
     inverse_absolute = dict(zip(order, _inverses(np.array(usable).reshape(-1, 4, 4))))
     skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"])
+    # The file's own inverse binds (joint order), which a writer gives back exactly while the bind is unchanged.
+    skeleton.inverse_bind_matrices = np.array(inverse_binds)
     bones = {}
     for n in order:
         parent = parent_of.get(n) if n != root else None

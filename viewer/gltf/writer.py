@@ -302,6 +302,12 @@ class _Scene:
         else:
             inverse = np.array([bone.get_absolute_inverse_bind_matrix() for bone in joints])
             finals = None
+            loaded = skeleton.inverse_bind_matrices
+            if loaded is not None and loaded.shape == inverse.shape and np.allclose(loaded, inverse, rtol=1e-5,
+                                                                                   atol=1e-6):
+                inverse = loaded  # the file's own numbers, exactly, while the bind is unchanged
+        inverse = np.array(inverse, dtype=np.float64)
+        inverse[:, :3, 3], inverse[:, 3, 3] = 0.0, 1.0  # exactly affine, as glTF requires (not 1e-17)
         if not np.isfinite(inverse).all():
             bad = joints[int(np.flatnonzero(~np.isfinite(inverse).reshape(count, -1).all(axis=1))[0])]
             raise ViewerError(f"bone {bad.name!r}: its bind holds NaN or infinity; nothing was written")
@@ -360,6 +366,7 @@ class _Scene:
     def _skin_attributes(self, attributes: dict, joints: np.ndarray, weights: np.ndarray) -> None:
         """JOINTS_0/WEIGHTS_0, and JOINTS_1/WEIGHTS_1 where a vertex has more than 4 influences.
         Weights are the normalized ones the model draws; unused slots are joint 0, weight 0."""
+        joints, weights = _merged_influences(joints, weights)
         width = 8 if joints.shape[1] == 8 and (weights[:, 4:] > 0).any() else 4
         component = (np.uint8, UNSIGNED_BYTE) if joints.max(initial=0) < 256 else (np.uint16, UNSIGNED_SHORT)
         for k in range(width // 4):
@@ -440,6 +447,20 @@ class _Scene:
                                  "target": {"node": node, "path": "weights"}})
         if channels:
             self.out.add("animations", {"name": clip.name, "channels": channels, "samplers": samplers})
+
+
+def _merged_influences(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A joint listed twice for a vertex (glTF forbids it) as one influence with the two weights
+    summed; the same skinning. Slots left unused are joint 0 with weight 0."""
+    joints, weights = joints.copy(), weights.copy()
+    for k in range(1, joints.shape[1]):
+        for j in range(k):
+            twice = (joints[:, k] == joints[:, j]) & (weights[:, k] > 0) & (weights[:, j] > 0)
+            if twice.any():
+                weights[twice, j] += weights[twice, k]
+                weights[twice, k] = 0
+    joints[weights == 0] = 0
+    return joints, weights
 
 
 def _vertex_ranges(mesh) -> list[tuple[int, int]]:

@@ -1,0 +1,83 @@
+"""The files boneviewer writes that the node references judge (a plain module, not a test module).
+
+``python tests/written_cases.py OUT_DIR`` writes every case into OUT_DIR with a manifest.json
+(case -> its files and their sha256); tests/gltf_validator/validate_written.mjs (Khronos
+glTF-Validator) and tests/babylon/generate_written_reference.mjs (Babylon.js's loader) read
+them and record their verdicts in tests/data. tests/test_written_references.py writes the cases
+again and checks that the bytes are those the references judged, so any change to the writer's
+output forces a new recording.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+sys.path.insert(0, str(HERE.parent))
+
+from viewer import load_model, save_gltf  # noqa: E402
+
+MODELS = sorted(p for p in DATA.rglob("*") if p.suffix in (".gltf", ".glb"))
+
+
+def _posed(scene):
+    """A pose on top of the model: two bones turned, the first morph target at 0.625."""
+    bones = scene.skeletons[0].bones
+    for bone, quaternion in zip(bones[1:3], ([0.2, 0.1, -0.3, 0.927], [-0.1, 0.25, 0.05, 0.961])):
+        bone.get_pose_target().rotation_quaternion = quaternion
+    for mesh in scene.morph_meshes:
+        mesh.set_morph_weight(0, 0.625)
+    return scene
+
+
+def _case_name(path: Path) -> str:
+    return str(path.relative_to(DATA)).replace("/", "__").replace(".", "_")
+
+
+def cases() -> dict:
+    """case name -> (a function that builds the scene, output file name, save_gltf keywords)."""
+    table = {"character": (lambda: load_model(None), "character.glb", {})}
+    for path in MODELS:
+        table[_case_name(path)] = (lambda path=path: load_model(path), f"{_case_name(path)}.glb", {})
+    table["CesiumMan-posed-gltf"] = (lambda: _posed(load_model(DATA / "gltf-samples/CesiumMan/CesiumMan.glb")),
+                                     "CesiumMan-posed.gltf", {})
+    table["RobotExpressive-posed"] = (lambda: _posed(load_model(DATA / "gltf-samples/RobotExpressive/"
+                                                                "RobotExpressive.glb")),
+                                      "RobotExpressive-posed.glb", {})
+    return table
+
+
+def write_case(name: str, folder: Path) -> dict:
+    """Write case ``name`` into ``folder``; {file name: sha256} of every file it wrote."""
+    build, file_name, options = cases()[name]
+    before = set(folder.iterdir())
+    save_gltf(build(), folder / file_name, **options)
+    written = sorted(set(folder.iterdir()) - before) or [folder / file_name]
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in written}
+
+
+def write_all(folder: Path) -> dict:
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = {}
+    for name, (_, file_name, _) in cases().items():
+        case_folder = folder / name
+        case_folder.mkdir(exist_ok=True)
+        for old in case_folder.iterdir():
+            old.unlink()
+        manifest[name] = {"main": file_name, "files": write_case(name, case_folder)}
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python tests/written_cases.py OUT_DIR")
+    np.seterr(all="ignore")
+    for case, entry in write_all(Path(sys.argv[1])).items():
+        print(f"{case}: {', '.join(entry['files'])}")
