@@ -50,7 +50,42 @@ def cases() -> dict:
     table["RobotExpressive-posed"] = (lambda: _posed(load_model(DATA / "gltf-samples/RobotExpressive/"
                                                                 "RobotExpressive.glb")),
                                       "RobotExpressive-posed.glb", {})
+    table["Fox-keyed"] = (_keyed_fox, "Fox-keyed.glb", {})
+    table["morph-worms-keyed"] = (_keyed_worms, "morph-worms-keyed.glb", {})
+    table["character-keyed"] = (_keyed_character, "character-keyed.glb", {})
     return table
+
+
+def _keyed_fox():
+    """Two clips authored on a loaded model: LINEAR and STEP keys, one of them into a loaded clip."""
+    scene = load_model(DATA / "gltf-samples/Fox/Fox.glb")
+    bones = scene.skeletons[0].bones
+    scene.insert_keyframe("Nod", 0.0)
+    bones[5].get_pose_target().rotation_quaternion = [0.0, 0.0, 0.3894, 0.9211]
+    scene.insert_keyframe("Nod", 0.5, [bones[5]])
+    scene.insert_keyframe("Nod", 1.0, [bones[5], bones[6]], interpolation="STEP")
+    scene.insert_keyframe("Walk", 0.1, [bones[5]])
+    return scene
+
+
+def _keyed_worms():
+    """Morph weights keyed beside the bones."""
+    scene = load_model(DATA / "morph-worms.gltf")
+    scene.insert_keyframe("Squash", 0.0)
+    for mesh in scene.morph_meshes:
+        mesh.set_morph_weight(0, 0.75)
+    scene.skeletons[0].bones[1].get_pose_target().rotation_quaternion = [0.0, 0.2, 0.0, 0.98]
+    scene.insert_keyframe("Squash", 0.8)
+    return scene
+
+
+def _keyed_character():
+    """The built-in character (bones without nodes) waving."""
+    scene = load_model(None)
+    scene.insert_keyframe("Wave", 0.0)
+    scene.find_bone("leftArm").rotate([0, 0, 1], 0.8)
+    scene.insert_keyframe("Wave", 1.0, ["leftArm"])
+    return scene
 
 
 def write_case(name: str, folder: Path) -> dict:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ViewerError
+from .animation import INTERPOLATIONS, KEY_TOLERANCE, AnimationClip, _with_key, _without_key
 from .mesh import SkinnedMesh, bounds
+from .morph import MorphAnimationClip, MorphWeightChannel
 
 
 class Scene:
@@ -84,3 +88,111 @@ class Scene:
             listed = ", ".join(known[:15]) + (", ..." if len(known) > 15 else "")
             raise ViewerError(f"{what}: unknown bone {name!r} (this model's bones: {listed})")
         return bone
+
+    # --- keyframe authoring ------------------------------------------------------------------------
+    def find_animation(self, name: str):
+        """The clip called ``name``, or None."""
+        return next((clip for clip in self.animations if clip.name == name), None)
+
+    def insert_keyframe(self, clip_name: str, time: float, bones=None, interpolation: str = "LINEAR"):
+        """Key the current local TRS of ``bones`` (Bone objects or names; default every bone of
+        every skeleton, and then the morph weights of every mesh with targets too) at ``time``
+        seconds into the clip ``clip_name``, made when missing. A glTF bone keys its joint node
+        (its pose target). A key at an existing time (within 1e-6 s) is replaced. Returns the clip,
+        which plays like a loaded one and is written by save_gltf."""
+        time = _key_time(time)
+        if interpolation not in INTERPOLATIONS:
+            raise ViewerError(f"interpolation must be one of {', '.join(INTERPOLATIONS)}, got {interpolation!r}")
+        targets = self._pose_targets(bones)
+        groups = self._morph_groups() if bones is None else []
+        clip = self._clip_for_keys(clip_name, morph=bool(groups))
+        for target in targets:
+            clip.set_key(target, "translation", time, target.position, interpolation)
+            clip.set_key(target, "rotation", time, target.rotation_quaternion, interpolation)
+            clip.set_key(target, "scale", time, target.scaling, interpolation)
+        for meshes in groups:
+            weights = np.array(meshes[0].morph_weights, dtype=np.float64)
+            channel = next((c for c in clip.morph_channels if c.meshes[0] is meshes[0]), None)
+            if channel is None:
+                clip.morph_channels.append(MorphWeightChannel(meshes, [time], [weights], interpolation,
+                                                              f"{clip.name} weights"))
+            else:
+                channel.times, channel.values, channel.interpolation = _with_key(
+                    channel.times, channel.values, channel.interpolation, time, weights, interpolation)
+        clip._changed()
+        return clip
+
+    def delete_keyframe(self, clip_name: str, time: float, bones=None) -> int:
+        """Remove the keys at ``time`` (within 1e-6 s) of ``bones`` (default: every channel of the
+        clip, morph weights too) from clip ``clip_name``; returns how many keys went."""
+        time = _key_time(time)
+        clip = self.find_animation(clip_name)
+        if clip is None:
+            raise ViewerError(f"no animation {clip_name!r} (this model's: "
+                              f"{', '.join(c.name for c in self.animations) or 'none'})")
+        targets = None if bones is None else self._pose_targets(bones)
+        removed = clip.remove_keys(time, targets)
+        if bones is None and isinstance(clip, MorphAnimationClip):
+            kept = []
+            for channel in clip.morph_channels:
+                channel.times, channel.values, gone = _without_key(channel.times, channel.values, time)
+                removed += gone
+                if len(channel.times):
+                    kept.append(channel)
+            clip.morph_channels = kept
+            clip._changed()
+        if not removed:
+            raise ViewerError(f"animation {clip_name!r} has no key at {time:g} s")
+        return removed
+
+    def _pose_targets(self, bones) -> list:
+        """The pose targets (each once) of ``bones``: None for every bone, a Bone, a name, or a list."""
+        if bones is None:
+            bones = [bone for skeleton in self.skeletons for bone in skeleton.bones]
+        elif isinstance(bones, str) or not isinstance(bones, (list, tuple, set)):
+            bones = [bones]
+        targets, seen = [], set()
+        for bone in bones:
+            if isinstance(bone, str):
+                bone = self.require_bone(bone, "insert_keyframe")
+            if not hasattr(bone, "get_pose_target"):
+                raise ViewerError(f"keyframes key bones (Bone objects or names), got {bone!r}")
+            target = bone.get_pose_target()
+            if id(target) not in seen:
+                seen.add(id(target))
+                targets.append(target)
+        return targets
+
+    def _morph_groups(self) -> list[list]:
+        """The meshes with morph targets, those on one node together (they share its weights)."""
+        groups: dict = {}
+        for mesh in self.morph_meshes:
+            key = ("node", mesh.node_index) if mesh.node_index is not None else ("mesh", id(mesh))
+            groups.setdefault(key, []).append(mesh)
+        return list(groups.values())
+
+    def _clip_for_keys(self, name: str, morph: bool) -> AnimationClip:
+        if not isinstance(name, str) or not name.strip():
+            raise ViewerError(f"a clip name must be a non-empty string, got {name!r}")
+        clip = self.find_animation(name)
+        if clip is None:
+            clip = MorphAnimationClip(name, [], []) if morph else AnimationClip(name, [])
+            self.animations.append(clip)
+        elif morph and not isinstance(clip, MorphAnimationClip):  # weights join a clip of bones only
+            twin = MorphAnimationClip(name, clip.channels, [])
+            self.animations[self.animations.index(clip)] = twin
+            clip = twin
+        return clip
+
+
+def _key_time(time) -> float:
+    try:
+        value = float(time)
+    except (TypeError, ValueError):
+        raise ViewerError(f"a keyframe time must be a number, got {time!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise ViewerError(f"a keyframe time must be a finite number of seconds >= 0, got {time!r}")
+    return value
+
+
+__all__ = ["KEY_TOLERANCE", "Scene"]
