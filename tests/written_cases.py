@@ -53,6 +53,11 @@ def cases() -> dict:
     table["Fox-keyed"] = (_keyed_fox, "Fox-keyed.glb", {})
     table["morph-worms-keyed"] = (_keyed_worms, "morph-worms-keyed.glb", {})
     table["character-keyed"] = (_keyed_character, "character-keyed.glb", {})
+    for stem, model in (("CesiumMan", "gltf-samples/CesiumMan/CesiumMan.glb"),
+                        ("RobotExpressive", "gltf-samples/RobotExpressive/RobotExpressive.glb"),
+                        ("morph-worms", "morph-worms.gltf")):
+        table[f"{stem}-bind"] = (lambda model=model: _posed(load_model(DATA / model)), f"{stem}-bind.glb",
+                                 {"apply_pose_as_bind": True})
     return table
 
 

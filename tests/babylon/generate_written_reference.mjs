@@ -4,7 +4,7 @@
 // and at 0.37 and 1.0 of each animation, by the protocol of generate_gltf_reference.mjs
 // (sampleSkinnedModel in loader_common.mjs). A .gltf's .bin and images beside it are inlined as
 // data: URIs first (the loader reads from memory here). To keep the recording small, every
-// stride-th vertex is kept (stride = ceil(vertices / 128) per mesh, recorded).
+// stride-th vertex is kept (stride = ceil(vertices / 64) per mesh, recorded).
 //
 // Usage (from the repository root):
 //   .venv/bin/python tests/written_cases.py /tmp/boneviewer-written
@@ -49,7 +49,7 @@ for (const [name, entry] of Object.entries(manifest)) {
     const model = await sampleSkinnedModel(isGlb ? raw : inlined(dir, raw), isGlb, `${name}/${entry.main}`, [0.37, 1]);
     for (const sample of model.samples) {
         for (const mesh of sample.meshes) {
-            mesh.stride = Math.ceil(mesh.vertex_count / 128);
+            mesh.stride = Math.ceil(mesh.vertex_count / 64);
             mesh.positions = mesh.positions.filter((_, i) => Math.floor(i / 3) % mesh.stride === 0);
         }
     }
