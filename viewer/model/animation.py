@@ -159,14 +159,22 @@ class AnimationClip:
         """Key ``value`` for ``target``'s ``path`` (translation, rotation, scale) at ``time``: a key
         within KEY_TOLERANCE seconds of it is replaced, else one is inserted; the channel is made
         when missing, and takes ``interpolation`` (glTF keeps one per channel)."""
-        channel = next((c for c in self.channels if c.node is target and c.path == path), None)
-        if channel is None:
-            self.channels.append(AnimationChannel(target, path, [time], [value], interpolation))
-        else:
-            channel.times, channel.values, channel.interpolation = _with_key(
-                channel.times, channel.values, channel.interpolation, time, np.asarray(value, dtype=np.float64),
-                interpolation)
-            channel._alone = None
+        self.set_keys(time, [(target, path, value)], interpolation)
+
+    def set_keys(self, time: float, entries, interpolation: str = "LINEAR") -> None:
+        """``set_key`` for many (target, path, value) at one time, each channel found once."""
+        channels = {(id(c.node), c.path): c for c in self.channels}
+        for target, path, value in entries:
+            channel = channels.get((id(target), path))
+            if channel is None:
+                channel = AnimationChannel(target, path, [time], [value], interpolation)
+                self.channels.append(channel)
+                channels[(id(target), path)] = channel
+            else:
+                channel.times, channel.values, channel.interpolation = _with_key(
+                    channel.times, channel.values, channel.interpolation, time, np.asarray(value, dtype=np.float64),
+                    interpolation)
+                channel._alone = None
         self._changed()
 
     def remove_keys(self, time: float, targets=None) -> int:

@@ -106,10 +106,9 @@ class Scene:
         targets = self._pose_targets(bones)
         groups = self._morph_groups() if bones is None else []
         clip = self._clip_for_keys(clip_name, morph=bool(groups))
-        for target in targets:
-            clip.set_key(target, "translation", time, target.position, interpolation)
-            clip.set_key(target, "rotation", time, target.rotation_quaternion, interpolation)
-            clip.set_key(target, "scale", time, target.scaling, interpolation)
+        clip.set_keys(time, [entry for target in targets for entry in (
+            (target, "translation", target.position), (target, "rotation", target.rotation_quaternion),
+            (target, "scale", target.scaling))], interpolation)
         for meshes in groups:
             weights = np.array(meshes[0].morph_weights, dtype=np.float64)
             channel = next((c for c in clip.morph_channels if c.meshes[0] is meshes[0]), None)
