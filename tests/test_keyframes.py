@@ -153,3 +153,39 @@ def test_bad_bones_interpolation_and_names_are_refused(cesium):
     with pytest.raises(ViewerError, match="clip name"):
         cesium.insert_keyframe("", 0.0)
     assert cesium.find_animation("bad") is None
+
+
+@pytest.mark.parametrize("model", [None, WORMS], ids=["character", "worms"])
+def test_a_recording_keys_what_insert_keyframe_keys_step_by_step(model):
+    """Scene.record_keyframes (export --record) in one pass == insert_keyframe at each step."""
+    stepwise, recorded = load_model(model), load_model(model)
+    recorder = recorded.record_keyframes("Take")
+    for k, t in enumerate([0.0, 0.25, 0.5, 0.75]):
+        for scene in (stepwise, recorded):
+            bone = scene.skeletons[0].bones[-1]
+            bone.get_pose_target().rotation_quaternion = [0, np.sin(0.2 * k), 0, np.cos(0.2 * k)]
+            for mesh in scene.morph_meshes:
+                mesh.set_morph_weight(0, 0.1 * k)
+        stepwise.insert_keyframe("Take", t)
+        recorder.capture(t)
+    clip = recorder.finish()
+    expected = stepwise.find_animation("Take")
+    assert clip is recorded.find_animation("Take") and type(clip) is type(expected)
+    assert [(c.node.name, c.path) for c in clip.channels] == [(c.node.name, c.path) for c in expected.channels]
+    for a, b in zip(clip.channels + getattr(clip, "morph_channels", []),
+                    expected.channels + getattr(expected, "morph_channels", [])):
+        np.testing.assert_array_equal(a.times, b.times)
+        np.testing.assert_array_equal(a.values, b.values)
+
+
+def test_a_recording_into_an_existing_clip_merges_its_keys(cesium):
+    bone = cesium.skeletons[0].bones[8]
+    cesium.insert_keyframe("merge", 0.5, [bone])
+    recorder = cesium.record_keyframes("merge", [bone])
+    for t in (0.0, 0.5, 1.0):
+        recorder.capture(t)
+    clip = recorder.finish()
+    np.testing.assert_array_equal(clip.key_times(), [0.0, 0.5, 1.0])
+    assert len(clip.channels) == 3
+    with pytest.raises(ViewerError, match="keyframe time"):
+        cesium.record_keyframes("merge").capture(-1)

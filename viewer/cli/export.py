@@ -119,10 +119,12 @@ def run_script(args, scene, pose) -> bool:
     runner = ScriptRunner(args.script, debug=getattr(args, "debug", False))
     if not runner.start(app):
         return False
+    recorder = None
     if args.record is not None:
         existing = scene.find_animation(args.clip)
         if existing is not None:  # a new recording replaces the clip of that name
             scene.animations.remove(existing)
+        recorder = scene.record_keyframes(args.clip)
     for number, time in enumerate(times):
         app.begin_frame(time, number)
         if pose is not None:
@@ -130,8 +132,10 @@ def run_script(args, scene, pose) -> bool:
         runner.update(app, time, step)
         if runner.last_error is not None:
             return False
-        if args.record is not None:
-            scene.insert_keyframe(args.clip, time - times[0])
+        if recorder is not None:
+            recorder.capture(time - times[0])
         if app.closed:
             break
+    if recorder is not None:
+        recorder.finish()
     return True

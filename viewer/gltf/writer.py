@@ -123,7 +123,7 @@ class _Builder:
     def accessor(self, array: np.ndarray, component: int, target: int | None = None, bounds: bool = False,
                  normalized: bool = False) -> int:
         array = np.ascontiguousarray(array)
-        width = 1 if array.ndim == 1 else int(np.prod(array.shape[1:]))
+        width = array.size // len(array) if len(array) else (1 if array.ndim == 1 else array.shape[-1])
         rows = array.reshape(len(array), width)
         spec = {"bufferView": self.view(rows.tobytes(), target), "componentType": component, "count": len(rows),
                 "type": TYPES[width]}
@@ -255,11 +255,12 @@ class _Scene:
                 raise ViewerError(f"mesh {mesh.name!r}: its morph weights hold NaN or infinity; nothing was written")
 
     def _write_trs(self, spec: dict, source) -> None:
-        for key, values, default in (("translation", source.position, (0, 0, 0)),
-                                     ("rotation", source.rotation_quaternion, (0, 0, 0, 1)),
-                                     ("scale", source.scaling, (1, 1, 1))):
-            if not _is_default(values, default):
-                spec[key] = [float(v) for v in values]
+        for key, values, default in (("translation", source.position, [0.0, 0.0, 0.0]),
+                                     ("rotation", source.rotation_quaternion, [0.0, 0.0, 0.0, 1.0]),
+                                     ("scale", source.scaling, [1.0, 1.0, 1.0])):
+            values = values.tolist()  # Python floats: the float64 values exactly
+            if values != default:
+                spec[key] = values
 
     def _mesh_node(self, mesh) -> int:
         """The node the mesh is written on: the node it was loaded on, else a new root node

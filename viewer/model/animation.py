@@ -229,6 +229,8 @@ def _with_key(times, values, interpolation: str, time: float, value: np.ndarray,
         if interpolation != "CUBICSPLINE":
             values = np.stack([np.zeros_like(values), values, np.zeros_like(values)], axis=1)
         value = np.stack([np.zeros_like(value), value, np.zeros_like(value)])
+    if time > times[-1] + KEY_TOLERANCE:  # the common case (recording): a key after the last
+        return np.concatenate((times, [time])), np.concatenate((values, value[None])), new_interpolation
     same = np.flatnonzero(np.abs(times - time) <= KEY_TOLERANCE)
     if same.size:
         values = values.copy()

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..errors import ViewerError
-from .animation import INTERPOLATIONS, KEY_TOLERANCE, AnimationClip, _with_key, _without_key
+from .animation import INTERPOLATIONS, KEY_TOLERANCE, AnimationChannel, AnimationClip, _with_key, _without_key
 from .mesh import SkinnedMesh, bounds
 from .morph import MorphAnimationClip, MorphWeightChannel
 
@@ -110,16 +110,19 @@ class Scene:
             (target, "translation", target.position), (target, "rotation", target.rotation_quaternion),
             (target, "scale", target.scaling))], interpolation)
         for meshes in groups:
-            weights = np.array(meshes[0].morph_weights, dtype=np.float64)
-            channel = next((c for c in clip.morph_channels if c.meshes[0] is meshes[0]), None)
-            if channel is None:
-                clip.morph_channels.append(MorphWeightChannel(meshes, [time], [weights], interpolation,
-                                                              f"{clip.name} weights"))
-            else:
-                channel.times, channel.values, channel.interpolation = _with_key(
-                    channel.times, channel.values, channel.interpolation, time, weights, interpolation)
+            _key_weights(clip, meshes, time, np.array(meshes[0].morph_weights, dtype=np.float64), interpolation)
         clip._changed()
         return clip
+
+    def record_keyframes(self, clip_name: str, bones=None, interpolation: str = "LINEAR") -> "KeyframeRecorder":
+        """A recorder for many steps: ``capture(time)`` after posing each step, ``finish()`` to
+        key them all, as insert_keyframe at each time would, in one pass (a motion recorded
+        from a script: reading the pose each step is all a step costs)."""
+        if interpolation not in INTERPOLATIONS:
+            raise ViewerError(f"interpolation must be one of {', '.join(INTERPOLATIONS)}, got {interpolation!r}")
+        if not isinstance(clip_name, str) or not clip_name.strip():
+            raise ViewerError(f"a clip name must be a non-empty string, got {clip_name!r}")
+        return KeyframeRecorder(self, clip_name, bones, interpolation)
 
     def delete_keyframe(self, clip_name: str, time: float, bones=None) -> int:
         """Remove the keys at ``time`` (within 1e-6 s) of ``bones`` (default: every channel of the
@@ -184,6 +187,84 @@ class Scene:
         return clip
 
 
+class KeyframeRecorder:
+    """Steps of a pose captured one by one and keyed at the end (Scene.record_keyframes)."""
+
+    def __init__(self, scene: Scene, clip_name: str, bones, interpolation: str):
+        self.scene, self.clip_name, self.bones, self.interpolation = scene, clip_name, bones, interpolation
+        self.targets = scene._pose_targets(bones)
+        self.groups = scene._morph_groups() if bones is None else []
+        self.times: list[float] = []
+        self.poses: list[np.ndarray] = []   # per step: (targets, 10) translation, rotation, scale
+        self.weights: list[list] = []       # per step: each group's weights
+        # Nodes are read a table at a time (one gather per array per step); bones posed by
+        # themselves (no node) one by one.
+        tables: dict = {}
+        self.loose = []
+        for i, target in enumerate(self.targets):
+            table = getattr(target, "table", None)
+            if table is None:
+                self.loose.append(i)
+            else:
+                tables.setdefault(id(table), (table, [], []))
+                tables[id(table)][1].append(i)
+                tables[id(table)][2].append(target.table_row)
+        self.tables = [(table, np.array(where), np.array(rows)) for table, where, rows in tables.values()]
+
+    def capture(self, time: float) -> None:
+        """Read the pose (and the morph weights) as it is now, for the key at ``time``."""
+        self.times.append(_key_time(time))
+        pose = np.empty((len(self.targets), 10))
+        for table, where, rows in self.tables:
+            pose[where, :3] = table.position[rows]
+            pose[where, 3:7] = table.quaternion[rows]
+            pose[where, 7:] = table.scaling[rows]
+        for i in self.loose:
+            target = self.targets[i]
+            pose[i] = np.concatenate((target.position, target.rotation_quaternion, target.scaling))
+        self.poses.append(pose)
+        self.weights.append([np.array(meshes[0].morph_weights, dtype=np.float64) for meshes in self.groups])
+
+    def finish(self):
+        """Key every captured step into the clip; returns it (None when nothing was captured)."""
+        scene, times = self.scene, np.array(self.times)
+        if not self.times:
+            return None
+        new = scene.find_animation(self.clip_name) is None
+        if not new or (np.diff(times) <= KEY_TOLERANCE).any():  # keys to merge: step by step
+            for k, time in enumerate(self.times):
+                clip = scene._clip_for_keys(self.clip_name, morph=bool(self.groups))
+                clip.set_keys(time, [entry for target, row in zip(self.targets, self.poses[k]) for entry in (
+                    (target, "translation", row[:3]), (target, "rotation", row[3:7]), (target, "scale", row[7:]))],
+                    self.interpolation)
+                for meshes, weights in zip(self.groups, self.weights[k]):
+                    _key_weights(clip, meshes, time, weights, self.interpolation)
+                clip._changed()
+            return clip
+        clip = scene._clip_for_keys(self.clip_name, morph=bool(self.groups))
+        poses = np.stack(self.poses)  # (steps, targets, 10)
+        for i, target in enumerate(self.targets):
+            for path, columns in (("translation", slice(0, 3)), ("rotation", slice(3, 7)), ("scale", slice(7, 10))):
+                clip.channels.append(AnimationChannel(target, path, times, poses[:, i, columns], self.interpolation))
+        for g, meshes in enumerate(self.groups):
+            values = np.array([step[g] for step in self.weights])
+            clip.morph_channels.append(MorphWeightChannel(meshes, times, values, self.interpolation,
+                                                          f"{clip.name} weights"))
+        clip._changed()
+        return clip
+
+
+
+def _key_weights(clip, meshes, time: float, weights: np.ndarray, interpolation: str) -> None:
+    """Key the morph weights of ``meshes`` (one node's) at ``time`` in ``clip``."""
+    channel = next((c for c in clip.morph_channels if c.meshes[0] is meshes[0]), None)
+    if channel is None:
+        clip.morph_channels.append(MorphWeightChannel(meshes, [time], [weights], interpolation, f"{clip.name} weights"))
+    else:
+        channel.times, channel.values, channel.interpolation = _with_key(
+            channel.times, channel.values, channel.interpolation, time, weights, interpolation)
+
+
 def _key_time(time) -> float:
     try:
         value = float(time)
@@ -194,4 +275,4 @@ def _key_time(time) -> float:
     return value
 
 
-__all__ = ["KEY_TOLERANCE", "Scene"]
+__all__ = ["KEY_TOLERANCE", "KeyframeRecorder", "Scene"]
