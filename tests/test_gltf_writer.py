@@ -223,3 +223,10 @@ def _json_chunk(path) -> bytes:
     raw = path.read_bytes()
     length = struct.unpack_from("<I", raw, 12)[0]
     return raw[20:20 + length]
+
+
+def test_glb_bytes_are_what_save_gltf_writes(tmp_path):
+    from viewer.gltf.writer import glb_bytes
+
+    scene = load_gltf(ROBOT)
+    assert glb_bytes(scene) == save_gltf(scene, tmp_path / "robot.glb").read_bytes()

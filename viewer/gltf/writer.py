@@ -36,7 +36,7 @@ from ..model.morph import MorphAnimationClip
 from ..model.transforms import decompose_one
 from .validate import SUPPORTED_EXTENSIONS
 
-__all__ = ["save_gltf"]
+__all__ = ["glb_bytes", "save_gltf"]
 
 log = logging.getLogger("boneviewer")
 
@@ -66,12 +66,18 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False) -> Path:
     dropped = [name for name in getattr(scene, "file_extensions", ()) if name not in SUPPORTED_EXTENSIONS]
     builder = _Builder(binary=suffix == ".glb", stem=path.stem)
     _Scene(scene, builder, bool(apply_pose_as_bind)).write()
-    files = builder.files(path)
-    _write_atomically(files)
+    _write_atomically(builder.files(path))
     if dropped:
         log.warning("%s: dropped extension%s %s (boneviewer does not read %s)", path, "s" if len(dropped) > 1 else "",
                     ", ".join(dropped), "them" if len(dropped) > 1 else "it")
     return path
+
+
+def glb_bytes(scene, apply_pose_as_bind: bool = False) -> bytes:
+    """What save_gltf writes to a .glb, in memory (no file, no warning)."""
+    builder = _Builder(binary=True, stem="scene")
+    _Scene(scene, builder, bool(apply_pose_as_bind)).write()
+    return builder.files(Path("scene.glb"))[0][1]
 
 
 def _write_atomically(files: list[tuple[Path, bytes]]) -> None:
