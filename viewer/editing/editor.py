@@ -789,10 +789,8 @@ def _restore_clips(scene, playback, state) -> None:
         if hasattr(clip, "morph_channels"):
             clip.morph_channels = morph_channels
         for channel, times, values, interpolation in keys:
-            channel.times, channel.values, channel.interpolation = times, values, interpolation
-            if hasattr(channel, "_alone"):
-                channel._alone = None
-        clip._changed()
+            channel.set_keys(times, values, interpolation)
+        clip.keys_changed()
     playback.clip_index = clip_index
 
 

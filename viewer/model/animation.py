@@ -40,6 +40,12 @@ class AnimationChannel:
     def duration(self) -> float:
         return float(self.times[-1])
 
+    def set_keys(self, times, values, interpolation: str) -> None:
+        """Replace the keyframes (float64 arrays as ``keyframes`` returns, already checked);
+        the clip holding the channel must then be told (AnimationClip.keys_changed)."""
+        self.times, self.values, self.interpolation = times, values, interpolation
+        self._alone = None
+
     def sample(self, t: float) -> np.ndarray:
         """The channel's value at ``t`` seconds (clamped to its keyframes)."""
         if not hasattr(self.node, "table"):  # a bone posed by itself (no TransformNode): no batch row
@@ -171,11 +177,9 @@ class AnimationClip:
                 self.channels.append(channel)
                 channels[(id(target), path)] = channel
             else:
-                channel.times, channel.values, channel.interpolation = _with_key(
-                    channel.times, channel.values, channel.interpolation, time, np.asarray(value, dtype=np.float64),
-                    interpolation)
-                channel._alone = None
-        self._changed()
+                channel.set_keys(*_with_key(channel.times, channel.values, channel.interpolation, time,
+                                            np.asarray(value, dtype=np.float64), interpolation))
+        self.keys_changed()
 
     def remove_keys(self, time: float, targets=None) -> int:
         """Remove the keys within KEY_TOLERANCE of ``time`` from the channels of ``targets``
@@ -184,13 +188,13 @@ class AnimationClip:
         kept = []
         for channel in self.channels:
             if targets is None or any(channel.node is target for target in targets):
-                channel.times, channel.values, gone = _without_key(channel.times, channel.values, time)
-                channel._alone = None
+                times, values, gone = _without_key(channel.times, channel.values, time)
+                channel.set_keys(times, values, channel.interpolation)
                 removed += gone
             if len(channel.times):
                 kept.append(channel)
         self.channels = kept
-        self._changed()
+        self.keys_changed()
         return removed
 
     def set_interpolation(self, interpolation: str, targets=None) -> None:
@@ -200,18 +204,17 @@ class AnimationClip:
             raise ViewerError(f"animation {self.name!r}: interpolation must be LINEAR or STEP, got {interpolation!r}")
         for channel in self._all_channels():
             if targets is None or any(getattr(channel, "node", None) is target for target in targets):
+                values = channel.values
                 if channel.interpolation == "CUBICSPLINE":
-                    channel.values = np.ascontiguousarray(channel.values[:, 1])
-                channel.interpolation = interpolation
-                if hasattr(channel, "_alone"):
-                    channel._alone = None
-        self._changed()
+                    values = np.ascontiguousarray(values[:, 1])
+                channel.set_keys(channel.times, values, interpolation)
+        self.keys_changed()
 
     def _all_channels(self) -> list:
         return list(self.channels) + list(getattr(self, "morph_channels", ()))
 
-    def _changed(self) -> None:
-        """Keys changed in place: the duration follows and the next apply() packs afresh."""
+    def keys_changed(self) -> None:
+        """Keys or channels changed: the duration follows and the next apply() packs afresh."""
         self.duration = max((c.duration for c in self._all_channels()), default=0.0)
         self._packed_for = None
 

@@ -103,15 +103,15 @@ class Scene:
         time = _key_time(time)
         if interpolation not in INTERPOLATIONS:
             raise ViewerError(f"interpolation must be one of {', '.join(INTERPOLATIONS)}, got {interpolation!r}")
-        targets = self._pose_targets(bones)
-        groups = self._morph_groups() if bones is None else []
-        clip = self._clip_for_keys(clip_name, morph=bool(groups))
+        targets = self.pose_targets(bones)
+        groups = self.morph_groups() if bones is None else []
+        clip = self.clip_for_keys(clip_name, morph=bool(groups))
         clip.set_keys(time, [entry for target in targets for entry in (
             (target, "translation", target.position), (target, "rotation", target.rotation_quaternion),
             (target, "scale", target.scaling))], interpolation)
         for meshes in groups:
             _key_weights(clip, meshes, time, np.array(meshes[0].morph_weights, dtype=np.float64), interpolation)
-        clip._changed()
+        clip.keys_changed()
         return clip
 
     def record_keyframes(self, clip_name: str, bones=None, interpolation: str = "LINEAR") -> "KeyframeRecorder":
@@ -132,23 +132,25 @@ class Scene:
         if clip is None:
             raise ViewerError(f"no animation {clip_name!r} (this model's: "
                               f"{', '.join(c.name for c in self.animations) or 'none'})")
-        targets = None if bones is None else self._pose_targets(bones)
+        targets = None if bones is None else self.pose_targets(bones)
         removed = clip.remove_keys(time, targets)
         if bones is None and isinstance(clip, MorphAnimationClip):
             kept = []
             for channel in clip.morph_channels:
-                channel.times, channel.values, gone = _without_key(channel.times, channel.values, time)
+                times, values, gone = _without_key(channel.times, channel.values, time)
+                channel.set_keys(times, values, channel.interpolation)
                 removed += gone
                 if len(channel.times):
                     kept.append(channel)
             clip.morph_channels = kept
-            clip._changed()
+            clip.keys_changed()
         if not removed:
             raise ViewerError(f"animation {clip_name!r} has no key at {time:g} s")
         return removed
 
-    def _pose_targets(self, bones) -> list:
-        """The pose targets (each once) of ``bones``: None for every bone, a Bone, a name, or a list."""
+    def pose_targets(self, bones=None) -> list:
+        """Where the pose of ``bones`` lives (Bone.get_pose_target), each once: ``bones`` is None
+        for every bone, a Bone, a name, or a list of them."""
         if bones is None:
             bones = [bone for skeleton in self.skeletons for bone in skeleton.bones]
         elif isinstance(bones, str) or not isinstance(bones, (list, tuple, set)):
@@ -165,7 +167,7 @@ class Scene:
                 targets.append(target)
         return targets
 
-    def _morph_groups(self) -> list[list]:
+    def morph_groups(self) -> list[list]:
         """The meshes with morph targets, those on one node together (they share its weights)."""
         groups: dict = {}
         for mesh in self.morph_meshes:
@@ -173,7 +175,9 @@ class Scene:
             groups.setdefault(key, []).append(mesh)
         return list(groups.values())
 
-    def _clip_for_keys(self, name: str, morph: bool) -> AnimationClip:
+    def clip_for_keys(self, name: str, morph: bool) -> AnimationClip:
+        """The clip called ``name`` to key into, made when missing; ``morph``: one that can hold
+        weights channels too (a clip of bones only becomes one, in its place)."""
         if not isinstance(name, str) or not name.strip():
             raise ViewerError(f"a clip name must be a non-empty string, got {name!r}")
         clip = self.find_animation(name)
@@ -192,8 +196,8 @@ class KeyframeRecorder:
 
     def __init__(self, scene: Scene, clip_name: str, bones, interpolation: str):
         self.scene, self.clip_name, self.bones, self.interpolation = scene, clip_name, bones, interpolation
-        self.targets = scene._pose_targets(bones)
-        self.groups = scene._morph_groups() if bones is None else []
+        self.targets = scene.pose_targets(bones)
+        self.groups = scene.morph_groups() if bones is None else []
         self.times: list[float] = []
         self.poses: list[np.ndarray] = []   # per step: (targets, 10) translation, rotation, scale
         self.weights: list[list] = []       # per step: each group's weights
@@ -233,15 +237,15 @@ class KeyframeRecorder:
         new = scene.find_animation(self.clip_name) is None
         if not new or (np.diff(times) <= KEY_TOLERANCE).any():  # keys to merge: step by step
             for k, time in enumerate(self.times):
-                clip = scene._clip_for_keys(self.clip_name, morph=bool(self.groups))
+                clip = scene.clip_for_keys(self.clip_name, morph=bool(self.groups))
                 clip.set_keys(time, [entry for target, row in zip(self.targets, self.poses[k]) for entry in (
                     (target, "translation", row[:3]), (target, "rotation", row[3:7]), (target, "scale", row[7:]))],
                     self.interpolation)
                 for meshes, weights in zip(self.groups, self.weights[k]):
                     _key_weights(clip, meshes, time, weights, self.interpolation)
-                clip._changed()
+                clip.keys_changed()
             return clip
-        clip = scene._clip_for_keys(self.clip_name, morph=bool(self.groups))
+        clip = scene.clip_for_keys(self.clip_name, morph=bool(self.groups))
         poses = np.stack(self.poses)  # (steps, targets, 10)
         for i, target in enumerate(self.targets):
             for path, columns in (("translation", slice(0, 3)), ("rotation", slice(3, 7)), ("scale", slice(7, 10))):
@@ -250,7 +254,7 @@ class KeyframeRecorder:
             values = np.array([step[g] for step in self.weights])
             clip.morph_channels.append(MorphWeightChannel(meshes, times, values, self.interpolation,
                                                           f"{clip.name} weights"))
-        clip._changed()
+        clip.keys_changed()
         return clip
 
 
@@ -261,8 +265,7 @@ def _key_weights(clip, meshes, time: float, weights: np.ndarray, interpolation: 
     if channel is None:
         clip.morph_channels.append(MorphWeightChannel(meshes, [time], [weights], interpolation, f"{clip.name} weights"))
     else:
-        channel.times, channel.values, channel.interpolation = _with_key(
-            channel.times, channel.values, channel.interpolation, time, weights, interpolation)
+        channel.set_keys(*_with_key(channel.times, channel.values, channel.interpolation, time, weights, interpolation))
 
 
 def _key_time(time) -> float:
