@@ -135,7 +135,8 @@ def test_an_independent_reader_agrees(round_trip):
             continue
         view = document.bufferViews[accessor.bufferView]
         width = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4}[accessor.type]
-        data = np.frombuffer(blob, np.float32, accessor.count * width, view.byteOffset).reshape(-1, width)
+        data = np.frombuffer(blob, np.float32, accessor.count * width,
+                             view.byteOffset + (accessor.byteOffset or 0)).reshape(-1, width)
         assert data.min(axis=0).tolist() == accessor.min and data.max(axis=0).tolist() == accessor.max
     assert len(document.skins) == len(original.skeletons)
 

@@ -108,6 +108,11 @@ class _Builder:
         self.length = 0
         self.images: list[tuple[bytes, str]] = []  # .gltf: the image files beside it
         self.document: dict = {"asset": {"version": "2.0", "generator": "boneviewer"}}
+        # Keyframe data shares one bufferView (thousands of small accessors in a big rig): its
+        # accessors are made as clips are written, its bytes placed at the end.
+        self.keys_view: int | None = None
+        self.keys_chunks: list[bytes] = []
+        self.keys_length = 0
 
     def add(self, key: str, spec: dict) -> int:
         items = self.document.setdefault(key, [])
@@ -143,6 +148,22 @@ class _Builder:
     def floats(self, array, target: int | None = None, bounds: bool = False) -> int:
         return self.accessor(np.asarray(array, dtype=np.float32), FLOAT, target, bounds)
 
+    def keyframes(self, array, bounds: bool = False) -> int:
+        """A float32 accessor of keyframe times or values, in the shared keyframe bufferView."""
+        array = np.asarray(array, dtype=np.float32)
+        rows = array.reshape(len(array), -1)
+        if self.keys_view is None:
+            self.keys_view = self.add("bufferViews", {"buffer": 0})
+        spec = {"bufferView": self.keys_view, "byteOffset": self.keys_length, "componentType": FLOAT,
+                "count": len(rows), "type": TYPES[rows.shape[1]]}
+        if bounds and len(rows):
+            spec["min"] = rows.min(axis=0).tolist()
+            spec["max"] = rows.max(axis=0).tolist()
+        data = rows.tobytes()
+        self.keys_chunks.append(data)
+        self.keys_length += len(data)
+        return self.add("accessors", spec)
+
     def image(self, data: bytes, mime: str) -> int:
         if self.binary:
             return self.add("images", {"bufferView": self.view(data), "mimeType": mime})
@@ -152,6 +173,10 @@ class _Builder:
 
     def files(self, path: Path) -> list[tuple[Path, bytes]]:
         """(path, bytes) of every file to write, the main one last."""
+        if self.keys_view is not None:
+            self.document["bufferViews"][self.keys_view].update(byteOffset=self.length, byteLength=self.keys_length)
+            self.chunks.extend(self.keys_chunks)
+            self.length += self.keys_length
         blob = b"".join(self.chunks)
         document = self.document
         if blob:
@@ -433,8 +458,9 @@ class _Scene:
         def sampler(times, outputs, interpolation) -> int:
             key = np.asarray(times, dtype=np.float32).tobytes()
             if key not in inputs:
-                inputs[key] = self.out.floats(times, bounds=True)
-            samplers.append({"input": inputs[key], "output": self.out.floats(outputs), "interpolation": interpolation})
+                inputs[key] = self.out.keyframes(times, bounds=True)
+            samplers.append({"input": inputs[key], "output": self.out.keyframes(outputs),
+                             "interpolation": interpolation})
             return len(samplers) - 1
 
         for channel in clip.channels:
