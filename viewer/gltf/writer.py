@@ -238,9 +238,10 @@ class _Scene:
                 parent = parent.get_pose_target()
             if parent is not None:
                 self.parents[i] = self.node_index[id(parent)]
-        self._check_finite()
-        for i, source in enumerate(self.sources):
-            self._write_trs(self.node_specs[i], source)
+        poses = self._poses()
+        self._check_finite(poses)
+        for spec, pose in zip(self.node_specs, poses.tolist()):
+            self._write_trs(spec, pose)
         skins = {}
         for mesh in scene.meshes:
             host = self._mesh_node(mesh)
@@ -274,22 +275,41 @@ class _Scene:
         self.sources.append(source)
         return index
 
-    def _check_finite(self) -> None:
-        for source in self.sources:
-            values = np.concatenate([source.position, source.rotation_quaternion, source.scaling])
-            if not np.isfinite(values).all():
-                bone = self.bone_names.get(id(source))
-                what = f"bone {bone!r}" if bone is not None else f"node {source.name!r}"
-                raise ViewerError(f"{what}: its pose holds NaN or infinity; nothing was written")
+    def _poses(self) -> np.ndarray:
+        """(sources, 10): each node's translation, rotation, scale; nodes read a table at a time."""
+        poses = np.empty((len(self.sources), 10))
+        tables: dict = {}
+        for i, source in enumerate(self.sources):
+            table = getattr(source, "table", None)
+            if table is None:  # a bone posed by itself
+                poses[i] = np.concatenate([source.position, source.rotation_quaternion, source.scaling])
+            else:
+                entry = tables.setdefault(id(table), (table, [], []))
+                entry[1].append(i)
+                entry[2].append(source.table_row)
+        for table, where, rows in tables.values():
+            poses[where, :3] = table.position[rows]
+            poses[where, 3:7] = table.quaternion[rows]
+            poses[where, 7:] = table.scaling[rows]
+        return poses
+
+    def _check_finite(self, poses: np.ndarray) -> None:
+        bad = np.flatnonzero(~np.isfinite(poses).all(axis=1))
+        if bad.size:
+            source = self.sources[bad[0]]
+            bone = self.bone_names.get(id(source))
+            what = f"bone {bone!r}" if bone is not None else f"node {source.name!r}"
+            raise ViewerError(f"{what}: its pose holds NaN or infinity; nothing was written")
         for mesh in self.scene.meshes:
             if mesh.morph_targets is not None and not np.isfinite(mesh.morph_weights).all():
                 raise ViewerError(f"mesh {mesh.name!r}: its morph weights hold NaN or infinity; nothing was written")
 
-    def _write_trs(self, spec: dict, source) -> None:
-        for key, values, default in (("translation", source.position, [0.0, 0.0, 0.0]),
-                                     ("rotation", source.rotation_quaternion, [0.0, 0.0, 0.0, 1.0]),
-                                     ("scale", source.scaling, [1.0, 1.0, 1.0])):
-            values = values.tolist()  # Python floats: the float64 values exactly
+    @staticmethod
+    def _write_trs(spec: dict, pose: list) -> None:
+        """The TRS as Python floats (the float64 values exactly), each left out at its default."""
+        for key, values, default in (("translation", pose[:3], [0.0, 0.0, 0.0]),
+                                     ("rotation", pose[3:7], [0.0, 0.0, 0.0, 1.0]),
+                                     ("scale", pose[7:], [1.0, 1.0, 1.0])):
             if values != default:
                 spec[key] = values
 
