@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
+import gltf_cases  # noqa: E402
 from viewer import load_model, save_gltf  # noqa: E402
 
 MODELS = sorted(p for p in DATA.rglob("*") if p.suffix in (".gltf", ".glb"))
@@ -50,6 +53,8 @@ def cases() -> dict:
     table["RobotExpressive-posed"] = (lambda: _posed(load_model(DATA / "gltf-samples/RobotExpressive/"
                                                                 "RobotExpressive.glb")),
                                       "RobotExpressive-posed.glb", {})
+    for kind in gltf_cases.CASES:  # 8 influences, STEP and CUBICSPLINE, joints out of order, shared skins, ...
+        table[f"case-{kind}"] = (lambda kind=kind: _edge_case(kind), f"case-{kind}.glb", {})
     table["Fox-keyed"] = (_keyed_fox, "Fox-keyed.glb", {})
     table["morph-worms-keyed"] = (_keyed_worms, "morph-worms-keyed.glb", {})
     table["character-keyed"] = (_keyed_character, "character-keyed.glb", {})
@@ -59,6 +64,11 @@ def cases() -> dict:
         table[f"{stem}-bind"] = (lambda model=model: _posed(load_model(DATA / model)), f"{stem}-bind.glb",
                                  {"apply_pose_as_bind": True})
     return table
+
+
+def _edge_case(kind: str):
+    with tempfile.TemporaryDirectory() as folder:
+        return load_model(gltf_cases.make_case(kind, Path(folder)))
 
 
 def _keyed_fox():
