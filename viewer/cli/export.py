@@ -38,7 +38,6 @@ def add_parser(commands, common):
 
 
 def run(args) -> int:
-    from ..errors import ViewerError
     from ..gltf import save_gltf
     from ..loaders import load_model
     from ..model.animation import clip_time
@@ -58,11 +57,7 @@ def run(args) -> int:
     if args.script is not None:
         if not run_script(args, scene, pose):
             return 1
-    try:
-        path = save_gltf(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind)
-    except ViewerError as error:
-        raise ViewerError(f"--out {args.out}: {error}".replace(f"{args.out}: {args.out}: ", f"{args.out}: ")) \
-            from None
+    path = save_gltf(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind)
     clips = len(scene.animations)
     print(f"wrote {path} ({len(scene.meshes)} meshes, {clips} clip{'s' if clips != 1 else ''})")
     return 0
