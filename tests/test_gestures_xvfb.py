@@ -42,10 +42,10 @@ def update(app, t, dt):
 
 
 class Viewer:
-    def __init__(self, display, out: Path):
+    def __init__(self, display, out: Path, probe: str = SCRIPT):
         self.display, self.out = display, out
         script = out / "probe.py"
-        script.write_text(textwrap.dedent(SCRIPT.format(out=str(out))))
+        script.write_text(textwrap.dedent(probe.format(out=str(out))))
         env = {**os.environ, "DISPLAY": display, "PYTHONPATH": str(ROOT)}
         env.pop("WAYLAND_DISPLAY", None)
         self.process = subprocess.Popen([sys.executable, "-m", "viewer.cli", "view", "--script", str(script),

@@ -21,6 +21,7 @@ _EXPORTS = {
     "run_viewer": "viewer.app",
     "load_model": "viewer.loaders",
     "load_gltf": "viewer.gltf",
+    "save_gltf": "viewer.gltf",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -78,6 +78,8 @@ class Editor:
     playback: Playback = field(default_factory=Playback)
     status: Status = field(default_factory=Status)  # one line for the panel
     space: Space = Space.LOCAL                    # the panel's Local/World toggle for the pose fields
+    key_interpolation: str = "LINEAR"             # what new keys get (the panel's LINEAR/STEP choice)
+    timeline_end: float = 0.0                     # the playhead may go this far past a shorter clip (to key there)
 
     def __post_init__(self):
         self._undo: list[tuple] = []   # (pose, controllers) before each step
@@ -128,10 +130,11 @@ class Editor:
 
     # --- pose edits (undoable) ---------------------------------------------------------------------
     def _snapshot(self) -> tuple:
-        return pose_of(self.scene), dict(self._controllers)
+        return pose_of(self.scene), dict(self._controllers), _clips_state(self.scene, self.playback)
 
     def _restore(self, snapshot) -> None:
-        pose, controllers = snapshot
+        pose, controllers, clips = snapshot
+        _restore_clips(self.scene, self.playback, clips)
         apply_pose(self.scene, pose)
         self._controllers = dict(controllers)
         self.display.markers = self.markers()
@@ -635,8 +638,13 @@ class Editor:
         clip = self.clip
         if clip is None:
             return
-        self.playback.time = float(np.clip(time, 0.0, clip.duration))
+        self.playback.time = float(np.clip(time, 0.0, self.timeline_length()))
         clip.apply(self.playback.time)
+
+    def timeline_length(self) -> float:
+        """How far the playhead goes: the clip's duration, or ``timeline_end`` when longer."""
+        clip = self.clip
+        return 0.0 if clip is None else max(clip.duration, self.timeline_end)
 
     def advance(self, seconds: float) -> None:
         """Move playback on by wall-clock seconds (times speed), looping or stopping at the end."""
@@ -649,6 +657,146 @@ class Editor:
         playback.time = clip_time(time, clip.duration, playback.loop)
         clip.apply(playback.time)
 
+
+    # --- keyframes -------------------------------------------------------------------------------
+    # Keys go into the current clip at the playhead (a new clip "Clip" when the model has none);
+    # every change is one undo step (the undo steps hold the clips' keys beside the pose).
+    def key_times(self) -> np.ndarray:
+        """The current clip's key times (the timeline's markers)."""
+        clip = self.clip
+        return np.zeros(0) if clip is None else clip.key_times()
+
+    def new_clip(self, name: str) -> None:
+        """An empty clip called ``name`` becomes the current one (keys then go into it)."""
+        name = str(name).strip()
+        if not name:
+            raise ViewerError("a new clip needs a name")
+        if self.scene.find_animation(name) is not None:
+            raise ViewerError(f"there is already a clip called {name!r}")
+        from ..model.animation import AnimationClip
+
+        def change():
+            self.scene.animations.append(AnimationClip(name, []))
+            self.playback.clip_index = len(self.scene.animations) - 1
+            self.playback.time = 0.0
+        self._edit(change)
+        self.timeline_end = max(self.timeline_end, 2.0)
+        self.status = Status(f"new clip {name!r}: key bones into it with Key (I)")
+
+    def key_bones(self, bones=None) -> None:
+        """Key ``bones`` (default every bone, and the morph weights) at the playhead, with the
+        editor's ``key_interpolation``, into the current clip (a new one, "Clip", at 0 s when the
+        model has none); one undo step."""
+        clip = self.clip
+        name = clip.name if clip is not None else next(
+            n for n in ("Clip", *(f"Clip{k}" for k in range(2, 1000))) if self.scene.find_animation(n) is None)
+        time = self.playback.time if clip is not None else 0.0
+
+        def change():
+            self.scene.insert_keyframe(name, time, bones, self.key_interpolation)
+            # a clip that gained morph weights is a new object in the same place
+            self.playback.clip_index = self.scene.animations.index(self.scene.find_animation(name))
+            self.playback.time = time
+        self._edit(change)
+        if clip is None:
+            self.timeline_end = max(self.timeline_end, 2.0)
+        what = "every bone" if bones is None else (bones[0].name if len(bones) == 1 else f"{len(bones)} bones")
+        self.status = Status(f"keyed {what} at {time:.3f} s in {name!r}")
+
+    def key_selected(self) -> None:
+        """Key the selected bone (the I key)."""
+        if self.selected is None:
+            self.status = Status.error("select a bone to key it")
+            return
+        self.key_bones([self.selected])
+
+    def key_posed(self) -> None:
+        """Key every posed bone: those whose pose is not their rest pose (Shift+I)."""
+        posed = [bone for bone in self.bones() if not np.allclose(bone.get_local_matrix(), bone.get_rest_matrix(),
+                                                                  atol=1e-9)]
+        if not posed:
+            self.status = Status.error("no bone is posed: nothing to key")
+            return
+        self.key_bones(posed)
+
+    def delete_key(self) -> None:
+        """Delete the keys at the playhead from the current clip; one undo step."""
+        clip = self.clip
+        if clip is None:
+            self.status = Status.error("no clip to delete a key from")
+            return
+        time = self.playback.time
+        try:
+            self._edit(lambda: self.scene.delete_keyframe(clip.name, time))
+        except ViewerError as error:
+            self.status = Status.error(error)
+            return
+        self.status = Status(f"deleted the keys at {time:.3f} s")
+
+    def set_key_interpolation(self, interpolation: str) -> None:
+        """LINEAR or STEP for new keys and for the keys at the playhead (glTF keeps one
+        interpolation per channel: the channels keyed there change); one undo step."""
+        if interpolation not in ("LINEAR", "STEP"):
+            raise ViewerError(f"interpolation must be LINEAR or STEP, got {interpolation!r}")
+        self.key_interpolation = interpolation
+        clip, time = self.clip, self.playback.time
+        if clip is None:
+            return
+        from ..model.animation import KEY_TOLERANCE
+
+        keyed = [c.node for c in clip.channels if np.any(np.abs(c.times - time) <= KEY_TOLERANCE)]
+        if keyed:
+            self._edit(lambda: clip.set_interpolation(interpolation, keyed))
+            self.status = Status(f"{interpolation} for the keys at {time:.3f} s")
+
+    def previous_key(self) -> None:
+        times = self.key_times()
+        earlier = times[times < self.playback.time - 1e-6]
+        if earlier.size:
+            self.pause()
+            self.seek(float(earlier[-1]))
+
+    def next_key(self) -> None:
+        times = self.key_times()
+        later = times[times > self.playback.time + 1e-6]
+        if later.size:
+            self.pause()
+            self.seek(float(later[0]))
+
+    def export_gltf(self, path, apply_pose_as_bind: bool = False) -> None:
+        """Write the scene as it is now (pose and clips) to a .glb or .gltf file."""
+        from ..gltf import save_gltf
+
+        try:
+            save_gltf(self.scene, path, apply_pose_as_bind=apply_pose_as_bind)
+        except ViewerError as error:
+            self.status = Status.error(error)
+            return
+        self.status = Status(f"exported {path}")
+
+
+def _clips_state(scene, playback) -> tuple:
+    """What an undo step keeps of the clips: the list, each clip's channels and their keys.
+    Keys are never changed in place (an edit makes new arrays), so references suffice."""
+    clips = []
+    for clip in scene.animations:
+        channels = list(clip.channels) + list(getattr(clip, "morph_channels", ()))
+        clips.append((clip, list(clip.channels), list(getattr(clip, "morph_channels", ())),
+                      [(c, c.times, c.values, c.interpolation) for c in channels]))
+    return list(scene.animations), clips, playback.clip_index
+
+
+def _restore_clips(scene, playback, state) -> None:
+    animations, clips, clip_index = state
+    scene.animations[:] = animations
+    for clip, channels, morph_channels, keys in clips:
+        clip.channels = channels
+        if hasattr(clip, "morph_channels"):
+            clip.morph_channels = morph_channels
+        for channel, times, values, interpolation in keys:
+            channel.set_keys(times, values, interpolation)
+        clip.keys_changed()
+    playback.clip_index = clip_index
 
 
 def _finite(values, width: int, what: str) -> np.ndarray:

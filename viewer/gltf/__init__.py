@@ -11,6 +11,7 @@ that names the file and the object. The package, one job per file:
 - ``meshes``: primitives, skin attributes, materials and textures.
 - ``animation``: animation clips.
 - ``scene``: nodes, skins as skeletons, meshes placed, and the Scene.
+- ``writer``: a Scene as it is now back to .glb / .gltf (``save_gltf``).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from ..model import Scene
 from .container import GltfError, GltfFile
 from .scene import build_scene
 from .validate import short
+from .writer import save_gltf
 
-__all__ = ["FALLBACK", "GltfError", "load_file", "load_gltf"]
+__all__ = ["FALLBACK", "GltfError", "load_file", "load_gltf", "save_gltf"]
 
 # The wording of the last line of defence in load_gltf (an unexpected exception wrapped).
 FALLBACK = "malformed glTF"

@@ -52,6 +52,7 @@ class GltfFile:
         self._decoded_views: dict[int, bytes] = {}
         self._provided: dict[int, np.ndarray] = {}  # accessor -> data decoded elsewhere (Draco)
         self._images: dict[int, np.ndarray] = {}
+        self._image_data: dict[int, tuple[bytes, str]] = {}
         raw = self._read_file(path, "the model")
         self.binary_chunk = None
         if raw[:4] == GLB_MAGIC:
@@ -342,7 +343,13 @@ class GltfFile:
             else:
                 raise self.error(f"image {index} has neither uri nor bufferView")
             self._images[index] = self._decode_image(raw, index)
+            self._image_data[index] = (bytes(raw), "image/png" if bytes(raw[:4]) == b"\x89PNG" else "image/jpeg")
         return self._images[index]
+
+    def image_data(self, index: int) -> tuple[bytes, str]:
+        """Image ``index`` as the file stores it: (its encoded bytes, MIME type), once decoded."""
+        self.image(index)
+        return self._image_data[index]
 
     def _decode_image(self, raw: bytes, index: int) -> np.ndarray:
         from PIL import Image, UnidentifiedImageError

@@ -72,8 +72,9 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
             parts["extra"].append(extra_influences(file, attributes, count, what))
         morph.append((count, _morph_deltas(file, primitive.get("targets"), count, what)))
         parts["indices"].append(indices + vertex_offset)
+        material, image_data = _material_source(file, primitive.get("material"), texture is not None)
         submeshes.append(Submesh(index_offset, len(indices), base_color, texture,
-                                 f"{spec.get('name') or mesh_index}/{p}"))
+                                 f"{spec.get('name') or mesh_index}/{p}", material, image_data))
         vertex_offset += count
         index_offset += len(indices)
     if not submeshes:
@@ -267,6 +268,18 @@ def _material(file: GltfFile, index: int | None) -> tuple[tuple, np.ndarray | No
                 texcoord = uv.get("texCoord", texcoord)
                 transform = uv_matrix(uv.get("offset", (0.0, 0.0)), uv.get("rotation", 0.0), uv.get("scale", (1.0, 1.0)))
     return factor, image, texcoord, transform
+
+
+def _material_source(file: GltfFile, index: int | None, textured: bool) -> tuple[dict | None, tuple | None]:
+    """(the material's JSON, its base colour image as the file stores it: (bytes, MIME type) or
+    None): what a writer gives back as loaded."""
+    if index is None:
+        return None, None
+    material = file.document["materials"][index]
+    if not textured:
+        return material, None
+    source = file.document["textures"][material["pbrMetallicRoughness"]["baseColorTexture"]["index"]]["source"]
+    return material, file.image_data(source)
 
 
 def uv_matrix(offset, rotation: float, scale) -> np.ndarray:

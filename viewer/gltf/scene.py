@@ -82,6 +82,7 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     scene.file_scenes = [spec.get("name") or f"scene {i}" for i, spec in enumerate(document["scenes"])]
     scene.file_scene = chosen
     scene.file_path = file.path
+    scene.file_extensions = list(document["extensionsUsed"])  # what a writer must say it drops
     file.log_warnings()
     return scene
 
@@ -230,6 +231,8 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     usable = [absolute[n] if absolute[n] is not None else np.eye(4) for n in order]  # a singular one stops the loop
     inverse_absolute = dict(zip(order, _inverses(np.array(usable).reshape(-1, 4, 4))))
     skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"])
+    # The file's own inverse binds (joint order), which a writer gives back exactly while the bind is unchanged.
+    skeleton.inverse_bind_matrices = np.array(inverse_binds)
     bones = {}
     for n in order:
         parent = parent_of.get(n) if n != root else None

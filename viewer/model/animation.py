@@ -40,8 +40,17 @@ class AnimationChannel:
     def duration(self) -> float:
         return float(self.times[-1])
 
+    def set_keys(self, times, values, interpolation: str) -> None:
+        """Replace the keyframes (float64 arrays as ``keyframes`` returns, already checked);
+        the clip holding the channel must then be told (AnimationClip.keys_changed)."""
+        self.times, self.values, self.interpolation = times, values, interpolation
+        self._alone = None
+
     def sample(self, t: float) -> np.ndarray:
         """The channel's value at ``t`` seconds (clamped to its keyframes)."""
+        if not hasattr(self.node, "table"):  # a bone posed by itself (no TransformNode): no batch row
+            values = self.values[:, :, None, :] if self.interpolation == "CUBICSPLINE" else self.values[:, None, :]
+            return interpolate_keyframes(self.times, values, self.interpolation, t, self.path == "rotation")[0]
         if self._alone is None:
             self._alone = _ChannelBatch([self])  # one kernel serves channels alone and in batches
         return self._alone.sample(t)[0]
@@ -146,15 +155,121 @@ class AnimationClip:
 
     _packed_kernel = None
 
+    # --- keyframe editing ------------------------------------------------------------------------
+    def key_times(self) -> np.ndarray:
+        """Every time at which some channel has a key, sorted, each once."""
+        times = [channel.times for channel in self._all_channels()]
+        return np.unique(np.concatenate(times)) if times else np.zeros(0)
+
+    def set_key(self, target, path: str, time: float, value, interpolation: str = "LINEAR") -> None:
+        """Key ``value`` for ``target``'s ``path`` (translation, rotation, scale) at ``time``: a key
+        within KEY_TOLERANCE seconds of it is replaced, else one is inserted; the channel is made
+        when missing, and takes ``interpolation`` (glTF keeps one per channel)."""
+        self.set_keys(time, [(target, path, value)], interpolation)
+
+    def set_keys(self, time: float, entries, interpolation: str = "LINEAR") -> None:
+        """``set_key`` for many (target, path, value) at one time, each channel found once."""
+        channels = {(id(c.node), c.path): c for c in self.channels}
+        for target, path, value in entries:
+            channel = channels.get((id(target), path))
+            if channel is None:
+                channel = AnimationChannel(target, path, [time], [value], interpolation)
+                self.channels.append(channel)
+                channels[(id(target), path)] = channel
+            else:
+                channel.set_keys(*_with_key(channel.times, channel.values, channel.interpolation, time,
+                                            np.asarray(value, dtype=np.float64), interpolation))
+        self.keys_changed()
+
+    def remove_keys(self, time: float, targets=None) -> int:
+        """Remove the keys within KEY_TOLERANCE of ``time`` from the channels of ``targets``
+        (default: every channel); a channel left without keys goes. Returns how many went."""
+        removed = 0
+        kept = []
+        for channel in self.channels:
+            if targets is None or any(channel.node is target for target in targets):
+                times, values, gone = _without_key(channel.times, channel.values, time)
+                channel.set_keys(times, values, channel.interpolation)
+                removed += gone
+            if len(channel.times):
+                kept.append(channel)
+        self.channels = kept
+        self.keys_changed()
+        return removed
+
+    def set_interpolation(self, interpolation: str, targets=None) -> None:
+        """LINEAR or STEP for the channels of ``targets`` (default: all of them); spline keys keep
+        their values and lose their tangents."""
+        if interpolation not in ("LINEAR", "STEP"):
+            raise ViewerError(f"animation {self.name!r}: interpolation must be LINEAR or STEP, got {interpolation!r}")
+        for channel in self._all_channels():
+            if targets is None or any(getattr(channel, "node", None) is target for target in targets):
+                values = channel.values
+                if channel.interpolation == "CUBICSPLINE":
+                    values = np.ascontiguousarray(values[:, 1])
+                channel.set_keys(channel.times, values, interpolation)
+        self.keys_changed()
+
+    def _all_channels(self) -> list:
+        return list(self.channels) + list(getattr(self, "morph_channels", ()))
+
+    def keys_changed(self) -> None:
+        """Keys or channels changed: the duration follows and the next apply() packs afresh."""
+        self.duration = max((c.duration for c in self._all_channels()), default=0.0)
+        self._packed_for = None
+
+
+# Keys this close in time are one key (glTF stores times as float32).
+KEY_TOLERANCE = 1e-6
+
+
+def _with_key(times, values, interpolation: str, time: float, value: np.ndarray, new_interpolation: str):
+    """(times, values, interpolation) with ``value`` keyed at ``time``; a spline channel keeps
+    its tangents and gets zero ones for the new key unless it becomes LINEAR or STEP."""
+    if interpolation == "CUBICSPLINE" and new_interpolation != "CUBICSPLINE":
+        values = values[:, 1]
+    if new_interpolation == "CUBICSPLINE":
+        if interpolation != "CUBICSPLINE":
+            values = np.stack([np.zeros_like(values), values, np.zeros_like(values)], axis=1)
+        value = np.stack([np.zeros_like(value), value, np.zeros_like(value)])
+    if time > times[-1] + KEY_TOLERANCE:  # the common case (recording): a key after the last
+        return np.concatenate((times, [time])), np.concatenate((values, value[None])), new_interpolation
+    same = np.flatnonzero(np.abs(times - time) <= KEY_TOLERANCE)
+    if same.size:
+        values = values.copy()
+        values[same[0]] = value
+        return times, values, new_interpolation
+    at = int(np.searchsorted(times, time))
+    return np.insert(times, at, time), np.insert(values, at, value, axis=0), new_interpolation
+
+
+def _without_key(times, values, time: float):
+    keep = np.abs(times - time) > KEY_TOLERANCE
+    return times[keep], values[keep], int((~keep).sum())
+
 
 def _pack(channels) -> list:
-    """Channels grouped by (keyframe times, interpolation, path, node table), in first-seen order."""
+    """Channels grouped by (keyframe times, interpolation, path, node table), in first-seen order;
+    a channel of a bone posed by itself (no node table) is applied alone."""
     groups: dict = {}
     for channel in channels:
+        if not hasattr(channel.node, "table"):
+            groups[id(channel)] = _LoneChannel(channel)
+            continue
         key = (channel.interpolation, channel.path, len(channel.times), channel.times.tobytes(),
                id(channel.node.table))
         groups.setdefault(key, []).append(channel)
-    return [_ChannelBatch(members) for members in groups.values()]
+    return [members if isinstance(members, _LoneChannel) else _ChannelBatch(members) for members in groups.values()]
+
+
+class _LoneChannel:
+    """A channel applied by itself (a bone without a TransformNode: its TRS lives in its skeleton)."""
+
+    def __init__(self, channel):
+        self.channel = channel
+
+    def apply(self, t: float) -> None:
+        self.channel.apply(t)
 
 
 # A path's NodeTable array; the modes of csrc/ckernel.c's Sampler.

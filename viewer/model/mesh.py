@@ -19,11 +19,16 @@ class Submesh:
     """A range of a mesh's triangle indices drawn with one material (a glTF primitive)."""
 
     def __init__(self, first_index: int, index_count: int, base_color=(1.0, 1.0, 1.0, 1.0),
-                 base_color_texture=None, name: str = ""):
+                 base_color_texture=None, name: str = "", material=None, image_data=None):
         self.first_index, self.index_count = int(first_index), int(index_count)
         self.base_color = finite_array(base_color, (4,), f"submesh {name!r} base color")
         self.base_color_texture = base_color_texture  # (H, W, 4) uint8 or None
         self.name = name
+        # What a writer needs to give the material back as loaded: the glTF material's own
+        # fields (name, factors, alphaMode, doubleSided; a dict or None) and the texture's image
+        # as its file had it, (encoded bytes, MIME type) or None (written without re-encoding).
+        self.material = material
+        self.image_data = image_data
 
 
 class SkinnedMesh:

@@ -178,6 +178,10 @@ class MorphWeightChannel:
     def duration(self) -> float:
         return float(self.times[-1])
 
+    def set_keys(self, times, values, interpolation: str) -> None:
+        """Replace the keyframes (checked float64 arrays), as AnimationChannel.set_keys."""
+        self.times, self.values, self.interpolation = times, values, interpolation
+
     def sample(self, t: float) -> np.ndarray:
         """The weights at ``t`` seconds (clamped to the keyframes)."""
         return interpolate_keyframes(self.times, self.values, self.interpolation, t)

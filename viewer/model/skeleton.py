@@ -23,6 +23,9 @@ class Skeleton:
     def __init__(self, name: str):
         self.name = str(name)
         self.batch = BoneBatch(f"skeleton {self.name!r}")
+        # (joints, 4, 4) inverse bind matrices as a file gave them (glTF), or None: a writer
+        # gives them back exactly while the bind is unchanged.
+        self.inverse_bind_matrices = None
 
     def __repr__(self) -> str:
         return f"Skeleton({self.name!r}, {self.batch.count} bones)"

@@ -44,6 +44,8 @@ class PosePanel:
         self.error_rect = None    # where they were drawn last frame (None: not shown)
         self.screenshot_path = screenshot_path
         self.model_path = ""
+        self.export_path = "export.glb"  # Export glTF... writes the pose and clips here (.glb or .gltf)
+        self.new_clip_name = "Clip"
         # Where each widget was drawn last frame (label -> (x0, y0, x1, y1) in window
         # coordinates), so tests can click and drag them like a user.
         self.rects: dict[str, tuple] = {}
@@ -108,6 +110,8 @@ class PosePanel:
             self._matrices(editor, editor.selected)
         if self._header("Files", default_open=False):
             self._files(editor, requests)
+        if self._header("Keyframes", default_open=False):
+            self._keying(editor)
         imgui.end()
         self._error_details(editor.status, position.x + size.x)
         return requests
@@ -157,6 +161,10 @@ class PosePanel:
         if keyboard_is_free() and imgui.is_key_chord_pressed(imgui.Key.f):
             requests.frame_model = True
         ctrl = imgui.Key.mod_ctrl
+        if keyboard_is_free() and imgui.is_key_chord_pressed(imgui.Key.i):
+            editor.key_selected()
+        if keyboard_is_free() and imgui.is_key_chord_pressed(imgui.Key.mod_shift | imgui.Key.i):
+            editor.key_posed()
         if imgui.is_key_chord_pressed(ctrl | imgui.Key.z):
             editor.undo()
         if imgui.is_key_chord_pressed(ctrl | imgui.Key.y) or imgui.is_key_chord_pressed(ctrl | imgui.Key.mod_shift | imgui.Key.z):
@@ -240,10 +248,59 @@ class PosePanel:
         imgui.set_next_item_width(-1)
         _, playback.speed = imgui.slider_float("##speed", playback.speed, 0.0, 3.0, "speed %.2fx")
         imgui.set_next_item_width(-1)
-        changed, time = imgui.slider_float("##time", playback.time, 0.0, clip.duration, f"%.3f / {clip.duration:.3f} s")
+        length = editor.timeline_length()
+        changed, time = imgui.slider_float("##time", playback.time, 0.0, length, f"%.3f / {clip.duration:.3f} s")
+        self._record("timeline")
         if changed:
             editor.pause()
             editor.seek(time)
+        self._key_markers(editor.key_times(), length)
+
+    def _key_markers(self, times, length: float) -> None:
+        """A tick on the timeline at every key of the clip (where the slider's grab centre
+        would be at that time)."""
+        x0, y0, x1, y1 = self.rects["timeline"]
+        grab = imgui.get_style().grab_min_size / 2 + imgui.get_style().frame_padding.x / 2
+        draw = imgui.get_window_draw_list()
+        color = imgui.get_color_u32(imgui.ImVec4(1.0, 0.8, 0.2, 1.0))
+        for t in times:
+            x = x0 + grab + (x1 - x0 - 2 * grab) * (float(t) / length if length > 0 else 0.0)
+            draw.add_triangle_filled(imgui.ImVec2(x - 4, y0), imgui.ImVec2(x + 4, y0), imgui.ImVec2(x, y0 + 6), color)
+
+    def _keying(self, editor) -> None:
+        """Key the selected bone (I), every posed bone (Shift+I); delete the keys at the
+        playhead; jump between keys; the interpolation of new keys and of those at the
+        playhead; a new clip; how far the timeline reaches. All undoable."""
+        for label, action, tip in (("Key", editor.key_selected, "key the selected bone at the playhead (I)"),
+                                   ("Key posed", editor.key_posed, "key every posed bone (Shift+I)"),
+                                   ("Delete key", editor.delete_key, "delete the keys at the playhead"),
+                                   ("<##key", editor.previous_key, "previous key"),
+                                   (">##key", editor.next_key, "next key")):
+            if self._button(label):
+                action()
+            if imgui.is_item_hovered():
+                imgui.set_tooltip(tip)
+            imgui.same_line()
+        modes = ["LINEAR", "STEP"]
+        imgui.set_next_item_width(-1)
+        changed, mode = imgui.combo("##interpolation", modes.index(editor.key_interpolation), modes)
+        self._record("interpolation")
+        if changed:
+            editor.set_key_interpolation(modes[mode])
+        imgui.set_next_item_width(-170)
+        _, self.new_clip_name = imgui.input_text("##new clip", self.new_clip_name)
+        self._record("new clip")
+        imgui.same_line()
+        if self._button("New clip"):
+            try:
+                editor.new_clip(self.new_clip_name)
+            except ViewerError as error:
+                editor.status = Status.error(error)
+        imgui.same_line()
+        imgui.set_next_item_width(-1)
+        changed, end = imgui.drag_float("##timeline end", editor.timeline_end, 0.05, 0.0, 600.0, "to %.2f s")
+        if changed:
+            editor.timeline_end = max(0.0, end)
 
     def _morph_targets(self, editor) -> None:
         """A slider per target of every mesh with morph targets (0..1; Ctrl+click types any
@@ -475,6 +532,11 @@ class PosePanel:
         _, self.model_path = imgui.input_text("model", self.model_path)
         if self._button("Open model") and self.model_path:
             requests.open_model = self.model_path
+        imgui.set_next_item_width(-110)
+        _, self.export_path = imgui.input_text("export file", self.export_path)
+        self._record("export file", fields_only=True)
+        if self._button("Export glTF..."):
+            editor.export_gltf(self.export_path)
 
 
 def keyboard_is_free() -> bool:

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Export timings: boneviewer's save_gltf beside Babylon.js's GLTF2Export.GLBAsync, same run.
+
+    .venv/bin/python scripts/bench_export.py [--repeats N]
+
+Models: CesiumMan (22 nodes, one 3,273-vertex skinned mesh, a JPEG, one clip) and a ~900-node
+model made here like Khronos's RecursiveSkeletons: 41 RiggedFigures side by side (902 nodes,
+41 skins and meshes, one clip over all of them), written once with save_gltf. Each export is
+timed after loading the file (median of N after a warm-up run; the .glb written to a temporary
+folder, Babylon's kept in memory). Babylon's figure comes from tests/babylon/bench_export.mjs in
+Node (needs node, and `npm install` in tests/babylon; it is left out with a note when missing).
+Then what recording a script costs: 60 steps of `export --script --record` keying every bone,
+against the same 60 script updates without keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from viewer import load_gltf, save_gltf  # noqa: E402
+from viewer.gltf.writer import glb_bytes  # noqa: E402
+from viewer.model import Scene  # noqa: E402
+from viewer.model.animation import AnimationClip  # noqa: E402
+
+SAMPLES = ROOT / "tests" / "data" / "gltf-samples"
+CESIUM_MAN = SAMPLES / "CesiumMan" / "CesiumMan.glb"
+FIGURE = SAMPLES / "RiggedFigure" / "RiggedFigure.gltf"
+SCRIPT = """import math
+
+
+def update(app, t, dt):
+    for k, bone in enumerate(app.scene.skeletons[0].bones):
+        angle = 0.3 * math.sin(2 * t + k)
+        bone.get_pose_target().rotation_quaternion = [math.sin(angle / 2), 0, 0, math.cos(angle / 2)]
+"""
+
+
+def many_figures(copies: int = 41) -> Scene:
+    """``copies`` RiggedFigures in one scene, each moved aside, one clip driving them all."""
+    scenes = [load_gltf(FIGURE) for _ in range(copies)]
+    for k, scene in enumerate(scenes):
+        root = next(node for node in scene.nodes if node.parent is None)
+        root.position = [1.2 * (k % 7), 0.0, 1.2 * (k // 7)]
+    channels = [channel for scene in scenes for channel in scene.animations[0].channels]
+    return Scene("RiggedFigure x41", [m for s in scenes for m in s.skinned_meshes],
+                 nodes=[n for s in scenes for n in s.nodes], animations=[AnimationClip("All", channels)])
+
+
+def median_ms(action, repeats: int) -> float:
+    action()  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def babylon(files, repeats: int) -> dict:
+    """file -> Babylon's result, or {} with a note on stderr when Node or the packages are missing."""
+    folder = ROOT / "tests" / "babylon"
+    if shutil.which("node") is None or not (folder / "node_modules" / "@babylonjs" / "serializers").is_dir():
+        print("(Babylon.js left out: needs node and `cd tests/babylon && npm install`)", file=sys.stderr)
+        return {}
+    result = subprocess.run(["node", "bench_export.mjs", str(repeats), *map(str, files)], cwd=folder,
+                            capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        print(f"(Babylon.js failed: {result.stderr.strip()[-300:]})", file=sys.stderr)
+        return {}
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    return {line["file"]: line for line in lines}
+
+
+def recording_cost(path: Path, folder: Path, steps: int = 60) -> tuple[float, float]:
+    """(seconds of `steps` script updates alone, seconds of the same with every bone keyed)."""
+    from viewer.camera import OrbitCamera
+    from viewer.editing.script import ScriptRunner
+    from viewer.editing.script_app import HeadlessApp
+
+    script = folder / "motion.py"
+    script.write_text(SCRIPT)
+    results = {False: [], True: []}
+    for keyed in (False, True) * 5:  # alternated, medians of 5: the machine may be busy
+        scene = load_gltf(path)
+        app = HeadlessApp(scene, (800, 600), camera=OrbitCamera())
+        runner = ScriptRunner(script)
+        runner.start(app)
+        start = time.perf_counter()
+        recorder = scene.record_keyframes("Recorded") if keyed else None  # as `export --record` does
+        for number in range(steps):
+            t = 2.0 * number / (steps - 1)
+            app.begin_frame(t, number)
+            runner.update(app, t, 2.0 / (steps - 1))
+            if recorder is not None:
+                recorder.capture(t)
+        if recorder is not None:
+            recorder.finish()
+        results[keyed].append(time.perf_counter() - start)
+    return statistics.median(results[False]), statistics.median(results[True])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=10, help="timed runs per export (default 10)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
+        big = save_gltf(many_figures(), folder / "RiggedFigure-x41.glb")
+        models = [("CesiumMan", CESIUM_MAN), ("RiggedFigure x41", big)]
+        references = babylon([path for _, path in models], args.repeats)
+        print(f"{'model':<18} {'nodes':>5}  {'boneviewer, in memory':>23}  {'to a file':>10}  "
+              f"{'Babylon GLTF2Export.GLBAsync':>29}")
+        for name, path in models:
+            scene = load_gltf(path)
+            out = folder / "out.glb"
+            in_memory = median_ms(lambda: glb_bytes(scene), args.repeats)
+            to_file = median_ms(lambda: save_gltf(scene, out), args.repeats)
+            theirs = references.get(str(path))
+            their_text = "-" if theirs is None else f"{theirs['median_ms']:.1f} ms ({theirs['bytes']:,} bytes)"
+            print(f"{name:<18} {len(scene.nodes):>5}  {in_memory:>7.1f} ms ({out.stat().st_size:,} bytes)  "
+                  f"{to_file:>7.1f} ms  {their_text:>29}")
+        print(f"(medians of {args.repeats} runs after a warm-up; in memory: the .glb's bytes, as GLBAsync makes "
+              "them; to a file: save_gltf, written to a temporary name and renamed)")
+        for name, path in models:
+            alone, keyed = recording_cost(path, folder)
+            print(f"record 60 steps, {name}: script {alone * 1000:.0f} ms, with every bone keyed {keyed * 1000:.0f} ms "
+                  f"(+{(keyed - alone) * 1000:.0f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,240 @@
+"""save_gltf: the round trip load(save(load(x))) == load(x) on every model the project has, and
+the writer's safety (atomic writes, NaN refused, dropped extensions named)."""
+
+import json
+import logging
+import os
+import struct
+
+import numpy as np
+import pygltflib
+import pytest
+
+import gltf_cases
+
+from samples import DATA_DIR, ROBOT
+from viewer import ViewerError, load_gltf, load_model, save_gltf
+from viewer.model.morph import MorphAnimationClip
+
+MODELS = sorted(p for p in DATA_DIR.rglob("*") if p.suffix in (".gltf", ".glb"))
+# None: the built-in character; a string: an edge case of tests/gltf_cases.py (8 influences,
+# STEP and CUBICSPLINE samplers, joints out of order, shared and multiple skins, ...)
+CASES = [None] + MODELS + gltf_cases.CASES
+
+
+def case_id(path):
+    return "character" if path is None else path if isinstance(path, str) else str(path.relative_to(DATA_DIR))
+
+
+def size_of(scene) -> float:
+    low, high = scene.rest_bounds
+    return float(np.linalg.norm(high - low))
+
+
+def world_vertices(scene) -> np.ndarray:
+    scene.prepare()
+    return np.concatenate([mesh.skinned()[0] for mesh in scene.meshes])
+
+
+def pose_sources(scene) -> list:
+    """What holds the pose: the glTF nodes, else the bones (the built-in character)."""
+    return list(scene.nodes) if scene.nodes else [b for s in scene.skeletons for b in s.bones]
+
+
+def sample_times(clip) -> list[float]:
+    return [0.0, clip.duration * 0.37, clip.duration * 0.81, clip.duration]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=case_id)
+def round_trip(request, tmp_path_factory):
+    """(the model as loaded, posed; its .glb and .gltf written and loaded back)."""
+    model = request.param
+    if isinstance(model, str):
+        model = gltf_cases.make_case(model, tmp_path_factory.mktemp("case"))
+    original = load_model(model)
+    # A pose on top of what was loaded: the file must carry it.
+    bone = original.skeletons[0].bones[min(1, len(original.skeletons[0].bones) - 1)]
+    bone.get_pose_target().rotation_quaternion = [0.2, 0.1, -0.3, 0.927]
+    for mesh in original.morph_meshes:
+        mesh.set_morph_weight(0, 0.625)
+    folder = tmp_path_factory.mktemp("written")
+    glb = save_gltf(original, folder / "model.glb")
+    gltf = save_gltf(original, folder / "model.gltf")
+    return original, load_gltf(glb), load_gltf(gltf), folder
+
+
+def test_node_trs_float32_exact(round_trip):
+    original, glb, gltf, _ = round_trip
+    before = pose_sources(original)
+    for written in (glb, gltf):
+        assert len(written.nodes) >= len(before)  # the nodes in order, then new ones (the character's mesh)
+        for source, node in zip(before, written.nodes):
+            assert node.name == source.name
+            for field in ("position", "rotation_quaternion", "scaling"):
+                np.testing.assert_array_equal(np.float32(getattr(node, field)), np.float32(getattr(source, field)),
+                                              err_msg=f"{source.name} {field}")
+
+
+def test_world_vertices_at_rest_and_through_every_clip(round_trip):
+    original, glb, gltf, _ = round_trip
+    tolerance = 1e-6 * size_of(original)
+    for written in (glb, gltf):  # at rest (as posed), before any clip moves them
+        assert np.abs(world_vertices(written) - world_vertices(original)).max() <= tolerance
+    for written in (glb, gltf):
+        assert [c.name for c in written.animations] == [c.name for c in original.animations]
+    for k, clip in enumerate(original.animations):
+        twins = [glb.animations[k], gltf.animations[k]]
+        for t in sample_times(clip):
+            clip.apply(t)
+            expected = world_vertices(original)
+            for written, twin in zip((glb, gltf), twins):
+                assert twin.duration == pytest.approx(clip.duration, abs=1e-6)
+                twin.apply(t)
+                error = np.abs(world_vertices(written) - expected).max()
+                assert error <= tolerance, f"{clip.name} at {t}: {error}"
+
+
+def test_clips_keyframes_and_names(round_trip):
+    original, glb, _, _ = round_trip
+    for clip, twin in zip(original.animations, glb.animations):
+        assert len(twin.channels) == len(clip.channels)
+        for a, b in zip(clip.channels, twin.channels):
+            assert (a.node.name, a.path, a.interpolation) == (b.node.name, b.path, b.interpolation)
+            np.testing.assert_array_equal(np.float32(a.times), np.float32(b.times))
+            np.testing.assert_array_equal(np.float32(a.values), np.float32(b.values))
+        if isinstance(clip, MorphAnimationClip):
+            assert isinstance(twin, MorphAnimationClip)
+            for a, b in zip(clip.morph_channels, twin.morph_channels):
+                np.testing.assert_array_equal(np.float32(a.values), np.float32(b.values))
+
+
+def test_meshes_morph_targets_and_images(round_trip):
+    original, glb, gltf, folder = round_trip
+    for written in (glb, gltf):
+        assert [m.name for m in written.meshes] == [m.name for m in original.meshes]
+        for mesh, twin in zip(original.meshes, written.meshes):
+            assert twin.influences == mesh.influences  # 4 or 8, as loaded
+            assert len(twin.submeshes) == len(mesh.submeshes)
+            np.testing.assert_array_equal(twin.indices, mesh.indices)
+            assert twin.morph_target_names == mesh.morph_target_names
+            np.testing.assert_array_equal(twin.morph_weights, mesh.morph_weights)
+            if mesh.morph_targets is not None:
+                np.testing.assert_array_equal(twin.morph_targets.positions, mesh.morph_targets.positions)
+            for part, twin_part in zip(mesh.submeshes, twin.submeshes):
+                np.testing.assert_array_equal(twin_part.base_color, part.base_color)
+                if part.image_data is not None:
+                    assert twin_part.image_data == part.image_data  # the original bytes, not re-encoded
+                    np.testing.assert_array_equal(twin_part.base_color_texture, part.base_color_texture)
+    # The .gltf's images lie beside it, byte for byte.
+    originals = {part.image_data[0] for mesh in original.meshes for part in mesh.submeshes if part.image_data}
+    beside = {p.read_bytes() for p in folder.iterdir() if p.suffix in (".png", ".jpg")}
+    assert beside == originals
+
+
+def test_an_independent_reader_agrees(round_trip):
+    """pygltflib reads the .glb: the container, accessors' bounds and skins are well formed."""
+    original, glb, _, folder = round_trip
+    document = pygltflib.GLTF2().load(str(folder / "model.glb"))
+    blob = document.binary_blob()
+    assert len(document.nodes) == len(glb.nodes)
+    for accessor in document.accessors:
+        if not accessor.min:
+            continue
+        view = document.bufferViews[accessor.bufferView]
+        width = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4}[accessor.type]
+        data = np.frombuffer(blob, np.float32, accessor.count * width,
+                             view.byteOffset + (accessor.byteOffset or 0)).reshape(-1, width)
+        assert data.min(axis=0).tolist() == accessor.min and data.max(axis=0).tolist() == accessor.max
+    assert len(document.skins) == len(original.skeletons)
+
+
+def test_robot_weights_written_sum_to_one(tmp_path):
+    robot = load_gltf(ROBOT)
+    raw = np.concatenate([m.raw_weight_sums for m in robot.skinned_meshes])
+    assert np.abs(raw - 1).max() > 0.5  # the input's weights do not sum to one
+    path = save_gltf(robot, tmp_path / "robot.glb")
+    document = pygltflib.GLTF2().load(str(path))
+    blob = document.binary_blob()
+    for mesh in document.meshes:
+        for primitive in mesh.primitives:
+            if primitive.attributes.WEIGHTS_0 is None:
+                continue
+            accessor = document.accessors[primitive.attributes.WEIGHTS_0]
+            view = document.bufferViews[accessor.bufferView]
+            weights = np.frombuffer(blob, np.float32, accessor.count * 4, view.byteOffset).reshape(-1, 4)
+            assert np.abs(weights.sum(axis=1, dtype=np.float64) - 1).max() < 1e-6
+
+
+def test_glb_layout(tmp_path):
+    path = save_gltf(load_model(None), tmp_path / "character.glb")
+    raw = path.read_bytes()
+    magic, version, length = struct.unpack_from("<4sII", raw)
+    assert (magic, version, length) == (b"glTF", 2, len(raw))
+    json_length, kind = struct.unpack_from("<II", raw, 12)
+    assert kind == 0x4E4F534A and json_length % 4 == 0
+    document = json.loads(raw[20:20 + json_length])
+    assert document["asset"]["version"] == "2.0"
+    assert [n["name"] for n in document["nodes"]][:3] == ["body", "leftArm", "rightArm"]
+
+
+# --- safety -----------------------------------------------------------------------------------------
+def test_nan_is_refused_naming_the_bone_and_nothing_is_written(tmp_path):
+    scene = load_gltf(ROBOT)
+    bone = scene.find_bone("Head")
+    node = bone.get_pose_target()
+    node.table.position[node.table_row, 1] = np.nan  # what no setter lets through
+    target = tmp_path / "robot.glb"
+    target.write_bytes(b"old contents")
+    with pytest.raises(ViewerError, match="bone 'Head'.*NaN"):
+        save_gltf(scene, target)
+    assert target.read_bytes() == b"old contents"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["robot.glb"]
+
+
+def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
+    target = tmp_path / "model.gltf"
+    target.write_bytes(b"old contents")
+
+    def fail(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(ViewerError, match="No space left"):
+        save_gltf(load_model(None), target)
+    assert target.read_bytes() == b"old contents"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.gltf"]
+
+
+@pytest.mark.parametrize("name, message", [("model.obj", "must be a .glb or .gltf"),
+                                           ("missing/model.glb", "does not exist")])
+def test_bad_output_paths(tmp_path, name, message):
+    with pytest.raises(ViewerError, match=message):
+        save_gltf(load_model(None), tmp_path / name)
+
+
+def test_dropped_extensions_are_named_in_one_warning(tmp_path, caplog):
+    source = json.loads((DATA_DIR / "gltf-samples" / "SimpleSkin" / "SimpleSkin.gltf").read_text())
+    source["extensionsUsed"] = ["KHR_materials_unlit", "KHR_texture_transform", "EXT_lights_image_based"]
+    path = tmp_path / "in.gltf"
+    path.write_text(json.dumps(source))
+    scene = load_gltf(path)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="boneviewer"):
+        save_gltf(scene, tmp_path / "out.glb")
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1
+    assert "KHR_materials_unlit, EXT_lights_image_based" in lines[0] and "KHR_texture_transform" not in lines[0]
+    assert "extensionsUsed" not in json.loads(_json_chunk(tmp_path / "out.glb"))
+
+
+def _json_chunk(path) -> bytes:
+    raw = path.read_bytes()
+    length = struct.unpack_from("<I", raw, 12)[0]
+    return raw[20:20 + length]
+
+
+def test_glb_bytes_are_what_save_gltf_writes(tmp_path):
+    from viewer.gltf.writer import glb_bytes
+
+    scene = load_gltf(ROBOT)
+    assert glb_bytes(scene) == save_gltf(scene, tmp_path / "robot.glb").read_bytes()

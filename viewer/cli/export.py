@@ -1,0 +1,136 @@
+"""`boneviewer export`: a model, posed (or with a clip a script records), to .glb or .gltf."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .common import apply_pose_data, finite, frames, logger, read_pose, scene_index, select_animation
+
+
+def add_parser(commands, common):
+    export = commands.add_parser("export", parents=[common], help="write a model, posed, as glTF (.glb or .gltf)",
+                                 description="Write MODEL (default: the built-in character) as glTF as it is after "
+                                             "--animation/--time, --pose and --script: every node's TRS (the pose is "
+                                             "the file's pose), skins, meshes, morph targets, materials and images, "
+                                             "and every clip, loaded or recorded.")
+    export.add_argument("model", nargs="?", help="model file, .gltf or .glb (default: the built-in character)")
+    export.add_argument("--out", type=Path, metavar="OUT.glb",
+                        help="file to write: .glb, or .gltf with its .bin and images beside it")
+    export.add_argument("--scene", type=scene_index, metavar="N",
+                        help="which scene of a glTF file to load (default: the file's default scene)")
+    export.add_argument("--pose", type=Path, help="pose JSON file to apply (after the animation, over it)")
+    export.add_argument("--animation", metavar="NAME|INDEX",
+                        help="pose the model as this clip is at --time (default with --time: the first clip)")
+    export.add_argument("--time", type=finite, help="the clip's time in seconds (default 0; loops past the end)")
+    export.add_argument("--script", type=Path, metavar="FILE.py",
+                        help="a Python script, as `render --script` runs it: setup(app) once, then update(app, t, "
+                             "dt) once (at --time), or once per --record step")
+    export.add_argument("--record", type=frames, metavar="START:END:STEP",
+                        help="run the script's update at these times (seconds, END included) and key every bone "
+                             "(and morph weight) at each step into the clip --clip, from time 0")
+    export.add_argument("--clip", metavar="NAME", help="name of the clip --record makes (replacing one of that name)")
+    export.add_argument("--apply-pose-as-bind", action="store_true",
+                        help="bake the posed shape into the meshes and make the pose the bind (Blender's Apply "
+                             "Pose as Rest Pose): the file at rest shows the pose")
+    export.add_argument("--force", action="store_true", help="overwrite MODEL itself when --out is the same file")
+    export.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..gltf import save_gltf
+    from ..loaders import load_model
+    from ..model.animation import clip_time
+
+    check_arguments(args)
+    pose = read_pose(args.pose)
+    scene = load_model(args.model, args.scene)
+    if args.animation is not None or args.time is not None:
+        clip = select_animation(scene, args.animation)
+        if clip is None:
+            logger().warning(f"--time: {args.model or 'the built-in character'} has no animations; exporting its "
+                             "pose as loaded")
+        else:
+            clip.apply(clip_time(args.time or 0.0, clip.duration))
+    if pose is not None:
+        apply_pose_data(scene, pose, args.pose)
+    if args.script is not None:
+        if not run_script(args, scene, pose):
+            return 1
+    path = save_gltf(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind)
+    clips = len(scene.animations)
+    print(f"wrote {path} ({len(scene.meshes)} meshes, {clips} clip{'s' if clips != 1 else ''})")
+    return 0
+
+
+def check_arguments(args) -> None:
+    """Everything that can be told before loading: the options together, the output's type and
+    folder, the input not overwritten without --force, the script's path."""
+    from ..errors import ViewerError
+
+    if args.out is None:
+        raise ViewerError("give --out OUT.glb (or OUT.gltf)")
+    if args.out.suffix.lower() not in (".glb", ".gltf"):
+        raise ViewerError(f"--out {args.out}: the output must be a .glb or .gltf file")
+    folder = args.out.parent
+    if not folder.is_dir():
+        raise ViewerError(f"--out {args.out}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ViewerError(f"--out {args.out}: folder {folder} is not writable")
+    if args.out.is_dir():
+        raise ViewerError(f"--out {args.out}: is a folder")
+    if args.record is not None and args.script is None:
+        raise ViewerError("--record runs a script's update at each step: give --script FILE.py")
+    if args.record is not None and not args.clip:
+        raise ViewerError("--record keys a new clip: give its name with --clip NAME")
+    if args.clip is not None and args.record is None:
+        raise ViewerError("--clip names the clip --record makes: give --record START:END:STEP")
+    if args.record is not None and args.time is not None:
+        raise ViewerError("--record sets the script's times itself: leave out --time")
+    if args.model is not None and not args.force:
+        model = Path(args.model)
+        written = [args.out] + ([args.out.with_suffix(".bin")] if args.out.suffix.lower() == ".gltf" else [])
+        if model.exists() and any(p.exists() and p.resolve() == model.resolve() for p in written):
+            raise ViewerError(f"--out {args.out}: that would overwrite the model {args.model}; give --force to "
+                              "replace it")
+    if args.script is not None:
+        from ..editing.script import check_script_path
+
+        check_script_path(args.script)
+
+
+def run_script(args, scene, pose) -> bool:
+    """Run the script on ``scene`` as `render --script` does: setup once, then update once at
+    --time, or once per --record step, keying every bone into --clip after each. False (the
+    script's fault told in one line) when it failed."""
+    from ..camera import OrbitCamera
+    from ..editing.script import ScriptRunner
+    from ..editing.script_app import HeadlessApp
+
+    times = args.record if args.record is not None else [args.time or 0.0]
+    step = times[1] - times[0] if len(times) > 1 else 0.0
+    app = HeadlessApp(scene, (800, 600), camera=OrbitCamera())
+    app.begin_frame(times[0], 0)
+    runner = ScriptRunner(args.script, debug=getattr(args, "debug", False))
+    if not runner.start(app):
+        return False
+    recorder = None
+    if args.record is not None:
+        existing = scene.find_animation(args.clip)
+        if existing is not None:  # a new recording replaces the clip of that name
+            scene.animations.remove(existing)
+        recorder = scene.record_keyframes(args.clip)
+    for number, time in enumerate(times):
+        app.begin_frame(time, number)
+        if pose is not None:
+            apply_pose_data(scene, pose, args.pose)
+        runner.update(app, time, step)
+        if runner.last_error is not None:
+            return False
+        if recorder is not None:
+            recorder.capture(time - times[0])
+        if app.closed:
+            break
+    if recorder is not None:
+        recorder.finish()
+    return True

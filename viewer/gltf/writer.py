@@ -1,0 +1,556 @@
+"""glTF 2.0 writer: a Scene as it is now, as .glb or as .gltf with its .bin and images beside it.
+
+What is written is what the loader builds from, so that loading the file gives the scene back:
+every node's current TRS (the pose on screen is the file's pose), skins with inverse bind
+matrices, every clip (loaded or authored; LINEAR, STEP, CUBICSPLINE), meshes as one primitive
+per submesh with their attributes (4 or 8 influences, weights normalized as drawn), morph
+targets with their names and current weights, materials with their images' original bytes,
+names and the node hierarchy. Compressed inputs come out uncompressed, texture transforms baked
+into the texture coordinates (the loader baked them), and extensions the loader ignored are
+dropped with one warning line.
+
+The GLB container is a 12-byte header and two chunks; it is written here directly (a library
+would add a dependency for no gain). Numbers are exact: node TRS are the model's float64 values
+as JSON numbers, arrays are float32 as the loader reads them.
+
+``apply_pose_as_bind``: the current skinned (and morphed) shape becomes the meshes' vertices,
+the inverse bind matrices become the inverses of the posed joints' matrices, and the pose the
+nodes' TRS, so the file at rest shows the pose (Blender's "Apply Pose as Rest Pose").
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import struct
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ViewerError
+from ..model.mesh import skin
+from ..model.morph import MorphAnimationClip
+from ..model.transforms import decompose_one
+from .validate import SUPPORTED_EXTENSIONS
+
+__all__ = ["glb_bytes", "save_gltf"]
+
+log = logging.getLogger("boneviewer")
+
+FLOAT, UNSIGNED_BYTE, UNSIGNED_SHORT, UNSIGNED_INT = 5126, 5121, 5123, 5125
+ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
+GLB_MAGIC, GLB_VERSION, JSON_CHUNK, BIN_CHUNK = b"glTF", 2, 0x4E4F534A, 0x004E4942
+TYPES = {1: "SCALAR", 2: "VEC2", 3: "VEC3", 4: "VEC4", 16: "MAT4"}
+# A material's own fields kept as loaded (the model draws only the base colour and its texture).
+MATERIAL_FIELDS = ("name", "emissiveFactor", "alphaMode", "alphaCutoff", "doubleSided")
+PBR_FIELDS = ("metallicFactor", "roughnessFactor")
+# Unit length tolerance for normals written as NORMAL (the glTF-Validator's)
+UNIT_TOLERANCE = 5e-4
+
+
+def save_gltf(scene, path, apply_pose_as_bind: bool = False) -> Path:
+    """Write ``scene`` as it is now to ``path`` (.glb, or .gltf with ``<stem>.bin`` and its
+    images beside it) and return the path. Everything is checked before anything is written
+    (NaN or infinite values are refused, naming the bone); the files are written to temporary
+    names and renamed into place, so an existing file stays whole if anything fails."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".glb", ".gltf"):
+        raise ViewerError(f"{path}: the output must be a .glb or .gltf file")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ViewerError(f"{path}: folder {folder} does not exist")
+    dropped = [name for name in getattr(scene, "file_extensions", ()) if name not in SUPPORTED_EXTENSIONS]
+    builder = _Builder(binary=suffix == ".glb", stem=path.stem)
+    _Scene(scene, builder, bool(apply_pose_as_bind)).write()
+    _write_atomically(builder.files(path))
+    if dropped:
+        log.warning("%s: dropped extension%s %s (boneviewer does not read %s)", path, "s" if len(dropped) > 1 else "",
+                    ", ".join(dropped), "them" if len(dropped) > 1 else "it")
+    return path
+
+
+def glb_bytes(scene, apply_pose_as_bind: bool = False) -> bytes:
+    """What save_gltf writes to a .glb, in memory (no file, no warning)."""
+    builder = _Builder(binary=True, stem="scene")
+    _Scene(scene, builder, bool(apply_pose_as_bind)).write()
+    return builder.files(Path("scene.glb"))[0][1]
+
+
+def _write_atomically(files: list[tuple[Path, bytes]]) -> None:
+    """Each file to a temporary name beside it, then all renamed into place (the main file,
+    listed last, last); nothing is left behind when a write fails."""
+    temporary = []
+    try:
+        for target, data in files:
+            handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            temporary.append((name, target))
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+        for name, target in temporary:
+            os.replace(name, target)
+    except OSError as error:
+        for name, _ in temporary:
+            if os.path.exists(name):
+                os.unlink(name)
+        raise ViewerError(f"{files[-1][0]}: cannot write it ({error.strerror or error})") from None
+
+
+class _Builder:
+    """The document and its binary buffer, accessor by accessor (each 4-byte aligned)."""
+
+    def __init__(self, binary: bool, stem: str):
+        self.binary, self.stem = binary, stem
+        self.chunks: list[bytes] = []
+        self.length = 0
+        self.images: list[tuple[bytes, str]] = []  # .gltf: the image files beside it
+        self.document: dict = {"asset": {"version": "2.0", "generator": "boneviewer"}}
+        # Keyframe data shares one bufferView (thousands of small accessors in a big rig): its
+        # accessors are made as clips are written, its bytes placed at the end.
+        self.keys_view: int | None = None
+        self.keys_chunks: list[bytes] = []
+        self.keys_length = 0
+
+    def add(self, key: str, spec: dict) -> int:
+        items = self.document.setdefault(key, [])
+        items.append(spec)
+        return len(items) - 1
+
+    def view(self, data: bytes, target: int | None = None) -> int:
+        spec = {"buffer": 0, "byteOffset": self.length, "byteLength": len(data)}
+        if target is not None:
+            spec["target"] = target
+        self.chunks.append(data)
+        self.length += len(data)
+        pad = -self.length % 4
+        if pad:
+            self.chunks.append(b"\0" * pad)
+            self.length += pad
+        return self.add("bufferViews", spec)
+
+    def accessor(self, array: np.ndarray, component: int, target: int | None = None, bounds: bool = False,
+                 normalized: bool = False) -> int:
+        array = np.ascontiguousarray(array)
+        width = array.size // len(array) if len(array) else (1 if array.ndim == 1 else array.shape[-1])
+        rows = array.reshape(len(array), width)
+        spec = {"bufferView": self.view(rows.tobytes(), target), "componentType": component, "count": len(rows),
+                "type": TYPES[width]}
+        if normalized:
+            spec["normalized"] = True
+        if bounds and len(rows):
+            spec["min"] = [_number(v) for v in rows.min(axis=0)]
+            spec["max"] = [_number(v) for v in rows.max(axis=0)]
+        return self.add("accessors", spec)
+
+    def floats(self, array, target: int | None = None, bounds: bool = False) -> int:
+        return self.accessor(np.asarray(array, dtype=np.float32), FLOAT, target, bounds)
+
+    def keyframes(self, array, bounds: bool = False) -> int:
+        """A float32 accessor of keyframe times or values, in the shared keyframe bufferView."""
+        array = np.asarray(array, dtype=np.float32)
+        rows = array.reshape(len(array), -1)
+        if self.keys_view is None:
+            self.keys_view = self.add("bufferViews", {"buffer": 0})
+        spec = {"bufferView": self.keys_view, "byteOffset": self.keys_length, "componentType": FLOAT,
+                "count": len(rows), "type": TYPES[rows.shape[1]]}
+        if bounds and len(rows):
+            spec["min"] = rows.min(axis=0).tolist()
+            spec["max"] = rows.max(axis=0).tolist()
+        data = rows.tobytes()
+        self.keys_chunks.append(data)
+        self.keys_length += len(data)
+        return self.add("accessors", spec)
+
+    def image(self, data: bytes, mime: str) -> int:
+        if self.binary:
+            return self.add("images", {"bufferView": self.view(data), "mimeType": mime})
+        self.images.append((data, mime))
+        extension = "png" if mime == "image/png" else "jpg"
+        return self.add("images", {"uri": f"{self.stem}_image{len(self.images) - 1}.{extension}"})
+
+    def files(self, path: Path) -> list[tuple[Path, bytes]]:
+        """(path, bytes) of every file to write, the main one last."""
+        if self.keys_view is not None:
+            self.document["bufferViews"][self.keys_view].update(byteOffset=self.length, byteLength=self.keys_length)
+            self.chunks.extend(self.keys_chunks)
+            self.length += self.keys_length
+        blob = b"".join(self.chunks)
+        document = self.document
+        if blob:
+            document["buffers"] = [{"byteLength": len(blob)}]
+        if self.binary:
+            text = json.dumps(document, separators=(",", ":"), allow_nan=False).encode()
+            text += b" " * (-len(text) % 4)
+            chunks = struct.pack("<II", len(text), JSON_CHUNK) + text
+            if blob:
+                chunks += struct.pack("<II", len(blob), BIN_CHUNK) + blob
+            return [(path, struct.pack("<4sII", GLB_MAGIC, GLB_VERSION, 12 + len(chunks)) + chunks)]
+        files = []
+        if blob:
+            document["buffers"][0]["uri"] = f"{self.stem}.bin"
+            files.append((path.with_name(f"{self.stem}.bin"), blob))
+        for spec, (data, _) in zip((s for s in document.get("images", ()) if "uri" in s), self.images):
+            files.append((path.with_name(spec["uri"]), data))
+        text = json.dumps(document, indent=1, allow_nan=False).encode()
+        return files + [(path, text)]
+
+
+def _number(value) -> float | int:
+    value = value.item() if hasattr(value, "item") else value
+    return value
+
+
+def _is_default(values, default) -> bool:
+    return bool(np.array_equal(np.asarray(values, dtype=np.float64), default))
+
+
+class _Scene:
+    """One scene's nodes, skins, meshes, materials and clips into a _Builder."""
+
+    def __init__(self, scene, builder: _Builder, apply_pose_as_bind: bool):
+        self.scene, self.out, self.apply_pose_as_bind = scene, builder, apply_pose_as_bind
+        self.node_index: dict[int, int] = {}  # id(TransformNode or unlinked Bone) -> node index
+        self.node_specs: list[dict] = []
+        self.parents: dict[int, int] = {}  # node index -> parent node index
+        self.sources: list = []  # node index -> the TransformNode or Bone it comes from
+        self.bone_names: dict[int, str] = {}  # id(pose target) -> its bone's name, for errors
+        self.mesh_node: dict[int, int] = {}  # id(mesh) -> the node its mesh is on
+        self.materials: dict[tuple, int] = {}
+        self.images: dict[int, int] = {}  # id(image bytes or array) -> texture index
+
+    def write(self) -> None:
+        scene = self.scene
+        scene.prepare()
+        for node in scene.nodes:
+            self._add_node(node, node.name)
+        for skeleton in scene.skeletons:
+            for bone in skeleton.bones:
+                target = bone.get_pose_target()
+                self.bone_names[id(target)] = bone.name
+                if target is bone:
+                    self._add_node(bone, bone.name)
+        for i, source in enumerate(self.sources):
+            parent = source.parent if hasattr(source, "table") else source.get_parent()
+            if parent is not None and not hasattr(parent, "table"):
+                parent = parent.get_pose_target()
+            if parent is not None:
+                self.parents[i] = self.node_index[id(parent)]
+        poses = self._poses()
+        self._check_finite(poses)
+        for spec, pose in zip(self.node_specs, poses.tolist()):
+            self._write_trs(spec, pose)
+        skins = {}
+        for mesh in scene.meshes:
+            host = self._mesh_node(mesh)
+            spec = self.node_specs[host]
+            if mesh.skeleton is not None:
+                if id(mesh.skeleton) not in skins:
+                    skins[id(mesh.skeleton)] = self._skin(mesh.skeleton)
+                spec["skin"] = skins[id(mesh.skeleton)][0]
+            spec["mesh"] = self._mesh(mesh, None if mesh.skeleton is None else skins[id(mesh.skeleton)])
+            if mesh.morph_targets is not None:
+                spec["weights"] = self._weights(mesh)
+        for clip in scene.animations:
+            self._clip(clip)
+        children: dict[int, list[int]] = {}
+        for child, parent in sorted(self.parents.items()):
+            children.setdefault(parent, []).append(child)
+        for parent, kids in children.items():
+            self.node_specs[parent]["children"] = kids
+        out = self.out
+        out.document["nodes"] = self.node_specs
+        roots = [i for i in range(len(self.node_specs)) if i not in self.parents]
+        name = scene.file_scenes[scene.file_scene] if scene.file_scene is not None and scene.file_scenes else scene.name
+        out.document["scenes"] = [{"name": str(name), "nodes": roots}]
+        out.document["scene"] = 0
+
+    # --- nodes -----------------------------------------------------------------------------------
+    def _add_node(self, source, name: str) -> int:
+        index = len(self.node_specs)
+        self.node_index[id(source)] = index
+        self.node_specs.append({"name": str(name)})
+        self.sources.append(source)
+        return index
+
+    def _poses(self) -> np.ndarray:
+        """(sources, 10): each node's translation, rotation, scale; nodes read a table at a time."""
+        poses = np.empty((len(self.sources), 10))
+        tables: dict = {}
+        for i, source in enumerate(self.sources):
+            table = getattr(source, "table", None)
+            if table is None:  # a bone posed by itself
+                poses[i] = np.concatenate([source.position, source.rotation_quaternion, source.scaling])
+            else:
+                entry = tables.setdefault(id(table), (table, [], []))
+                entry[1].append(i)
+                entry[2].append(source.table_row)
+        for table, where, rows in tables.values():
+            poses[where, :3] = table.position[rows]
+            poses[where, 3:7] = table.quaternion[rows]
+            poses[where, 7:] = table.scaling[rows]
+        return poses
+
+    def _check_finite(self, poses: np.ndarray) -> None:
+        bad = np.flatnonzero(~np.isfinite(poses).all(axis=1))
+        if bad.size:
+            source = self.sources[bad[0]]
+            bone = self.bone_names.get(id(source))
+            what = f"bone {bone!r}" if bone is not None else f"node {source.name!r}"
+            raise ViewerError(f"{what}: its pose holds NaN or infinity; nothing was written")
+        for mesh in self.scene.meshes:
+            if mesh.morph_targets is not None and not np.isfinite(mesh.morph_weights).all():
+                raise ViewerError(f"mesh {mesh.name!r}: its morph weights hold NaN or infinity; nothing was written")
+
+    @staticmethod
+    def _write_trs(spec: dict, pose: list) -> None:
+        """The TRS as Python floats (the float64 values exactly), each left out at its default."""
+        for key, values, default in (("translation", pose[:3], [0.0, 0.0, 0.0]),
+                                     ("rotation", pose[3:7], [0.0, 0.0, 0.0, 1.0]),
+                                     ("scale", pose[7:], [1.0, 1.0, 1.0])):
+            if values != default:
+                spec[key] = values
+
+    def _mesh_node(self, mesh) -> int:
+        """The node the mesh is written on: the node it was loaded on, else a new root node
+        placed at the mesh's world matrix (ignored by skinning, as glTF says)."""
+        nodes = self.scene.nodes
+        if mesh.node_index is not None and 0 <= mesh.node_index < len(nodes):
+            host = self.node_index[id(nodes[mesh.node_index])]
+            if host not in self.mesh_node.values():
+                self.mesh_node[id(mesh)] = host
+                return host
+        host = len(self.node_specs)
+        self.node_specs.append({"name": mesh.name})
+        self.sources.append(None)
+        if mesh.skeleton is None and not _is_default(mesh.world_matrix, np.eye(4)):
+            scaling, quaternion, position = decompose_one(mesh.world_matrix)
+            spec = self.node_specs[host]
+            spec.update(translation=[float(v) for v in position], rotation=[float(v) for v in quaternion],
+                        scale=[float(v) for v in scaling])
+        self.mesh_node[id(mesh)] = host
+        return host
+
+    # --- skins -----------------------------------------------------------------------------------
+    def _skin(self, skeleton) -> tuple[int, np.ndarray | None]:
+        """(skin index, the final matrices a pose applied as bind bakes, else None)."""
+        bones = skeleton.bones
+        by_index = {}
+        for position, bone in enumerate(bones):
+            index = position if bone.index is None else bone.index
+            if index >= 0:
+                by_index[index] = bone
+        count = max(by_index, default=-1) + 1
+        if sorted(by_index) != list(range(count)):
+            raise ViewerError(f"skeleton {skeleton.name!r}: its bones' indices are not 0..{count - 1}")
+        joints = [by_index[i] for i in range(count)]
+        skeleton.prepare()
+        if self.apply_pose_as_bind:
+            absolute = np.array([bone.get_absolute_matrix() for bone in joints])
+            finals = np.array([bone.get_final_matrix() for bone in joints])
+            inverse = np.linalg.inv(absolute)
+        else:
+            inverse = np.array([bone.get_absolute_inverse_bind_matrix() for bone in joints])
+            finals = None
+            loaded = skeleton.inverse_bind_matrices
+            if loaded is not None and loaded.shape == inverse.shape and np.allclose(loaded, inverse, rtol=1e-5,
+                                                                                   atol=1e-6):
+                inverse = loaded  # the file's own numbers, exactly, while the bind is unchanged
+        inverse = np.array(inverse, dtype=np.float64)
+        inverse[:, :3, 3], inverse[:, 3, 3] = 0.0, 1.0  # exactly affine, as glTF requires (not 1e-17)
+        if not np.isfinite(inverse).all():
+            bad = joints[int(np.flatnonzero(~np.isfinite(inverse).reshape(count, -1).all(axis=1))[0])]
+            raise ViewerError(f"bone {bad.name!r}: its bind holds NaN or infinity; nothing was written")
+        spec = {"name": skeleton.name, "joints": [self.node_index[id(bone.get_pose_target())] for bone in joints],
+                # Row-vector matrices read row by row are glTF's column-major ones.
+                "inverseBindMatrices": self.out.floats(inverse.reshape(count, 16))}
+        roots = [bone for bone in bones if bone.get_parent() is None]
+        if len(roots) == 1:
+            spec["skeleton"] = self.node_index[id(roots[0].get_pose_target())]
+        return self.out.add("skins", spec), finals
+
+    # --- meshes ----------------------------------------------------------------------------------
+    def _mesh(self, mesh, skin) -> int:
+        positions, normals = mesh.positions, mesh.normals
+        targets = mesh.morph_targets
+        deltas = None if targets is None else (targets.positions, targets.normals)
+        if skin is not None and skin[1] is not None:  # apply pose as bind: the drawn shape
+            positions, normals, deltas = _posed(mesh, skin[1])
+        spec = {"name": mesh.name, "primitives": []}
+        for submesh, (start, end) in zip(mesh.submeshes, _vertex_ranges(mesh)):
+            rows = slice(start, end)
+            indices = mesh.indices[submesh.first_index: submesh.first_index + submesh.index_count].astype(np.int64)
+            attributes = {"POSITION": self.out.floats(positions[rows], ARRAY_BUFFER, bounds=True)}
+            part_normals = np.asarray(normals[rows], dtype=np.float32)
+            if len(part_normals) and np.abs(np.linalg.norm(part_normals, axis=1) - 1).max() <= UNIT_TOLERANCE:
+                attributes["NORMAL"] = self.out.floats(part_normals, ARRAY_BUFFER)
+            texcoords = mesh.texcoords[rows]
+            if submesh.base_color_texture is not None or texcoords.any():
+                attributes["TEXCOORD_0"] = self.out.floats(texcoords, ARRAY_BUFFER)
+            colors = mesh.colors[rows]
+            if not (colors == 1).all():
+                attributes["COLOR_0"] = self.out.floats(colors, ARRAY_BUFFER)
+            if mesh.skeleton is not None:
+                self._skin_attributes(attributes, mesh.joints[rows], mesh.weights[rows])
+            primitive = {"attributes": attributes, "mode": 4}
+            count = end - start
+            index_type = (np.uint16, UNSIGNED_SHORT) if count < 65535 else (np.uint32, UNSIGNED_INT)
+            primitive["indices"] = self.out.accessor((indices - start).astype(index_type[0]), index_type[1],
+                                                     ELEMENT_ARRAY_BUFFER)
+            material = self._material(submesh)
+            if material is not None:
+                primitive["material"] = material
+            if deltas is not None:
+                primitive["targets"] = []
+                for t in range(len(targets)):
+                    target = {"POSITION": self.out.floats(deltas[0][t, rows], ARRAY_BUFFER, bounds=True)}
+                    if deltas[1] is not None and "NORMAL" in attributes:
+                        target["NORMAL"] = self.out.floats(deltas[1][t, rows], ARRAY_BUFFER)
+                    primitive["targets"].append(target)
+            spec["primitives"].append(primitive)
+        if targets is not None:
+            spec["weights"] = [float(w) for w in targets.default_weights]
+            spec["extras"] = {"targetNames": list(targets.names)}
+        return self.out.add("meshes", spec)
+
+    def _skin_attributes(self, attributes: dict, joints: np.ndarray, weights: np.ndarray) -> None:
+        """JOINTS_0/WEIGHTS_0, and JOINTS_1/WEIGHTS_1 where a vertex has more than 4 influences.
+        Weights are the normalized ones the model draws; unused slots are joint 0, weight 0."""
+        joints, weights = _merged_influences(joints, weights)
+        width = 8 if joints.shape[1] == 8 and (weights[:, 4:] > 0).any() else 4
+        component = (np.uint8, UNSIGNED_BYTE) if joints.max(initial=0) < 256 else (np.uint16, UNSIGNED_SHORT)
+        for k in range(width // 4):
+            columns = slice(4 * k, 4 * k + 4)
+            attributes[f"JOINTS_{k}"] = self.out.accessor(joints[:, columns].astype(component[0]), component[1],
+                                                          ARRAY_BUFFER)
+            attributes[f"WEIGHTS_{k}"] = self.out.floats(weights[:, columns], ARRAY_BUFFER)
+
+    def _weights(self, mesh) -> list[float]:
+        weights = mesh.morph_weights
+        if self.apply_pose_as_bind and mesh.skeleton is not None:
+            return [0.0] * len(weights)  # the morph is baked into the vertices
+        return [float(w) for w in weights]
+
+    def _material(self, submesh) -> int | None:
+        image = submesh.base_color_texture
+        source = submesh.material
+        key = (id(source), tuple(submesh.base_color), None if image is None else id(image))
+        if key in self.materials:
+            return self.materials[key]
+        spec = {}
+        if source is not None:
+            spec.update({k: source[k] for k in MATERIAL_FIELDS if k in source})
+        pbr = {k: source["pbrMetallicRoughness"][k] for k in PBR_FIELDS
+               if source is not None and k in source.get("pbrMetallicRoughness", {})}
+        if source is None:
+            pbr.update(metallicFactor=0.0, roughnessFactor=1.0)  # a plain matte colour
+        if not _is_default(submesh.base_color, (1, 1, 1, 1)):
+            pbr["baseColorFactor"] = [float(v) for v in submesh.base_color]
+        if image is not None:
+            pbr["baseColorTexture"] = {"index": self._texture(submesh)}
+        spec["pbrMetallicRoughness"] = pbr
+        index = self.out.add("materials", spec)
+        self.materials[key] = index
+        return index
+
+    def _texture(self, submesh) -> int:
+        key = id(submesh.image_data[0]) if submesh.image_data is not None else id(submesh.base_color_texture)
+        if key not in self.images:
+            if submesh.image_data is not None:
+                data, mime = submesh.image_data
+            else:  # an image made in memory: encoded once, as PNG
+                from PIL import Image
+
+                buffer = io.BytesIO()
+                Image.fromarray(np.asarray(submesh.base_color_texture, dtype=np.uint8)).save(buffer, "PNG")
+                data, mime = buffer.getvalue(), "image/png"
+            image = self.out.image(data, mime)
+            self.images[key] = self.out.add("textures", {"source": image})
+        return self.images[key]
+
+    # --- clips -----------------------------------------------------------------------------------
+    def _clip(self, clip) -> None:
+        samplers, channels = [], []
+        inputs: dict[bytes, int] = {}  # keyframe times shared by channels are written once
+
+        def sampler(times, outputs, interpolation) -> int:
+            key = np.asarray(times, dtype=np.float32).tobytes()
+            if key not in inputs:
+                inputs[key] = self.out.keyframes(times, bounds=True)
+            samplers.append({"input": inputs[key], "output": self.out.keyframes(outputs),
+                             "interpolation": interpolation})
+            return len(samplers) - 1
+
+        for channel in clip.channels:
+            node = self.node_index.get(id(channel.node))
+            if node is None:
+                continue  # a node outside the scene
+            outputs = channel.values.reshape(-1, channel.values.shape[-1])  # CUBICSPLINE: in, value, out per key
+            channels.append({"sampler": sampler(channel.times, outputs, channel.interpolation),
+                             "target": {"node": node, "path": channel.path}})
+        if isinstance(clip, MorphAnimationClip):
+            for channel in clip.morph_channels:
+                node = self.mesh_node.get(id(channel.meshes[0]))
+                if node is None:
+                    continue
+                outputs = np.asarray(channel.values).reshape(-1)  # a SCALAR per target per key
+                channels.append({"sampler": sampler(channel.times, outputs, channel.interpolation),
+                                 "target": {"node": node, "path": "weights"}})
+        if channels:
+            self.out.add("animations", {"name": clip.name, "channels": channels, "samplers": samplers})
+
+
+def _merged_influences(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A joint listed twice for a vertex (glTF forbids it) as one influence with the two weights
+    summed; the same skinning. Slots left unused are joint 0 with weight 0."""
+    joints, weights = joints.copy(), weights.copy()
+    for k in range(1, joints.shape[1]):
+        for j in range(k):
+            twice = (joints[:, k] == joints[:, j]) & (weights[:, k] > 0) & (weights[:, j] > 0)
+            if twice.any():
+                weights[twice, j] += weights[twice, k]
+                weights[twice, k] = 0
+    joints[weights == 0] = 0
+    return joints, weights
+
+
+def _vertex_ranges(mesh) -> list[tuple[int, int]]:
+    """Per submesh, the vertices its primitive is written with: the loader's primitives own
+    consecutive vertex ranges, found back here; submeshes that share vertices each get all."""
+    count = len(mesh.positions)
+    submeshes = mesh.submeshes
+    if len(submeshes) == 1:
+        return [(0, count)]
+    lows, highs = [], []
+    for submesh in submeshes:
+        part = mesh.indices[submesh.first_index: submesh.first_index + submesh.index_count]
+        lows.append(int(part.min()) if part.size else None)
+        highs.append(int(part.max()) + 1 if part.size else None)
+    starts = [0] + [lows[i] for i in range(1, len(submeshes))]
+    ends = starts[1:] + [count]
+    if all(lo is not None for lo in lows) and all(a <= lo and hi <= b for a, b, lo, hi in zip(starts, ends, lows, highs)):
+        return list(zip(starts, ends))
+    return [(0, count)] * len(submeshes)
+
+
+def _posed(mesh, finals: np.ndarray):
+    """(positions, normals, (position deltas, normal deltas)) of a skinned mesh as drawn now,
+    in the skeleton root's space: morphed by the current weights, then skinned by ``finals``.
+    Morph deltas turn with each vertex's blended matrix, so targets still move the posed shape."""
+    positions, normals = mesh.morphed()
+    posed, posed_normals = skin(positions, normals, mesh.joints, mesh.weights, finals)
+    deltas = None
+    if mesh.morph_targets is not None:
+        blend = np.zeros((len(positions), 3, 3))
+        for k in range(mesh.joints.shape[1]):
+            blend += mesh.weights[:, k, None, None] * finals[mesh.joints[:, k], :3, :3]
+        targets = mesh.morph_targets
+        moved = np.einsum("tvi,vij->tvj", targets.positions, blend)
+        moved_normals = None if targets.normals is None else np.einsum("tvi,vij->tvj", targets.normals, blend)
+        deltas = (moved, moved_normals)
+    if not (np.isfinite(posed).all() and np.isfinite(posed_normals).all()):
+        raise ViewerError(f"mesh {mesh.name!r}: its posed shape holds NaN or infinity; nothing was written")
+    return posed, posed_normals, deltas
+
