@@ -50,7 +50,7 @@ class Client:
         self._stream_error: str | None = None
         try:
             self._ws = ws_connect(f"ws://{self.address}", compression=None, max_size=protocol.MAX_REPLY,
-                                  open_timeout=timeout, close_timeout=1)
+                                  open_timeout=timeout, close_timeout=1).__enter__()  # the connection (17.1+ wants the with form)
         except (OSError, TimeoutError, InvalidHandshake, WebSocketException) as error:
             raise ViewerError(f"connect {self.address}: cannot connect: {error}") from None
         try:
@@ -165,6 +165,7 @@ class Client:
                 continue  # an answer to a request whose caller gave up (a timeout)
             if reply.kind == protocol.ERROR:
                 raise ViewerError(protocol.read_error(reply.payload))
+            self._check_stream_error()  # the server tells a refused stream just before this reply
             return reply.payload
 
     def _check_stream_error(self) -> None:

@@ -54,12 +54,30 @@ def logger():
     return logging.getLogger("boneviewer")
 
 
+class _OneLine(logging.Handler):
+    """websockets' own warnings (a failed handshake: not a WebSocket client) as one line each."""
+
+    def emit(self, record) -> None:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f": {record.exc_info[1]}"
+        logger().warning(f"remote: {text}")
+
+
+def _websockets_logger():
+    quiet = logging.getLogger("boneviewer.remote.websockets")
+    if not quiet.handlers:
+        quiet.addHandler(_OneLine(logging.WARNING))
+        quiet.propagate = False
+    return quiet
+
+
 class _Connection:
     def __init__(self, websocket):
         self.websocket = websocket
         peer = websocket.remote_address
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
-        self.error_pending = False  # one refused-stream error in flight at a time
+        self.stream_error: str | None = None  # a refused streamed pose, told before the next reply
 
 
 class RemoteServer:
@@ -111,7 +129,7 @@ class RemoteServer:
         self._stop = asyncio.Event()
         try:
             server = await serve(self._handle, self.host, self.port, max_size=protocol.MAX_REQUEST,
-                                 compression=None, max_queue=4, write_limit=2**20)
+                                 compression=None, max_queue=4, write_limit=2**20, logger=_websockets_logger())
         except OSError as error:
             self._failure = OSError(error.strerror or str(error))
             ready.set()
@@ -155,13 +173,18 @@ class RemoteServer:
                 self._requests.append((connection, message.request_id, message.kind, request, future))
                 self._wake.set()
                 reply = await future
+                refused, connection.stream_error = connection.stream_error, None
                 try:
+                    if refused is not None:
+                        await asyncio.wait_for(websocket.send(protocol.error(0, refused)), SEND_TIMEOUT)
                     await asyncio.wait_for(websocket.send(reply), SEND_TIMEOUT)
                 except TimeoutError:
                     await self._drop(connection, f"did not read its reply in {SEND_TIMEOUT:g} s", CLOSE_POLICY)
                     return
-        except ConnectionClosed:
-            pass
+        except ConnectionClosed as closed:
+            if closed.sent is not None and closed.sent.code == 1009:  # websockets refused an oversized message
+                logger().warning(f"remote: {connection.peer}: a message over the limit of {protocol.MAX_REQUEST} "
+                                 "bytes; closing the connection")
         finally:
             self._clients.discard(connection)
             self._latest.pop(connection, None)
@@ -201,14 +224,6 @@ class RemoteServer:
         logger().warning(f"remote: {connection.peer}: {reason}; closing the connection")
         await connection.websocket.close(code, reason[:120])
 
-    async def _send_stream_error(self, connection, text: str) -> None:
-        try:
-            await asyncio.wait_for(connection.websocket.send(protocol.error(0, text)), SEND_TIMEOUT)
-        except Exception:  # noqa: BLE001 - closed or not reading: the next request fails anyway
-            pass
-        finally:
-            connection.error_pending = False
-
     # --- the frame loop's thread ---------------------------------------------------------------
     def poll(self, target) -> int:
         """Apply what came since the last call to ``target`` (a RemoteTarget); returns how many
@@ -240,10 +255,9 @@ class RemoteServer:
         try:
             target.set_pose(pose)
         except ViewerError as error:
-            logger().warning(f"remote: {connection.peer}: streamed pose refused: {error}")
-            if not connection.error_pending:
-                connection.error_pending = True
-                asyncio.run_coroutine_threadsafe(self._send_stream_error(connection, str(error)), self._loop)
+            if connection.stream_error is None:  # one line per run of refused poses, not one per frame
+                logger().warning(f"remote: {connection.peer}: streamed pose refused: {error}")
+            connection.stream_error = str(error)
 
     def wait(self, timeout: float) -> bool:
         """Block until a message may be waiting (or ``timeout`` s): for a host with no display."""
