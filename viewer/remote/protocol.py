@@ -177,19 +177,43 @@ def set_pose(request_id: int, rotations=None, positions=None, scalings=None, nam
         arrays.append(np.ascontiguousarray(array).tobytes())
     if not 1 <= count <= MAX_BONES:
         raise ValueError(f"set_pose: {count} bones; 1 to {MAX_BONES} per message")
-    chunks = []
+    block = b""
     if names is not None:
-        names = [names] if isinstance(names, str) else list(names)
+        names = (names,) if isinstance(names, str) else tuple(names)
         if len(names) != count:
             raise ValueError(f"set_pose: {len(names)} bone names for {count} rows")
         parts |= NAMES
+        block = _names_block(names)
+    body = POSE_HEAD.pack(parts, dtype.itemsize, 0, count) + block + b"".join(arrays)
+    return encode(SET_POSE, request_id, body)
+
+
+NAME_CACHE_SIZE = 64  # name lists remembered each way: a stream sends the same names again and again
+NAME_CACHE_ITEM = 2**14  # bytes (or names) of one remembered list at most: the caches stay under 2 MB
+_encoded_names: dict = {}
+_decoded_names: dict = {}
+
+
+def _remember(cache: dict, key, value):
+    if len(key) > NAME_CACHE_ITEM:
+        return value
+    if len(cache) >= NAME_CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
+def _names_block(names: tuple) -> bytes:
+    block = _encoded_names.get(names)
+    if block is None:
+        chunks = []
         for name in names:
             data = str(name).encode("utf-8")
             if len(data) > MAX_NAME:
-                raise ValueError(f"set_pose: bone name {name[:40]!r}... is over {MAX_NAME} bytes")
+                raise ValueError(f"set_pose: bone name {str(name)[:40]!r}... is over {MAX_NAME} bytes")
             chunks += [NAME_LENGTH.pack(len(data)), data]
-    body = POSE_HEAD.pack(parts, dtype.itemsize, 0, count) + b"".join(chunks) + b"".join(arrays)
-    return encode(SET_POSE, request_id, body)
+        block = _remember(_encoded_names, names, b"".join(chunks))
+    return block
 
 
 def read_set_pose(payload) -> PoseArrays:
@@ -204,25 +228,38 @@ def read_set_pose(payload) -> PoseArrays:
         raise ProtocolError(f"set_pose: {count} bones (1 to {MAX_BONES})")
     offset = POSE_HEAD.size
     pose = PoseArrays(count)
-    if parts & NAMES:
-        pose.names = []
-        for _ in range(count):
-            if offset + NAME_LENGTH.size > len(payload):
-                raise ProtocolError("set_pose: the bone names run past the end")
-            (length,) = NAME_LENGTH.unpack_from(payload, offset)
-            offset += NAME_LENGTH.size
-            if length > MAX_NAME or offset + length > len(payload):
-                raise ProtocolError("set_pose: a bone name is too long or runs past the end")
-            pose.names.append(_text(payload[offset:offset + length], MAX_NAME, "set_pose: bone name"))
-            offset += length
-    dtype = np.dtype("<f4" if itemsize == 4 else "<f8")
     widths = [(what, width) for flag, what, width in POSE_PARTS if parts & flag]
-    _exact(payload[offset:], sum(width for _, width in widths) * count * itemsize, "set_pose arrays")
+    array_bytes = sum(width for _, width in widths) * count * itemsize
+    if parts & NAMES:
+        block = bytes(payload[offset:len(payload) - array_bytes])
+        pose.names = _decoded_names.get(block)
+        if pose.names is None:
+            pose.names = _remember(_decoded_names, block, _read_names(block, count))
+        offset += len(block)
+    dtype = np.dtype("<f4" if itemsize == 4 else "<f8")
+    _exact(payload[offset:], array_bytes, "set_pose arrays")
     for what, width in widths:
         array = np.frombuffer(payload, dtype, count * width, offset).reshape(count, width)
         setattr(pose, what, array)
         offset += array.nbytes
     return pose
+
+
+def _read_names(block: bytes, count: int) -> list:
+    """``count`` names, each a u16 byte length and UTF-8, filling ``block`` exactly."""
+    names, offset = [], 0
+    for _ in range(count):
+        if offset + NAME_LENGTH.size > len(block):
+            raise ProtocolError("set_pose: the bone names and arrays do not add up to the payload")
+        (length,) = NAME_LENGTH.unpack_from(block, offset)
+        offset += NAME_LENGTH.size
+        if length > MAX_NAME or offset + length > len(block):
+            raise ProtocolError("set_pose: a bone name is too long or runs past the end")
+        names.append(_text(block[offset:offset + length], MAX_NAME, "set_pose: bone name"))
+        offset += length
+    if offset != len(block):
+        raise ProtocolError("set_pose: the bone names and arrays do not add up to the payload")
+    return names
 
 
 def set_pose_dict(request_id: int, pose: dict) -> bytes:

@@ -163,8 +163,9 @@ class RemoteServer:
                     await self._drop(connection, str(error), CLOSE_PROTOCOL)
                     return
                 if message.request_id == 0:
-                    self._latest[connection] = request  # latest wins: an unapplied older pose is dropped
-                    self._wake.set()
+                    # Latest wins: an unapplied older pose is dropped. No wake-up: a window applies it at
+                    # its next frame; a server with no window, before the next request that needs it.
+                    self._latest[connection] = request
                     continue
                 future = self._loop.create_future()
                 streamed = self._latest.pop(connection, None)
@@ -260,7 +261,8 @@ class RemoteServer:
             connection.stream_error = str(error)
 
     def wait(self, timeout: float) -> bool:
-        """Block until a message may be waiting (or ``timeout`` s): for a host with no display."""
+        """Block until a request may be waiting (or ``timeout`` s): for a host with no display,
+        where streamed poses wait for the next request (nothing shows them before)."""
         return self._wake.wait(timeout)
 
     @property
