@@ -168,14 +168,15 @@ def bench_frames(model, frames: int = 300) -> None:
                                 stdout=subprocess.PIPE, text=True, env=env)
     streamer.stdout.readline()
     run(30)
-    applied_before = time.perf_counter()
+    applied_before, read_before = time.perf_counter(), server.messages_read
     streaming = run(frames)
     elapsed = time.perf_counter() - applied_before
+    rate = (server.messages_read - read_before) / elapsed
     streamer.terminate()
     streamer.wait()
     server.close()
     print(f"viewer frame (1280x720, panel, {Path(model).name}): median {median_ms(quiet):.2f} ms with no client, "
-          f"{median_ms(streaming):.2f} ms while a client streams set_pose at full rate "
+          f"{median_ms(streaming):.2f} ms while a client streams set_pose at full rate ({rate:,.0f} messages/s) "
           f"({(median_ms(streaming) / median_ms(quiet) - 1) * 100:+.1f}%; {frames / elapsed:.0f} frames/s); "
           f"{median_ms(spun):.2f} ms beside a process that only spins a core "
           f"({(median_ms(spun) / median_ms(quiet) - 1) * 100:+.1f}%)")

@@ -404,8 +404,27 @@ def test_soak_streamed_poses_and_renders_do_not_grow_memory(server, client):
 
 
 def test_the_server_logged_no_traceback_or_internal_error(server):
-    """Run last in this module: whatever the tests above sent, the server only logged one-line notes."""
+    """After the tests above (whatever they sent), the server logged only one-line notes."""
     logged = server.logged()[1:]  # after the model's own warning (its weights)
     assert logged and all(line.startswith("boneviewer: warning: remote: ") for line in logged), \
         [line for line in logged if not line.startswith("boneviewer: warning: remote: ")][:5]
     assert not any("internal error" in line for line in logged)
+
+
+def test_listen_addresses_parse_with_loopback_by_default():
+    from viewer.remote.server import parse_listen
+
+    assert parse_listen("8765") == ("127.0.0.1", 8765)
+    assert parse_listen("0.0.0.0:0") == ("0.0.0.0", 0)
+    assert parse_listen("[::1]:9000") == ("::1", 9000)
+
+
+def test_a_port_in_use_and_view_without_a_display_are_one_line_errors(server, cli):
+    port = server.address.split(":")[1]
+    result = cli("serve", "--listen", port)
+    assert result.returncode == 2 and "cannot listen there" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    result = cli("view", "--listen", "0")
+    assert result.returncode == 2 and "boneviewer serve" in result.stderr
+    result = cli("view", "--token", "x", "--frames", "1")
+    assert result.returncode == 2 and "--token goes with --listen" in result.stderr

@@ -104,6 +104,7 @@ class RemoteServer:
         self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
+        self.messages_read = 0                     # requests read after the greeting (for benchmarks)
 
     # --- the socket thread ---------------------------------------------------------------------
     def start(self) -> "RemoteServer":
@@ -162,6 +163,7 @@ class RemoteServer:
                 except protocol.ProtocolError as error:
                     await self._drop(connection, str(error), CLOSE_PROTOCOL)
                     return
+                self.messages_read += 1
                 if message.request_id == 0:
                     # Latest wins: an unapplied older pose is dropped. No wake-up: a window applies it at
                     # its next frame; a server with no window, before the next request that needs it.
