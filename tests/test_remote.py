@@ -428,3 +428,22 @@ def test_a_port_in_use_and_view_without_a_display_are_one_line_errors(server, cl
     assert result.returncode == 2 and "boneviewer serve" in result.stderr
     result = cli("view", "--token", "x", "--frames", "1")
     assert result.returncode == 2 and "--token goes with --listen" in result.stderr
+
+
+def test_closing_the_server_with_a_request_unanswered_is_quick():
+    """The window closes while a client waits for a frame that will not come: no hang."""
+    import threading
+
+    from viewer.remote.server import RemoteServer
+
+    server = RemoteServer("127.0.0.1", 0, "t").start()
+    waiting = connect(f"127.0.0.1:{server.address[1]}", token="t")
+    errors = []
+    caller = threading.Thread(target=lambda: errors.append(pytest.raises(ViewerError, waiting.bones)))
+    caller.start()
+    time.sleep(0.2)
+    started = time.perf_counter()
+    server.close()
+    caller.join(5)
+    assert time.perf_counter() - started < 2.0 and not server._thread.is_alive()
+    assert errors and "closed" in str(errors[0].value)

@@ -78,6 +78,7 @@ class _Connection:
         peer = websocket.remote_address
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.stream_error: str | None = None  # a refused streamed pose, told before the next reply
+        self.pending = None                   # the future of the request the frame loop has not answered
 
 
 class RemoteServer:
@@ -130,6 +131,7 @@ class RemoteServer:
         self._stop = asyncio.Event()
         try:
             server = await serve(self._handle, self.host, self.port, max_size=protocol.MAX_REQUEST,
+                                 open_timeout=HELLO_TIMEOUT,
                                  compression=None, max_queue=4, write_limit=2**20, logger=_websockets_logger())
         except OSError as error:
             self._failure = OSError(error.strerror or str(error))
@@ -140,6 +142,9 @@ class RemoteServer:
         ready.set()
         async with server:
             await self._stop.wait()
+            for connection in list(self._clients):
+                if connection.pending is not None:
+                    connection.pending.cancel()  # no frame will answer it now
             server.close()
 
     async def _handle(self, websocket) -> None:
@@ -175,7 +180,9 @@ class RemoteServer:
                     self._requests.append((connection, 0, protocol.SET_POSE, streamed, None))
                 self._requests.append((connection, message.request_id, message.kind, request, future))
                 self._wake.set()
+                connection.pending = future
                 reply = await future
+                connection.pending = None
                 refused, connection.stream_error = connection.stream_error, None
                 try:
                     if refused is not None:
