@@ -216,30 +216,46 @@ def _names_block(names: tuple) -> bytes:
     return block
 
 
+# Per parts mask (rotations, positions, scalings): the arrays present and their total width.
+_LAYOUTS = {mask: ([(what, width) for flag, what, width in POSE_PARTS if mask & flag],
+                   sum(width for flag, _, width in POSE_PARTS if mask & flag)) for mask in range(1, 8)}
+_FLOATS = {4: np.dtype("<f4"), 8: np.dtype("<f8")}
+_last_names = [b"", []]  # the names block seen last and its names: a stream repeats it
+
+
 def read_set_pose(payload) -> PoseArrays:
+    """A SET_POSE payload checked and decoded; the arrays are views of the message, not copies.
+    (Lean: a stream may bring tens of thousands a second.)"""
     if len(payload) < POSE_HEAD.size:
         raise ProtocolError("set_pose: payload shorter than its 8-byte head")
     parts, itemsize, reserved, count = POSE_HEAD.unpack_from(payload)
-    if parts & ~(ROTATIONS | POSITIONS | SCALINGS | NAMES) or not parts & (ROTATIONS | POSITIONS | SCALINGS):
+    layout = _LAYOUTS.get(parts & 7)
+    dtype = _FLOATS.get(itemsize)
+    if layout is None or parts & ~15:
         raise ProtocolError(f"set_pose: bad parts mask {parts}")
-    if itemsize not in (4, 8) or reserved != 0:
+    if dtype is None or reserved != 0:
         raise ProtocolError(f"set_pose: float size {itemsize} (expected 4 or 8)")
     if not 1 <= count <= MAX_BONES:
         raise ProtocolError(f"set_pose: {count} bones (1 to {MAX_BONES})")
-    offset = POSE_HEAD.size
+    arrays, width = layout
+    offset = len(payload) - width * count * itemsize  # the arrays fill the end of the payload
     pose = PoseArrays(count)
-    widths = [(what, width) for flag, what, width in POSE_PARTS if parts & flag]
-    array_bytes = sum(width for _, width in widths) * count * itemsize
     if parts & NAMES:
-        block = bytes(payload[offset:len(payload) - array_bytes])
-        pose.names = _decoded_names.get(block)
-        if pose.names is None:
-            pose.names = _remember(_decoded_names, block, _read_names(block, count))
-        offset += len(block)
-    dtype = np.dtype("<f4" if itemsize == 4 else "<f8")
-    _exact(payload[offset:], array_bytes, "set_pose arrays")
-    for what, width in widths:
-        array = np.frombuffer(payload, dtype, count * width, offset).reshape(count, width)
+        if offset < POSE_HEAD.size:
+            raise ProtocolError("set_pose: the bone names and arrays do not add up to the payload")
+        block = bytes(payload[POSE_HEAD.size:offset])
+        if block == _last_names[0]:
+            pose.names = _last_names[1]
+        else:
+            pose.names = _decoded_names.get(block)
+            if pose.names is None:
+                pose.names = _remember(_decoded_names, block, _read_names(block, count))
+            _last_names[:] = [block, pose.names] if len(block) <= NAME_CACHE_ITEM else [b"", []]
+    elif offset != POSE_HEAD.size:
+        raise ProtocolError(f"set_pose arrays: payload of {len(payload) - POSE_HEAD.size} bytes, expected "
+                            f"{width * count * itemsize}")
+    for what, columns in arrays:
+        array = np.frombuffer(payload, dtype, count * columns, offset).reshape(count, columns)
         setattr(pose, what, array)
         offset += array.nbytes
     return pose
