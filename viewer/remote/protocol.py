@@ -152,18 +152,15 @@ def read_hello(payload) -> str:
 def set_pose(request_id: int, rotations=None, positions=None, scalings=None, names=None) -> bytes:
     """A SET_POSE message. Arrays keep float32 when all given ones are float32, else float64
     (so a float64 pose arrives exactly). Shapes are checked here; values on the server."""
-    arrays = []
-    count = None
-    parts = 0
-    given = [(flag, what, width, value) for (flag, what, width), value
+    given = [(flag, what, width, np.asarray(value)) for (flag, what, width), value
              in zip(POSE_PARTS, (rotations, positions, scalings)) if value is not None]
     if not given:
         raise ValueError("set_pose: give rotations, positions or scalings")
-    single = all(np.asarray(value).dtype == np.float32 for *_, value in given)
-    dtype = np.dtype("<f4" if single else "<f8")
+    dtype = _FLOATS[4] if all(value.dtype == np.float32 for *_, value in given) else _FLOATS[8]
+    arrays, count, parts = [], None, 0
     for flag, what, width, value in given:
         try:
-            array = np.asarray(value, dtype=dtype)
+            array = value.astype(dtype, copy=False)
         except (TypeError, ValueError):
             raise ValueError(f"set_pose: {what} must be numbers") from None
         if array.ndim == 1 and array.size == width:
@@ -174,7 +171,7 @@ def set_pose(request_id: int, rotations=None, positions=None, scalings=None, nam
             raise ValueError(f"set_pose: {what} has {len(array)} rows, the other arrays {count}")
         count = len(array)
         parts |= flag
-        arrays.append(np.ascontiguousarray(array).tobytes())
+        arrays.append(array.tobytes())  # C order, whatever the input's strides
     if not 1 <= count <= MAX_BONES:
         raise ValueError(f"set_pose: {count} bones; 1 to {MAX_BONES} per message")
     block = b""
@@ -184,8 +181,9 @@ def set_pose(request_id: int, rotations=None, positions=None, scalings=None, nam
             raise ValueError(f"set_pose: {len(names)} bone names for {count} rows")
         parts |= NAMES
         block = _names_block(names)
-    body = POSE_HEAD.pack(parts, dtype.itemsize, 0, count) + block + b"".join(arrays)
-    return encode(SET_POSE, request_id, body)
+    length = POSE_HEAD.size + len(block) + sum(map(len, arrays))
+    return b"".join([HEADER.pack(MAGIC, VERSION, SET_POSE, request_id, length),
+                     POSE_HEAD.pack(parts, dtype.itemsize, 0, count), block, *arrays])
 
 
 NAME_CACHE_SIZE = 64  # name lists remembered each way: a stream sends the same names again and again
