@@ -92,42 +92,56 @@ def bench_connection(model, messages: int) -> None:
             print(f"set_pose, {len(chosen)} bones, round trip (wait=True): median {median_ms(rounds):.3f} ms, "
                   f"p90 {np.percentile(rounds, 90) * 1e3:.3f} ms")
             client.set_pose(rotations=poses[0], bones=chosen)
-            remote = []
-            for _ in range(60):
-                started = time.perf_counter()
-                client.render((256, 256))
-                remote.append(time.perf_counter() - started)
             pose = {"bones": {name: {"rotation_quaternion": [float(v) for v in q]} for name, q in zip(chosen, poses[0])}}
+            remote, local = [], []
+            with LocalRender(model, pose) as render_here:
+                for _ in range(60):  # alternately, so that both see the same load on the machine
+                    started = time.perf_counter()
+                    client.render((256, 256))
+                    remote.append(time.perf_counter() - started)
+                    local.append(render_here())
     finally:
         process.terminate()
         process.wait()
-    local = render_in_process(model, pose)
     print(f"render((256, 256)): {median_ms(remote):.2f} ms through the connection, {median_ms(local):.2f} ms "
           f"in-process (framed camera + draw + read back): {median_ms(remote) - median_ms(local):+.2f} ms overhead")
 
 
-def render_in_process(model, pose):
-    from viewer.camera import framed_camera
-    from viewer.editing.pose import apply_pose
-    from viewer.loaders import load_model
-    from viewer.options import RenderOptions
-    from viewer.render.headless import HeadlessRenderer
+class LocalRender:
+    """The same render in this process, as `serve` draws it: a framed camera, the draw, the read back."""
 
-    scene = load_model(model)
-    scene.animations[0].apply(0.0) if scene.animations else None
-    apply_pose(scene, pose)
-    samples = []
-    with HeadlessRenderer((256, 256)) as headless:
-        for _ in range(60):
-            started = time.perf_counter()
-            headless.render(scene, framed_camera(scene, aspect=1.0), RenderOptions())
-            samples.append(time.perf_counter() - started)
-    return samples
+    def __init__(self, model, pose):
+        from viewer.editing.pose import apply_pose
+        from viewer.loaders import load_model
+        from viewer.render.headless import HeadlessRenderer
+
+        self.scene = load_model(model)
+        if self.scene.animations:
+            self.scene.animations[0].apply(0.0)
+        apply_pose(self.scene, pose)
+        self.headless = HeadlessRenderer((256, 256))
+
+    def __call__(self) -> float:
+        from viewer.camera import framed_camera
+        from viewer.options import RenderOptions
+
+        started = time.perf_counter()
+        self.headless.render(self.scene, framed_camera(self.scene, aspect=1.0), RenderOptions())
+        return time.perf_counter() - started
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.headless.release()
 
 
-def bench_frames(model, frames: int = 300) -> None:
-    """A ViewerSession (panel included, 1280x720, offscreen) polling a RemoteServer each frame."""
+def bench_frames(model, blocks: int = 8, frames: int = 40) -> None:
+    """A ViewerSession (panel included, 1280x720, offscreen) polling a RemoteServer each frame,
+    in alternate blocks of frames with the other process stopped (SIGSTOP) and running (SIGCONT),
+    so both sides of each comparison see the same load on a shared machine."""
     import logging
+    import signal
 
     from viewer.loaders import load_model
     from viewer.remote.server import RemoteServer
@@ -142,51 +156,77 @@ def bench_frames(model, frames: int = 300) -> None:
     session = ViewerSession(ctx, load_model(model), "bench", play=False)
     server = RemoteServer("127.0.0.1", 0, TOKEN).start()
     target = SessionTarget(session)
+    socket_thread = server._thread.native_id
 
-    def run(count):
+    from viewer.remote import protocol
+    from viewer.remote.server import _read_request
+
+    names = target.bone_names()[:BONES]
+    rng = np.random.default_rng(0)
+    local_poses = [_read_request(protocol.decode(protocol.set_pose(0, rng.normal(size=(BONES, 4)).astype(np.float32),
+                                                                   names=names))) for _ in range(2)]
+
+    def run(count, pose_here=False):
         times = []
-        for _ in range(count):
+        for frame in range(count):
             started = time.perf_counter()
+            if pose_here:  # the same pose work with no connection: a new pose applied in this thread
+                target.set_pose(local_poses[frame % 2])
             server.poll(target)
             session.frame(size, 1 / 60, offscreen.framebuffer)
             ctx.finish()
             times.append(time.perf_counter() - started)
         return times
 
+    def alternate(process, pose_here=False):
+        """{False: frame times with ``process`` stopped, True: running}, the frame thread's CPU
+        per frame, the socket thread's CPU per second and the messages read per second, each way."""
+        times, cpu, socket, read, wall = {False: [], True: []}, {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}, \
+            {False: 0, True: 0}, {False: 0.0, True: 0.0}
+        for block in range(2 * blocks):
+            running = bool(block % 2)
+            process.send_signal(signal.SIGCONT if running else signal.SIGSTOP)
+            run(5)  # let what was in flight drain
+            started, cpu0, socket0, read0 = time.perf_counter(), time.thread_time(), thread_cpu(socket_thread), \
+                server.messages_read
+            times[running] += run(frames, pose_here=pose_here and not running)
+            wall[running] += time.perf_counter() - started
+            cpu[running] += time.thread_time() - cpu0
+            socket[running] += thread_cpu(socket_thread) - socket0
+            read[running] += server.messages_read - read0
+        process.send_signal(signal.SIGCONT)
+        count = blocks * frames
+        return (times, {k: v / count * 1e3 for k, v in cpu.items()}, socket[True] / wall[True],
+                read[True] / wall[True])
+
     run(30)
-    quiet_cpu = time.thread_time()
-    quiet = run(frames)
-    quiet_cpu_ms = (time.thread_time() - quiet_cpu) / frames * 1e3
-    # The same CPU taken by a process that only spins: what the client's own CPU costs on this machine.
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    time.sleep(0.3)
-    run(30)
-    spun = run(frames)
-    spinner.terminate()
+    spin_times, spin_cpu, _, _ = alternate(spinner)
+    spinner.kill()
     spinner.wait()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    names = json.dumps(target.bone_names()[:BONES])
+    names = json.dumps(names)
     streamer = subprocess.Popen([sys.executable, "-c", STREAMER, f"127.0.0.1:{server.address[1]}", TOKEN, names],
                                 stdout=subprocess.PIPE, text=True, env=env)
     streamer.stdout.readline()
-    run(30)
-    applied_before, read_before = time.perf_counter(), server.messages_read
-    socket_cpu, frame_cpu = thread_cpu(server._thread.native_id), time.thread_time()
-    streaming = run(frames)
-    elapsed = time.perf_counter() - applied_before
-    socket_share = (thread_cpu(server._thread.native_id) - socket_cpu) / elapsed
-    frame_cpu_ms = (time.thread_time() - frame_cpu) / frames * 1e3
-    rate = (server.messages_read - read_before) / elapsed
-    streamer.terminate()
+    times, cpu, socket_share, rate = alternate(streamer)
+    posed_times, posed_cpu, _, _ = alternate(streamer, pose_here=True)
+    streamer.kill()
     streamer.wait()
     server.close()
-    print(f"viewer frame (1280x720, panel, {Path(model).name}): median {median_ms(quiet):.2f} ms with no client, "
-          f"{median_ms(streaming):.2f} ms while a client streams set_pose at full rate ({rate:,.0f} messages/s) "
-          f"({(median_ms(streaming) / median_ms(quiet) - 1) * 100:+.1f}%; {frames / elapsed:.0f} frames/s); "
-          f"{median_ms(spun):.2f} ms beside a process that only spins a core "
-          f"({(median_ms(spun) / median_ms(quiet) - 1) * 100:+.1f}%)")
-    print(f"  the frame thread's own CPU per frame: {quiet_cpu_ms:.2f} ms with no client, {frame_cpu_ms:.2f} ms "
-          f"while streaming; the socket thread used {socket_share * 100:.1f}% of a core reading the stream")
+    quiet, streaming = median_ms(times[False]), median_ms(times[True])
+    print(f"viewer frame (1280x720, panel, {Path(model).name}; {blocks} alternating blocks of {frames} frames): "
+          f"median {quiet:.2f} ms with the client stopped, {streaming:.2f} ms while it streams set_pose at full rate "
+          f"({rate:,.0f} messages/s read): {(streaming / quiet - 1) * 100:+.1f}%")
+    print(f"  the frame thread's own CPU per frame: {cpu[False]:.2f} ms stopped, {cpu[True]:.2f} ms streaming "
+          f"({(cpu[True] / cpu[False] - 1) * 100:+.1f}%); the socket thread used {socket_share * 100:.1f}% of a core")
+    posed, streamed = median_ms(posed_times[False]), median_ms(posed_times[True])
+    print(f"  against the same new pose each frame applied in-process (client stopped): {posed:.2f} ms vs "
+          f"{streamed:.2f} ms streaming ({(streamed / posed - 1) * 100:+.1f}%); frame thread CPU {posed_cpu[False]:.2f} "
+          f"vs {posed_cpu[True]:.2f} ms ({(posed_cpu[True] / posed_cpu[False] - 1) * 100:+.1f}%)")
+    spun_quiet, spun = median_ms(spin_times[False]), median_ms(spin_times[True])
+    print(f"  for scale, a process that only spins a core: {spun_quiet:.2f} ms stopped, {spun:.2f} ms spinning "
+          f"({(spun / spun_quiet - 1) * 100:+.1f}%)")
 
 
 def thread_cpu(native_id: int) -> float:
