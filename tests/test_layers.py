@@ -25,7 +25,7 @@ LAYER_OF = {"viewer.errors": "errors", "viewer.camera": "camera", "viewer.images
             "viewer.character": "loaders", "viewer.editing.pose": "loaders", "viewer.gltf": "loaders",
             "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",
             "viewer.editing.script": "scripting", "viewer.editing.script_app": "scripting",
-            "viewer.editing": "editor",
+            "viewer.editing": "editor", "viewer.remote": "scripting",  # the wire: applies messages to the editing session
             "viewer.editing.interaction": "model"}  # picking, gizmo and mirror maths: numpy over the model's API
 
 

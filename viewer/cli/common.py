@@ -168,3 +168,38 @@ class Progress:
 
 def has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def listen_address(text: str):
+    """``[HOST:]PORT`` for --listen: (host, port), the host 127.0.0.1 unless given."""
+    from ..errors import ViewerError
+    from ..remote.server import parse_listen
+
+    try:
+        return parse_listen(text)
+    except ViewerError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix(f"--listen {text}: ")) from None
+
+
+def add_listen_options(parser, required: bool) -> None:
+    """--listen and --token, as `view` and `serve` take them."""
+    parser.add_argument("--listen", type=listen_address, metavar="[HOST:]PORT", required=required,
+                        help="accept connections from viewer.remote clients on PORT (0: a free one), on HOST "
+                             "(default 127.0.0.1: this machine only); prints 'listening on HOST:PORT token TOKEN'")
+    parser.add_argument("--token", metavar="TOKEN",
+                        help="the token clients must present (default: $BONEVIEWER_TOKEN, else a random one)")
+
+
+def start_listening(args):
+    """The started RemoteServer for --listen/--token, and its one line on stdout."""
+    from ..errors import ViewerError
+    from ..remote.server import RemoteServer
+
+    token = args.token if args.token is not None else os.environ.get("BONEVIEWER_TOKEN") or None
+    if token is not None and not token.strip():
+        raise ViewerError("--token: the token must not be empty")
+    host, port = args.listen
+    server = RemoteServer(host, port, token).start()
+    shown = f"[{host}]" if ":" in host else host
+    print(f"listening on {shown}:{server.address[1]} token {server.token}", flush=True)
+    return server

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from ..images import check_png_path
-from .common import DEFAULT_PNG, apply_pose_data, has_display, positive_int, read_pose, scene_index, size
+from .common import (DEFAULT_PNG, add_listen_options, apply_pose_data, has_display, positive_int, read_pose,
+                     scene_index, size)
 from .render import add_camera_arguments, camera_description, render_command
 
 
@@ -33,6 +34,7 @@ def add_parser(commands, common):
     view.add_argument("--watch", action="store_true",
                       help="reload --script (and --pose) in the running window when the file is saved")
     add_camera_arguments(view)
+    add_listen_options(view, required=False)
     view.set_defaults(run=run)
 
 
@@ -58,7 +60,12 @@ def view_command(args) -> int:
     if args.watch and args.script is None and args.pose is None:
         raise ViewerError("--watch reloads --script (and --pose) when saved: give --script FILE.py or --pose")
     camera = camera_description(args)  # checked before a window opens
+    if args.token is not None and args.listen is None:
+        raise ViewerError("--token goes with --listen [HOST:]PORT")
     if not has_display():
+        if args.listen is not None:
+            raise ViewerError("--listen needs a window and there is no display; `boneviewer serve MODEL --listen "
+                              "[HOST:]PORT` serves with no window")
         return render_instead(args, "no display")
     scene = load_model(args.model, args.scene)
     if args.pose is not None:
@@ -77,7 +84,17 @@ def view_command(args) -> int:
         if args.debug:
             print(f"boneviewer: {error}", file=sys.stderr)
         display = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+        if args.listen is not None:
+            raise ViewerError(f"--listen needs a window: cannot open one on display {display}") from None
         return render_instead(args, f"cannot open a window on display {display}")
+    if args.listen is not None:
+        from .common import start_listening
+
+        try:
+            window.attach_remote(start_listening(args))
+        except BaseException:
+            window.close()
+            raise
     return window.run(frames=args.frames, screenshot=str(args.screenshot) if args.screenshot else None)
 
 

@@ -73,6 +73,7 @@ class ViewerWindow:
         if script is not None or (watch and pose_path is not None):
             self.session.attach_script(script, watch=watch,
                                        pose_path=pose_path, debug=debug, size=glfw.get_window_size(self.window))
+        self.remote = None  # a viewer.remote RemoteServer (attach_remote)
         self.keys = _key_map()
         self._mouse = None
         self._buttons = set()
@@ -83,6 +84,13 @@ class ViewerWindow:
         glfw.set_char_callback(self.window, self._on_char)
         glfw.set_drop_callback(self.window, self._on_drop)
         glfw.set_window_focus_callback(self.window, lambda _w, focused: imgui.get_io().add_focus_event(bool(focused)))
+
+    def attach_remote(self, server) -> None:
+        """Poll a started viewer.remote RemoteServer once a frame: its messages act on the
+        session on this thread (``boneviewer view --listen``); it closes with the window."""
+        from .remote import SessionTarget
+
+        self.remote, self.remote_target = server, SessionTarget(self.session)
 
     def _on_glfw_error(self, code, description) -> None:
         text = description.decode(errors="replace") if isinstance(description, bytes) else str(description)
@@ -139,6 +147,8 @@ class ViewerWindow:
         try:
             while not glfw.window_should_close(self.window):
                 glfw.poll_events()
+                if self.remote is not None:
+                    self.remote.poll(self.remote_target)  # remote messages, applied on this thread
                 now = time.perf_counter()
                 dt, last = now - last, now
                 width, height = glfw.get_framebuffer_size(self.window)
@@ -160,6 +170,10 @@ class ViewerWindow:
         return 0
 
     def close(self) -> None:
+        if self.remote is not None:
+            self.remote.close()
+            self.remote_target.release()
+            self.remote = None
         if self.window is not None:
             self.session.release()
             glfw.destroy_window(self.window)

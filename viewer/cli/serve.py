@@ -1,0 +1,58 @@
+"""`boneviewer serve`: a render server, headless: viewer.remote clients pose the model and get
+images back, drawn as `boneviewer render` draws them."""
+
+from __future__ import annotations
+
+import time
+
+from .common import add_listen_options, scene_index
+
+IDLE_WAIT = 0.5            # seconds between polls when nothing plays and nothing comes
+PLAYING_WAIT = 1.0 / 60.0  # a playing clip moves on at about 60 steps a second
+
+
+def add_parser(commands, common):
+    serve = commands.add_parser("serve", parents=[common], help="serve poses and renders to viewer.remote clients",
+                                description="Load MODEL (default: the built-in character) in a headless context "
+                                            "(EGL, no display) and serve viewer.remote clients: they set poses, "
+                                            "the camera and the time, and get images rendered as `boneviewer "
+                                            "render` renders them. An animated model starts paused at its first "
+                                            "clip's start, as `render` shows it.")
+    serve.add_argument("model", nargs="?", help="model file, .gltf or .glb (default: the built-in character)")
+    serve.add_argument("--scene", type=scene_index, metavar="N",
+                       help="which scene of a glTF file to serve (default: the file's default scene)")
+    add_listen_options(serve, required=True)
+    serve.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..editing.editor import Editor
+    from ..loaders import load_model
+    from ..options import RenderOptions
+    from ..remote.target import RemoteTarget
+    from ..render.headless import HeadlessRenderer
+    from .common import start_listening
+
+    class HeadlessTarget(RemoteTarget):
+        """Renders on the command's own EGL context, as `render` does."""
+
+        def render(self, size):
+            headless.resize(size)
+            return headless.render(self.scene, self.camera_for(size), RenderOptions())
+
+    scene = load_model(args.model, args.scene)
+    editor = Editor(scene)  # paused; the first clip (if any) at its start, as `render` shows it
+    editor.seek(0.0)
+    with HeadlessRenderer((256, 256)) as headless:
+        target = HeadlessTarget(editor)
+        server = start_listening(args)
+        try:
+            last = time.perf_counter()
+            while True:
+                server.wait(PLAYING_WAIT if editor.playback.playing else IDLE_WAIT)
+                now = time.perf_counter()
+                target.advance(now - last)
+                last = now
+                server.poll(target)
+        finally:
+            server.close()

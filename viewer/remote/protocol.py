@@ -1,0 +1,404 @@
+"""The remote connection's message format: the only code that knows its bytes.
+
+Each WebSocket binary message is one message: a 12-byte header, then ``length`` bytes of payload.
+
+    offset size  field
+    0      2     magic b"BV"
+    2      1     version (1)
+    3      1     kind (below)
+    4      4     request id, uint32 (0: a streamed message, no reply wanted)
+    8      4     payload length in bytes, uint32 (the message's length - 12)
+
+Every number is little-endian; arrays are raw little-endian float32 or float64, row after row.
+Nothing from the wire is executed or unpickled: payloads are numbers, UTF-8 text, and (for a
+pose dict only) JSON. Every size is bounded before anything is allocated.
+
+Client to server (a reply, with the same request id, comes back for a non-zero id):
+
+    HELLO 1          the token, UTF-8 (at most MAX_TOKEN bytes); the first message, within 2 s
+    BONES 2          (empty)                      -> OK with a JSON list of the bone names
+    SET_POSE 3       u8 parts (1 rotations, 2 positions, 4 scalings, 8 names), u8 float size
+                     (4 or 8), u16 0, u32 N bones; with names, N times (u16 byte length, UTF-8
+                     name); then the arrays present, in this order: rotations N x 4 (x, y, z, w),
+                     positions N x 3, scalings N x 3
+    SET_POSE_DICT 4  a pose file's JSON object, UTF-8
+    SET_TIME 5       f64 seconds
+    PLAY 6           u8 0 (pause) or 1 (play)
+    SET_CAMERA 7     u8 given (1 yaw, 2 pitch, 4 distance, 8 target), then 6 x f64: yaw, pitch
+                     (degrees), distance, target x, y, z (the ones not given are ignored)
+    RENDER 8         u32 width, u32 height                -> IMAGE
+
+Server to client:
+
+    OK 128           empty, or the JSON reply of BONES
+    ERROR 129        the error message, UTF-8 (request id 0: a streamed pose was refused)
+    IMAGE 130        u32 width, u32 height, then height x width x 4 uint8 RGBA, top row first
+
+A message that breaks this format (bad magic or version, unknown kind, lengths that do not add
+up, a value out of its bounds) is a ProtocolError: the server closes that connection.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+MAGIC = b"BV"
+VERSION = 1
+HEADER = struct.Struct("<2sBBII")
+
+HELLO, BONES, SET_POSE, SET_POSE_DICT, SET_TIME, PLAY, SET_CAMERA, RENDER = range(1, 9)
+OK, ERROR, IMAGE = 128, 129, 130
+REQUESTS = {HELLO: "hello", BONES: "bones", SET_POSE: "set_pose", SET_POSE_DICT: "set_pose_dict",
+            SET_TIME: "set_time", PLAY: "play", SET_CAMERA: "set_camera", RENDER: "render"}
+REPLIES = {OK: "ok", ERROR: "error", IMAGE: "image"}
+
+# Bounds: far beyond any real model or image, small enough that no message can exhaust memory.
+MAX_TOKEN = 256
+MAX_BONES = 4096
+MAX_NAME = 256                       # bytes of one bone name
+MAX_IMAGE_SIDE = 4096
+MAX_REQUEST = 4 * 2**20              # bytes of one client message (a pose dict is the largest)
+MAX_REPLY = HEADER.size + 8 + MAX_IMAGE_SIDE * MAX_IMAGE_SIDE * 4
+MAX_ERROR_TEXT = 4096
+
+ROTATIONS, POSITIONS, SCALINGS, NAMES = 1, 2, 4, 8
+POSE_PARTS = ((ROTATIONS, "rotations", 4), (POSITIONS, "positions", 3), (SCALINGS, "scalings", 3))
+POSE_HEAD = struct.Struct("<BBHI")
+CAMERA = struct.Struct("<B6d")
+CAMERA_FIELDS = ((1, "yaw"), (2, "pitch"), (4, "distance"), (8, "target"))
+SIZE = struct.Struct("<II")
+TIME = struct.Struct("<d")
+FLAG = struct.Struct("<B")
+NAME_LENGTH = struct.Struct("<H")
+
+
+class ProtocolError(ValueError):
+    """A message that breaks the format: its connection is closed."""
+
+
+@dataclass
+class Message:
+    kind: int
+    request_id: int
+    payload: memoryview
+
+
+@dataclass
+class PoseArrays:
+    """A decoded SET_POSE: (N, 4), (N, 3), (N, 3) float arrays or None, and the bone names or None."""
+
+    count: int
+    rotations: np.ndarray | None = None
+    positions: np.ndarray | None = None
+    scalings: np.ndarray | None = None
+    names: list | None = None
+
+
+# --- framing -------------------------------------------------------------------------------------
+def encode(kind: int, request_id: int, payload=b"") -> bytes:
+    return HEADER.pack(MAGIC, VERSION, kind, request_id, len(payload)) + bytes(payload)
+
+
+def decode(data, kinds=REQUESTS, limit: int = MAX_REQUEST) -> Message:
+    """The header checked against the message (bytes); the payload is a view, not a copy."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ProtocolError("a text frame: messages are binary")
+    if len(data) > limit:
+        raise ProtocolError(f"message of {len(data)} bytes is over the limit of {limit}")
+    if len(data) < HEADER.size:
+        raise ProtocolError(f"message of {len(data)} bytes is shorter than the {HEADER.size}-byte header")
+    magic, version, kind, request_id, length = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise ProtocolError(f"bad magic {bytes(magic)!r} (expected {MAGIC!r})")
+    if version != VERSION:
+        raise ProtocolError(f"protocol version {version} (this build speaks {VERSION})")
+    if kind not in kinds:
+        raise ProtocolError(f"unknown message kind {kind}")
+    if length != len(data) - HEADER.size:
+        raise ProtocolError(f"header says {length} payload bytes, the message has {len(data) - HEADER.size}")
+    return Message(kind, request_id, memoryview(data)[HEADER.size:])
+
+
+def _exact(payload, size: int, what: str) -> None:
+    if len(payload) != size:
+        raise ProtocolError(f"{what}: payload of {len(payload)} bytes, expected {size}")
+
+
+def _text(payload, limit: int, what: str) -> str:
+    if len(payload) > limit:
+        raise ProtocolError(f"{what}: {len(payload)} bytes is over the limit of {limit}")
+    try:
+        return bytes(payload).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError(f"{what}: not UTF-8") from None
+
+
+# --- requests (client side encodes, server side decodes) -----------------------------------------
+def hello(token: str) -> bytes:
+    data = token.encode("utf-8")
+    if len(data) > MAX_TOKEN:
+        raise ValueError(f"the token is {len(data)} bytes; at most {MAX_TOKEN}")
+    return encode(HELLO, 1, data)
+
+
+def read_hello(payload) -> str:
+    return _text(payload, MAX_TOKEN, "hello")
+
+
+def set_pose(request_id: int, rotations=None, positions=None, scalings=None, names=None) -> bytes:
+    """A SET_POSE message. Arrays keep float32 when all given ones are float32, else float64
+    (so a float64 pose arrives exactly). Shapes are checked here; values on the server."""
+    given = [(flag, what, width, np.asarray(value)) for (flag, what, width), value
+             in zip(POSE_PARTS, (rotations, positions, scalings)) if value is not None]
+    if not given:
+        raise ValueError("set_pose: give rotations, positions or scalings")
+    dtype = _FLOATS[4] if all(value.dtype == np.float32 for *_, value in given) else _FLOATS[8]
+    arrays, count, parts = [], None, 0
+    for flag, what, width, value in given:
+        try:
+            array = value.astype(dtype, copy=False)
+        except (TypeError, ValueError):
+            raise ValueError(f"set_pose: {what} must be numbers") from None
+        if array.ndim == 1 and array.size == width:
+            array = array.reshape(1, width)
+        if array.ndim != 2 or array.shape[1] != width:
+            raise ValueError(f"set_pose: {what} must have shape (N, {width}), got {array.shape}")
+        if count is not None and len(array) != count:
+            raise ValueError(f"set_pose: {what} has {len(array)} rows, the other arrays {count}")
+        count = len(array)
+        parts |= flag
+        arrays.append(array.tobytes())  # C order, whatever the input's strides
+    if not 1 <= count <= MAX_BONES:
+        raise ValueError(f"set_pose: {count} bones; 1 to {MAX_BONES} per message")
+    block = b""
+    if names is not None:
+        names = (names,) if isinstance(names, str) else tuple(names)
+        if len(names) != count:
+            raise ValueError(f"set_pose: {len(names)} bone names for {count} rows")
+        parts |= NAMES
+        block = _names_block(names)
+    length = POSE_HEAD.size + len(block) + sum(map(len, arrays))
+    return b"".join([HEADER.pack(MAGIC, VERSION, SET_POSE, request_id, length),
+                     POSE_HEAD.pack(parts, dtype.itemsize, 0, count), block, *arrays])
+
+
+NAME_CACHE_SIZE = 64  # name lists remembered each way: a stream sends the same names again and again
+NAME_CACHE_ITEM = 2**14  # bytes (or names) of one remembered list at most: the caches stay under 2 MB
+_encoded_names: dict = {}
+_decoded_names: dict = {}
+
+
+def _remember(cache: dict, key, value):
+    if len(key) > NAME_CACHE_ITEM:
+        return value
+    if len(cache) >= NAME_CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
+def _names_block(names: tuple) -> bytes:
+    block = _encoded_names.get(names)
+    if block is None:
+        chunks = []
+        for name in names:
+            data = str(name).encode("utf-8")
+            if len(data) > MAX_NAME:
+                raise ValueError(f"set_pose: bone name {str(name)[:40]!r}... is over {MAX_NAME} bytes")
+            chunks += [NAME_LENGTH.pack(len(data)), data]
+        block = _remember(_encoded_names, names, b"".join(chunks))
+    return block
+
+
+# Per parts mask (rotations, positions, scalings): the arrays present and their total width.
+_LAYOUTS = {mask: ([(what, width) for flag, what, width in POSE_PARTS if mask & flag],
+                   sum(width for flag, _, width in POSE_PARTS if mask & flag)) for mask in range(1, 8)}
+_FLOATS = {4: np.dtype("<f4"), 8: np.dtype("<f8")}
+_last_names = [b"", []]  # the names block seen last and its names: a stream repeats it
+
+
+def read_set_pose(payload) -> PoseArrays:
+    """A SET_POSE payload checked and decoded; the arrays are views of the message, not copies.
+    (Lean: a stream may bring tens of thousands a second.)"""
+    if len(payload) < POSE_HEAD.size:
+        raise ProtocolError("set_pose: payload shorter than its 8-byte head")
+    parts, itemsize, reserved, count = POSE_HEAD.unpack_from(payload)
+    layout = _LAYOUTS.get(parts & 7)
+    dtype = _FLOATS.get(itemsize)
+    if layout is None or parts & ~15:
+        raise ProtocolError(f"set_pose: bad parts mask {parts}")
+    if dtype is None or reserved != 0:
+        raise ProtocolError(f"set_pose: float size {itemsize} (expected 4 or 8)")
+    if not 1 <= count <= MAX_BONES:
+        raise ProtocolError(f"set_pose: {count} bones (1 to {MAX_BONES})")
+    arrays, width = layout
+    offset = len(payload) - width * count * itemsize  # the arrays fill the end of the payload
+    pose = PoseArrays(count)
+    if parts & NAMES:
+        if offset < POSE_HEAD.size:
+            raise ProtocolError("set_pose: the bone names and arrays do not add up to the payload")
+        block = bytes(payload[POSE_HEAD.size:offset])
+        if block == _last_names[0]:
+            pose.names = _last_names[1]
+        else:
+            pose.names = _decoded_names.get(block)
+            if pose.names is None:
+                pose.names = _remember(_decoded_names, block, _read_names(block, count))
+            _last_names[:] = [block, pose.names] if len(block) <= NAME_CACHE_ITEM else [b"", []]
+    elif offset != POSE_HEAD.size:
+        raise ProtocolError(f"set_pose arrays: payload of {len(payload) - POSE_HEAD.size} bytes, expected "
+                            f"{width * count * itemsize}")
+    for what, columns in arrays:
+        array = np.frombuffer(payload, dtype, count * columns, offset).reshape(count, columns)
+        setattr(pose, what, array)
+        offset += array.nbytes
+    return pose
+
+
+def _read_names(block: bytes, count: int) -> list:
+    """``count`` names, each a u16 byte length and UTF-8, filling ``block`` exactly."""
+    names, offset = [], 0
+    for _ in range(count):
+        if offset + NAME_LENGTH.size > len(block):
+            raise ProtocolError("set_pose: the bone names and arrays do not add up to the payload")
+        (length,) = NAME_LENGTH.unpack_from(block, offset)
+        offset += NAME_LENGTH.size
+        if length > MAX_NAME or offset + length > len(block):
+            raise ProtocolError("set_pose: a bone name is too long or runs past the end")
+        names.append(_text(block[offset:offset + length], MAX_NAME, "set_pose: bone name"))
+        offset += length
+    if offset != len(block):
+        raise ProtocolError("set_pose: the bone names and arrays do not add up to the payload")
+    return names
+
+
+def set_pose_dict(request_id: int, pose: dict) -> bytes:
+    try:
+        text = json.dumps(pose, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"set_pose_dict: the pose must be JSON numbers and names ({error})") from None
+    data = text.encode("utf-8")
+    if len(data) > MAX_REQUEST - HEADER.size:
+        raise ValueError(f"set_pose_dict: {len(data)} bytes of JSON is over the limit of {MAX_REQUEST}")
+    return encode(SET_POSE_DICT, request_id, data)
+
+
+def read_set_pose_dict(payload) -> dict:
+    text = _text(payload, MAX_REQUEST, "set_pose_dict")
+    try:
+        pose = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as error:
+        raise ProtocolError(f"set_pose_dict: not JSON ({str(error)[:80]})") from None
+    if not isinstance(pose, dict):
+        raise ProtocolError("set_pose_dict: the JSON is not an object")
+    return pose
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a number a pose may hold")
+
+
+def set_time(request_id: int, seconds: float) -> bytes:
+    return encode(SET_TIME, request_id, TIME.pack(float(seconds)))
+
+
+def read_set_time(payload) -> float:
+    _exact(payload, TIME.size, "set_time")
+    return TIME.unpack(payload)[0]
+
+
+def play(request_id: int, flag: bool) -> bytes:
+    return encode(PLAY, request_id, FLAG.pack(1 if flag else 0))
+
+
+def read_play(payload) -> bool:
+    _exact(payload, FLAG.size, "play")
+    (value,) = FLAG.unpack(payload)
+    if value not in (0, 1):
+        raise ProtocolError(f"play: flag {value} (expected 0 or 1)")
+    return bool(value)
+
+
+def set_camera(request_id: int, yaw=None, pitch=None, distance=None, target=None) -> bytes:
+    given = 0
+    values = []
+    for (flag, _), value in zip(CAMERA_FIELDS[:3], (yaw, pitch, distance)):
+        given |= flag if value is not None else 0
+        values.append(0.0 if value is None else float(value))
+    if target is not None:
+        target = np.asarray(target, dtype=np.float64).reshape(-1)
+        if target.shape != (3,):
+            raise ValueError(f"set_camera: target must be 3 numbers, got {target.shape[0]}")
+        given |= 8
+        values += target.tolist()
+    else:
+        values += [0.0, 0.0, 0.0]
+    return encode(SET_CAMERA, request_id, CAMERA.pack(given, *values))
+
+
+def read_set_camera(payload) -> dict:
+    """{field: value} of the fields given (target as a 3-tuple)."""
+    _exact(payload, CAMERA.size, "set_camera")
+    given, yaw, pitch, distance, *target = CAMERA.unpack(payload)
+    if given & ~15:
+        raise ProtocolError(f"set_camera: bad mask {given}")
+    values = {"yaw": yaw, "pitch": pitch, "distance": distance, "target": tuple(target)}
+    return {name: values[name] for flag, name in CAMERA_FIELDS if given & flag}
+
+
+def render(request_id: int, size) -> bytes:
+    width, height = check_image_size(size, ValueError)
+    return encode(RENDER, request_id, SIZE.pack(width, height))
+
+
+def read_render(payload) -> tuple[int, int]:
+    _exact(payload, SIZE.size, "render")
+    return check_image_size(SIZE.unpack(payload), ProtocolError)
+
+
+def check_image_size(size, error=ValueError) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in size)
+    except (TypeError, ValueError):
+        raise error(f"render: size must be (width, height), got {size!r}") from None
+    if not (1 <= width <= MAX_IMAGE_SIDE and 1 <= height <= MAX_IMAGE_SIDE):
+        raise error(f"render: size {width}x{height} is outside 1..{MAX_IMAGE_SIDE} pixels per side")
+    return width, height
+
+
+# --- replies (server side encodes, client side decodes) ------------------------------------------
+def ok(request_id: int, value=None) -> bytes:
+    return encode(OK, request_id, b"" if value is None else json.dumps(value).encode("utf-8"))
+
+
+def error(request_id: int, message: str) -> bytes:
+    return encode(ERROR, request_id, str(message).encode("utf-8")[:MAX_ERROR_TEXT])
+
+
+def image(request_id: int, pixels: np.ndarray) -> bytes:
+    height, width = pixels.shape[:2]
+    return encode(IMAGE, request_id, SIZE.pack(width, height) + np.ascontiguousarray(pixels, np.uint8).tobytes())
+
+
+def read_reply(data) -> Message:
+    return decode(data, REPLIES, MAX_REPLY)
+
+
+def read_ok(payload):
+    return None if not len(payload) else json.loads(bytes(payload).decode("utf-8"))
+
+
+def read_error(payload) -> str:
+    return bytes(payload).decode("utf-8", errors="replace")
+
+
+def read_image(payload) -> np.ndarray:
+    if len(payload) < SIZE.size:
+        raise ProtocolError("image: payload shorter than its size")
+    width, height = check_image_size(SIZE.unpack_from(payload), ProtocolError)
+    _exact(payload, SIZE.size + width * height * 4, "image")
+    return np.frombuffer(payload, np.uint8, offset=SIZE.size).reshape(height, width, 4).copy()

@@ -1,0 +1,147 @@
+"""What remote messages act on: the editing session (GL-free), on the frame loop's thread.
+
+``RemoteTarget`` applies decoded requests to an Editor through the model's public API;
+a host (the window, ``boneviewer serve``) subclasses it to draw ``render`` requests and, in the
+window, to move its own camera.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..camera import VIEW_PITCH, VIEW_YAW, OrbitCamera, framed_camera
+from ..editing.pose import apply_pose
+from ..errors import ViewerError
+
+MIN_QUATERNION_NORM = 1e-8  # as pose files: below this a quaternion is no rotation
+
+
+class RemoteTarget:
+    """Applies remote requests to ``editor`` (its scene, playback) and keeps the remote camera.
+
+    ``render(size)`` is the host's: draw the state as ``boneviewer render`` would.
+    """
+
+    def __init__(self, editor):
+        self._editor = editor
+        self.camera_settings: dict = {}   # yaw, pitch, distance, target given by set_camera
+        self._bones_of = None             # (scene, bones, {name: index}) cached per model
+
+    @property
+    def editor(self):
+        return self._editor
+
+    @property
+    def scene(self):
+        return self.editor.scene
+
+    def _bones(self):
+        scene = self.scene
+        if self._bones_of is None or self._bones_of[0] is not scene:
+            bones = [bone for skeleton in scene.skeletons for bone in skeleton.bones]
+            index = {}
+            for i, bone in enumerate(bones):
+                index.setdefault(bone.name, i)  # a name two skeletons share means the first, as find_bone
+            self._bones_of = (scene, bones, index)
+        return self._bones_of[1], self._bones_of[2]
+
+    # --- requests --------------------------------------------------------------------------------
+    def bone_names(self) -> list[str]:
+        return [bone.name for bone in self._bones()[0]]
+
+    def set_pose(self, pose) -> None:
+        """A decoded SET_POSE (protocol.PoseArrays): every value checked before any bone changes."""
+        bones, index = self._bones()
+        if pose.names is None:
+            if pose.count != len(bones):
+                raise ViewerError(f"set_pose: {pose.count} rows for {len(bones)} bones (bones() lists them); "
+                                  "pass bones=[names] to pose some of them")
+            chosen = bones
+        else:
+            missing = [name for name in pose.names if name not in index]
+            if missing:
+                known = ", ".join(list(index)[:15]) + (", ..." if len(index) > 15 else "")
+                raise ViewerError(f"set_pose: unknown bone {missing[0]!r} (this model's bones: {known or 'none'})")
+            chosen = [bones[index[name]] for name in pose.names]
+        rotations = None
+        if pose.rotations is not None:
+            rotations = pose.rotations.astype(np.float64)
+            if not np.isfinite(rotations).all():
+                raise ViewerError(f"set_pose: the rotation of bone {_first_bad(chosen, rotations)!r} contains NaN "
+                                  "or infinity; the pose is unchanged")
+            # The sum in the order pose files take it, so a pose sent as float64 lands on the same bits.
+            x, y, z, w = rotations.T
+            norms = np.sqrt(x * x + y * y + z * z + w * w)
+            if (norms < MIN_QUATERNION_NORM).any():
+                bad = chosen[int(np.argmax(norms < MIN_QUATERNION_NORM))].name
+                raise ViewerError(f"set_pose: the rotation of bone {bad!r} is (nearly) the zero quaternion, not a "
+                                  "rotation; the pose is unchanged")
+            rotations = rotations / norms[:, None]
+        positions = _finite_rows(pose.positions, chosen, "position")
+        scalings = _finite_rows(pose.scalings, chosen, "scaling")
+        for i, bone in enumerate(chosen):
+            target = bone.get_pose_target()
+            if rotations is not None:
+                target.rotation_quaternion = rotations[i]
+            if positions is not None:
+                target.position = positions[i]
+            if scalings is not None:
+                target.scaling = scalings[i]
+        self.editor.pause()  # as a loaded pose file: a playing clip would overwrite it next frame
+
+    def set_pose_dict(self, pose: dict) -> None:
+        apply_pose(self.scene, pose, "set_pose_dict")
+        self.editor.pause()
+
+    def set_time(self, seconds: float) -> None:
+        if self.editor.clip is None:
+            raise ViewerError("set_time: this model has no animations")
+        if not np.isfinite(seconds):
+            raise ViewerError(f"set_time: {seconds} is not a finite number of seconds")
+        self.editor.seek(seconds)
+
+    def play(self, flag: bool) -> None:
+        if flag and self.editor.clip is None:
+            raise ViewerError("play: this model has no animations")
+        self.editor.play() if flag else self.editor.pause()
+
+    def set_camera(self, **settings) -> None:
+        check = OrbitCamera()
+        for name, value in settings.items():
+            setattr(check, name, value)  # the camera's own checks: finite, distance above 0
+        if "pitch" in settings and not -89.0 <= settings["pitch"] <= 89.0:
+            raise ViewerError(f"set_camera: pitch {settings['pitch']:g} is outside -89..89 degrees")
+        self.camera_settings.update(settings)
+
+    def camera_for(self, size) -> OrbitCamera:
+        """The camera ``boneviewer render --yaw --pitch`` would frame for this image; a distance or
+        target set by set_camera replaces the framed one."""
+        settings = self.camera_settings
+        camera = framed_camera(self.scene, yaw=settings.get("yaw", VIEW_YAW), pitch=settings.get("pitch", VIEW_PITCH),
+                               aspect=size[0] / size[1])
+        if "distance" in settings:
+            camera.distance = settings["distance"]
+        if "target" in settings:
+            camera.target = settings["target"]
+        return camera
+
+    def render(self, size) -> np.ndarray:
+        raise NotImplementedError
+
+    def advance(self, seconds: float) -> None:
+        """Playback on by wall-clock seconds (a host without its own frame loop calls this)."""
+        self.editor.advance(seconds)
+
+
+def _finite_rows(values, bones, what: str):
+    if values is None:
+        return None
+    values = values.astype(np.float64)
+    if not np.isfinite(values).all():
+        raise ViewerError(f"set_pose: the {what} of bone {_first_bad(bones, values)!r} contains NaN or infinity; "
+                          "the pose is unchanged")
+    return values
+
+
+def _first_bad(bones, values) -> str:
+    return bones[int(np.argmax(~np.isfinite(values).all(axis=1)))].name
