@@ -168,3 +168,42 @@ def test_bad_arguments_are_one_line_and_exit_2(args, expected, library, tmp_path
     assert result.stderr.startswith("boneviewer") and "error:" in result.stderr and expected in result.stderr
     assert result.stderr.count("\n") == 1
     assert not (tmp_path / "x").exists()
+
+
+def test_the_index_loads_in_headless_chromium_with_every_image_and_sorts(local_report):
+    """Debian's chromium driven by pip's playwright (no browser download: shared/PLATFORM.md)."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("chromium is missing: scripts/setup.sh installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    out, _ = local_report
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            requests = []
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto((out / "index.html").as_uri(), wait_until="load")
+            images = page.evaluate("Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, "
+                                   "i.naturalWidth])")
+            assert len(images) == 2  # the two models that rendered
+            assert all(complete and width == 32 for _, complete, width in images), images
+            assert all(url.startswith("file://") for url in requests), requests  # no network
+
+            def names():
+                return page.eval_on_selector_all("#models tbody tr:not([hidden]) td:nth-child(2)",
+                                                 "cells => cells.map(c => c.textContent)")
+
+            page.click("th:has-text('Vertices')")
+            ascending = names()
+            page.click("th:has-text('Vertices')")
+            assert names() == ascending[::-1]
+            assert ascending[0] == "broken.glb"  # no vertices
+            assert ascending[1:] == ["chars/SimpleSkin.gltf", "RiggedSimple.gltf"]  # 10 then 160 vertices
+            page.click("th:has-text('Name')")
+            assert names() == sorted(names(), key=str.lower)
+            page.fill("#filter", "rigged")
+            assert names() == ["RiggedSimple.gltf"]
+        finally:
+            browser.close()
