@@ -117,6 +117,10 @@ RIG_CASES = [
     ("texture-missing", _textured(uri="missing.png"), "/images/0"),
     ("texture-missing", _textured(_png(4, 4)), "/images/0"),
     ("accessor-stride", _set(["bufferViews", 5, "byteStride"], 4), "/accessors/5"),
+    ("influences-dropped", lambda doc: doc.json["meshes"][0]["primitives"][0]["attributes"].update(
+        JOINTS_1=1, WEIGHTS_1=2, JOINTS_2=1, WEIGHTS_2=2), "/meshes/0"),
+    ("primitive-skipped", lambda doc: doc.json["meshes"][0]["primitives"].append(
+        {**doc.json["meshes"][0]["primitives"][0], "mode": 0}), "/meshes/0/primitives/1"),
     ("inverse-bind-singular", lambda doc: [doc.put(4, 1, 0.0, k) for k in range(16)], "/skins/0"),
 ]
 
@@ -194,3 +198,9 @@ def test_check_bad_paths_are_one_line(cli, tmp_path):
         assert result.returncode == 2
         assert result.stderr.startswith("boneviewer: error:") and expected in result.stderr
         assert result.stderr.count("\n") == 1
+
+
+def test_the_readme_lists_every_code_with_its_severity():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    for code, (severity, meaning) in CODES.items():
+        assert f"| `{code}` | {severity} | {meaning} |" in readme, code

@@ -69,6 +69,7 @@ class FileReport:
     bones: int = 0
     vertices: int = 0
     clips: list = field(default_factory=list)   # (name, duration in seconds)
+    loaded: bool = False                         # whether the loader read it (else an error says why)
 
     def count(self, severity: str) -> int:
         return sum(f.severity == severity for f in self.findings)

@@ -104,9 +104,9 @@ def _process(path: Path, out: Path, options: BatchOptions) -> dict:
     from ..loaders import load_model
 
     report = check_file(path)
-    check = {**report.as_json(), "file": path.name, **report.summary()}
+    check = {**report.as_json(), "file": path.name, **report.summary()}  # the name: the worker knows no more
     (out / "check.json").write_text(json.dumps(check, indent=1) + "\n")
-    if report.vertices == 0:  # the loader refused it: the check says why
+    if not report.loaded:  # the check's error says why
         message = next((f.message for f in report.findings if f.severity == "error"), "the model does not load")
         return {"status": "failed", "error": message, **report.summary()}
     import logging
@@ -154,8 +154,8 @@ def _render(scene, out: Path, options: BatchOptions) -> list:
     write_png(out / "thumb.png", headless.render(scene, camera, RenderOptions()))
     skinned = bool(scene.skeletons)
     for file, paint in (("bone-map.png", Paint.BONE_MAP), ("weight-check.png", Paint.WEIGHT_CHECK)):
-        options_ = RenderOptions(paint=paint if skinned else Paint.SHADED, show_skeleton=False)
-        write_png(out / file, headless.render(scene, camera, options_))
+        painted = RenderOptions(paint=paint if skinned else Paint.SHADED, show_skeleton=False)
+        write_png(out / file, headless.render(scene, camera, painted))
     gif = AnimationFile(out / "turntable.gif", GIF_FPS)
     for turning in _turntable(scene, frames, VIEW_PITCH, aspect):
         gif.write(headless.render(scene, turning, RenderOptions()))
