@@ -66,7 +66,12 @@ def failed_row(model: Model, error: str) -> dict:
 
 
 def timed_job(name: str, sources: dict, options: BatchOptions, timeout: float | None) -> dict:
-    """``model_job`` stopped by an alarm after ``timeout`` seconds (a failed row that says so)."""
+    """``model_job`` stopped by an alarm after ``timeout`` seconds (a failed row that says so).
+
+    Each worker is one process on one core (the pool and Ray run one per core): llvmpipe's own
+    rasterizer threads would only compete with the other workers, so it gets one, unless the
+    user set LP_NUM_THREADS (read when the worker's GL context is made, in its first job)."""
+    os.environ.setdefault("LP_NUM_THREADS", "1")
     if timeout is None:
         return model_job(name, sources, options)
 
