@@ -11,7 +11,7 @@ from .findings import finding
 
 KEY_JUMP_DEGREES = 120.0
 EXPLODE_FACTOR = 10.0
-CLIP_SAMPLES = 16          # poses per clip looked at for its bounds
+CLIP_SAMPLES = 12          # poses per clip looked at for its bounds (at its keyframe times)
 BIND_TOLERANCE = 1e-3      # of the model's size (translation) or of 1 (rotation and scale)
 CONDITION_LIMIT = 1e6      # of an inverse bind's 3x3 part
 SCALE_TOLERANCE = 1e-3
@@ -37,7 +37,7 @@ def rig_findings(scene, where: Where | None = None) -> list:
     """Every rig finding on ``scene`` as loaded (its rest pose); leaves it posed at rest again."""
     where = where or Where()
     found = []
-    low, high = scene.current_bounds()
+    low, high = _posed_bounds(scene)
     size = float(np.linalg.norm(high - low)) or 1.0
     for mesh in scene.skinned_meshes:
         found += _weight_findings(mesh, where)
@@ -152,8 +152,9 @@ def _channel_findings(c: int, clip, channel, bone, where: Where) -> list:
         jumps = np.flatnonzero(angles > KEY_JUMP_DEGREES)
         if len(jumps):
             k = int(jumps[0])
-            return [finding("key-jump", f"{what}: turns {angles[k]:.0f} degrees between keys {k} and {k + 1} "
-                            f"({len(jumps)} such jumps)", pointer)]
+            more = f" (and {len(jumps) - 1} more such jumps)" if len(jumps) > 1 else ""
+            return [finding("key-jump", f"{what}: turns {angles[k]:.0f} degrees between keys {k} and {k + 1}{more}",
+                            pointer)]
     if channel.path == "scale":
         negative = values.min(axis=1) < 0
         ratio = np.abs(values).max(axis=1) / np.maximum(np.abs(values).min(axis=1), 1e-300)
@@ -171,14 +172,18 @@ def _channel_findings(c: int, clip, channel, bone, where: Where) -> list:
 
 def _clip_bounds_findings(scene, low, high, size: float, where: Where) -> list:
     """Clips whose skinned bounds reach past EXPLODE_FACTOR x the rest bounds' size, from the
-    rest bounds' centre (sampled at CLIP_SAMPLES evenly spread times)."""
+    rest bounds' centre, posed at its keyframe times (where a broken key shows whole; at most
+    CLIP_SAMPLES of them, evenly spread)."""
     found = []
     if not scene.animations:
         return found
     centre = (low + high) / 2.0
     for c, clip in enumerate(scene.animations):
         worst = 0.0
-        for t in np.linspace(0.0, clip.duration, CLIP_SAMPLES if clip.duration > 0 else 1):
+        times = np.unique(np.concatenate([channel.times for channel in clip.channels] or [np.zeros(1)]))
+        if len(times) > CLIP_SAMPLES:
+            times = times[np.linspace(0, len(times) - 1, CLIP_SAMPLES).round().astype(int)]
+        for t in times:
             clip.apply(float(t))
             posed_low, posed_high = _posed_bounds(scene)
             reach = max(np.abs(posed_low - centre).max(), np.abs(posed_high - centre).max())

@@ -21,6 +21,7 @@ from .job import BatchOptions, job_key, model_job, model_sources
 
 REPORT_JSON = "report.json"
 RAY_EXTRA = "pip install 'boneviewer[ray]'"
+WINDOW = 4  # jobs handed to the pool or Ray per worker (per CPU) at a time
 GRACE = 10.0  # seconds past --timeout before the pool kills a worker the job's own alarm did not stop
 
 
@@ -93,28 +94,39 @@ def timed_job(name: str, sources: dict, options: BatchOptions, timeout: float | 
 
 
 def map_local(models: list, options: BatchOptions, workers: int, timeout: float | None):
-    """Yield (model, job result or error text) as the pool finishes them."""
-    from concurrent.futures import TimeoutError as FutureTimeout, as_completed
+    """Yield (model, job result or error text) as the pool finishes them. At most WINDOW jobs
+    per worker are handed over at a time, so a large library's bytes are not all held at once."""
+    from concurrent.futures import FIRST_COMPLETED, TimeoutError as FutureTimeout, wait
 
     from pebble import ProcessPool
     from pebble.common import ProcessExpired
 
+    waiting = iter(models)
     with ProcessPool(max_workers=workers) as pool:
         futures = {}
-        for model in models:
-            future = pool.schedule(timed_job, args=(model.path.name, model_sources(model.path), options, timeout),
-                                   timeout=None if timeout is None else timeout + GRACE)
-            futures[future] = model
-        for future in as_completed(futures):
-            model = futures[future]
-            try:
-                yield model, future.result()
-            except FutureTimeout:
-                yield model, f"timed out after {timeout:g} s (its worker was stopped)"
-            except ProcessExpired as error:
-                yield model, f"its worker crashed (exit status {error.exitcode})"
-            except Exception as error:  # noqa: BLE001 - a job that could not run is that model's failure
-                yield model, f"its worker failed: {type(error).__name__}: {error}"
+
+        def hand_over():
+            model = next(waiting, None)
+            if model is not None:
+                future = pool.schedule(timed_job, args=(model.path.name, model_sources(model.path), options, timeout),
+                                       timeout=None if timeout is None else timeout + GRACE)
+                futures[future] = model
+
+        for _ in range(WINDOW * workers):
+            hand_over()
+        while futures:
+            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for future in done:
+                model = futures.pop(future)
+                hand_over()
+                try:
+                    yield model, future.result()
+                except FutureTimeout:
+                    yield model, f"timed out after {timeout:g} s (its worker was stopped)"
+                except ProcessExpired as error:
+                    yield model, f"its worker crashed (exit status {error.exitcode})"
+                except Exception as error:  # noqa: BLE001 - a job that could not run is that model's failure
+                    yield model, f"its worker failed: {type(error).__name__}: {error}"
 
 
 def map_ray(models: list, options: BatchOptions, address: str | None, timeout: float | None):
@@ -136,12 +148,20 @@ def map_ray(models: list, options: BatchOptions, address: str | None, timeout: f
             raise ViewerError(f"--ray {address or ''}: cannot start or reach Ray ({error})".replace("  ", " ")) from None
     try:
         task = ray.remote(num_cpus=1, max_retries=0)(timed_job)
-        pending = {task.remote(model.path.name, model_sources(model.path), options, timeout): model
-                   for model in models}
+        waiting, pending = iter(models), {}
+
+        def hand_over():
+            model = next(waiting, None)
+            if model is not None:
+                pending[task.remote(model.path.name, model_sources(model.path), options, timeout)] = model
+
+        for _ in range(WINDOW * max(1, int(ray.cluster_resources().get("CPU", 1)))):
+            hand_over()
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 model = pending.pop(ref)
+                hand_over()
                 try:
                     yield model, ray.get(ref)
                 except ray.exceptions.WorkerCrashedError:
