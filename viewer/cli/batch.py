@@ -25,7 +25,7 @@ def add_parser(commands, common):
     batch.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                        help="run each model as a Ray task: on a local Ray runtime, or on the cluster at ADDRESS "
                             "(HOST:PORT of its head); needs pip install 'boneviewer[ray]'")
-    batch.add_argument("--size", type=size, default=(256, 256), help="WIDTHxHEIGHT of the pictures (default 256x256)")
+    batch.add_argument("--size", type=size, default=(256, 256), metavar="WxH", help="WIDTHxHEIGHT of the pictures (default 256x256)")
     batch.add_argument("--gif-seconds", type=positive_finite, default=4.0, metavar="S",
                        help="each clip's GIF, and the turntable, last at most S seconds (default 4)")
     batch.add_argument("--timeout", type=positive_finite, metavar="S",

@@ -59,7 +59,7 @@ def checked_files(paths) -> list[Path]:
             files.append(path)
         else:
             raise ViewerError(f"{path}: no such file or folder")
-    return files
+    return list(dict.fromkeys(files))  # a file named twice, or inside two folders given, is checked once
 
 
 def _counts(report) -> str:
