@@ -1,12 +1,13 @@
 # Sourced by view.sh and test.sh: installs what boneviewer needs on a Debian machine.
-# System packages (Mesa EGL for headless GL, Xvfb for window tests) are installed with apt
+# System packages (Mesa EGL for headless GL, Xvfb for window tests, Chromium for the batch report's
+# page test) are installed with apt
 # when missing and we are root; otherwise we say what is missing and go on.
 # The caller's working directory is left alone: view.sh resolves the user's paths from it.
 set -euo pipefail
 BONEVIEWER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BONEVIEWER_VENV="$BONEVIEWER_ROOT/.venv"
 
-APT_PACKAGES="python3-venv libegl1 libegl-mesa0 libgl1-mesa-dri libgl1 libx11-6 xvfb xauth xdotool"
+APT_PACKAGES="python3-venv libegl1 libegl-mesa0 libgl1-mesa-dri libgl1 libx11-6 xvfb xauth xdotool chromium"
 PYTHON="${PYTHON:-python3}"
 
 missing=""

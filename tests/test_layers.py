@@ -15,10 +15,12 @@ LAYERS = {
     "options": {"errors"},
     "loaders": {"errors", "model"},
     "render": {"errors", "model", "camera", "options"},
+    "checks": {"errors", "model", "loaders"},  # check's findings: GL-free, over loaded models and their files
     "editor": {"errors", "model", "loaders", "options"},
     "scripting": {"errors", "model", "camera", "images", "options", "loaders", "editor"},  # scripts, the app object
     "ui": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting"},
-    "app": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui"},
+    "app": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui",
+            "checks"},
 }
 LAYER_OF = {"viewer.errors": "errors", "viewer.camera": "camera", "viewer.images": "images",
             "viewer.options": "options", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
@@ -26,6 +28,7 @@ LAYER_OF = {"viewer.errors": "errors", "viewer.camera": "camera", "viewer.images
             "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",
             "viewer.editing.script": "scripting", "viewer.editing.script_app": "scripting",
             "viewer.editing": "editor", "viewer.remote": "scripting",  # the wire: applies messages to the editing session
+            "viewer.checks": "checks",
             "viewer.editing.interaction": "model"}  # picking, gizmo and mirror maths: numpy over the model's API
 
 

@@ -148,14 +148,14 @@ def named_bone(scene, option: str, name: str):
 class Progress:
     """A one-line progress bar on stderr, redrawn in place when stderr is a terminal."""
 
-    def __init__(self, total: int):
-        self.total, self.interactive = total, sys.stderr.isatty()
+    def __init__(self, total: int, unit: str = "frames"):
+        self.total, self.unit, self.interactive = total, unit, sys.stderr.isatty()
         self.started = __import__("time").perf_counter()
 
     def update(self, done: int) -> None:
         elapsed = __import__("time").perf_counter() - self.started
         filled = int(30 * done / self.total)
-        line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{self.total} frames, {elapsed:.1f} s"
+        line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{self.total} {self.unit}, {elapsed:.1f} s"
         if self.interactive:
             print(f"\r{line}", end="", file=sys.stderr, flush=True)
         elif done == self.total or done % max(1, self.total // 10) == 0:

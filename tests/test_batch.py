@@ -1,0 +1,209 @@
+"""`boneviewer batch`: a tiny library (two small samples, a broken file) rendered into a report
+by the local pool and by Ray (the same bytes), failed rows for what does not load, crashes or
+times out, a second run that skips what did not change, and bad arguments."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from viewer.checks import check_file
+
+SAMPLES = Path(__file__).parent / "data" / "gltf-samples"
+TINY = ["--size", "32x32", "--gif-seconds", "0.1"]  # 32x32 pictures, one-frame GIFs
+OUTPUTS = {"thumb.png", "turntable.gif", "bone-map.png", "weight-check.png", "check.json"}
+
+
+def make_library(folder: Path) -> Path:
+    (folder / "chars").mkdir(parents=True)
+    shutil.copy(SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", folder / "chars")
+    shutil.copy(SAMPLES / "RiggedSimple" / "RiggedSimple.gltf", folder)
+    (folder / "broken.glb").write_bytes(b"glTF this is not a GLB file")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    return make_library(tmp_path_factory.mktemp("library"))
+
+
+@pytest.fixture(scope="module")
+def local_report(library, tmp_path_factory):
+    from conftest import run_cli
+
+    out = tmp_path_factory.mktemp("report") / "report"
+    result = run_cli("batch", library, "--out", out, "--workers", "2", *TINY)
+    return out, result
+
+
+def test_the_report_has_every_model_and_a_failed_row_for_the_broken_one(local_report, library):
+    out, result = local_report
+    assert result.returncode == 1, result.stderr  # one model failed
+    assert "3 models: 3 processed, 0 unchanged (skipped), 1 failed" in result.stdout
+    report = json.loads((out / "report.json").read_text())
+    rows = {row["file"]: row for row in report["models"]}
+    assert list(rows) == ["RiggedSimple.gltf", "broken.glb", "chars/SimpleSkin.gltf"]
+    broken = rows["broken.glb"]
+    assert broken["status"] == "failed" and "GLB" in broken["error"] and "\n" not in broken["error"]
+    for name in ("RiggedSimple.gltf", "chars/SimpleSkin.gltf"):
+        row = rows[name]
+        assert row["status"] == "ok" and row["error"] is None
+        folder = out / name
+        clip_gifs = {clip["gif"] for clip in row["clips"]}
+        assert len(clip_gifs) == len(row["clips"]) == 1
+        assert set(row["outputs"]) == OUTPUTS | clip_gifs
+        assert set(p.name for p in folder.iterdir()) == OUTPUTS | clip_gifs | {"index.html"}
+        check = json.loads((folder / "check.json").read_text())
+        expected = check_file(library / name)
+        assert check["findings"] == [f.as_json() for f in expected.findings]
+        assert (row["bones"], row["vertices"]) == (expected.bones, expected.vertices)
+    from PIL import Image
+
+    with Image.open(out / "chars/SimpleSkin.gltf/thumb.png") as thumb:
+        assert thumb.size == (32, 32)
+        import numpy as np
+
+        assert len(np.unique(np.asarray(thumb).reshape(-1, 4), axis=0)) > 10  # a picture, not a blank
+    with Image.open(out / "RiggedSimple.gltf/turntable.gif") as gif:
+        assert gif.n_frames == 1 and gif.size == (32, 32)
+
+
+def test_the_index_is_a_table_with_a_row_per_model_and_no_network(local_report):
+    out, _ = local_report
+    page = (out / "index.html").read_text()
+    assert "<thead>" in page and "<tbody>" in page and page.count('<tr class="') == 3
+    assert "http://" not in page and "https://" not in page and "fetch(" not in page
+    assert 'src="chars/SimpleSkin.gltf/thumb.png"' in page
+    model_page = (out / "chars/SimpleSkin.gltf/index.html").read_text()
+    assert 'src="turntable.gif"' in model_page and 'href="../../index.html"' in model_page
+    assert "bone-zero-length" in model_page  # SimpleSkin's finding, shown on its page
+
+
+def test_a_second_run_skips_unchanged_models_and_force_redoes_them(library, tmp_path, cli):
+    shutil.copytree(library, tmp_path / "lib")
+    lib, out = tmp_path / "lib", tmp_path / "out"
+    assert cli("batch", lib, "--out", out, "--workers", "1", *TINY).returncode == 1
+    thumb = out / "RiggedSimple.gltf" / "thumb.png"
+    stamp = thumb.stat().st_mtime_ns
+    again = cli("batch", lib, "--out", out, "--workers", "1", *TINY)
+    assert "0 processed, 3 unchanged (skipped)" in again.stdout and again.returncode == 1
+    assert thumb.stat().st_mtime_ns == stamp
+    (lib / "broken.glb").unlink()
+    shutil.copy(SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", lib / "chars" / "Other.gltf")
+    changed = cli("batch", lib, "--out", out, "--workers", "1", *TINY)
+    assert changed.returncode == 0, changed.stdout  # no failed model left
+    assert "3 models: 1 processed, 2 unchanged (skipped), 0 failed" in changed.stdout
+    other = cli("batch", lib, "--out", out, "--workers", "1", "--size", "32x24", "--gif-seconds", "0.1")
+    assert "3 processed" in other.stdout  # other options: every model again
+    forced = cli("batch", lib, "--out", out, "--workers", "1", "--size", "32x24", "--gif-seconds", "0.1", "--force")
+    assert "3 processed, 0 unchanged" in forced.stdout
+
+
+def _fake_job(name, sources, options):
+    import os
+
+    if name == "RiggedSimple.gltf":
+        os._exit(3)  # the worker dies
+    if name == "SimpleSkin.gltf":
+        import time
+
+        time.sleep(30)
+    return {"row": {"status": "ok", "error": None}, "outputs": {"check.json": b"{}"}}
+
+
+def test_crashed_and_timed_out_workers_give_failed_rows(library, tmp_path, monkeypatch, capsys):
+    """The pool's workers fork from this process, so they run the patched job."""
+    from viewer.cli import main
+    from viewer.library import run
+
+    monkeypatch.setattr(run, "model_job", _fake_job)
+    monkeypatch.setattr(run, "GRACE", 0.5)
+    status = main(["batch", str(library), "--out", str(tmp_path / "out"), "--workers", "2", "--timeout", "1", *TINY])
+    assert status == 1
+    rows = {row["file"]: row for row in json.loads((tmp_path / "out" / "report.json").read_text())["models"]}
+    assert rows["RiggedSimple.gltf"]["error"] == "its worker crashed (exit status 3)"
+    assert rows["chars/SimpleSkin.gltf"]["error"].startswith("timed out after 1 s")
+    assert rows["broken.glb"]["status"] == "ok"  # the fake job's: the others went on
+
+
+def test_ray_writes_the_same_bytes_as_the_local_pool(local_report, library, tmp_path, cli):
+    pytest.importorskip("ray")  # the 'ray' extra (in the dev extra, so the suite runs this)
+    out, _ = local_report
+    result = cli("batch", library, "--out", tmp_path / "ray", "--ray", *TINY, timeout=240)
+    assert result.returncode == 1, result.stderr
+    compared = filecmp.dircmp(out, tmp_path / "ray")
+    different = []
+
+    def walk(comparison, prefix=""):
+        different.extend(prefix + name for name in comparison.diff_files + comparison.left_only + comparison.right_only)
+        for name, sub in comparison.subdirs.items():
+            walk(sub, f"{prefix}{name}/")
+
+    walk(compared)
+    assert different == []
+    # dircmp compares by size and time unless shallow=False: compare every file's bytes too
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert path.read_bytes() == (tmp_path / "ray" / path.relative_to(out)).read_bytes(), path
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["nowhere", "--out", "x"], "nowhere: no such folder"),
+    (["LIB", "--out", "x", "--ray", "--workers", "2"], "--workers sizes the local pool"),
+    (["LIB", "--out", "LIB"], "the report needs its own folder"),
+    (["LIB", "--out", "x", "--size", "0x3"], "must be 1..16384"),
+    (["LIB", "--out", "x", "--gif-seconds", "-1"], "must be more than 0"),
+    (["EMPTY", "--out", "x"], "no model files"),
+])
+def test_bad_arguments_are_one_line_and_exit_2(args, expected, library, tmp_path, cli):
+    (tmp_path / "empty").mkdir()
+    args = [str(library) if a == "LIB" else str(tmp_path / "empty") if a == "EMPTY" else
+            str(tmp_path / a) if a in ("x", "nowhere") else a for a in args]
+    result = cli("batch", *args)
+    assert result.returncode == 2
+    assert result.stderr.startswith("boneviewer") and "error:" in result.stderr and expected in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_index_loads_in_headless_chromium_with_every_image_and_sorts(local_report):
+    """Debian's chromium driven by pip's playwright (no browser download: shared/PLATFORM.md)."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("chromium is missing: scripts/setup.sh installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    out, _ = local_report
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            requests = []
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto((out / "index.html").as_uri(), wait_until="load")
+            images = page.evaluate("Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, "
+                                   "i.naturalWidth])")
+            assert len(images) == 2  # the two models that rendered
+            assert all(complete and width == 32 for _, complete, width in images), images
+            assert all(url.startswith("file://") for url in requests), requests  # no network
+
+            def names():
+                return page.eval_on_selector_all("#models tbody tr:not([hidden]) td:nth-child(2)",
+                                                 "cells => cells.map(c => c.textContent)")
+
+            page.click("th:has-text('Vertices')")
+            ascending = names()
+            page.click("th:has-text('Vertices')")
+            assert names() == ascending[::-1]
+            assert ascending[0] == "broken.glb"  # no vertices
+            assert ascending[1:] == ["chars/SimpleSkin.gltf", "RiggedSimple.gltf"]  # 10 then 160 vertices
+            page.click("th:has-text('Name')")
+            assert names() == sorted(names(), key=str.lower)
+            page.fill("#filter", "rigged")
+            assert names() == ["RiggedSimple.gltf"]
+        finally:
+            browser.close()

@@ -1,0 +1,32 @@
+"""``boneviewer check``'s checks, GL-free: a model file's findings (see ``findings``) from the
+loader, the format's rules and the rig checks (``rig``). One checker per file extension.
+
+.bvh: when ``viewer.loaders`` reads BVH files, add a checker for ".bvh" to CHECKERS (its rig
+findings: ``rig.rig_findings(scene)``, with a ``rig.Where`` that names the BVH's joints).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .findings import CODES, ERROR, INFO, SEVERITIES, WARNING, FileReport, Finding, finding
+from .gltf import check_gltf
+
+CHECKERS = {".gltf": check_gltf, ".glb": check_gltf}
+MODEL_SUFFIXES = tuple(CHECKERS)
+
+__all__ = ["CHECKERS", "CODES", "ERROR", "INFO", "MODEL_SUFFIXES", "SEVERITIES", "WARNING", "FileReport", "Finding",
+           "check_file", "finding", "model_files"]
+
+
+def check_file(path, scene=None) -> FileReport:
+    """The findings on one model file (by its extension)."""
+    path = Path(path)
+    return CHECKERS[path.suffix.lower()](path, scene)
+
+
+def model_files(folder) -> list[Path]:
+    """Every model file under ``folder`` (recursively, sorted by relative path)."""
+    folder = Path(folder)
+    return sorted((p for p in folder.rglob("*") if p.suffix.lower() in MODEL_SUFFIXES and p.is_file()),
+                  key=lambda p: p.relative_to(folder).as_posix())

@@ -1,0 +1,85 @@
+"""`boneviewer batch`: every model under a folder checked and rendered into an HTML report, by a
+local pool of processes or by Ray."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .common import Progress, check_creatable_folder, positive_finite, positive_int, size
+
+
+def add_parser(commands, common):
+    batch = commands.add_parser("batch", parents=[common], help="check and render a library of models into a report",
+                                description="For every .gltf and .glb under DIR, write REPORT/<its path>/ with "
+                                            "thumb.png, turntable.gif, one GIF per clip, bone-map.png, "
+                                            "weight-check.png and check.json; then REPORT/index.html (a sortable, "
+                                            "filterable table), a page per model and REPORT/report.json. Models "
+                                            "whose bytes and options did not change since the last run are skipped. "
+                                            "Exit 0 when every model was processed, 1 when some failed.")
+    batch.add_argument("dir", type=Path, metavar="DIR", help="the library: a folder of models (searched recursively)")
+    batch.add_argument("--out", type=Path, required=True, metavar="REPORT", help="the report's folder (created)")
+    batch.add_argument("--workers", type=positive_int, metavar="N",
+                       help=f"worker processes of the local pool, each with one GL context (default: the number of "
+                            f"cores, {os.cpu_count()})")
+    batch.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                       help="run each model as a Ray task: on a local Ray runtime, or on the cluster at ADDRESS "
+                            "(HOST:PORT of its head); needs pip install 'boneviewer[ray]'")
+    batch.add_argument("--size", type=size, default=(256, 256), metavar="WxH", help="WIDTHxHEIGHT of the pictures (default 256x256)")
+    batch.add_argument("--gif-seconds", type=positive_finite, default=4.0, metavar="S",
+                       help="each clip's GIF, and the turntable, last at most S seconds (default 4)")
+    batch.add_argument("--timeout", type=positive_finite, metavar="S",
+                       help="a model taking longer than S seconds gets a failed row (default: no limit)")
+    batch.add_argument("--force", action="store_true", help="redo every model, changed or not")
+    batch.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..checks import MODEL_SUFFIXES, model_files
+    from ..errors import ViewerError
+    from ..library.job import BatchOptions
+    from ..library.report import index_html, model_findings, model_html
+    from ..library.run import REPORT_JSON, map_local, map_ray, plan, write_json, write_model
+
+    if not args.dir.is_dir():
+        raise ViewerError(f"{args.dir}: no such folder")
+    if args.ray is not None and args.workers is not None:
+        raise ViewerError("--workers sizes the local pool; with --ray, Ray places the tasks on its workers")
+    if args.dir.resolve() == args.out.resolve():
+        raise ViewerError(f"--out {args.out}: the report needs its own folder, not the library's")
+    check_creatable_folder("--out", args.out)
+    if not model_files(args.dir):
+        raise ViewerError(f"{args.dir}: no model files ({', '.join(MODEL_SUFFIXES)}) in this folder")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ViewerError(f"--out {args.out}: cannot create it: {error.strerror}") from None
+    options = BatchOptions(size=tuple(args.size), gif_seconds=args.gif_seconds)
+    todo, kept = plan(args.dir, args.out, options, args.force)
+    rows = {model.name: model.row for model in kept}
+    if todo:
+        if args.ray is not None:
+            results = map_ray(todo, options, args.ray or None, args.timeout)
+        else:
+            results = map_local(todo, options, args.workers or os.cpu_count() or 1, args.timeout)
+        progress = Progress(len(todo), "models")
+        for done, (model, result) in enumerate(results, 1):
+            rows[model.name] = write_model(args.out, model, result)
+            progress.update(done)
+        progress.close()
+    ordered = [rows[name] for name in sorted(rows)]
+    for row in ordered:
+        folder = args.out / row["file"]
+        folder.mkdir(parents=True, exist_ok=True)
+        page = model_html(row, model_findings(folder))
+        (folder / "index.html").write_text(page)
+    write_json(args.out / REPORT_JSON, {"options": options.as_json(), "models": ordered})
+    index = args.out / "index.html"
+    index.with_name(".index.html.tmp").write_text(index_html(ordered, f"boneviewer report: {args.dir.name}"))
+    os.replace(index.with_name(".index.html.tmp"), index)
+    failed = [row for row in ordered if row["status"] != "ok"]
+    print(f"{len(ordered)} models: {len(todo)} processed, {len(kept)} unchanged (skipped), {len(failed)} failed; "
+          f"report: {index}")
+    for row in failed:
+        print(f"  failed: {row['file']}: {row['error']}")
+    return 1 if failed else 0

@@ -1,0 +1,198 @@
+"""One model's work in a library run: a pure function of (the model's bytes, the options).
+
+``model_job`` gets the model file and the files it points at (as bytes, by path relative to
+the model's folder), loads and checks it, renders its pictures and GIFs, and returns its
+report row and its output files as bytes; it writes nothing outside a temporary folder of its
+own. So the local pool and Ray (on any machine of a cluster, without a shared disk) map the
+same function, and the same inputs give the same bytes.
+
+Each worker process keeps one headless GL context for all the models it is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+GIF_FPS = 10.0
+JOB_VERSION = 1  # bump when the outputs for the same inputs change: a second run then redoes every model
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    size: tuple = (256, 256)     # pixels of every picture and GIF frame
+    gif_seconds: float = 4.0     # each clip's GIF (and the turntable) lasts at most this long
+
+    def as_json(self) -> dict:
+        return {**asdict(self), "size": list(self.size), "fps": GIF_FPS, "job_version": JOB_VERSION}
+
+
+# --- inputs ------------------------------------------------------------------------------------
+def model_sources(path: Path) -> dict:
+    """{path relative to the model's folder: bytes}: the model file, and for a .gltf the
+    buffers and images it names by a relative URI that exist inside its folder (the loader
+    refuses the others: they are left out here so the worker sees what the loader would)."""
+    path = Path(path)
+    sources = {path.name: path.read_bytes()}
+    if path.suffix.lower() != ".gltf":
+        return sources
+    try:
+        document = json.loads(sources[path.name])
+        uris = [item.get("uri") for key in ("buffers", "images") for item in document.get(key, [])
+                if isinstance(item, dict)]
+    except (ValueError, AttributeError, TypeError):
+        return sources
+    folder = path.parent.resolve()
+    for uri in uris:
+        if not isinstance(uri, str) or uri.startswith("data:") or ":" in uri.split("/")[0]:
+            continue
+        from urllib.parse import unquote
+
+        relative = unquote(uri).replace("\\", "/")
+        try:
+            target = (folder / relative).resolve()
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if target.is_relative_to(folder) and target.is_file():
+            sources[target.relative_to(folder).as_posix()] = target.read_bytes()
+    return sources
+
+
+def job_key(sources: dict, options: BatchOptions) -> str:
+    """The hash a second run compares: the model's bytes (its resources included) and the options."""
+    digest = hashlib.sha256(json.dumps(options.as_json(), sort_keys=True).encode())
+    for name in sorted(sources):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(sources[name]).digest())
+    return digest.hexdigest()
+
+
+# --- the job -----------------------------------------------------------------------------------
+def model_job(name: str, sources: dict, options: BatchOptions) -> dict:
+    """{"row": the report's data on the model, "outputs": {file name: bytes}}. A model that does
+    not load gives a failed row ("status": "failed", "error": one line) and only check.json."""
+    with tempfile.TemporaryDirectory(prefix="boneviewer-job-") as temp:
+        folder = Path(temp) / "model"
+        for relative, data in sources.items():
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        out = Path(temp) / "out"
+        out.mkdir()
+        try:
+            row = _process(folder / name, out, options)
+        except Exception as error:  # noqa: BLE001 - any failure of one model is its row's error, not the run's
+            row = {"status": "failed", "error": _one_line(error)}
+            if not (out / "check.json").exists():
+                (out / "check.json").write_text(json.dumps({"file": name, "findings": []}, indent=1) + "\n")
+        outputs = {path.name: path.read_bytes() for path in sorted(out.iterdir())}
+    return {"row": row, "outputs": outputs}
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _process(path: Path, out: Path, options: BatchOptions) -> dict:
+    from ..checks import check_file
+    from ..loaders import load_model
+
+    report = check_file(path)
+    check = {**report.as_json(), "file": path.name, **report.summary()}  # the name: the worker knows no more
+    (out / "check.json").write_text(json.dumps(check, indent=1) + "\n")
+    if not report.loaded:  # the check's error says why
+        message = next((f.message for f in report.findings if f.severity == "error"), "the model does not load")
+        return {"status": "failed", "error": message, **report.summary()}
+    import logging
+
+    logger = logging.getLogger("boneviewer")
+    logger.disabled = True  # its warnings are findings in check.json already
+    try:
+        scene = load_model(path)
+    finally:
+        logger.disabled = False
+    clips = _render(scene, out, options)
+    summary = report.summary()
+    for clip, gif in zip(summary["clips"], clips):
+        clip["gif"] = gif
+    return {"status": "ok", "error": None, **summary}
+
+
+def _renderer(size):
+    """This process's headless renderer: one GL context per worker, kept for every model."""
+    from ..render.headless import HeadlessRenderer
+
+    global _RENDERER
+    if _RENDERER is None:
+        _RENDERER = HeadlessRenderer(size)
+    else:
+        _RENDERER.resize(size)
+    return _RENDERER
+
+
+_RENDERER = None
+
+
+def _render(scene, out: Path, options: BatchOptions) -> list:
+    """thumb.png, bone-map.png, weight-check.png at rest; turntable.gif; one GIF per clip
+    (returns their file names, in the clips' order)."""
+    from ..camera import VIEW_PITCH, framed_camera
+    from ..images import AnimationFile, write_png
+    from ..model.animation import clip_time
+    from ..options import Paint, RenderOptions
+
+    headless = _renderer(options.size)
+    aspect = options.size[0] / options.size[1]
+    frames = max(1, int(round(options.gif_seconds * GIF_FPS)))
+    camera = framed_camera(scene, aspect=aspect)
+    write_png(out / "thumb.png", headless.render(scene, camera, RenderOptions()))
+    skinned = bool(scene.skeletons)
+    for file, paint in (("bone-map.png", Paint.BONE_MAP), ("weight-check.png", Paint.WEIGHT_CHECK)):
+        painted = RenderOptions(paint=paint if skinned else Paint.SHADED, show_skeleton=False)
+        write_png(out / file, headless.render(scene, camera, painted))
+    gif = AnimationFile(out / "turntable.gif", GIF_FPS)
+    for turning in _turntable(scene, frames, VIEW_PITCH, aspect):
+        gif.write(headless.render(scene, turning, RenderOptions()))
+    gif.close()
+    names = []
+    for index, clip in enumerate(scene.animations):
+        length = min(clip.duration, options.gif_seconds)
+        times = [k / GIF_FPS for k in range(max(1, int(np.floor(length * GIF_FPS + 1e-9))))]
+
+        def pose_at(time, clip=clip):
+            clip.apply(clip_time(time, clip.duration))
+
+        camera = framed_camera(scene, aspect=aspect, times=times, pose_at=pose_at)
+        name = f"clip-{index:02d}-{_safe(clip.name)}.gif"
+        gif = AnimationFile(out / name, GIF_FPS)
+        for time in times:
+            pose_at(time)
+            gif.write(headless.render(scene, camera, RenderOptions()))
+        gif.close()
+        names.append(name)
+        for skeleton in scene.skeletons:
+            skeleton.return_to_rest()
+    return names
+
+
+def _turntable(scene, count: int, pitch: float, aspect: float):
+    """``count`` cameras once round the model at one distance, aimed at its bounds' centre."""
+    from ..camera import VIEW_YAW, OrbitCamera, framed_camera
+
+    yaws = [VIEW_YAW + 360.0 * k / count for k in range(count)]
+    sides = [framed_camera(scene, yaw=yaw, pitch=pitch, aspect=aspect) for yaw in yaws[:: max(1, count // 8)]]
+    low, high = scene.current_bounds()
+    target = (low + high) / 2.0
+    distance = 1.1 * max(c.distance + float(np.linalg.norm(c.target - target)) for c in sides)
+    return [OrbitCamera(target=target, distance=distance, yaw=yaw, pitch=pitch) for yaw in yaws]
+
+
+def _safe(name: str) -> str:
+    """A clip's name as part of a file name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:60] or "clip"

@@ -1,0 +1,208 @@
+"""A library run: the models under a folder, each given to ``job.model_job`` by a local pool
+of processes (pebble: per-task timeouts, a crashed worker replaced) or by Ray, and the results
+written as REPORT/<model's path>/ folders, REPORT/report.json and the HTML pages.
+
+A model whose bytes (its resources included) and options did not change since the report's
+last run is skipped; ``force`` redoes every model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ViewerError
+from .job import BatchOptions, job_key, model_job, model_sources
+
+REPORT_JSON = "report.json"
+RAY_EXTRA = "pip install 'boneviewer[ray]'"
+WINDOW = 4  # jobs handed to the pool or Ray per worker (per CPU) at a time
+GRACE = 10.0  # seconds past --timeout before the pool kills a worker the job's own alarm did not stop
+
+
+@dataclass
+class Model:
+    path: Path
+    name: str          # its path relative to the library, which names its folder in the report
+    key: str = ""
+    row: dict | None = None
+
+
+def plan(root: Path, out: Path, options: BatchOptions, force: bool) -> tuple[list, list]:
+    """(models to do, models whose previous row stands), in the library's order."""
+    from ..checks import model_files
+
+    previous = {}
+    if not force:
+        try:
+            previous = {row["file"]: row for row in json.loads((out / REPORT_JSON).read_text())["models"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            previous = {}
+    todo, kept = [], []
+    for path in model_files(root):
+        model = Model(path, path.relative_to(root).as_posix())
+        try:
+            model.key = job_key(model_sources(path), options)
+        except OSError as error:
+            model.row = failed_row(model, f"cannot read it: {error.strerror or error}")
+            kept.append(model)
+            continue
+        old = previous.get(model.name)
+        if old is not None and old.get("key") == model.key and (out / model.name).is_dir():
+            model.row = old
+            kept.append(model)
+        else:
+            todo.append(model)
+    return todo, kept
+
+
+def failed_row(model: Model, error: str) -> dict:
+    return {"file": model.name, "key": model.key, "status": "failed", "error": error, "bones": 0, "vertices": 0,
+            "clips": [], "errors": 0, "warnings": 0, "infos": 0, "outputs": []}
+
+
+def timed_job(name: str, sources: dict, options: BatchOptions, timeout: float | None) -> dict:
+    """``model_job`` stopped by an alarm after ``timeout`` seconds (a failed row that says so).
+
+    Each worker is one process on one core (the pool and Ray run one per core): llvmpipe's own
+    rasterizer threads would only compete with the other workers, so it gets one, unless the
+    user set LP_NUM_THREADS (read when the worker's GL context is made, in its first job)."""
+    os.environ.setdefault("LP_NUM_THREADS", "1")
+    if timeout is None:
+        return model_job(name, sources, options)
+
+    def expire(signum, frame):
+        raise TimeoutError(f"timed out after {timeout:g} s")
+
+    try:
+        previous = signal.signal(signal.SIGALRM, expire)
+    except ValueError:  # not the process's main thread: the pool's or Ray's own limit applies
+        return model_job(name, sources, options)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return model_job(name, sources, options)
+    except TimeoutError as error:
+        return {"row": {"status": "failed", "error": str(error)}, "outputs": {}}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def map_local(models: list, options: BatchOptions, workers: int, timeout: float | None):
+    """Yield (model, job result or error text) as the pool finishes them. At most WINDOW jobs
+    per worker are handed over at a time, so a large library's bytes are not all held at once."""
+    from concurrent.futures import FIRST_COMPLETED, TimeoutError as FutureTimeout, wait
+
+    from pebble import ProcessPool
+    from pebble.common import ProcessExpired
+
+    waiting = iter(models)
+    with ProcessPool(max_workers=workers) as pool:
+        futures = {}
+
+        def hand_over():
+            model = next(waiting, None)
+            if model is not None:
+                future = pool.schedule(timed_job, args=(model.path.name, model_sources(model.path), options, timeout),
+                                       timeout=None if timeout is None else timeout + GRACE)
+                futures[future] = model
+
+        for _ in range(WINDOW * workers):
+            hand_over()
+        while futures:
+            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for future in done:
+                model = futures.pop(future)
+                hand_over()
+                try:
+                    yield model, future.result()
+                except FutureTimeout:
+                    yield model, f"timed out after {timeout:g} s (its worker was stopped)"
+                except ProcessExpired as error:
+                    yield model, f"its worker crashed (exit status {error.exitcode})"
+                except Exception as error:  # noqa: BLE001 - a job that could not run is that model's failure
+                    yield model, f"its worker failed: {type(error).__name__}: {error}"
+
+
+def map_ray(models: list, options: BatchOptions, address: str | None, timeout: float | None):
+    """Yield (model, job result or error text) as Ray's tasks finish: each model one task, on
+    a local Ray runtime (address None) or on the cluster at ``address``."""
+    try:
+        import ray
+    except ImportError:
+        raise ViewerError(f"--ray needs Ray: {RAY_EXTRA}") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        try:
+            if address is None:
+                ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
+                         configure_logging=False)
+            else:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+        except Exception as error:  # noqa: BLE001 - Ray's many connection errors: one line for the user
+            raise ViewerError(f"--ray {address or ''}: cannot start or reach Ray ({error})".replace("  ", " ")) from None
+    try:
+        task = ray.remote(num_cpus=1, max_retries=0)(timed_job)
+        waiting, pending = iter(models), {}
+
+        def hand_over():
+            model = next(waiting, None)
+            if model is not None:
+                pending[task.remote(model.path.name, model_sources(model.path), options, timeout)] = model
+
+        for _ in range(WINDOW * max(1, int(ray.cluster_resources().get("CPU", 1)))):
+            hand_over()
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                model = pending.pop(ref)
+                hand_over()
+                try:
+                    yield model, ray.get(ref)
+                except ray.exceptions.WorkerCrashedError:
+                    yield model, "its worker crashed"
+                except ray.exceptions.RayError as error:
+                    yield model, f"its task failed: {' '.join(str(error).split())[:300]}"
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def write_model(out: Path, model: Model, result) -> dict:
+    """The model's folder, written whole (a temporary folder renamed into place), and its row."""
+    if isinstance(result, str):
+        row, outputs = failed_row(model, result), {}
+    else:
+        row = {"file": model.name, "key": model.key, "bones": 0, "vertices": 0, "clips": [], "errors": 0,
+               "warnings": 0, "infos": 0, **result["row"]}
+        outputs = result["outputs"]
+        row["outputs"] = sorted(outputs)
+    folder = out / model.name
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    for name, data in outputs.items():
+        (temp / name).write_bytes(data)
+    replace_folder(temp, folder)
+    return row
+
+
+def replace_folder(new: Path, folder: Path) -> None:
+    old = None
+    if folder.exists():
+        old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+        os.replace(folder, old)
+    os.replace(new, folder)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def write_json(path: Path, data) -> None:
+    """A JSON file written whole (temp file + rename)."""
+    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(temp, path)
