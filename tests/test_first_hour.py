@@ -98,6 +98,7 @@ def test_a_folder_as_the_model_says_it_is_a_folder(cli, tmp_path):
     assert result.returncode == 2
     assert result.stderr.startswith(f"boneviewer: error: model {FOX.parent}: is a folder")
     assert str(FOX) in result.stderr and len(result.stderr.splitlines()) == 1
+    assert f"boneviewer batch {FOX.parent} --out REPORT" in result.stderr  # the library commands
 
 
 @pytest.mark.parametrize("args, message", [

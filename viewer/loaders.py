@@ -43,7 +43,8 @@ def inspect_model(model, scene: int | None = None) -> dict:
 def _existing_file(model) -> Path:
     path = Path(model)
     if path.is_dir():
-        raise ViewerError(f"model {path}: is a folder, not a model file{_models_in(path)}")
+        raise ViewerError(f"model {path}: is a folder, not a model file{_models_in(path)} (a whole folder: "
+                          f"boneviewer check {path}, or boneviewer batch {path} --out REPORT)")
     if not path.is_file():
         raise ViewerError(f"model {path}: no such file")
     return path
