@@ -21,6 +21,8 @@ _EXPORTS = {
     "run_viewer": "viewer.app",
     "load_model": "viewer.loaders",
     "load_gltf": "viewer.gltf",
+    "load_bvh": "viewer.bvh",
+    "retarget": "viewer.model.retarget",
 }
 
 __all__ = sorted(_EXPORTS)
