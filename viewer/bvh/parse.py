@@ -107,6 +107,8 @@ def read_bvh(path: Path) -> Motion:
         raise tokens.error(f"expected HIERARCHY at the start of a BVH file, got {first[:40]!r}")
     joints = _hierarchy(tokens)
     keyword = tokens.next("MOTION")
+    if keyword.upper() == "ROOT":
+        raise tokens.error("a second ROOT: boneviewer reads one skeleton per BVH file")
     if keyword.upper() != "MOTION":
         raise tokens.error(f"expected MOTION after the hierarchy, got {keyword[:40]!r}")
     return _motion(tokens, joints)
@@ -228,9 +230,12 @@ def _motion(tokens: _Tokens, joints: list[Joint]) -> Motion:
     if frames == 0:
         return Motion(joints, frame_time, np.zeros((0, channel_count)), channel_count)
     # Fast path: every number at once; the slow path below only finds and names a bad line.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        values = np.fromstring("\n".join(rows), dtype=np.float64, sep=" ")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            values = np.fromstring("\n".join(rows), dtype=np.float64, sep=" ")
+    except ValueError:  # a word that is not a number: the slow path names its line
+        values = np.zeros(0)
     # The total alone would miss a row short by one beside a row long by one: count each row too.
     if (values.size == frames * channel_count and np.isfinite(values).all()
             and _row_with_wrong_count(rows, channel_count) is None):
