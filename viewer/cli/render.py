@@ -6,8 +6,8 @@ from pathlib import Path
 
 from ..camera import VIEW_PITCH, VIEW_YAW
 from ..images import check_output_file, check_png_path, write_png
-from .common import (Progress, apply_pose_data, check_creatable_folder, finite, frames, logger, named_bone, pitch,
-                     positive_finite, positive_int, read_pose, scene_index, select_animation, size)
+from .common import (Progress, add_motion_options, apply_pose_data, check_creatable_folder, finite, frames, load_scene,
+                     logger, named_bone, pitch, positive_finite, positive_int, read_pose, scene_index, select_animation, size)
 
 
 def add_parser(commands, common):
@@ -50,8 +50,9 @@ def add_parser(commands, common):
     skin = render.add_mutually_exclusive_group()
     skin.add_argument("--weights", metavar="BONE",
                       help="shade the mesh by BONE's skin weight, 0 blue to 1 red (Blender's weight ramp)")
-    skin.add_argument("--bone-map", action="store_true",
-                      help="colour each vertex by the bone with its largest weight (a stable colour per bone)")
+    skin.add_argument("--bone-map", nargs="?", const=True, default=False, metavar="MAP.json",
+                      help="no value: colour each vertex by the bone with its largest weight (a stable colour per "
+                           "bone); MAP.json: --motion's bone map")
     skin.add_argument("--weight-check", action="store_true",
                       help="print how many vertices have weights that do not sum to 1 (as the file gives them) "
                            "or more than 8 influences, and show them in magenta")
@@ -62,6 +63,7 @@ def add_parser(commands, common):
                         help="a Python script whose setup(app) runs after loading and update(app, t, dt) before "
                              "each frame (t: the sequence time, dt: the --frames step); a script error prints "
                              "one line, keeps the last good pose and exits 1 after writing the frames")
+    add_motion_options(render, bone_map=False)
     render.set_defaults(run=run)
 
 
@@ -90,7 +92,7 @@ def render_command(args) -> int:
 
         check_script_path(script)
         return render_scripted(args)
-    scene = load_model(args.model, args.scene)
+    scene = load_scene(args)
     clip = None if args.rest else select_animation(scene, args.animation)
     if clip is None and not args.rest and (args.time is not None or args.frames is not None):
         what = "--time" if args.frames is None else "--frames"
@@ -246,7 +248,7 @@ def render_scripted(args) -> int:
         log = logger()
         log.disabled = not quiet  # the model's warnings were told by the first (quiet) load
         try:
-            scene = load_model(args.model, args.scene)
+            scene = load_scene(args)
         finally:
             log.disabled = False
         clip = None if args.rest else select_animation(scene, args.animation)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..camera import VIEW_PITCH, VIEW_YAW
 from ..images import check_png_path
-from .common import DEFAULT_PNG, apply_pose_data, has_display, positive_int, read_pose, scene_index, size
+from .common import DEFAULT_PNG, add_motion_options, load_scene, motion_namespace, apply_pose_data, has_display, positive_int, read_pose, scene_index, size
 from .render import render_command
 
 
@@ -33,6 +33,7 @@ def add_parser(commands, common):
                            "every frame (see the README's app object); it runs with your own rights")
     view.add_argument("--watch", action="store_true",
                       help="reload --script (and --pose) in the running window when the file is saved")
+    add_motion_options(view)
     view.set_defaults(run=run)
 
 
@@ -59,7 +60,7 @@ def view_command(args) -> int:
         raise ViewerError("--watch reloads --script (and --pose) when saved: give --script FILE.py or --pose")
     if not has_display():
         return render_instead(args, "no display")
-    scene = load_model(args.model, args.scene)
+    scene = load_scene(args)
     if args.pose is not None:
         pose = read_pose(args.pose)
         if scene.animations:
@@ -89,5 +90,5 @@ def render_instead(args, reason: str) -> int:
         model=args.model, out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
         no_skeleton=False, no_grid=False, yaw=VIEW_YAW, pitch=VIEW_PITCH, animation=None, time=None,
         rest=args.rest, frames=None, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
-        debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None)
+        debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None, **motion_namespace(args))
     return render_command(render_args)
