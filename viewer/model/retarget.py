@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from .animation import AnimationChannel, AnimationClip, interpolate_keyframes, slerp
-from .bone_names import body_parts
+from .bone_names import PARTS, body_parts
 from .transforms import compose, decompose, quaternion_from_rotation_matrix
 
 MAX_FRAMES = 1_000_000
@@ -72,6 +72,28 @@ def check_bone_map(bone_map: dict, source_skeleton, target_skeleton, what: str =
             if name not in known:
                 listed = ", ".join(b.name for b in skeleton.bones)
                 raise ViewerError(f"{what}: unknown {side} bone {name!r} (the {side} skeleton's bones: {listed})")
+
+
+def resolve_body_parts(bone_map: dict, source_skeleton) -> dict[str, str]:
+    """The map with each source name that is no source bone but a body part (VRM's humanoid names:
+    ``hips``, ``leftUpperArm``, ...) replaced by the source bone the naming schemes recognise as
+    that part, so that one map serves every source; a part the source lacks leaves its target
+    bone unmapped (logged)."""
+    import logging
+
+    names = {b.name for b in source_skeleton.bones}
+    if all(value in names for value in bone_map.values()):
+        return dict(bone_map)
+    _, parts = body_parts(b.name for b in source_skeleton.bones)
+    resolved = {}
+    for target, source in bone_map.items():
+        if source in names or source not in PARTS:
+            resolved[target] = source  # a bone, or an unknown name that check_bone_map reports
+        elif source in parts:
+            resolved[target] = parts[source]
+        else:
+            logging.getLogger("boneviewer").info(f"bone map: the source has no {source} bone; {target} keeps its rest")
+    return resolved
 
 
 # --- sampling a clip on a skeleton, vectorized over frames ----------------------------------------
@@ -223,6 +245,7 @@ class Retargeting:
             bone_map = read_bone_map(bone_map)
         elif not isinstance(bone_map, dict):
             raise ViewerError(f'bone map: expected {{"target bone": "source bone"}}, got {type(bone_map).__name__}')
+        bone_map = resolve_body_parts(bone_map, self.source_skeleton)
         check_bone_map(bone_map, self.source_skeleton, self.target_skeleton)
         if not bone_map:
             raise ViewerError(f"no bones of {target_scene.name!r} could be mapped to bones of {source_scene.name!r} "
@@ -237,8 +260,15 @@ class Retargeting:
     # The parts of each side as named by the map: target part names come from the target's own
     # scheme; the source's are the mapped bones of those.
     def _align(self) -> None:
+        # A target bone's body part: its own name's, else that of the source bone mapped to it.
         _, target_parts = body_parts(b.name for b in self.target_skeleton.bones)
+        _, source_named = body_parts(b.name for b in self.source_skeleton.bones)
+        part_of_source = {n: p for p, n in source_named.items()}
         target_parts = {p: n for p, n in target_parts.items() if n in self.bone_map}
+        for target_bone, source_bone in self.bone_map.items():
+            part = part_of_source.get(source_bone)
+            if part is not None and part not in target_parts and target_bone not in target_parts.values():
+                target_parts[part] = target_bone
         source_parts = {p: self.bone_map[n] for p, n in target_parts.items()}
         self.target_parts = target_parts
         s_index, t_index = self.source.index, self.target.index
