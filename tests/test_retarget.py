@@ -150,3 +150,16 @@ def test_bad_motion_options_are_one_line(cli, tmp_path):
         lines = result.stderr.strip().splitlines()
         errors = [line for line in lines if line.startswith(("boneviewer: error:", "boneviewer render: error:"))]
         assert result.returncode == 2 and len(errors) == 1 and message in lines[-1] == errors[0], result.stderr
+
+
+def test_the_measure_script_prints_the_worst_angle():
+    import subprocess
+    import sys
+
+    script = Path(__file__).parent.parent / "scripts" / "measure_retarget.py"
+    result = subprocess.run([sys.executable, script, BVH / "asf_zup_xyz.bvh", BVH / "human_zxy_root_offset.bvh"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith("worst over every frame and bone: ") and last.endswith("degrees (under 0.5)")
+    assert "LeftHip" not in result.stdout and "LeftUpLeg -> LeftLeg" in result.stdout

@@ -330,7 +330,16 @@ class Retargeting:
         world = np.empty((frames, len(target.bones), 4, 4))
         local_rotations, hips_translation, correction = {}, None, {}
         self.children = {}
+        # World matrices only where a mapped bone needs them: the mapped bones and their ancestors.
+        needed = set()
+        for i, bone in enumerate(target.bones):
+            if bone.name in self.bone_map:
+                while i >= 0 and i not in needed:
+                    needed.add(i)
+                    i = target.parents[i]
         for i in target.order:
+            if i not in needed:
+                continue
             bone = target.bones[i]
             parent = target.parents[i]
             parent_world = np.broadcast_to(target.placement, (frames, 4, 4)) if parent < 0 else world[:, parent]
@@ -379,7 +388,7 @@ class Retargeting:
             else:
                 rest_local = compose(scale_rows, target.rest_rotation[i], target.rest_translation[i])
                 world[:, i] = rest_local @ parent_world
-        self.target_world = world
+        self.target_world = world  # filled for the mapped bones and their ancestors only
         channels = []
         times = self.times
         for i, q in local_rotations.items():
