@@ -19,6 +19,11 @@ PARTS = ("hips", "spine", "chest", "upperChest", "neck", "head",
          "leftUpperLeg", "leftLowerLeg", "leftFoot", "leftToes",
          "rightUpperLeg", "rightLowerLeg", "rightFoot", "rightToes")
 
+# A limb part and the part it hangs from: a rig whose foot or hand is not under its shin or
+# forearm (RobotExpressive's feet hang from the root, for IK) still gets it placed at the limb's end.
+LIMB_PARENT = {f"{side}{part}": f"{side}{parent}" for side in ("left", "right")
+               for part, parent in (("Foot", "LowerLeg"), ("Hand", "LowerArm"))}
+
 # scheme -> (left spelling, right spelling), {part: names}; a part's {S}-names use the side.
 SCHEMES: dict[str, tuple[tuple[str, str], dict[str, tuple[str, ...]]]] = {
     # BVH conversions of CMU and most mocap exports, and Mixamo (with mixamorig: stripped).

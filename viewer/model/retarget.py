@@ -8,7 +8,9 @@ The method (issue 21):
    reference (expressed through ``A``), which keeps the source's twist; then by the smallest
    swing that points it where its source bone points (the world direction from the joint to its
    mapped child). So a T-pose source drives an A-pose target with the arms where the source's are.
-3. The hips' translation follows the source's, scaled by the ratio of hip heights.
+3. The hips' translation follows the source's, scaled by the ratio of hip heights: their height
+   above the floor (the lowest the source's joints go; the target's lowest joint at rest), and
+   across the floor their path from the source's first frame, from where the target stands.
 4. Unmapped target bones keep their rest.
 
 The bone map is ``{target bone: source bone}``: from the naming schemes (bone_names.py) when
@@ -25,7 +27,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from .animation import AnimationChannel, AnimationClip, interpolate_keyframes, slerp
-from .bone_names import PARTS, body_parts
+from .bone_names import LIMB_PARENT, PARTS, body_parts
 from .transforms import compose, decompose, quaternion_from_rotation_matrix
 
 MAX_FRAMES = 1_000_000
@@ -285,6 +287,9 @@ class Retargeting:
         self.hips = hips
         source_y = (self.source_reference[:, 3, :3] @ self.align)[:, 1]
         target_y = self.target.rest_world[:, 3, 1]
+        # The floors: the lowest the source's joints go over the clip, the target's lowest at rest.
+        self.source_floor = float((self.source.world[:, :, 3, :3] @ self.align)[..., 1].min())
+        self.target_floor = float(target_y.min())
         source_height = source_y[s_index[self.bone_map[hips]]] - source_y.min()
         target_height = target_y[t_index[hips]] - target_y.min()
         self.hip_ratio = target_height / source_height if source_height > 1e-9 and target_height > 1e-9 else 1.0
@@ -310,9 +315,11 @@ class Retargeting:
                 found.append(c)
             else:
                 stack.extend(k for k in range(len(target.bones)) if target.parents[k] == c)
-        if not found:
-            return None
         part_of = {n: p for p, n in self.target_parts.items()}
+        if not found:  # a shin whose foot hangs elsewhere (placed at the shin's end): that foot
+            limb_child = {parent: part for part, parent in LIMB_PARENT.items()}.get(part_of.get(target.bones[i].name))
+            name = self.target_parts.get(limb_child)
+            return None if name is None else target.index[name]
         ranked = sorted(found, key=lambda c: (PREFERRED_CHILD.index(part_of.get(target.bones[c].name))
                                               if part_of.get(target.bones[c].name) in PREFERRED_CHILD else 99, c))
         return ranked[0]
@@ -377,9 +384,12 @@ class Retargeting:
                 _keep_hemisphere(q)
                 local_rotations[i] = q
                 if bone.name == self.hips:
+                    # Heights above each one's floor scale by the hip ratio; across the floor the
+                    # target starts where it stands and moves as the source does from its first frame.
                     j0 = s_index[self.bone_map[self.hips]]
-                    moved = (s_pos[:, j0] - self.source_reference[j0, 3, :3]) @ align * self.hip_ratio
-                    wanted_world = t_rest_pos[i] + moved
+                    path = s_pos[:, j0] @ align
+                    wanted_world = t_rest_pos[i] + (path - path[0]) * self.hip_ratio
+                    wanted_world[:, 1] = self.target_floor + (path[:, 1] - self.source_floor) * self.hip_ratio
                     inverse = np.linalg.inv(parent_world)
                     translation = np.einsum("fk,fkl->fl", np.concatenate([wanted_world, np.ones((frames, 1))], 1),
                                             inverse)[:, :3]
@@ -388,6 +398,8 @@ class Retargeting:
             else:
                 rest_local = compose(scale_rows, target.rest_rotation[i], target.rest_translation[i])
                 world[:, i] = rest_local @ parent_world
+        translations = {} if hips_translation is None else {target.index[self.hips]: hips_translation}
+        translations.update(self._place_detached_limbs(world, s_pos, t_rest_pos))
         self.target_world = world  # filled for the mapped bones and their ancestors only
         channels = []
         times = self.times
@@ -395,9 +407,9 @@ class Retargeting:
             node = target.bones[i].get_pose_target()
             _require_node(node, target.bones[i])
             channels.append(AnimationChannel(node, "rotation", times, q, checked=True))
-        if hips_translation is not None:
-            node = target.bones[target.index[self.hips]].get_pose_target()
-            channels.append(AnimationChannel(node, "translation", times, np.ascontiguousarray(hips_translation),
+        for i, translation in translations.items():
+            node = target.bones[i].get_pose_target()
+            channels.append(AnimationChannel(node, "translation", times, np.ascontiguousarray(translation),
                                              checked=True))
         # Unmapped bones hold their rest (two keys each, whatever pose another clip left).
         ends = np.array([times[0], times[-1]]) if len(times) > 1 else times[:1]
@@ -411,6 +423,44 @@ class Retargeting:
                                 ("scale", target.rest_scaling[i])):
                 channels.append(AnimationChannel(node, path, ends, np.tile(value, (len(ends), 1)), checked=True))
         return AnimationClip(name, channels)
+
+
+    def _place_detached_limbs(self, world, s_pos, t_rest_pos) -> dict:
+        """Translations putting each mapped foot or hand that does not hang from its mapped shin or
+        forearm at that limb's end: the rest distance along the source's direction (only for such
+        a bone without mapped bones under it). Updates ``world``."""
+        target, index = self.target, self.target.index
+        part_of = {n: p for p, n in self.target_parts.items()}
+        result = {}
+        for name, part in part_of.items():
+            limb = self.target_parts.get(LIMB_PARENT.get(part))
+            if limb is None:
+                continue
+            b, a = index[name], index[limb]
+            ancestor = target.parents[b]
+            while ancestor >= 0 and ancestor != a:
+                ancestor = target.parents[ancestor]
+            if ancestor == a or self._has_mapped_descendant(b):
+                continue
+            source_a, source_b = self.source.index[self.bone_map[limb]], self.source.index[self.bone_map[name]]
+            direction = _unit((s_pos[:, source_b] - s_pos[:, source_a]) @ self.align)
+            wanted = world[:, a, 3, :3] + direction * np.linalg.norm(t_rest_pos[b] - t_rest_pos[a])
+            parent = target.parents[b]
+            parent_world = np.broadcast_to(target.placement, world[:, b].shape) if parent < 0 else world[:, parent]
+            local = np.einsum("fk,fkl->fl", np.concatenate([wanted, np.ones((len(wanted), 1))], 1),
+                              np.linalg.inv(parent_world))[:, :3]
+            world[:, b, 3, :3] = wanted
+            result[b] = local
+        return result
+
+    def _has_mapped_descendant(self, i: int) -> bool:
+        stack = [c for c in range(len(self.target.bones)) if self.target.parents[c] == i]
+        while stack:
+            c = stack.pop()
+            if self.target.bones[c].name in self.bone_map:
+                return True
+            stack.extend(k for k in range(len(self.target.bones)) if self.target.parents[k] == c)
+        return False
 
 
 def _require_node(node, bone) -> None:
