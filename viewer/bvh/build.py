@@ -68,22 +68,28 @@ def quaternion_of_matrix(rows: np.ndarray) -> np.ndarray:
 
 def joint_rotations(motion: Motion) -> np.ndarray:
     """(frames, joints, 4) local rotations, channels composed in CHANNELS order; identity where
-    a joint has no rotation channel."""
+    a joint has no rotation channel. Joints with the same rotation order are done together."""
     frames = len(motion.values)
     result = np.zeros((frames, len(motion.joints), 4))
     result[..., 3] = 1.0
+    groups: dict[str, list] = {}  # order ("ZXY") -> [(joint, its rotation columns)]
     for j, joint in enumerate(motion.joints):
+        columns = [joint.first_column + k for k, c in enumerate(joint.channels) if c.endswith("rotation")]
+        if columns:
+            order = "".join(c[0] for c in joint.channels if c.endswith("rotation"))
+            groups.setdefault(order, []).append((j, columns))
+    for order, members in groups.items():
+        joints = [j for j, _ in members]
+        columns = np.array([c for _, c in members])  # (joints, axes)
+        half = np.radians(motion.values[:, columns]) * 0.5  # (frames, joints, axes)
+        sin, cos = np.sin(half), np.cos(half)
         q = None
-        for k, channel in enumerate(joint.channels):
-            if not channel.endswith("rotation"):
-                continue
-            half = np.radians(motion.values[:, joint.first_column + k]) * 0.5
-            axis_q = np.zeros((frames, 4))
-            axis_q[:, AXES[channel[0].lower()]] = np.sin(half)
-            axis_q[:, 3] = np.cos(half)
+        for k, axis in enumerate(order):
+            axis_q = np.zeros(half.shape[:2] + (4,))
+            axis_q[..., AXES[axis.lower()]] = sin[..., k]
+            axis_q[..., 3] = cos[..., k]
             q = axis_q if q is None else quaternion_product(q, axis_q)
-        if q is not None:
-            result[:, j] = q
+        result[:, joints] = q
     return result
 
 
