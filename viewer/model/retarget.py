@@ -135,7 +135,7 @@ class SkeletonFrames:
         self.index = {b.name: i for i, b in enumerate(bones)}
         position = {id(b): i for i, b in enumerate(bones)}
         self.parents = [position.get(id(b.get_parent()), -1) for b in bones]
-        self.order = sorted(range(len(bones)), key=self._depth)
+        self.order = sorted(range(len(bones)), key=self.depth)
         self.placement = placement_matrix(scene, skeleton)
         rest_local = np.array([b.get_rest_matrix() for b in bones]).reshape(-1, 4, 4)
         self.rest_scaling, self.rest_rotation, self.rest_translation = decompose(rest_local)
@@ -154,7 +154,7 @@ class SkeletonFrames:
         rotation /= np.linalg.norm(rotation, axis=-1, keepdims=True)
         self.world = self._world(compose(scaling, rotation, translation))
 
-    def _depth(self, i: int) -> int:
+    def depth(self, i: int) -> int:
         depth = 0
         while self.parents[i] >= 0:
             i = self.parents[i]
@@ -302,7 +302,7 @@ class Retargeting:
 
     def _topmost_mapped(self) -> str:
         mapped = [i for i, b in enumerate(self.target.bones) if b.name in self.bone_map]
-        return self.target.bones[min(mapped, key=self.target._depth)].name
+        return self.target.bones[min(mapped, key=self.target.depth)].name
 
     def mapped_child(self, i: int) -> int | None:
         """The target bone whose direction from bone ``i`` is matched: its nearest mapped
