@@ -116,7 +116,7 @@ def three_parse(path: Path, rounds: int) -> float | None:
     return json.loads(result.stdout)["median_s"]
 
 
-def playback_cost(scene, clip, frames: int = 400) -> float:
+def playback_cost(scene, clip, frames: int = 200) -> float:
     """Seconds per frame: apply the clip at successive times and bring the skeleton up to date."""
     skeleton = scene.skeletons[0]
     times = np.linspace(0, clip.duration, frames)
@@ -127,6 +127,16 @@ def playback_cost(scene, clip, frames: int = 400) -> float:
         clip.apply(t)
         skeleton.prepare()
     return (time.perf_counter() - started) / frames
+
+
+def playback_costs(scene, clips, rounds: int) -> list[float]:
+    """Each clip's median per-frame cost over ``rounds`` rounds, the clips interleaved in each
+    round so that a busy machine weighs on them alike."""
+    costs = [[] for _ in clips]
+    for _ in range(rounds):
+        for k, clip in enumerate(clips):
+            costs[k].append(playback_cost(scene, clip))
+    return [statistics.median(c) for c in costs]
 
 
 def main() -> int:
@@ -143,8 +153,7 @@ def main() -> int:
         source, rig = load_bvh(capture), load_bvh(rig_file)
         retarget = median_time(lambda: Retargeting(source, rig), args.rounds)
         result = Retargeting(source, rig)
-        own = playback_cost(rig, rig.animations[0])
-        retargeted = playback_cost(rig, result.clip)
+        own, retargeted = playback_costs(rig, [rig.animations[0], result.clip], args.rounds)
     size = capture.stat().st_size if capture.exists() else 0
     print(f"BVH load, 4000 frames x {joints} joints ({len(result.source.bones)} bones with End Sites), "
           f"median of {args.rounds}:")

@@ -328,7 +328,7 @@ class Retargeting:
         source, target, align = self.source, self.target, self.align
         frames = len(self.times)
         s_index = source.index
-        s_rot = rotation_rows(source.world)  # (F, Ns, 3, 3)
+        world_rotation = {}  # target bone -> (F, 3, 3) world rotation, once each
         s_ref_rot = rotation_rows(self.source_reference)
         s_pos = source.world[:, :, 3, :3]
         t_rest_world = target.rest_world[0] if target.rest_world.ndim == 4 else target.rest_world
@@ -354,7 +354,7 @@ class Retargeting:
             translation = np.broadcast_to(target.rest_translation[i], (frames, 3))
             if bone.name in self.bone_map:
                 j = s_index[self.bone_map[bone.name]]
-                delta = np.swapaxes(s_ref_rot[j], -1, -2) @ s_rot[:, j]  # the source's change from reference
+                delta = np.swapaxes(s_ref_rot[j], -1, -2) @ rotation_rows(source.world[:, j])  # change from reference
                 delta = align.T @ delta @ align
                 rotation = t_rest_rot[i] @ delta
                 child = self.mapped_child(i)
@@ -378,8 +378,10 @@ class Retargeting:
                     else:
                         correction[i] = correction.get(self._mapped_ancestor(i), np.eye(3))
                 rotation = rotation @ correction[i]
-                parent_rot = rotation_rows(parent_world)
-                local = rotation @ np.swapaxes(parent_rot, -1, -2)
+                if parent not in world_rotation:
+                    world_rotation[parent] = rotation_rows(parent_world)
+                local = rotation @ np.swapaxes(world_rotation[parent], -1, -2)
+                world_rotation[i] = rotation
                 q = quaternion_from_rotation_matrix(local)
                 _keep_hemisphere(q)
                 local_rotations[i] = q
