@@ -193,3 +193,12 @@ def test_the_command_line_says_the_line_and_exits_2(cli, tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"boneviewer: error: {path}: line {line}: "), result.stderr
     assert not (tmp_path / "a.png").exists()
+
+
+def test_bvh_options_on_the_command_line(cli, tmp_path):
+    out = tmp_path / "asf.png"
+    result = cli("render", BVH / "asf_zup_xyz.bvh", "--bvh-up", "z", "--bvh-scale", "0.1", "--out", out,
+                 "--size", "120x120")
+    assert result.returncode == 0, result.stderr
+    assert f"{BVH / 'asf_zup_xyz.bvh'}: BVH scale 0.1, up axis +z (given) turned to +Y" in result.stderr
+    assert out.is_file()
