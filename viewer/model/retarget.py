@@ -103,6 +103,9 @@ def clip_times(clip) -> np.ndarray:
     """The clip's keyframe times (all channels' together)."""
     if not clip.channels:
         return np.zeros(1)
+    first = clip.channels[0].times
+    if all(channel.times is first for channel in clip.channels):  # a BVH clip: one set of keys
+        return first
     times = np.unique(np.concatenate([channel.times for channel in clip.channels]))
     if len(times) > MAX_FRAMES:
         raise ViewerError(f"animation {clip.name!r}: {len(times)} keyframe times is too many to retarget")
