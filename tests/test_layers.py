@@ -25,6 +25,7 @@ LAYERS = {
 LAYER_OF = {"viewer.errors": "errors", "viewer.camera": "camera", "viewer.images": "images",
             "viewer.options": "options", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
             "viewer.character": "loaders", "viewer.editing.pose": "loaders", "viewer.gltf": "loaders",
+            "viewer.bvh": "loaders",
             "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",
             "viewer.editing.script": "scripting", "viewer.editing.script_app": "scripting",
             "viewer.editing": "editor", "viewer.remote": "scripting",  # the wire: applies messages to the editing session

@@ -22,6 +22,8 @@ _EXPORTS = {
     "load_model": "viewer.loaders",
     "load_gltf": "viewer.gltf",
     "save_gltf": "viewer.gltf",
+    "load_bvh": "viewer.bvh",
+    "retarget": "viewer.model.retarget",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -7,9 +7,10 @@ from pathlib import Path
 from .errors import ViewerError
 
 
-def load_model(model=None, scene: int | None = None):
+def load_model(model=None, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None):
     """None: the built-in character; a Scene: itself; a path: the file, by its extension.
-    ``scene`` picks a glTF file's scene (default: the file's own default)."""
+    ``scene`` picks a glTF file's scene (default: the file's own default); ``bvh_scale`` and
+    ``bvh_up`` are a BVH file's ``scale`` and ``up`` (see ``viewer.bvh.load_bvh``)."""
     from .model import Scene
 
     if model is None:
@@ -25,8 +26,14 @@ def load_model(model=None, scene: int | None = None):
         from .gltf import load_gltf
 
         return load_gltf(path, scene)
+    if path.suffix.lower() == ".bvh":
+        from .bvh import load_bvh
+
+        if scene is not None:
+            raise ViewerError("--scene picks a scene of a glTF file; a BVH file has one skeleton")
+        return load_bvh(path, bvh_scale, bvh_up)
     raise ViewerError(f"model {path}: cannot open {path.suffix or 'extension-less'} files; "
-                      "boneviewer reads glTF 2.0 (.gltf, .glb)")
+                      "boneviewer reads glTF 2.0 (.gltf, .glb) and BVH motion capture (.bvh)")
 
 
 def inspect_model(model, scene: int | None = None) -> dict:
@@ -53,7 +60,7 @@ def _existing_file(model) -> Path:
 def _models_in(folder: Path) -> str:
     """A hint naming the model files a folder holds (a few), or nothing."""
     try:
-        names = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".gltf", ".glb") and p.is_file())
+        names = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".gltf", ".glb", ".bvh") and p.is_file())
     except OSError:
         return ""
     if not names:

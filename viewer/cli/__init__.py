@@ -18,7 +18,7 @@ from .common import Parser
 
 # The commands, in the order --help lists them: each names a module of this package.
 COMMANDS = ("render", "view", "info", "export", "serve", "check", "batch", "bench")
-MODEL_SUFFIXES = (".gltf", ".glb")
+MODEL_SUFFIXES = (".gltf", ".glb", ".bvh")
 
 
 def _version() -> str:

@@ -203,3 +203,86 @@ def start_listening(args):
     shown = f"[{host}]" if ":" in host else host
     print(f"listening on {shown}:{server.address[1]} token {server.token}", flush=True)
     return server
+# --- loading a model, BVH options and --motion (every command that opens a model) ---------------
+BVH_UP_AXES = ("x", "y", "z", "-x", "-y", "-z", "+x", "+y", "+z")
+MOTION_DESTS = ("bvh_scale", "bvh_up", "motion", "motion_clip", "motion_bone_map")
+
+
+def bvh_up(text: str) -> str:
+    if text.lower() not in BVH_UP_AXES:
+        raise argparse.ArgumentTypeError(f"expected an axis: x, y, z, -x, -y or -z, got {text!r}")
+    return text.lower()
+
+
+def add_motion_options(parser, bone_map: bool = True) -> None:
+    """--bvh-scale, --bvh-up, --motion, --motion-clip and (unless the command has its own
+    --bone-map that takes the map too, as render does) --bone-map MAP.json."""
+    group = parser.add_argument_group("BVH and motion from another file")
+    group.add_argument("--bvh-scale", type=positive_finite, metavar="S",
+                       help="a BVH file's scale (default: the figure 1.7 units tall in its first frame)")
+    group.add_argument("--bvh-up", type=bvh_up, metavar="AXIS",
+                       help="a BVH file's up axis: y, z, -z, ... (default: detected from its first frame)")
+    group.add_argument("--motion", type=Path, metavar="FILE.bvh|FILE.glb",
+                       help="retarget a clip of this file onto the model and play it")
+    group.add_argument("--motion-clip", metavar="NAME", help="the --motion file's clip (default: its first)")
+    if bone_map:
+        group.add_argument("--bone-map", dest="motion_bone_map", type=Path, metavar="MAP.json",
+                           help='--motion\'s bone map, {"target bone": "source bone"} (default: by the naming schemes)')
+
+
+def motion_namespace(args) -> dict:
+    """The motion options of ``args``, to pass on to another command's namespace."""
+    return {name: getattr(args, name, None) for name in MOTION_DESTS}
+
+
+def load_scene(args):
+    """The command's model (``args.model``, ``args.scene``, the BVH options), with the --motion
+    file's clip retargeted onto it as its first animation. Says a BVH file's scale and up axis."""
+    from ..errors import ViewerError
+    from ..loaders import load_model
+
+    _split_bone_map(args)
+    scale, up = getattr(args, "bvh_scale", None), getattr(args, "bvh_up", None)
+    scene = load_model(args.model, getattr(args, "scene", None), bvh_scale=scale, bvh_up=up)
+    _say_bvh(args.model, scene)
+    motion = getattr(args, "motion", None)
+    bone_map, clip_name = getattr(args, "motion_bone_map", None), getattr(args, "motion_clip", None)
+    if motion is None:
+        if bone_map is not None or clip_name is not None:
+            raise ViewerError(f"{'--bone-map MAP.json' if bone_map is not None else '--motion-clip'} goes with "
+                              "--motion FILE: give the file to take the motion from")
+        return scene
+    from ..model.retarget import read_bone_map, retarget
+
+    if Path(motion).suffix.lower() not in (".bvh", ".glb", ".gltf"):
+        raise ViewerError(f"--motion {motion}: expected a .bvh, .glb or .gltf file")
+    mapping = None if bone_map is None else read_bone_map(bone_map)
+    source = load_model(motion, None, bvh_scale=scale, bvh_up=up)
+    _say_bvh(motion, source)
+    try:
+        clip = retarget(source, scene, clip=clip_name, bone_map=mapping)
+    except ViewerError as error:
+        raise ViewerError(f"--motion {motion}: {error}") from None
+    scene.animations.remove(clip)
+    scene.animations.insert(0, clip)  # the clip a command plays first
+    return scene
+
+
+def _split_bone_map(args) -> None:
+    """render's --bone-map is both the bone-colour view (no value) and --motion's map (a value)."""
+    value = getattr(args, "bone_map", None)
+    if not isinstance(value, str):
+        return
+    if getattr(args, "motion", None) is None and args.model is None and not value.lower().endswith(".json"):
+        args.model, args.bone_map = value, True  # `render --bone-map MODEL`: the colour view of MODEL
+        return
+    args.motion_bone_map, args.bone_map = Path(value), False
+
+
+def _say_bvh(path, scene) -> None:
+    info = getattr(scene, "bvh_import", None)
+    if info is None or logger().disabled:
+        return
+    how = "detected" if info["detected"] else "given"
+    print(f"boneviewer: {path}: BVH scale {info['scale']:.6g}, up axis {info['up']} ({how}) turned to +Y",
+          file=sys.stderr)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .common import apply_pose_data, finite, frames, logger, read_pose, scene_index, select_animation
+from .common import (add_motion_options, apply_pose_data, finite, frames, load_scene, logger, read_pose, scene_index,
+                     select_animation)
 
 
 def add_parser(commands, common):
@@ -14,7 +15,8 @@ def add_parser(commands, common):
                                              "--animation/--time, --pose and --script: every node's TRS (the pose is "
                                              "the file's pose), skins, meshes, morph targets, materials and images, "
                                              "and every clip, loaded or recorded.")
-    export.add_argument("model", nargs="?", help="model file, .gltf or .glb (default: the built-in character)")
+    export.add_argument("model", nargs="?",
+                        help="model file, .gltf, .glb or .bvh (default: the built-in character)")
     export.add_argument("--out", type=Path, metavar="OUT.glb",
                         help="file to write: .glb, or .gltf with its .bin and images beside it")
     export.add_argument("--scene", type=scene_index, metavar="N",
@@ -34,17 +36,17 @@ def add_parser(commands, common):
                         help="bake the posed shape into the meshes and make the pose the bind (Blender's Apply "
                              "Pose as Rest Pose): the file at rest shows the pose")
     export.add_argument("--force", action="store_true", help="overwrite MODEL itself when --out is the same file")
+    add_motion_options(export)  # --motion: the retargeted clip is written with the model's own
     export.set_defaults(run=run)
 
 
 def run(args) -> int:
     from ..gltf import save_gltf
-    from ..loaders import load_model
     from ..model.animation import clip_time
 
     check_arguments(args)
     pose = read_pose(args.pose)
-    scene = load_model(args.model, args.scene)
+    scene = load_scene(args)
     if args.animation is not None or args.time is not None:
         clip = select_animation(scene, args.animation)
         if clip is None:

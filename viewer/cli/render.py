@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW
 from ..images import check_output_file, check_png_path, write_png
-from .common import (Progress, apply_pose_data, check_creatable_folder, finite, frames, logger, named_bone, pitch,
-                     positive_finite, positive_int, read_pose, scene_index, select_animation, size)
+from .common import (Progress, add_motion_options, apply_pose_data, check_creatable_folder, finite, frames, load_scene,
+                     logger, named_bone, pitch, positive_finite, positive_int, read_pose, scene_index, select_animation, size)
 
 DEFAULT_CLIP_FPS = 30.0  # --frames all
 TRANSPARENT = "transparent"
@@ -101,8 +101,9 @@ def add_parser(commands, common):
     skin = render.add_mutually_exclusive_group()
     skin.add_argument("--weights", metavar="BONE",
                       help="shade the mesh by BONE's skin weight, 0 blue to 1 red (Blender's weight ramp)")
-    skin.add_argument("--bone-map", action="store_true",
-                      help="colour each vertex by the bone with its largest weight (a stable colour per bone)")
+    skin.add_argument("--bone-map", nargs="?", const=True, default=False, metavar="MAP.json",
+                      help="no value: colour each vertex by the bone with its largest weight (a stable colour per "
+                           "bone); MAP.json: --motion's bone map")
     skin.add_argument("--weight-check", action="store_true",
                       help="print how many vertices have weights that do not sum to 1 (as the file gives them) "
                            "or more than 8 influences, and show them in magenta")
@@ -114,6 +115,7 @@ def add_parser(commands, common):
                              "once before each frame (t: the sequence time, dt: the --frames step); an error in "
                              "them prints one line, keeps the last good pose and exits 1 after writing the frames; "
                              "a script that cannot load (or has neither function) writes nothing and exits 1")
+    add_motion_options(render, bone_map=False)
     render.set_defaults(run=run)
 
 
@@ -151,7 +153,6 @@ def run(args) -> int:
 
 def render_command(args) -> int:
     from ..errors import ViewerError
-    from ..loaders import load_model
     from ..model.animation import clip_time
     from ..model.weights import weight_check
     from ..render.headless import HeadlessRenderer
@@ -169,7 +170,7 @@ def render_command(args) -> int:
 
         check_script_path(script)
         return render_scripted(args, description)
-    scene = load_model(args.model, args.scene)
+    scene = load_scene(args)
     clip = None if args.rest else select_animation(scene, args.animation)
     times = sequence_times(args, clip)
     if clip is None and not args.rest and (args.time is not None or args.frames is not None):
@@ -380,12 +381,11 @@ def render_scripted(args, description) -> int:
     from ..editing.pose import PoseRecord
     from ..editing.script import ScriptRunner
     from ..editing.script_app import HeadlessApp
-    from ..loaders import load_model
     from ..model.weights import weight_check
     from ..render.headless import HeadlessRenderer
 
     runner = ScriptRunner(args.script, debug=getattr(args, "debug", False))
-    scene = load_model(args.model, args.scene)
+    scene = load_scene(args)
     clip = None if args.rest else select_animation(scene, args.animation)
     times = sequence_times(args, clip)
     step = times[1] - times[0] if len(times) > 1 else 0.0

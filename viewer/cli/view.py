@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from ..images import check_png_path
-from .common import (DEFAULT_PNG, add_listen_options, apply_pose_data, has_display, positive_int, read_pose,
-                     scene_index, size)
+from .common import (DEFAULT_PNG, add_listen_options, add_motion_options, apply_pose_data, has_display, load_scene,
+                     motion_namespace, positive_int, read_pose, scene_index, size)
 from .render import add_camera_arguments, camera_description, render_command
 
 
@@ -35,6 +35,7 @@ def add_parser(commands, common):
                       help="reload --script (and --pose) in the running window when the file is saved")
     add_camera_arguments(view)
     add_listen_options(view, required=False)
+    add_motion_options(view)
     view.set_defaults(run=run)
 
 
@@ -45,7 +46,6 @@ def run(args) -> int:
 def view_command(args) -> int:
     """The window; without a usable display, a PNG of the model, and where it went."""
     from ..errors import ViewerError
-    from ..loaders import load_model
 
     if args.screenshot is not None and args.frames is None:
         raise ViewerError("--screenshot saves the last frame of a --frames N run; give --frames too")
@@ -67,7 +67,7 @@ def view_command(args) -> int:
             raise ViewerError("--listen needs a window and there is no display; `boneviewer serve MODEL --listen "
                               "[HOST:]PORT` serves with no window")
         return render_instead(args, "no display")
-    scene = load_model(args.model, args.scene)
+    scene = load_scene(args)
     if args.pose is not None:
         pose = read_pose(args.pose)
         if scene.animations:
@@ -109,5 +109,5 @@ def render_instead(args, reason: str) -> int:
         no_skeleton=False, no_grid=False, yaw=args.yaw, pitch=args.pitch, target=args.target, distance=args.distance,
         fov=args.fov, camera=args.camera, background=None, animation=None, time=None,
         rest=args.rest, frames=None, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
-        debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None)
+        debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None, **motion_namespace(args))
     return render_command(render_args)

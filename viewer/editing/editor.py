@@ -623,6 +623,41 @@ class Editor:
         self.playback.clip_index = index
         self.seek(0.0)
 
+    # --- the bone map of a retargeted clip ---------------------------------------------------------
+    @property
+    def retargeting(self):
+        """The scene's last retargeting (viewer.retarget, --motion), or None."""
+        return getattr(self.scene, "retargeting", None)
+
+    def map_bone(self, target: str, source: str | None) -> None:
+        """Change one row of the retargeting's bone map (``source=None``: ``target`` unmapped,
+        so it keeps its rest) and make the clip again in its place, playback kept."""
+        from ..model.retarget import Retargeting
+
+        current = self.retargeting
+        if current is None:
+            raise ViewerError("no retargeted clip: the bone map belongs to one (--motion, viewer.retarget)")
+        mapping = dict(current.bone_map)
+        if source is None:
+            mapping.pop(target, None)
+        else:
+            mapping[target] = source
+        try:
+            remade = Retargeting(current.source_scene, self.scene, current.source_clip, mapping, current.clip.name)
+        except ViewerError as error:
+            self.status = Status.error(error)
+            return
+        animations = self.scene.animations
+        index = next((i for i, clip in enumerate(animations) if clip is current.clip), None)
+        if index is None:
+            animations.append(remade.clip)
+        else:
+            animations[index] = remade.clip
+        self.scene.retargeting = remade
+        if self.playback.clip_index == index:
+            self.seek(self.playback.time)  # the new clip's pose at the same time
+        self.status = Status(f"bone map: {target} <- {source}" if source else f"bone map: {target} unmapped")
+
     def play(self) -> None:
         if self.clip is not None:
             self.playback.playing = True

@@ -100,6 +100,8 @@ class PosePanel:
             self._display(editor, requests)
         if editor.scene.animations and self._header("Animation"):
             self._animation(editor)
+        if editor.retargeting is not None and self._header("Bone map", default_open=False):
+            self._bone_map(editor)
         if editor.morph_meshes() and self._header("Morph targets"):
             self._morph_targets(editor)
         if self._header("Bones"):
@@ -301,6 +303,28 @@ class PosePanel:
         changed, end = imgui.drag_float("##timeline end", editor.timeline_end, 0.05, 0.0, 600.0, "to %.2f s")
         if changed:
             editor.timeline_end = max(0.0, end)
+
+    def _bone_map(self, editor) -> None:
+        """The retargeted clip's map, a row per target bone: the source bone it follows, chosen
+        from the source's bones (or none); a change makes the clip again (Editor.map_bone)."""
+        retargeting = editor.retargeting
+        sources = [bone.name for bone in retargeting.source.bones]
+        imgui.text_disabled(f"{retargeting.source_clip.name}: target bone <- source bone")
+        imgui.begin_child("bone map", imgui.ImVec2(0, 200), imgui.ChildFlags_.borders)
+        for bone in retargeting.target.bones:
+            current = retargeting.bone_map.get(bone.name)
+            imgui.text(bone.name)
+            imgui.same_line(imgui.get_content_region_avail().x * 0.5)
+            imgui.set_next_item_width(-1)
+            label = f"map/{bone.name}"
+            if imgui.begin_combo(f"##{label}", current or "(none)"):
+                for index, name in enumerate([None] + sources):
+                    if imgui.selectable(f"{name or '(none)'}##{index}", name == current)[0] and name != current:
+                        editor.map_bone(bone.name, name)
+                    self._record(f"{label}/{name or '(none)'}")
+                imgui.end_combo()
+            self._record(label)
+        imgui.end_child()
 
     def _morph_targets(self, editor) -> None:
         """A slider per target of every mesh with morph targets (0..1; Ctrl+click types any

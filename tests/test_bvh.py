@@ -1,0 +1,204 @@
+"""The BVH loader: three.js's BVHLoader's joint positions, the up axis and scale, the scene it
+builds, and bad files (one line naming the file and the line, fast, nothing allocated for what a
+file only declares)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from viewer import load_bvh
+from viewer.errors import ViewerError
+
+DATA = Path(__file__).parent / "data"
+BVH = DATA / "bvh"
+REFERENCE = json.loads((DATA / "threejs_bvh_reference.json").read_text())["files"]
+WAVE = BVH / "wave_hello.bvh"
+
+
+def joint_positions(scene, t: float) -> np.ndarray:
+    scene.animations[0].apply(t)
+    scene.prepare()
+    skeleton = scene.skeletons[0]
+    return skeleton.get_absolute_matrices()[:, 3, :3] @ scene.meshes[0].world_matrix[:3, :3] \
+        + scene.meshes[0].world_matrix[3, :3]
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+def test_joint_positions_equal_threejs_bvhloader(name):
+    """scale=1.0, up="y": the joints where three.js's BVHLoader puts them (with the OFFSET it adds
+    to position keys taken out, tests/threejs/generate_bvh_reference.mjs), at frames and between."""
+    reference = REFERENCE[name]
+    path = BVH / name
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == reference["sha256"], "file changed: re-record"
+    scene = load_bvh(path, scale=1.0, up="y")
+    bones = scene.skeletons[0].bones
+    assert len(bones) == len(reference["names"])
+    for bone, three_name in zip(bones, reference["names"]):
+        assert bone.name == three_name or (three_name == "ENDSITE" and bone.name.endswith("_end"))
+    size = None
+    for frame in reference["frames"]:
+        expected = np.array(frame["positions"])
+        size = size or float(np.linalg.norm(expected.max(axis=0) - expected.min(axis=0)))
+        got = joint_positions(scene, frame["time"])
+        assert np.abs(got - expected).max() < 1e-5 * size, (name, frame["time"])
+
+
+def test_the_shared_capture_is_z_up_and_stands_1_7_units_tall(caplog):
+    with caplog.at_level("INFO", logger="boneviewer"):
+        scene = load_bvh(WAVE)
+    assert scene.bvh_import["up"] == "+z" and scene.bvh_import["detected"]
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "scale 0.04" in lines[0] and "up axis +z (detected)" in lines[0]
+    first = joint_positions(scene, 0.0)
+    assert abs(np.ptp(first[:, 1]) - 1.7) < 1e-9
+    bones = [b.name for b in scene.skeletons[0].bones]
+    head, foot = first[bones.index("Head")], first[bones.index("LeftFoot")]
+    assert head[1] - foot[1] > 1.3  # standing: the head well above the feet
+    assert scene.animations[0].name == "wave_hello"
+    assert scene.animations[0].duration == pytest.approx(838 * 0.008342)
+
+
+@pytest.mark.parametrize("name,up", [("human_zxy_root_offset.bvh", "+y"), ("asf_zup_xyz.bvh", "+z"),
+                                     ("lying_rest.bvh", "+y"), ("all_orders_colon_names.bvh", "+y")])
+def test_up_axis_detected_from_the_first_frame(name, up):
+    scene = load_bvh(BVH / name)
+    assert scene.bvh_import["up"] == up
+    first = joint_positions(scene, 0.0)
+    assert abs(np.ptp(first[:, 1]) - 1.7) < 1e-9
+    bones = [b.name.split(":")[-1] for b in scene.skeletons[0].bones]
+    assert first[bones.index("Head"), 1] > first[bones.index("Hips"), 1] + 0.3
+
+
+def test_scale_and_up_given_keep_the_files_numbers():
+    scene = load_bvh(BVH / "human_zxy_root_offset.bvh", scale=1.0, up="y")
+    row = [float(v) for v in (BVH / "human_zxy_root_offset.bvh").read_text().split("Frame Time:")[1]
+           .splitlines()[1].split()[:3]]
+    assert np.allclose(joint_positions(scene, 0.0)[0], row)  # position channels in place of the OFFSET
+    turned = load_bvh(BVH / "human_zxy_root_offset.bvh", scale=2.0, up="-z")
+    x, y, z = row
+    assert np.allclose(joint_positions(turned, 0.0)[0], np.array([x, -z, y]) * 2.0)
+
+
+def test_end_sites_are_leaf_bones_named_after_their_parent():
+    scene = load_bvh(BVH / "asf_zup_xyz.bvh")
+    bones = {b.name: b for b in scene.skeletons[0].bones}
+    end = bones["LeftWrist_end"]
+    assert end.get_parent() is bones["LeftWrist"] and not end.children
+    assert len([n for n in bones if n.endswith("_end")]) == 5
+    # The capsule mesh: every vertex rigidly on one bone, and it renders in the model's bounds.
+    mesh = scene.skinned_meshes[0]
+    assert (mesh.weights[:, 0] == 1).all() and mesh.weights[:, 1:].sum() == 0
+    assert set(np.unique(mesh.joints[:, 0])) <= {i for i, b in enumerate(scene.skeletons[0].bones) if b.children}
+
+
+def test_a_position_channel_on_a_joint_replaces_its_offset():
+    scene = load_bvh(BVH / "all_orders_colon_names.bvh", scale=1.0, up="y")
+    arm = scene.find_bone("mixamorig:LeftArm").get_transform_node()
+    text = (BVH / "all_orders_colon_names.bvh").read_text()
+    row = [float(v) for v in text.split("Frame Time:")[1].splitlines()[1].split()]
+    # Columns: Hips 6, Spine 3, Neck 3, Head 2, then LeftArm's Xposition Yposition Zposition.
+    scene.animations[0].apply(0.0)
+    assert np.allclose(arm.position, row[14:17])
+
+
+# --- bad input --------------------------------------------------------------------------------
+GOOD = (BVH / "asf_zup_xyz.bvh").read_text()
+HEAD, MOTION = GOOD.split("MOTION\n")
+ROWS = MOTION.splitlines()[2:]
+MOTION_LINE = HEAD.count("\n") + 1  # the line number of MOTION
+
+
+def motion(rows, frames=None, frame_time="0.008333"):
+    frames = len(rows) if frames is None else frames
+    return HEAD + f"MOTION\nFrames: {frames}\nFrame Time: {frame_time}\n" + "\n".join(rows) + "\n"
+
+
+def deep(levels: int) -> str:
+    text = "HIERARCHY\nROOT j0\n{\nOFFSET 0 0 0\nCHANNELS 3 Xrotation Yrotation Zrotation\n"
+    for k in range(1, levels):
+        text += f"JOINT j{k}\n{{\nOFFSET 0 1 0\nCHANNELS 3 Xrotation Yrotation Zrotation\n"
+    return text + "}\n" * levels + "MOTION\nFrames: 1\nFrame Time: 0.1\n" + " 0" * 3 * levels + "\n"
+
+
+def wide(joints: int) -> str:
+    text = "HIERARCHY\nROOT j0\n{\nOFFSET 0 0 0\nCHANNELS 3 Xrotation Yrotation Zrotation\n"
+    text += "".join(f"JOINT j{k}\n{{\nOFFSET 0 1 0\nCHANNELS 0\n}}\n" for k in range(1, joints))
+    return text + "}\nMOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0\n"
+
+
+BAD = {
+    "missing brace": (GOOD.replace("JOINT Neck\n    {", "JOINT Neck", 1), 11, "expected { after JOINT Neck, got 'OFFSET'"),
+    "unclosed": (HEAD.rsplit("}", 1)[0] + "\n", HEAD.count("\n"), "the file ends before"),
+    "channel count": (motion(ROWS[:1] + [ROWS[1] + " 1.0"] + ROWS[2:]), MOTION_LINE + 4, "MOTION row 2 has 58 values; the CHANNELS lines add up to 57"),
+    "short and long rows": (motion([ROWS[0] + " 1", " ".join(ROWS[1].split()[:-1])] + ROWS[2:]),
+                            MOTION_LINE + 3, "MOTION row 1 has 58 values"),
+    "nan": (motion(ROWS[:2] + [ROWS[2].replace(ROWS[2].split()[5], "nan", 1)] + ROWS[3:]), MOTION_LINE + 5,
+            "'nan' is not a finite number"),
+    "word": (motion(ROWS[:3] + [ROWS[3].replace(ROWS[3].split()[4], "abc", 1)] + ROWS[4:]), MOTION_LINE + 6,
+             "'abc' is not a number"),
+    "frames disagree": (motion(ROWS, frames=len(ROWS) + 1), MOTION_LINE + 1, "Frames: 21 but the file has 20"),
+    "billion frames": (motion(ROWS, frames=10 ** 9), MOTION_LINE + 1, "too many"),
+    "zero frame time": (motion(ROWS, frame_time="0"), MOTION_LINE + 2, "Frame Time must be more than 0"),
+    "negative frame time": (motion(ROWS, frame_time="-0.01"), MOTION_LINE + 2, "Frame Time must be more than 0"),
+    "bad channel": (GOOD.replace("Xrotation Yrotation Zrotation", "Xrotation Yrotation Wrotation", 1), 5,
+                    "unknown channel 'Wrotation'"),
+    "offset word": (GOOD.replace("OFFSET 0 0 4", "OFFSET 0 zero 4", 1), 8, "expected a number, got 'zero'"),
+    "deep nesting": (deep(300), 2 + 4 * 256, "nested deeper than 256"),
+    "many joints": (wide(5000), 6 + 5 * 4095, "more than 4096 joints"),
+    "not bvh": ("<html>\n", 1, "expected HIERARCHY"),
+    "second root": (HEAD + "ROOT Again\n{\nOFFSET 0 0 0\n}\n", HEAD.count("\n") + 1, "a second ROOT"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_files_get_one_line_naming_the_file_and_line(tmp_path, case):
+    text, line, message = BAD[case]
+    path = tmp_path / f"{case.replace(' ', '_')}.bvh"
+    path.write_text(text)
+    tracemalloc.start()
+    started = time.perf_counter()
+    with pytest.raises(ViewerError) as raised:
+        load_bvh(path)
+    elapsed = time.perf_counter() - started
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    error = str(raised.value)
+    assert "\n" not in error
+    assert error.startswith(f"{path}: line {line}: "), error
+    assert message in error, error
+    assert elapsed < 1.0
+    assert peak < 20 * len(text) + 2_000_000  # in proportion to the file, never to what it declares
+
+
+def test_bad_arguments():
+    with pytest.raises(ViewerError, match="up axis 'w'"):
+        load_bvh(WAVE, up="w")
+    with pytest.raises(ViewerError, match="scale must be a finite number more than 0"):
+        load_bvh(WAVE, scale=0)
+
+
+def test_the_command_line_says_the_line_and_exits_2(cli, tmp_path):
+    text, line, _ = BAD["frames disagree"]
+    path = tmp_path / "bad.bvh"
+    path.write_text(text)
+    result = cli("render", path, "--out", tmp_path / "a.png")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"boneviewer: error: {path}: line {line}: "), result.stderr
+    assert not (tmp_path / "a.png").exists()
+
+
+def test_bvh_options_on_the_command_line(cli, tmp_path):
+    out = tmp_path / "asf.png"
+    result = cli("render", BVH / "asf_zup_xyz.bvh", "--bvh-up", "z", "--bvh-scale", "0.1", "--out", out,
+                 "--size", "120x120")
+    assert result.returncode == 0, result.stderr
+    assert f"{BVH / 'asf_zup_xyz.bvh'}: BVH scale 0.1, up axis +z (given) turned to +Y" in result.stderr
+    assert out.is_file()

@@ -1,0 +1,209 @@
+"""Retargeting: the measure (worst angle between each mapped target bone's direction and its source
+bone's, at every frame) stays under 0.5 degrees; the naming schemes; the map; the CLI's --motion."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from viewer import load_bvh, load_model, retarget
+from viewer.errors import ViewerError
+from viewer.model.bone_names import body_parts
+from viewer.model.retarget import Retargeting, placement_matrix, retarget_error
+
+DATA = Path(__file__).parent / "data"
+BVH = DATA / "bvh"
+WAVE = BVH / "wave_hello.bvh"
+ROBOT = DATA / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
+CESIUM = DATA / "gltf-samples" / "CesiumMan" / "CesiumMan.glb"
+CESIUM_MAP = Path(__file__).parent.parent / "assets" / "bone-maps" / "CesiumMan.json"
+WORST = 0.5  # degrees
+
+
+@pytest.fixture(scope="module")
+def wave():
+    return load_bvh(WAVE)
+
+
+@pytest.fixture(scope="module")
+def robot_wave(wave):
+    robot = load_model(ROBOT)
+    return Retargeting(wave, robot)
+
+
+def test_the_shared_capture_on_robotexpressive(robot_wave):
+    worst, rows = retarget_error(robot_wave)
+    assert worst < WORST
+    matched = {a for a, _, _ in rows}
+    assert {"UpperArm.L", "UpperArm.R", "UpperLeg.L", "UpperLeg.R", "Hips", "Torso", "LowerLeg.L"} <= matched
+    # RobotExpressive's feet hang from its root (for IK), not from the shins: they are placed at the
+    # shins' ends, so the shin's direction to its foot is measured too.
+    assert ("LowerLeg.L", "Foot.L") in {(a, b) for a, b, _ in rows}
+    assert robot_wave.bone_map["UpperArm.L"] == "LeftArm" and robot_wave.bone_map["LowerLeg.R"] == "RightLeg"
+
+
+def test_the_shared_capture_on_cesiumman_with_the_shipped_map(wave):
+    cesium = load_model(CESIUM)
+    result = Retargeting(wave, cesium, bone_map=json.loads(CESIUM_MAP.read_text()))
+    worst, rows = retarget_error(result, every=3)
+    assert worst < WORST and len(rows) >= 14
+    # Upright, and turned as the capture is (its first frames face the other way from its rest).
+    result.clip.apply(1.0)
+    cesium.prepare()
+    place = placement_matrix(cesium, result.target_skeleton)
+    at = {b.name: (b.get_absolute_matrix() @ place)[3, :3] for b in cesium.skeletons[0].bones}
+    assert at["Skeleton_arm_joint_L__2_"][0] < -0.3 < 0.3 < at["Skeleton_arm_joint_R__3_"][0]
+    assert at["Skeleton_neck_joint_2"][1] > at["Skeleton_torso_joint_1"][1] > at["leg_joint_L_3"][1]
+
+
+@pytest.mark.parametrize("source", ["asf_zup_xyz.bvh", "lying_rest.bvh", "all_orders_colon_names.bvh"])
+@pytest.mark.parametrize("target", ["RobotExpressive", "human_zxy_root_offset.bvh"])
+def test_every_test_capture_onto_a_glb_and_a_bvh(source, target):
+    target_scene = load_model(ROBOT) if target == "RobotExpressive" else load_bvh(BVH / target)
+    result = Retargeting(load_bvh(BVH / source), target_scene)
+    worst, rows = retarget_error(result)
+    assert worst < WORST and len(rows) >= 7
+
+
+def test_asf_names_map_by_what_they_bend(robot_wave):
+    result = Retargeting(load_bvh(BVH / "asf_zup_xyz.bvh"), robot_wave.target_scene)
+    assert result.bone_map["UpperLeg.L"] == "LeftHip" and result.bone_map["LowerLeg.L"] == "LeftKnee"
+    assert result.bone_map["UpperArm.R"] == "RightShoulder" and result.bone_map["LowerArm.R"] == "RightElbow"
+    assert result.bone_map["Shoulder.L"] == "LeftCollar"
+
+
+def test_a_lying_rest_pose_is_aligned_from_its_first_frame():
+    lying, upright = load_bvh(BVH / "lying_rest.bvh"), load_bvh(BVH / "human_zxy_root_offset.bvh")
+    result = Retargeting(lying, upright)
+    assert result.source_reference is not result.source.rest_world
+    assert np.degrees(np.arccos(np.clip((np.trace(result.align) - 1) / 2, -1, 1))) < 20
+
+
+def test_root_translation_scaled_by_hip_heights(robot_wave):
+    r = robot_wave
+    hips_t, hips_s = r.target.index["Hips"], r.source.index["Hips"]
+    source = r.source.world[:, hips_s, 3, :3] @ r.align
+    target = r.target_world[:, hips_t, 3, :3]
+    # Across the floor: the source's path from its first frame, scaled, from where the target stands.
+    assert np.allclose(target[:, [0, 2]] - r.target.rest_world[hips_t, 3, [0, 2]],
+                       (source[:, [0, 2]] - source[0, [0, 2]]) * r.hip_ratio, atol=1e-9)
+    # Up: the height above each one's floor, scaled; the capture stands, so the robot's hips stay
+    # near their rest height (RobotExpressive's legs hang from Body, not from Hips).
+    assert np.allclose(target[:, 1] - r.target_floor, (source[:, 1] - r.source_floor) * r.hip_ratio, atol=1e-9)
+    rest_height = r.target.rest_world[hips_t, 3, 1]
+    assert np.abs(target[:, 1] - rest_height).max() < 0.1 * (rest_height - r.target_floor)
+    assert 1.0 < r.hip_ratio < 1.6
+
+
+def test_unmapped_bones_keep_their_rest_and_the_clip_is_added(wave):
+    robot = load_model(ROBOT)
+    robot.animations[0].apply(0.7)  # another clip's pose first
+    clip = retarget(wave, robot, name="waving")
+    assert robot.animations[-1] is clip and clip.name == "waving"
+    assert retarget(wave, robot).name == "wave_hello"
+    clip.apply(2.0)
+    finger = robot.find_bone("Index2.L")
+    assert np.allclose(finger.get_transform_node().get_local_matrix(), finger.get_rest_matrix())
+
+
+def test_naming_schemes_recognised():
+    cases = {
+        "bvh": ["Hips", "Spine", "LeftUpLeg", "LeftLeg", "LeftArm", "LeftForeArm", "Head"],
+        "mixamo": ["mixamorig:Hips", "mixamorig:Spine", "mixamorig:LeftUpLeg", "mixamorig:LeftArm", "mixamorig:Head"],
+        "vrm": ["hips", "spine", "leftUpperLeg", "leftUpperArm", "head"],
+        "unreal": ["pelvis", "spine_01", "thigh_l", "upperarm_l", "head"],
+        "rigify": ["DEF-spine", "DEF-spine.001", "DEF-thigh.L", "DEF-upper_arm.L", "DEF-spine.006"],
+        "robot": ["Hips", "Abdomen", "UpperLeg.L", "UpperArm.L", "Head"],
+    }
+    for style, names in cases.items():
+        _, parts = body_parts(names)
+        assert parts["leftUpperArm"] == names[-2 if style != "bvh" else 4], style
+        assert parts["hips"] == names[0] and parts["leftUpperLeg"] in names, style
+    _, asf = body_parts(["Hips", "Chest", "LeftCollar", "LeftShoulder", "LeftElbow", "LeftHip", "LeftKnee", "Head"])
+    assert asf["leftUpperArm"] == "LeftShoulder" and asf["leftUpperLeg"] == "LeftHip" and asf["leftShoulder"] == "LeftCollar"
+
+
+def test_an_unknown_bone_in_a_map_is_one_line_listing_the_bones(wave):
+    robot = load_model(ROBOT)
+    with pytest.raises(ViewerError) as raised:
+        retarget(wave, robot, bone_map={"UpperArm.L": "LeftArmm"})
+    message = str(raised.value)
+    assert "\n" not in message and "unknown source bone 'LeftArmm'" in message and "LeftForeArm" in message
+    with pytest.raises(ViewerError, match="unknown target bone 'Nope'.*UpperArm.L"):
+        retarget(wave, robot, bone_map={"Nope": "LeftArm"})
+    with pytest.raises(ViewerError, match="no such animation"):
+        retarget(wave, robot, clip="Dance")
+
+
+def test_render_motion_on_both_characters(cli, tmp_path):
+    for model, extra in ((ROBOT, []), (CESIUM, ["--bone-map", CESIUM_MAP])):
+        out = tmp_path / f"{model.stem}.png"
+        result = cli("render", model, "--motion", WAVE, *extra, "--time", "4.1", "--out", out, "--size", "160x160")
+        assert result.returncode == 0, result.stderr
+        assert "BVH scale 0.0443097, up axis +z (detected) turned to +Y" in result.stderr
+        assert np.asarray(Image.open(out)).shape == (160, 160, 4)
+
+
+def test_export_writes_the_retargeted_clip_and_a_capture_as_gltf(tmp_path):
+    """`export --motion` keeps the retargeted clip (first, beside the model's own) and `export
+    FILE.bvh` writes the capture's skeleton, capsules and clip: both load back as they were."""
+    from viewer.cli import main
+    from viewer.gltf import load_gltf
+
+    out = tmp_path / "cesium-wave.glb"
+    assert main(["export", str(CESIUM), "--motion", str(WAVE), "--bone-map", str(CESIUM_MAP), "--out", str(out)]) == 0
+    written, scene = load_gltf(out), load_model(CESIUM)
+    clip = retarget(load_bvh(WAVE), scene, bone_map=json.loads(CESIUM_MAP.read_text()))
+    assert [c.name for c in written.animations] == ["wave_hello", "animation0"]
+    for time in (0.0, 2.5, 4.1):
+        clip.apply(time)
+        written.animations[0].apply(time)
+        np.testing.assert_allclose(world_positions(written), world_positions(scene), atol=1e-5)
+    capture = tmp_path / "wave.glb"
+    assert main(["export", str(WAVE), "--out", str(capture)]) == 0
+    loaded, source = load_gltf(capture), load_bvh(WAVE)
+    assert loaded.animations[0].duration == pytest.approx(source.animations[0].duration)
+    for time in (0.0, 4.1):
+        loaded.animations[0].apply(time)
+        source.animations[0].apply(time)
+        np.testing.assert_allclose(world_positions(loaded), world_positions(source), atol=1e-5)
+
+
+def world_positions(scene) -> np.ndarray:
+    """Every bone's absolute position, in the order of the bones' names."""
+    positions = {}
+    for skeleton in scene.skeletons:
+        skeleton.prepare()
+        positions.update((bone.name, bone.get_absolute_matrix()[3, :3]) for bone in skeleton.bones)
+    return np.stack([positions[name] for name in sorted(positions)])
+
+
+def test_bad_motion_options_are_one_line(cli, tmp_path):
+    bad_map = tmp_path / "map.json"
+    bad_map.write_text('{"UpperArm.L": "NoSuchBone"}')
+    for args, message in ((["--motion", WAVE, "--bone-map", bad_map], "unknown source bone 'NoSuchBone'"),
+                          (["--bone-map", bad_map], "goes with --motion FILE"),
+                          (["--motion", WAVE, "--motion-clip", "Dance"], "no such animation"),
+                          (["--motion", tmp_path / "x.txt"], "expected a .bvh, .glb or .gltf file"),
+                          (["--bvh-up", "w"], "expected an axis")):
+        result = cli("render", ROBOT, *args, "--out", tmp_path / "a.png")
+        lines = result.stderr.strip().splitlines()
+        errors = [line for line in lines if line.startswith(("boneviewer: error:", "boneviewer render: error:"))]
+        assert result.returncode == 2 and len(errors) == 1 and message in lines[-1] == errors[0], result.stderr
+
+
+def test_the_measure_script_prints_the_worst_angle():
+    import subprocess
+    import sys
+
+    script = Path(__file__).parent.parent / "scripts" / "measure_retarget.py"
+    result = subprocess.run([sys.executable, script, BVH / "asf_zup_xyz.bvh", BVH / "human_zxy_root_offset.bvh"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith("worst over every frame and bone: ") and last.endswith("degrees (under 0.5)")
+    assert "LeftHip" not in result.stdout and "LeftUpLeg -> LeftLeg" in result.stdout

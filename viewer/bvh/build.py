@@ -1,0 +1,275 @@
+"""The Scene of a parsed BVH file: one skeleton whose bones are linked to nodes, one clip keyed at
+the frame time, and a capsule per bone segment so that it shades, picks and renders.
+
+Conventions, as Blender reads BVH (and three.js's BVHLoader for rotations):
+- a joint's rotation composes its rotation channels in the order the CHANNELS line lists them
+  (``Zrotation Xrotation Yrotation`` is Rz * Rx * Ry on column vectors);
+- position channels are the joint's translation from its parent *in place of* its OFFSET
+  (a component without a channel keeps the OFFSET's);
+- the file's up axis is turned to +Y by one rotation folded into the root, and ``scale``
+  multiplies every offset and position.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ..errors import ViewerError
+from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
+from ..model.animation import AnimationChannel, AnimationClip
+from ..model.bone_names import body_parts
+from ..model.transforms import compose
+from .parse import Motion
+
+FIGURE_HEIGHT = 1.7  # scale=None: the first frame spans this along Y (a person in metres)
+AXES = {"x": 0, "y": 1, "z": 2}
+BONE_COLOR = (0.80, 0.66, 0.52, 1.0)
+
+
+def up_rotation(up: str) -> np.ndarray:
+    """The proper rotation (3x3, row vectors: v @ R) taking the file's ``up`` axis to +Y."""
+    text = up.strip().lower()
+    sign = -1.0 if text.startswith("-") else 1.0
+    axis = AXES.get(text.lstrip("+-"))
+    if axis is None:
+        raise ViewerError(f"up axis {up!r}: expected x, y, z, -x, -y or -z")
+    rows = {("y", 1): [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
+            ("y", -1): [[1, 0, 0], [0, -1, 0], [0, 0, -1]],
+            ("z", 1): [[1, 0, 0], [0, 0, -1], [0, 1, 0]],     # Blender's: (x, y, z) -> (x, z, -y)
+            ("z", -1): [[1, 0, 0], [0, 0, 1], [0, -1, 0]],    # (x, y, z) -> (x, -z, y)
+            ("x", 1): [[0, 1, 0], [-1, 0, 0], [0, 0, 1]],     # (x, y, z) -> (-y, x, z)
+            ("x", -1): [[0, -1, 0], [1, 0, 0], [0, 0, 1]]}    # (x, y, z) -> (y, -x, z)
+    return np.array(rows[("xyz"[axis], int(sign))], dtype=np.float64)
+
+
+def axis_name(up: str) -> str:
+    text = up.strip().lower()
+    return ("-" if text.startswith("-") else "+") + text.lstrip("+-")
+
+
+def quaternion_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton products a * b of (..., 4) xyzw quaternions (b applied first to a column vector)."""
+    ax, ay, az, aw = np.moveaxis(a, -1, 0)
+    bx, by, bz, bw = np.moveaxis(b, -1, 0)
+    return np.stack([aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz], axis=-1)
+
+
+def quaternion_of_matrix(rows: np.ndarray) -> np.ndarray:
+    """The xyzw quaternion of a 3x3 rotation in the row-vector layout."""
+    from ..model.transforms import quaternion_from_rotation_matrix
+
+    return quaternion_from_rotation_matrix(rows)
+
+
+def joint_rotations(motion: Motion) -> np.ndarray:
+    """(frames, joints, 4) local rotations, channels composed in CHANNELS order; identity where
+    a joint has no rotation channel. Joints with the same rotation order are done together."""
+    frames = len(motion.values)
+    result = np.zeros((frames, len(motion.joints), 4))
+    result[..., 3] = 1.0
+    groups: dict[str, list] = {}  # order ("ZXY") -> [(joint, its rotation columns)]
+    for j, joint in enumerate(motion.joints):
+        columns = [joint.first_column + k for k, c in enumerate(joint.channels) if c.endswith("rotation")]
+        if columns:
+            order = "".join(c[0] for c in joint.channels if c.endswith("rotation"))
+            groups.setdefault(order, []).append((j, columns))
+    for order, members in groups.items():
+        joints = [j for j, _ in members]
+        columns = np.array([c for _, c in members])  # (joints, axes)
+        half = np.radians(motion.values[:, columns]) * 0.5  # (frames, joints, axes)
+        sin, cos = np.sin(half), np.cos(half)
+        q = None
+        for k, axis in enumerate(order):
+            axis_q = np.zeros(half.shape[:2] + (4,))
+            axis_q[..., AXES[axis.lower()]] = sin[..., k]
+            axis_q[..., 3] = cos[..., k]
+            q = axis_q if q is None else quaternion_product(q, axis_q)
+        result[:, joints] = q
+    return result
+
+
+def joint_translations(motion: Motion) -> np.ndarray:
+    """(frames, joints, 3) local translations in the file's units: OFFSET, with position
+    channels in place of its components."""
+    frames = len(motion.values)
+    offsets = np.array([joint.offset for joint in motion.joints]).reshape(-1, 3)
+    result = np.broadcast_to(offsets, (frames, len(motion.joints), 3)).copy()
+    for j, joint in enumerate(motion.joints):
+        for k, channel in enumerate(joint.channels):
+            if channel.endswith("position"):
+                result[:, j, AXES[channel[0].lower()]] = motion.values[:, joint.first_column + k]
+    return result
+
+
+def world_positions(parents: list[int], rotations: np.ndarray, translations: np.ndarray) -> np.ndarray:
+    """(..., joints, 3) joint positions from local rotations and translations (parents first)."""
+    from ..model.transforms import compose as compose_matrices
+
+    local = compose_matrices(np.ones(translations.shape), rotations, translations)
+    world = np.empty_like(local)
+    for j, parent in enumerate(parents):
+        world[..., j, :, :] = local[..., j, :, :] if parent < 0 else local[..., j, :, :] @ world[..., parent, :, :]
+    return world[..., 3, :3]
+
+
+def detect_up(motion: Motion) -> str | None:
+    """The file's up axis from the first frame: the axis nearest the feet-to-head direction of
+    the joints the naming table knows; None when it cannot tell."""
+    if len(motion.values) == 0:
+        return None
+    _, parts = body_parts(joint.name for joint in motion.joints)
+    index = {joint.name: j for j, joint in enumerate(motion.joints)}
+    top = next((parts[p] for p in ("head", "neck", "upperChest", "chest") if p in parts), None)
+    feet = [parts[p] for p in ("leftFoot", "rightFoot", "leftToes", "rightToes", "leftLowerLeg", "rightLowerLeg")
+            if p in parts][:2]
+    bottom = feet or ([parts["hips"]] if "hips" in parts else [])
+    if top is None or not bottom:
+        return None
+    parents = [joint.parent for joint in motion.joints]
+    first = Motion(motion.joints, motion.frame_time, motion.values[:1], motion.channel_count)
+    positions = world_positions(parents, joint_rotations(first), joint_translations(first))[0]
+    direction = positions[index[top]] - positions[[index[b] for b in bottom]].mean(axis=0)
+    if not np.isfinite(direction).all() or np.linalg.norm(direction) == 0:
+        return None
+    axis = int(np.argmax(np.abs(direction)))
+    return ("-" if direction[axis] < 0 else "") + "xyz"[axis]
+
+
+def build_scene(motion: Motion, name: str, scale: float | None, up: str | None) -> Scene:
+    joints = motion.joints
+    parents = [joint.parent for joint in joints]
+    frames = len(motion.values)
+    detected = up is None
+    if up is None:
+        up = detect_up(motion) or "y"
+    rotation = up_rotation(up)
+    rotations = joint_rotations(motion)
+    translations = joint_translations(motion)
+    # The up rotation folded into the root: its local matrix becomes local @ rotation.
+    turn = np.eye(4)
+    turn[:3, :3] = rotation
+    q_turn = quaternion_of_matrix(rotation)
+    rotations[:, 0] = quaternion_product(q_turn, rotations[:, 0])
+    translations[:, 0] = translations[:, 0] @ rotation
+    offsets = np.array([joint.offset for joint in joints])
+    rest_rotations = np.zeros((len(joints), 4))
+    rest_rotations[:, 3] = 1.0
+    rest_rotations[0] = q_turn
+    rest_translations = offsets.copy()
+    rest_translations[0] = offsets[0] @ rotation
+    if scale is None:
+        sample = (rotations[:1], translations[:1]) if frames else (rest_rotations[None], rest_translations[None])
+        heights = world_positions(parents, *sample)[0][:, 1]
+        span = float(heights.max() - heights.min())
+        factor = FIGURE_HEIGHT / span if span > 1e-12 and np.isfinite(span) else 1.0
+    else:
+        factor = float(scale)
+    translations *= factor
+    rest_translations *= factor
+    logging.getLogger("boneviewer").info(
+        f"{name}: scale {factor:.6g}, up axis {axis_name(up)}{' (detected)' if detected else ''} turned to +Y")
+
+    table = NodeTable(len(joints))
+    skeleton = Skeleton(name)
+    nodes, bones = [], []
+    rest_local = compose(np.ones((len(joints), 3)), rest_rotations, rest_translations)
+    for j, joint in enumerate(joints):
+        node = TransformNode(joint.name, None if joint.parent < 0 else nodes[joint.parent], table=table)
+        node.set_trs(rest_translations[j], rest_rotations[j], (1.0, 1.0, 1.0))
+        bone = Bone(joint.name, skeleton, None if joint.parent < 0 else bones[joint.parent],
+                    local_matrix=rest_local[j], bind_matrix=rest_local[j], index=j)
+        bone.link_transform_node(node)
+        nodes.append(node)
+        bones.append(bone)
+    for j, joint in enumerate(joints):
+        if joint.end_site:
+            bones[j].length = 0.0
+
+    animations = []
+    if frames:
+        times = np.arange(frames, dtype=np.float64) * motion.frame_time
+        _keep_hemisphere(rotations)
+        channels = []
+        for j, joint in enumerate(joints):
+            if any(c.endswith("position") for c in joint.channels):
+                channels.append(AnimationChannel(nodes[j], "translation", times,
+                                                 np.ascontiguousarray(translations[:, j]), checked=True))
+            if any(c.endswith("rotation") for c in joint.channels):
+                channels.append(AnimationChannel(nodes[j], "rotation", times,
+                                                 np.ascontiguousarray(rotations[:, j]), checked=True))
+        animations.append(AnimationClip(name.rsplit(".", 1)[0], channels))
+
+    rest_world = world_positions(parents, rest_rotations, rest_translations)
+    mesh = capsule_mesh(name, rest_world, parents, skeleton)
+    scene = Scene(name, [mesh], nodes=nodes, animations=animations)
+    scene.bvh_import = {"scale": factor, "up": axis_name(up), "detected": detected}
+    return scene
+
+
+def _keep_hemisphere(quaternions: np.ndarray) -> None:
+    """Flip signs so that each key is in the hemisphere of the one before it (the same
+    rotations; the keys then interpolate along the short way)."""
+    if len(quaternions) < 2:
+        return
+    dots = np.einsum("fjk,fjk->fj", quaternions[1:], quaternions[:-1])
+    flips = np.cumsum(dots < 0, axis=0) % 2
+    quaternions[1:][flips.astype(bool)] *= -1.0
+
+
+def capsule_mesh(name: str, positions: np.ndarray, parents: list[int], skeleton: Skeleton) -> SkinnedMesh:
+    """A capsule from each joint to each of its children, weighted 1 to the joint's bone."""
+    segments = [(parent, j) for j, parent in enumerate(parents) if parent >= 0
+                and np.linalg.norm(positions[j] - positions[parent]) > 0]
+    extent = positions.max(axis=0) - positions.min(axis=0) if len(positions) else np.ones(3)
+    size = float(np.linalg.norm(extent)) or 1.0
+    pieces, offset = [], 0
+    all_positions, all_normals, all_indices, all_joints = [], [], [], []
+    for parent, child in segments:
+        start, end = positions[parent], positions[child]
+        length = float(np.linalg.norm(end - start))
+        radius = min(0.3 * length, 0.025 * size)
+        p, n, i = capsule(start, end, radius)
+        all_positions.append(p)
+        all_normals.append(n)
+        all_indices.append(i + offset)
+        all_joints.append(np.full(len(p), parent))
+        offset += len(p)
+    if not segments:  # a lone joint: a small ball
+        p, n, i = capsule(positions[0], positions[0] + [0, 1e-3, 0], 0.05)
+        all_positions, all_normals, all_indices, all_joints = [p], [n], [i], [np.zeros(len(p), int)]
+    joints = np.zeros((offset or len(all_positions[0]), 4), dtype=np.int32)
+    joints[:, 0] = np.concatenate(all_joints)
+    weights = np.zeros(joints.shape, dtype=np.float32)
+    weights[:, 0] = 1.0
+    return SkinnedMesh(name, np.concatenate(all_positions), np.concatenate(all_indices), skeleton,
+                       joints=joints, weights=weights, normals=np.concatenate(all_normals), base_color=BONE_COLOR)
+
+
+def capsule(start, end, radius: float, segments: int = 10, rings: int = 3):
+    """(positions, normals, indices) of a capsule whose axis runs from ``start`` to ``end``."""
+    start, end = np.asarray(start, float), np.asarray(end, float)
+    axis = end - start
+    length = float(np.linalg.norm(axis))
+    d = axis / length
+    helper = np.array([0.0, 0.0, 1.0]) if abs(d[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
+    u = np.cross(helper, d)
+    u /= np.linalg.norm(u)
+    v = np.cross(d, u)
+    # Latitudes from the start pole to the end pole; the end hemisphere is moved by the length.
+    theta = np.concatenate([np.linspace(0, np.pi / 2, rings + 1), np.linspace(np.pi / 2, np.pi, rings + 1)])
+    shift = np.concatenate([np.zeros(rings + 1), np.full(rings + 1, length)])
+    phi = np.linspace(0, 2 * np.pi, segments + 1)
+    t, p = np.meshgrid(theta, phi, indexing="ij")
+    unit = (-np.cos(t))[..., None] * d + (np.sin(t) * np.cos(p))[..., None] * u + (np.sin(t) * np.sin(p))[..., None] * v
+    positions = start + radius * unit + shift[:, None, None] * d
+    rows = len(theta) - 1
+    r, s = np.meshgrid(np.arange(rows), np.arange(segments), indexing="ij")
+    a = r * (segments + 1) + s
+    b = a + segments + 1
+    indices = np.stack([a, a + 1, b, a + 1, b + 1, b], axis=-1).reshape(-1)
+    return positions.reshape(-1, 3), unit.reshape(-1, 3), indices
