@@ -25,6 +25,12 @@
  *
  * Both release the GIL around their loops.
  *
+ * parse_rows(text, out, columns) -> -1, or the 0-based index of the first bad row
+ *     viewer/bvh/parse.py's MOTION rows: ``text`` (a str, rows joined by newlines) read with
+ *     strtod into ``out`` (a C-contiguous float64 buffer of rows * columns), as numpy's
+ *     fromstring reads them (correctly rounded, so bit-identical). A row is bad when it does not
+ *     hold exactly ``columns`` finite decimal numbers; nothing after it is read.
+ *
  * LinkSync(node_rows, slots, position, quaternion, scaling, need_compose, need_decompose,
  *          linked_version).sync(table_position, table_quaternion, table_scaling, table_version)
  *     BoneBatch.sync_linked() for the bones linked to the nodes of one NodeTable: for each pair k
@@ -47,11 +53,12 @@
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 4
+#define KERNEL_VERSION 5
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -929,6 +936,88 @@ static PyTypeObject SamplerType = {
     .tp_methods = Sampler_methods,
 };
 
+/* --- parse_rows: BVH MOTION text to float64 ----------------------------------------------- */
+
+static int
+is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static PyObject *
+parse_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "parse_rows(text: str, out: float64 buffer, columns: int)");
+        return NULL;
+    }
+    Py_ssize_t length;
+    const char *text = PyUnicode_AsUTF8AndSize(args[0], &length);
+    if (text == NULL)
+        return NULL;
+    Py_ssize_t columns = PyLong_AsSsize_t(args[2]);
+    if (columns < 1) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "parse_rows: columns must be at least 1");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[1], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    if (format_char(&view) != 'd' || view.len % (Py_ssize_t)(columns * sizeof(double)) != 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "parse_rows: out must be a float64 buffer of rows * columns");
+        return NULL;
+    }
+    double *out = (double *)view.buf;
+    Py_ssize_t rows = view.len / (Py_ssize_t)(columns * sizeof(double));
+    Py_ssize_t bad = -1;
+    const char *cursor = text, *end = text + length;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t row = 0; row < rows && bad < 0; row++) {
+        Py_ssize_t count = 0;
+        for (;;) {
+            while (cursor < end && is_blank(*cursor))
+                cursor++;
+            if (cursor >= end || *cursor == '\n')
+                break;
+            /* strtod also reads hex floats, "inf" and "nan": only decimal digits, signs, points and
+             * exponents may start a number here (the last two are refused as not finite below). */
+            const char *start = cursor;
+            char *stop;
+            double value = strtod(start, &stop);
+            int hex = 0;
+            for (const char *c = start; c < stop; c++)
+                hex |= (*c == 'x' || *c == 'X');
+            if (stop == start || hex || !isfinite(value) || (stop < end && !is_blank(*stop) && *stop != '\n')
+                || count >= columns) {
+                bad = row;
+                break;
+            }
+            out[row * columns + count++] = value;
+            cursor = stop;
+        }
+        if (bad < 0 && count != columns)
+            bad = row;
+        if (bad < 0) {
+            if (cursor < end && *cursor == '\n')
+                cursor++;
+            else if (row + 1 < rows)
+                bad = row + 1; /* the text ended early: the next row is missing */
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(bad);
+}
+
+static PyMethodDef module_methods[] = {
+    {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_FASTCALL,
+     "parse_rows(text, out, columns) -> -1, or the index of the first bad row (see the module's docstring)."},
+    {NULL, NULL, 0, NULL},
+};
+
 /* --- module ------------------------------------------------------------------------------ */
 
 static struct PyModuleDef module = {
@@ -936,6 +1025,7 @@ static struct PyModuleDef module = {
     .m_name = "viewer.model._ckernel",
     .m_doc = "The compiled skeleton kernel (see csrc/ckernel.c); numpy's is the reference.",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC

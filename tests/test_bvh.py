@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from viewer import load_bvh
+from viewer.bvh.parse import read_bvh
 from viewer.errors import ViewerError
+from viewer.model import native
 
 DATA = Path(__file__).parent / "data"
 BVH = DATA / "bvh"
@@ -157,8 +159,18 @@ BAD = {
 }
 
 
+@pytest.fixture(params=["C", "numpy"])
+def motion_reader(request, monkeypatch):
+    """The MOTION rows read by the compiled reader (when built) and by numpy's, the reference."""
+    if request.param == "numpy":
+        monkeypatch.setattr(native, "ckernel", None)
+    elif native.ckernel is None:
+        pytest.skip("the compiled kernel is not built here")  # the package test builds without it too
+    return request.param
+
+
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_bad_files_get_one_line_naming_the_file_and_line(tmp_path, case):
+def test_bad_files_get_one_line_naming_the_file_and_line(tmp_path, case, motion_reader):
     text, line, message = BAD[case]
     path = tmp_path / f"{case.replace(' ', '_')}.bvh"
     path.write_text(text)
@@ -175,6 +187,30 @@ def test_bad_files_get_one_line_naming_the_file_and_line(tmp_path, case):
     assert message in error, error
     assert elapsed < 1.0
     assert peak < 20 * len(text) + 2_000_000  # in proportion to the file, never to what it declares
+
+
+@pytest.mark.parametrize("name", [*sorted(REFERENCE), "wave_hello.bvh"])
+def test_the_compiled_motion_reader_equals_numpys_bit_for_bit(name, monkeypatch):
+    if native.ckernel is None:
+        pytest.skip("the compiled kernel is not built here")
+    compiled = read_bvh(BVH / name).values
+    monkeypatch.setattr(native, "ckernel", None)
+    reference = read_bvh(BVH / name).values
+    assert compiled.dtype == reference.dtype and compiled.shape == reference.shape
+    assert compiled.tobytes() == reference.tobytes()
+
+
+@pytest.mark.parametrize("row, why", [("1 2", "short"), ("1 2 3 4", "long"), ("1 0x10 3", "hex"),
+                                      ("1 inf 3", "infinite"), ("1 2e 3", "cut exponent"), ("1 2,5 3", "comma"),
+                                      ("", "blank")])
+def test_the_compiled_motion_reader_refuses_what_numpys_refuses(row, why):
+    if native.ckernel is None:
+        pytest.skip("the compiled kernel is not built here")
+    values = np.zeros((3, 3))
+    assert native.ckernel.parse_rows("\n".join(["1 2 3", row, "4 5 6"]), values, 3) == 1, why
+    assert native.ckernel.parse_rows("1 2 3\n\t4 5 6 \r\n7 8 9", values, 3) == -1
+    assert values.tolist() == [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+    assert native.ckernel.parse_rows("1 2 3\n4 5 6", values, 3) == 2  # a row missing at the end
 
 
 def test_bad_arguments():
