@@ -1,4 +1,4 @@
-"""`boneviewer batch`: a tiny library (two small samples, a broken file) rendered into a report
+"""`boneviewer batch`: a tiny library (two small samples, a small BVH capture, a broken file) rendered into a report
 by the local pool and by Ray (the same bytes), failed rows for what does not load, crashes or
 times out, a second run that skips what did not change, and bad arguments."""
 
@@ -14,6 +14,7 @@ import pytest
 from viewer.checks import check_file
 
 SAMPLES = Path(__file__).parent / "data" / "gltf-samples"
+BVH = Path(__file__).parent / "data" / "bvh"
 TINY = ["--size", "32x32", "--gif-seconds", "0.1"]  # 32x32 pictures, one-frame GIFs
 OUTPUTS = {"thumb.png", "turntable.gif", "bone-map.png", "weight-check.png", "check.json"}
 
@@ -22,6 +23,8 @@ def make_library(folder: Path) -> Path:
     (folder / "chars").mkdir(parents=True)
     shutil.copy(SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", folder / "chars")
     shutil.copy(SAMPLES / "RiggedSimple" / "RiggedSimple.gltf", folder)
+    (folder / "mocap").mkdir()
+    shutil.copy(BVH / "asf_zup_xyz.bvh", folder / "mocap" / "asf.bvh")  # 20 frames, 23 joints and End Sites
     (folder / "broken.glb").write_bytes(b"glTF this is not a GLB file")
     return folder
 
@@ -43,13 +46,13 @@ def local_report(library, tmp_path_factory):
 def test_the_report_has_every_model_and_a_failed_row_for_the_broken_one(local_report, library):
     out, result = local_report
     assert result.returncode == 1, result.stderr  # one model failed
-    assert "3 models: 3 processed, 0 unchanged (skipped), 1 failed" in result.stdout
+    assert "4 models: 4 processed, 0 unchanged (skipped), 1 failed" in result.stdout
     report = json.loads((out / "report.json").read_text())
     rows = {row["file"]: row for row in report["models"]}
-    assert list(rows) == ["RiggedSimple.gltf", "broken.glb", "chars/SimpleSkin.gltf"]
+    assert list(rows) == ["RiggedSimple.gltf", "broken.glb", "chars/SimpleSkin.gltf", "mocap/asf.bvh"]
     broken = rows["broken.glb"]
     assert broken["status"] == "failed" and "GLB" in broken["error"] and "\n" not in broken["error"]
-    for name in ("RiggedSimple.gltf", "chars/SimpleSkin.gltf"):
+    for name in ("RiggedSimple.gltf", "chars/SimpleSkin.gltf", "mocap/asf.bvh"):
         row = rows[name]
         assert row["status"] == "ok" and row["error"] is None
         folder = out / name
@@ -61,6 +64,11 @@ def test_the_report_has_every_model_and_a_failed_row_for_the_broken_one(local_re
         expected = check_file(library / name)
         assert check["findings"] == [f.as_json() for f in expected.findings]
         assert (row["bones"], row["vertices"]) == (expected.bones, expected.vertices)
+        assert [clip["name"] for clip in row["clips"]] == [name for name, _ in expected.clips]
+    bvh = rows["mocap/asf.bvh"]
+    assert bvh["bones"] == 23 and bvh["vertices"] > 0 and bvh["errors"] == bvh["warnings"] == 0
+    # its clip is named after the file
+    assert [(clip["name"], clip["gif"]) for clip in bvh["clips"]] == [("asf", "clip-00-asf.gif")]
     from PIL import Image
 
     with Image.open(out / "chars/SimpleSkin.gltf/thumb.png") as thumb:
@@ -68,6 +76,11 @@ def test_the_report_has_every_model_and_a_failed_row_for_the_broken_one(local_re
         import numpy as np
 
         assert len(np.unique(np.asarray(thumb).reshape(-1, 4), axis=0)) > 10  # a picture, not a blank
+    # The BVH's capsules are rigidly skinned: the bone map paints them in many bone colours.
+    bvh_out = out / "mocap/asf.bvh"
+    with Image.open(bvh_out / "bone-map.png") as bone_map, Image.open(bvh_out / "thumb.png") as thumb:
+        assert len(np.unique(np.asarray(bone_map).reshape(-1, 4), axis=0)) > 10
+        assert not np.array_equal(np.asarray(bone_map), np.asarray(thumb))
     with Image.open(out / "RiggedSimple.gltf/turntable.gif") as gif:
         assert gif.n_frames == 1 and gif.size == (32, 32)
 
@@ -75,7 +88,7 @@ def test_the_report_has_every_model_and_a_failed_row_for_the_broken_one(local_re
 def test_the_index_is_a_table_with_a_row_per_model_and_no_network(local_report):
     out, _ = local_report
     page = (out / "index.html").read_text()
-    assert "<thead>" in page and "<tbody>" in page and page.count('<tr class="') == 3
+    assert "<thead>" in page and "<tbody>" in page and page.count('<tr class="') == 4
     assert "http://" not in page and "https://" not in page and "fetch(" not in page
     assert 'src="chars/SimpleSkin.gltf/thumb.png"' in page
     model_page = (out / "chars/SimpleSkin.gltf/index.html").read_text()
@@ -90,17 +103,17 @@ def test_a_second_run_skips_unchanged_models_and_force_redoes_them(library, tmp_
     thumb = out / "RiggedSimple.gltf" / "thumb.png"
     stamp = thumb.stat().st_mtime_ns
     again = cli("batch", lib, "--out", out, "--workers", "1", *TINY)
-    assert "0 processed, 3 unchanged (skipped)" in again.stdout and again.returncode == 1
+    assert "0 processed, 4 unchanged (skipped)" in again.stdout and again.returncode == 1
     assert thumb.stat().st_mtime_ns == stamp
     (lib / "broken.glb").unlink()
     shutil.copy(SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", lib / "chars" / "Other.gltf")
     changed = cli("batch", lib, "--out", out, "--workers", "1", *TINY)
     assert changed.returncode == 0, changed.stdout  # no failed model left
-    assert "3 models: 1 processed, 2 unchanged (skipped), 0 failed" in changed.stdout
+    assert "4 models: 1 processed, 3 unchanged (skipped), 0 failed" in changed.stdout
     other = cli("batch", lib, "--out", out, "--workers", "1", "--size", "32x24", "--gif-seconds", "0.1")
-    assert "3 processed" in other.stdout  # other options: every model again
+    assert "4 processed" in other.stdout  # other options: every model again
     forced = cli("batch", lib, "--out", out, "--workers", "1", "--size", "32x24", "--gif-seconds", "0.1", "--force")
-    assert "3 processed, 0 unchanged" in forced.stdout
+    assert "4 processed, 0 unchanged" in forced.stdout
 
 
 def _fake_job(name, sources, options):
@@ -187,7 +200,7 @@ def test_the_index_loads_in_headless_chromium_with_every_image_and_sorts(local_r
             page.goto((out / "index.html").as_uri(), wait_until="load")
             images = page.evaluate("Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, "
                                    "i.naturalWidth])")
-            assert len(images) == 2  # the two models that rendered
+            assert len(images) == 3  # the three models that rendered
             assert all(complete and width == 32 for _, complete, width in images), images
             assert all(url.startswith("file://") for url in requests), requests  # no network
 
@@ -200,7 +213,8 @@ def test_the_index_loads_in_headless_chromium_with_every_image_and_sorts(local_r
             page.click("th:has-text('Vertices')")
             assert names() == ascending[::-1]
             assert ascending[0] == "broken.glb"  # no vertices
-            assert ascending[1:] == ["chars/SimpleSkin.gltf", "RiggedSimple.gltf"]  # 10 then 160 vertices
+            # 10, 160, then the BVH's capsules
+            assert ascending[1:] == ["chars/SimpleSkin.gltf", "RiggedSimple.gltf", "mocap/asf.bvh"]
             page.click("th:has-text('Name')")
             assert names() == sorted(names(), key=str.lower)
             page.fill("#filter", "rigged")

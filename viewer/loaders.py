@@ -37,14 +37,21 @@ def load_model(model=None, scene: int | None = None, bvh_scale: float | None = N
 
 
 def inspect_model(model, scene: int | None = None) -> dict:
-    """What a model file holds (see viewer.gltf.inspect), checked as load_model checks it."""
+    """What a model file holds (see viewer.gltf.inspect, viewer.bvh.inspect), checked as load_model
+    checks it."""
     path = _existing_file(model)
     if path.suffix.lower() in (".gltf", ".glb"):
         from .gltf.inspect import inspect_gltf
 
         return inspect_gltf(path, scene)
+    if path.suffix.lower() == ".bvh":
+        from .bvh.inspect import inspect_bvh
+
+        if scene is not None:
+            raise ViewerError("--scene picks a scene of a glTF file; a BVH file has one skeleton")
+        return inspect_bvh(path)
     load_model(path, scene)  # refused as the viewer refuses it
-    raise ViewerError(f"model {path}: `info` reads glTF files (.gltf, .glb)")
+    raise AssertionError("load_model reads no other extension")
 
 
 def _existing_file(model) -> Path:

@@ -20,7 +20,7 @@ from ..model import Scene
 from .build import build_scene, up_rotation
 from .parse import BvhError, read_bvh
 
-__all__ = ["BvhError", "load_bvh"]
+__all__ = ["BvhError", "load_bvh", "load_bvh_motion"]
 
 
 def load_bvh(path, scale: float | None = None, up: str | None = None) -> Scene:
@@ -28,6 +28,12 @@ def load_bvh(path, scale: float | None = None, up: str | None = None) -> Scene:
     capsule mesh. ``up``: the file's up axis ("y", "z", "-z", ...; None: detected from the first
     frame, +Y when it cannot tell), turned to +Y. ``scale`` multiplies positions (None: the
     first frame spans 1.7 units along Y). ``scale=1.0, up="y"`` keeps the file's numbers."""
+    return load_bvh_motion(path, scale, up)[1]
+
+
+def load_bvh_motion(path, scale: float | None = None, up: str | None = None):
+    """(the parsed file, its Scene) as ``load_bvh`` loads it: for ``check`` and ``info``, which
+    also tell what the file says (joints' lines, channels, frames)."""
     path = Path(path)
     if scale is not None:
         try:
@@ -43,7 +49,7 @@ def load_bvh(path, scale: float | None = None, up: str | None = None) -> Scene:
     motion = read_bvh(path)
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            return build_scene(motion, path.name, scale, up)
+            return motion, build_scene(motion, path.name, scale, up)
     except BvhError:
         raise
     except ViewerError as error:

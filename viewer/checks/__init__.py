@@ -1,8 +1,5 @@
 """``boneviewer check``'s checks, GL-free: a model file's findings (see ``findings``) from the
 loader, the format's rules and the rig checks (``rig``). One checker per file extension.
-
-.bvh: when ``viewer.loaders`` reads BVH files, add a checker for ".bvh" to CHECKERS (its rig
-findings: ``rig.rig_findings(scene)``, with a ``rig.Where`` that names the BVH's joints).
 """
 
 from __future__ import annotations
@@ -10,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .findings import CODES, ERROR, INFO, SEVERITIES, WARNING, FileReport, Finding, finding
+from .bvh import check_bvh
 from .gltf import check_gltf
 
-CHECKERS = {".gltf": check_gltf, ".glb": check_gltf}
+CHECKERS = {".gltf": check_gltf, ".glb": check_gltf, ".bvh": check_bvh}
 MODEL_SUFFIXES = tuple(CHECKERS)
 
 __all__ = ["CHECKERS", "CODES", "ERROR", "INFO", "MODEL_SUFFIXES", "SEVERITIES", "WARNING", "FileReport", "Finding",

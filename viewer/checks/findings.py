@@ -2,7 +2,7 @@
 
 A Finding is (severity, code, message, pointer): the code is stable (scripts and CI match on
 it), the message says what is wrong in words, the pointer is the JSON pointer into the glTF
-document (``/nodes/4``) or the bone it concerns, or "" for the whole file. ``CODES`` lists
+document (``/nodes/4``), the line of a BVH file (``line 12``) or the bone it concerns, or "" for the whole file. ``CODES`` lists
 every code with its severity and what it means; the README's table comes from it.
 """
 
@@ -18,6 +18,7 @@ SEVERITIES = (ERROR, WARNING, INFO)
 # on a valid file are warnings or infos.
 CODES = {
     "load-failed": (ERROR, "the loader refuses the file (the message says why)"),
+    "bvh-refused": (ERROR, "the BVH loader refuses the file (the message and the pointer name the line)"),
     "extension-unsupported": (ERROR, "the file requires an extension boneviewer does not implement"),
     "texture-missing": (ERROR, "a texture's image is missing, outside the model's folder, or does not decode"),
     "keyframe-times": (ERROR, "an animation sampler's keyframe times do not increase"),

@@ -11,7 +11,7 @@ from .common import Progress, check_creatable_folder, positive_finite, positive_
 
 def add_parser(commands, common):
     batch = commands.add_parser("batch", parents=[common], help="check and render a library of models into a report",
-                                description="For every .gltf and .glb under DIR, write REPORT/<its path>/ with "
+                                description="For every .gltf, .glb and .bvh under DIR, write REPORT/<its path>/ with "
                                             "thumb.png, turntable.gif, one GIF per clip, bone-map.png, "
                                             "weight-check.png and check.json; then REPORT/index.html (a sortable, "
                                             "filterable table), a page per model and REPORT/report.json. Models "

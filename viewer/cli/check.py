@@ -8,10 +8,11 @@ from pathlib import Path
 
 def add_parser(commands, common):
     check = commands.add_parser("check", parents=[common], help="check model files for errors and rig problems",
-                                description="Check model files (or every .gltf and .glb under folders, recursively) "
-                                            "for what makes them invalid or undrawable (errors) and for rig problems "
-                                            "(warnings, infos): weights, joints, inverse binds, scales, keyframes, "
-                                            "exploding clips, extensions, textures. Exit 0 without errors, 2 with any.")
+                                description="Check model files (or every .gltf, .glb and .bvh under folders, "
+                                            "recursively) for what makes them invalid or undrawable (errors) and for "
+                                            "rig problems (warnings, infos): weights, joints, inverse binds, scales, "
+                                            "keyframes, exploding clips, extensions, textures. Exit 0 without "
+                                            "errors, 2 with any.")
     check.add_argument("paths", nargs="+", metavar="PATH", type=Path, help="model files or folders")
     check.add_argument("--json", action="store_true",
                        help='print one JSON document: [{"file", "findings": [{"severity", "code", "message", '

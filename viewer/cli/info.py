@@ -14,8 +14,11 @@ def add_parser(commands, common):
                                description="Print what MODEL holds, as the viewer loads it: scenes, nodes, meshes "
                                            "(vertices, influences, morph targets), skins (joints, root, depth), "
                                            "animations (duration, channels, what they target), materials, "
-                                           "textures, extensions, and the file's size by part.")
-    info.add_argument("model", help="model file, .gltf or .glb")
+                                           "textures, extensions, and the file's size by part. For a .bvh: its "
+                                           "joints, End Sites, channels per joint and their order, frames, frame "
+                                           "time, duration, the scale and up axis the loader chose and the "
+                                           "generated mesh.")
+    info.add_argument("model", help="model file: .gltf, .glb or .bvh")
     info.add_argument("--json", action="store_true", help="one JSON object instead of tables")
     info.add_argument("--tree", action="store_true", help="also the bone hierarchy, with each bone's length")
     info.add_argument("--scene", type=scene_index, metavar="N",
@@ -64,6 +67,8 @@ def table(headers, rows) -> list[str]:
 
 
 def tables(facts: dict) -> list[str]:
+    if facts["format"] == "bvh":
+        return bvh_tables(facts) + _tree(facts)
     size = facts["size"]
     out = [f"{facts['file']}: glTF {facts['version']} ({facts['format']}), {_bytes(size['file'])}; "
            f"{facts['nodes']} nodes, {len(facts['meshes'])} meshes, {len(facts['skins'])} skins, "
@@ -96,9 +101,31 @@ def tables(facts: dict) -> list[str]:
     parts = [f"{part} {_bytes(size[part])}" for part in ("geometry", "animation", "skins", "images", "json", "other")
              if size[part]]
     out += [f"size by part: {', '.join(parts)} (file {_bytes(size['file'])})"]
-    if "bones" in facts:
-        out += ["", "bones (length)"]
-        for bone in facts["bones"]:
-            length = "" if bone["length"] is None else f"  {bone['length']:.4g}"
-            out.append(f"{'  ' * bone['depth']}{bone['name']}{length}")
+    return out + _tree(facts)
+
+
+def bvh_tables(facts: dict) -> list[str]:
+    bvh, mesh = facts["bvh"], facts["meshes"][0]
+    rate = 1.0 / bvh["frame_time"]
+    orders = ", ".join(f"{order} ({count})" for order, count in bvh["rotation_orders"].items()) or "none"
+    out = [f"{facts['file']}: BVH motion capture, {_bytes(facts['size']['file'])}; {bvh['joints']} joints, "
+           f"{bvh['end_sites']} End Sites, {bvh['channels']} channels, {bvh['frames']} frames at "
+           f"{bvh['frame_time']:g} s ({rate:.4g} fps), {bvh['duration']:.4g} s",
+           f"loaded with scale {bvh['scale']:.6g}, up axis {bvh['up']} "
+           f"({'detected' if bvh['up_detected'] else 'given'}) turned to +Y; rotation orders: {orders}",
+           f"generated mesh: a capsule per bone, {mesh['vertices']} vertices, rigidly skinned (one bone each)"]
+    out += ["", "joints"] + table(["#", "name", "parent", "line", "channels", "order"], [
+        [i, j["name"] + (" (End Site)" if j["end_site"] else ""), j["parent"] or "", j["line"],
+         " ".join(j["channels"]) or "-", j["order"] or ""]
+        for i, j in enumerate(bvh["hierarchy"])])
+    return out
+
+
+def _tree(facts: dict) -> list[str]:
+    if "bones" not in facts:
+        return []
+    out = ["", "bones (length)"]
+    for bone in facts["bones"]:
+        length = "" if bone["length"] is None else f"  {bone['length']:.4g}"
+        out.append(f"{'  ' * bone['depth']}{bone['name']}{length}")
     return out
