@@ -9,8 +9,7 @@ python=.venv/bin/python
 [ -x "$python" ] || python=python3
 rm -rf out/written
 "$python" tests/written_cases.py out/written
-for dir in tests/gltf_validator tests/babylon; do
-    [ -d "$dir/node_modules" ] || (cd "$dir" && npm install --no-audit --no-fund)
-done
+[ -d tests/gltf_validator/node_modules ] || (cd tests/gltf_validator && npm ci --no-audit --no-fund)
+[ -d tests/babylon/node_modules ] || (cd tests/babylon && npm install --no-audit --no-fund)
 (cd tests/gltf_validator && node validate_written.mjs ../../out/written ../data/gltf_validator_reports.json)
 (cd tests/babylon && node generate_written_reference.mjs ../../out/written ../data/babylon_written_reference.json)

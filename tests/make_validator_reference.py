@@ -1,7 +1,7 @@
 """Records the Khronos glTF-Validator's judgement of the malformed-file corpus and the samples
 into tests/data/gltf_validator_reference.json, so the suite needs no node at run time.
 
-    (cd tests/validator && npm install) && .venv/bin/python tests/make_validator_reference.py
+    (cd tests/gltf_validator && npm ci) && .venv/bin/python tests/make_validator_reference.py
 
 Each corpus file is written deterministically by ``corpus_files`` (the cases of
 tests/test_gltf_malformed.py); the recording keeps the sha256 of every file the validator
@@ -23,7 +23,7 @@ sys.path.insert(0, str(TESTS))
 
 REFERENCE = TESTS / "data" / "gltf_validator_reference.json"
 SAMPLES = TESTS / "data" / "gltf-samples"
-VALIDATOR = TESTS / "validator"
+VALIDATOR = TESTS / "gltf_validator"
 
 
 def corpus_files(folder: Path):

@@ -40,11 +40,38 @@ def click(session, label, near_left=False):
     """A click on the widget last drawn with ``label`` (a move, a press, a release: three frames);
     ``near_left`` for radio buttons and checkboxes, whose rect spans their label too."""
     x0, y0, x1, y1 = session.panel.rects[label]
-    x, y = (x0 + min(8.0, (x1 - x0) / 2), (y0 + y1) / 2) if near_left else centre((x0, y0, x1, y1))
+    click_at(session, (x0 + min(8.0, (x1 - x0) / 2), (y0 + y1) / 2) if near_left else centre((x0, y0, x1, y1)))
+
+
+def move(session, pixel, frames=1):
+    """The mouse to ``pixel`` (ImGui floors mouse positions to whole pixels, as a real mouse)."""
+    imgui.get_io().add_mouse_pos_event(float(pixel[0]), float(pixel[1]))
+    session.run(frames)
+
+
+def press(session, button=0, down=True):
+    imgui.get_io().add_mouse_button_event(button, down)
+    session.run()
+
+
+def click_at(session, pixel, button=0):
+    move(session, pixel)
+    press(session, button, True)
+    press(session, button, False)
+
+
+def key(session, name, ctrl=False, shift=False):
+    """A key pressed and released (two frames), with Ctrl and/or Shift held."""
     io = imgui.get_io()
-    io.add_mouse_pos_event(x, y)
+    if ctrl:
+        io.add_key_event(imgui.Key.mod_ctrl, True)
+    if shift:
+        io.add_key_event(imgui.Key.mod_shift, True)
+    io.add_key_event(name, True)
     session.run()
-    io.add_mouse_button_event(0, True)
-    session.run()
-    io.add_mouse_button_event(0, False)
+    io.add_key_event(name, False)
+    if ctrl:
+        io.add_key_event(imgui.Key.mod_ctrl, False)
+    if shift:
+        io.add_key_event(imgui.Key.mod_shift, False)
     session.run()

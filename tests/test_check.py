@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from make_validator_reference import REFERENCE, corpus_files, sample_files
-from test_gltf_malformed import Doc, _png, _textured
+from test_gltf_malformed import Doc, _png, _set, _textured
 from viewer.checks import CODES, ERROR, INFO, WARNING, check_file
 
 # Validator errors that do not change what is drawn: bounds metadata (boneviewer measures the
@@ -76,15 +76,6 @@ def test_samples_the_validator_fails_name_the_same_object(reference):
 # --- the rig checks, one flaw at a time on the valid worm of tests/gltf_cases.py -----------------
 # Nodes 0-2 are the joints, node 3 the mesh; accessors: 2 WEIGHTS_0, 4 inverse binds, 5/6 the
 # times and rotations of node 1, 9/10 the times and translations of node 1.
-def _set(path, value):
-    def mutate(doc):
-        target = doc.json
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = value
-    return mutate
-
-
 def _quaternion(accessor, key, q):
     return lambda doc: [doc.put(accessor, key, v, k) for k, v in enumerate(q)]
 

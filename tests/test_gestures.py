@@ -21,6 +21,7 @@ from viewer.ui.window_app import WindowApp
 from viewer.ui.gestures import View
 from viewer.ui.session import ViewerSession
 
+from panel_driver import click_at, key, move, press
 from samples import CESIUM_MAN, FOX, ROBOT
 
 SIZE = (1280, 720)
@@ -67,45 +68,12 @@ def project(session, point):
     return np.array(WindowApp(session).project(point))
 
 
-def move(session, pixel, frames=1):
-    """The mouse to ``pixel`` (ImGui floors mouse positions to whole pixels, as a real mouse)."""
-    imgui.get_io().add_mouse_pos_event(float(pixel[0]), float(pixel[1]))
-    session.run(frames)
-
-
-def press(session, button=0, down=True):
-    imgui.get_io().add_mouse_button_event(button, down)
-    session.run()
-
-
-def click_at(session, pixel, button=0):
-    move(session, pixel)
-    press(session, button, True)
-    press(session, button, False)
-
-
 def drag_path(session, pixels, button=0):
     move(session, pixels[0])
     press(session, button, True)
     for pixel in pixels[1:]:
         move(session, pixel)
     press(session, button, False)
-
-
-def key(session, name, ctrl=False, shift=False):
-    io = imgui.get_io()
-    if ctrl:
-        io.add_key_event(imgui.Key.mod_ctrl, True)
-    if shift:
-        io.add_key_event(imgui.Key.mod_shift, True)
-    io.add_key_event(name, True)
-    session.run()
-    io.add_key_event(name, False)
-    if ctrl:
-        io.add_key_event(imgui.Key.mod_ctrl, False)
-    if shift:
-        io.add_key_event(imgui.Key.mod_shift, False)
-    session.run()
 
 
 def world(session, bone):

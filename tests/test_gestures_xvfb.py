@@ -92,13 +92,18 @@ class Viewer:
                 self.process.kill()
 
 
-@pytest.fixture
-def viewer(xvfb_display, tmp_path):
+def open_viewer(kind, display, out: Path):
+    """A fixture's body: a ``kind`` (Viewer or a subclass) window on ``display``, closed afterwards."""
     if shutil.which("xdotool") is None:
         pytest.fail("xdotool is missing: run scripts/test.sh as root once (it installs it), or apt-get install xdotool")
-    viewer = Viewer(xvfb_display, tmp_path)
+    viewer = kind(display, out)
     yield viewer
     viewer.close()
+
+
+@pytest.fixture
+def viewer(xvfb_display, tmp_path):
+    yield from open_viewer(Viewer, xvfb_display, tmp_path)
 
 
 def angle_between(q0, q1) -> float:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from imgui_bundle import imgui
 
-from panel_driver import click
+from panel_driver import click, key
 from samples import DATA_DIR
 from viewer import load_gltf, load_model
 from viewer.editing.editor import Editor
@@ -93,23 +93,11 @@ def test_new_clip_and_morph_weights_are_keyed_with_every_bone(tmp_path):
     assert editor.status.is_error
 
 
-def press(session, key, shift=False):
-    io = imgui.get_io()
-    if shift:
-        io.add_key_event(imgui.Key.mod_shift, True)
-    io.add_key_event(key, True)
-    session.run()
-    io.add_key_event(key, False)
-    if shift:
-        io.add_key_event(imgui.Key.mod_shift, False)
-    session.run()
-
-
 def test_the_panel_keys_marks_and_exports(panel_session, tmp_path):
     session = panel_session
     editor = session.editor
     click(session, "leftArm")
-    press(session, imgui.Key.i)  # I: key the selected bone
+    key(session, imgui.Key.i)  # I: key the selected bone
     assert editor.clip is not None and editor.clip.name == "Clip"
     assert {c.node.name for c in editor.clip.channels} == {"leftArm"}
     session.run()
@@ -117,7 +105,7 @@ def test_the_panel_keys_marks_and_exports(panel_session, tmp_path):
     editor.seek(1.0)
     editor.set_yaw_pitch_roll_degrees(editor.selected, 0, 0, 70)
     editor.set_yaw_pitch_roll_degrees(editor.scene.find_bone("rightArm"), 0, 0, -70)
-    press(session, imgui.Key.i, shift=True)  # Shift+I: every posed bone
+    key(session, imgui.Key.i, shift=True)  # Shift+I: every posed bone
     np.testing.assert_array_equal(editor.key_times(), [0.0, 1.0])
     assert {c.node.name for c in editor.clip.channels} == {"leftArm", "rightArm"}
     # The key markers: yellow ticks along the top of the timeline at 0 s and 1 s of 2 s.

@@ -7,12 +7,10 @@ its probe script reports the session's state and where the panel's widgets are, 
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
 
-from test_gestures_xvfb import Viewer
+from test_gestures_xvfb import Viewer, open_viewer
 from viewer import load_gltf
 
 PROBE = """
@@ -61,11 +59,7 @@ class KeyingViewer(Viewer):
 
 @pytest.fixture
 def viewer(xvfb_display, tmp_path):
-    if shutil.which("xdotool") is None:
-        pytest.fail("xdotool is missing: run scripts/test.sh as root once (it installs it), or apt-get install xdotool")
-    viewer = KeyingViewer(xvfb_display, tmp_path)
-    yield viewer
-    viewer.close()
+    yield from open_viewer(KeyingViewer, xvfb_display, tmp_path)
 
 
 def test_keys_and_exports_a_clip_in_the_window(viewer, tmp_path):

@@ -27,9 +27,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
-import { NullEngine, Scene, LoadAssetContainerAsync, Vector3, Matrix, Logger } from "@babylonjs/core";
+import { Vector3, Matrix, Logger } from "@babylonjs/core";
 import "@babylonjs/loaders/glTF/index.js";
-import { capture, depth, readGltfJson, restPose, round7 } from "./loader_common.mjs";
+import { capture, depth, loadCaptured, readGltfJson, restPose, round7 } from "./loader_common.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -71,17 +71,7 @@ async function processCase(spec) {
     const isGlb = spec.file.endsWith(".glb");
     const bytes = readFileSync(join(DATA, spec.file));
     const gltf = readGltfJson(bytes, isGlb);
-    const engine = new NullEngine();
-    const scene = new Scene(engine);
-    scene.useRightHandedSystem = true;
-    capture.nodes = null;
-    const source = isGlb ? new Uint8Array(bytes) : "data:model/gltf+json;base64," + bytes.toString("base64");
-    const container = await LoadAssetContainerAsync(source, scene, {
-        pluginExtension: isGlb ? ".glb" : ".gltf",
-        pluginOptions: { gltf: { animationStartMode: 0, skipMaterials: true } },
-    });
-    container.addAllToScene();
-    if (!capture.nodes) throw new Error(`${spec.file}: node capture extension did not run`);
+    const { engine, scene, container } = await loadCaptured(bytes, isGlb, spec.file);
 
     const allNodes = [...scene.transformNodes, ...scene.meshes].sort((a, b) => depth(a) - depth(b));
     const root = scene.meshes.find((m) => m.name === "__root__");

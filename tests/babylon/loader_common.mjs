@@ -71,9 +71,10 @@ export function restPose(nodes) {
 
 // World-space CPU-skinned positions of every skinned glTF node of a file (its bytes), at rest and at
 // ``fractions`` (0, 0.37, 0.81 and 1.0) of each animation's duration: the protocol generate_gltf_reference.mjs describes.
-export async function sampleSkinnedModel(bytes, isGlb, relFile, fractions = [0, 0.37, 0.81, 1]) {
-    const gltf = readGltfJson(bytes, isGlb);
-
+// A glTF file (its bytes) loaded as every reference loads it: NullEngine, a right-handed scene,
+// LoadAssetContainerAsync with animationStartMode NONE and skipMaterials, the node capture filled.
+// The caller disposes container, scene and engine.
+export async function loadCaptured(bytes, isGlb, relFile) {
     const engine = new NullEngine();
     const scene = new Scene(engine);
     scene.useRightHandedSystem = true;
@@ -85,6 +86,12 @@ export async function sampleSkinnedModel(bytes, isGlb, relFile, fractions = [0, 
     });
     container.addAllToScene();
     if (!capture.nodes) throw new Error(`${relFile}: node capture extension did not run`);
+    return { engine, scene, container };
+}
+
+export async function sampleSkinnedModel(bytes, isGlb, relFile, fractions = [0, 0.37, 0.81, 1]) {
+    const gltf = readGltfJson(bytes, isGlb);
+    const { engine, scene, container } = await loadCaptured(bytes, isGlb, relFile);
 
     const allNodes = [...scene.transformNodes, ...scene.meshes].sort((a, b) => depth(a) - depth(b));
     const root = scene.meshes.find((m) => m.name === "__root__");

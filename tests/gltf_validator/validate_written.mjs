@@ -1,9 +1,9 @@
 // Records tests/data/gltf_validator_reports.json: the Khronos glTF-Validator's report on every file
-// boneviewer writes in tests/written_cases.py (npm gltf-validator, version pinned in ./package.json).
+// boneviewer writes in tests/written_cases.py (through ./validate.mjs; version pinned in ./package.json).
 //
 // Usage (from the repository root):
 //   .venv/bin/python tests/written_cases.py /tmp/boneviewer-written
-//   cd tests/gltf_validator && npm install && node validate_written.mjs /tmp/boneviewer-written ../data/gltf_validator_reports.json
+//   cd tests/gltf_validator && npm ci && node validate_written.mjs /tmp/boneviewer-written ../data/gltf_validator_reports.json
 //
 // Per case: the sha256 of each file it wrote (from the manifest, checked here against the bytes
 // judged) and the validator's issue counts and messages. tests/test_written_references.py writes
@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createRequire } from "node:module";
-import validator from "gltf-validator";
+import { validateFile } from "./validate.mjs";
 
 const require = createRequire(import.meta.url);
 const [folder, outPath] = process.argv.slice(2);
@@ -28,13 +28,7 @@ for (const [name, entry] of Object.entries(manifest)) {
         const digest = createHash("sha256").update(readFileSync(join(dir, file))).digest("hex");
         if (digest !== sha) throw new Error(`${name}/${file}: sha256 ${digest} is not the manifest's ${sha}`);
     }
-    const bytes = new Uint8Array(readFileSync(join(dir, entry.main)));
-    const report = await validator.validateBytes(bytes, {
-        uri: entry.main,
-        maxIssues: 0,
-        externalResourceFunction: (uri) =>
-            Promise.resolve(new Uint8Array(readFileSync(join(dir, decodeURIComponent(uri))))),
-    });
+    const report = await validateFile(join(dir, entry.main));
     const issues = report.issues;
     reports[name] = {
         main: entry.main,

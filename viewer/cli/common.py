@@ -29,14 +29,19 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def scene_index(text: str) -> int:
+def whole_number(text: str, expected: str, least: int, too_small: str) -> int:
+    """``text`` as an int of at least ``least``; the error says what was ``expected``, or ``too_small``."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a scene number (0, 1, ...), got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text}: scene numbers start at 0")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{text}: {too_small}")
     return value
+
+
+def scene_index(text: str) -> int:
+    return whole_number(text, "a scene number (0, 1, ...)", 0, "scene numbers start at 0")
 
 
 def positive_finite(text: str) -> float:
@@ -47,13 +52,7 @@ def positive_finite(text: str) -> float:
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: must be at least 1")
-    return value
+    return whole_number(text, "a whole number", 1, "must be at least 1")
 
 
 def finite(text: str) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from pathlib import Path
 
@@ -154,8 +155,6 @@ def run(args) -> int:
 def render_command(args) -> int:
     from ..errors import ViewerError
     from ..model.animation import clip_time
-    from ..model.weights import weight_check
-    from ..render.headless import HeadlessRenderer
 
     check_outputs(args)
     if args.rest:
@@ -195,16 +194,35 @@ def render_command(args) -> int:
         cameras = [description.camera(scene, aspect, times=times, pose_at=pose_at)] * len(times)
     options = render_options(args, paint, axes)
     options.selected_bone = selected
+
+    def sequence():
+        for time, camera in zip(times, cameras):
+            pose_at(time)
+            yield camera, None
+
+    write_frames(args, scene, options, times, len(times), sequence())
+    return 0
+
+
+def write_frames(args, scene, options, times, count: int, frames) -> None:
+    """Draws ``frames`` (``count`` of them) into the output the options name, whole or not at all.
+    Each item of ``frames`` poses the scene as it is made and is (camera, drawn): drawn(pixels), or
+    None, runs once the frame is drawn."""
+    from ..model.weights import weight_check
+    from ..render.headless import HeadlessRenderer
+
     output = open_output(args, times)
     if args.weight_check:
         print(f"weight check: {weight_check(scene)}")
-    progress = Progress(len(times)) if len(times) > 1 else None
+    progress = Progress(count) if count > 1 else None
     try:
         with HeadlessRenderer(args.size, bone_storage=options.bone_storage,
                               cpu_skinning=options.cpu_skinning) as headless:
-            for number, (time, camera) in enumerate(zip(times, cameras)):
-                pose_at(time)
-                output.write(headless.render(scene, camera, options))
+            for number, (camera, drawn) in enumerate(frames):
+                pixels = headless.render(scene, camera, options)
+                output.write(pixels)
+                if drawn is not None:
+                    drawn(pixels)
                 if progress is not None:
                     progress.update(number + 1)
         written = output.close()
@@ -215,7 +233,6 @@ def render_command(args) -> int:
         if progress is not None:
             progress.close()
     print(f"wrote {written} ({args.size[0]}x{args.size[1]})")
-    return 0
 
 
 def render_options(args, paint, axes):
@@ -381,8 +398,6 @@ def render_scripted(args, description) -> int:
     from ..editing.pose import PoseRecord
     from ..editing.script import ScriptRunner
     from ..editing.script_app import HeadlessApp
-    from ..model.weights import weight_check
-    from ..render.headless import HeadlessRenderer
 
     runner = ScriptRunner(args.script, debug=getattr(args, "debug", False))
     scene = load_scene(args)
@@ -445,32 +460,20 @@ def render_scripted(args, description) -> int:
             if not own:  # the script left target and distance to the framing: theirs, its angles
                 frame.camera.target, frame.camera.distance = framed.target, framed.distance
     options = render_options(args, paint, axes)
-    output = open_output(args, times)
-    if args.weight_check:
-        print(f"weight check: {weight_check(scene)}")
-    progress = Progress(len(recorded)) if len(recorded) > 1 else None
-    try:
-        with HeadlessRenderer(args.size, bone_storage=options.bone_storage,
-                              cpu_skinning=options.cpu_skinning) as headless:
-            for number, frame in enumerate(recorded):
-                frame.pose.restore()
-                # As without a script; a bone the script selects wins over --weights/--axes BONE.
-                options.selected_bone = frame.selected
-                pixels = headless.render(scene, frame.camera, options)
-                output.write(pixels)
-                for path in frame.screenshots:
-                    write_png(path, pixels)
-                frame.pose = None  # drawn: its memory can go
-                if progress is not None:
-                    progress.update(number + 1)
-        written = output.close()
-    except BaseException:
-        output.abort()
-        raise
-    finally:
-        if progress is not None:
-            progress.close()
-    print(f"wrote {written} ({args.size[0]}x{args.size[1]})")
+
+    def sequence():
+        for frame in recorded:
+            frame.pose.restore()
+            # As without a script; a bone the script selects wins over --weights/--axes BONE.
+            options.selected_bone = frame.selected
+            yield frame.camera, functools.partial(drawn, frame)
+
+    def drawn(frame, pixels):
+        for path in frame.screenshots:
+            write_png(path, pixels)
+        frame.pose = None  # drawn: its memory can go
+
+    write_frames(args, scene, options, times, len(recorded), sequence())
     return 1 if runner.last_error is not None else 0
 
 

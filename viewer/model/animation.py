@@ -184,16 +184,8 @@ class AnimationClip:
     def remove_keys(self, time: float, targets=None) -> int:
         """Remove the keys within KEY_TOLERANCE of ``time`` from the channels of ``targets``
         (default: every channel); a channel left without keys goes. Returns how many went."""
-        removed = 0
-        kept = []
-        for channel in self.channels:
-            if targets is None or any(channel.node is target for target in targets):
-                times, values, gone = _without_key(channel.times, channel.values, time)
-                channel.set_keys(times, values, channel.interpolation)
-                removed += gone
-            if len(channel.times):
-                kept.append(channel)
-        self.channels = kept
+        self.channels, removed = _without_keys(
+            self.channels, time, lambda channel: targets is None or any(channel.node is target for target in targets))
         self.keys_changed()
         return removed
 
@@ -246,6 +238,21 @@ def _with_key(times, values, interpolation: str, time: float, value: np.ndarray,
 def _without_key(times, values, time: float):
     keep = np.abs(times - time) > KEY_TOLERANCE
     return times[keep], values[keep], int((~keep).sum())
+
+
+def _without_keys(channels, time: float, chosen=lambda channel: True):
+    """(the channels that still have keys, how many keys went) once the keys within KEY_TOLERANCE of
+    ``time`` are removed from the ``chosen`` channels (in place)."""
+    removed = 0
+    kept = []
+    for channel in channels:
+        if chosen(channel):
+            times, values, gone = _without_key(channel.times, channel.values, time)
+            channel.set_keys(times, values, channel.interpolation)
+            removed += gone
+        if len(channel.times):
+            kept.append(channel)
+    return kept, removed
 
 
 def _pack(channels) -> list:

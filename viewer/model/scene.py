@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..errors import ViewerError
-from .animation import INTERPOLATIONS, KEY_TOLERANCE, AnimationChannel, AnimationClip, _with_key, _without_key
+from .animation import INTERPOLATIONS, KEY_TOLERANCE, AnimationChannel, AnimationClip, _with_key, _without_keys
 from .mesh import SkinnedMesh, bounds
 from .morph import MorphAnimationClip, MorphWeightChannel
 
@@ -135,14 +135,8 @@ class Scene:
         targets = None if bones is None else self.pose_targets(bones)
         removed = clip.remove_keys(time, targets)
         if bones is None and isinstance(clip, MorphAnimationClip):
-            kept = []
-            for channel in clip.morph_channels:
-                times, values, gone = _without_key(channel.times, channel.values, time)
-                channel.set_keys(times, values, channel.interpolation)
-                removed += gone
-                if len(channel.times):
-                    kept.append(channel)
-            clip.morph_channels = kept
+            clip.morph_channels, gone = _without_keys(clip.morph_channels, time)
+            removed += gone
             clip.keys_changed()
         if not removed:
             raise ViewerError(f"animation {clip_name!r} has no key at {time:g} s")
