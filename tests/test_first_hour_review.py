@@ -1,0 +1,29 @@
+"""A new user's hour with the merged commands: help texts that match what is read, and the
+mistakes a user makes with the newer commands."""
+
+import argparse
+
+import pytest
+
+from viewer import cli as cli_module
+
+
+def _model_help(command: str) -> str:
+    parser = cli_module.build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub = commands.choices[command]
+    return next(a for a in sub._actions if a.dest == "model").help
+
+
+@pytest.mark.parametrize("command", ["render", "view", "serve", "export"])
+def test_model_help_names_every_format_the_command_opens(command):
+    # These commands open MODEL through viewer.loaders.load_model, which reads .bvh too.
+    text = _model_help(command)
+    for suffix in (".gltf", ".glb", ".bvh"):
+        assert suffix in text, (command, text)
+
+
+def test_an_unknown_word_names_bvh_among_the_model_suffixes(capsys):
+    with pytest.raises(SystemExit):
+        cli_module.main(["frobnicate"])
+    assert ".bvh" in capsys.readouterr().err
