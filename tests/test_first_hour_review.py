@@ -27,3 +27,11 @@ def test_an_unknown_word_names_bvh_among_the_model_suffixes(capsys):
     with pytest.raises(SystemExit):
         cli_module.main(["frobnicate"])
     assert ".bvh" in capsys.readouterr().err
+
+
+def test_a_missing_motion_file_is_named_as_the_motion_not_the_model(cli, tmp_path):
+    result = cli("render", "--motion", "missing.bvh", "--out", "a.png", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines == ["boneviewer: error: --motion missing.bvh: no such file"], result.stderr
+    assert not (tmp_path / "a.png").exists()
