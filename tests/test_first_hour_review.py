@@ -35,3 +35,13 @@ def test_a_missing_motion_file_is_named_as_the_motion_not_the_model(cli, tmp_pat
     lines = result.stderr.strip().splitlines()
     assert lines == ["boneviewer: error: --motion missing.bvh: no such file"], result.stderr
     assert not (tmp_path / "a.png").exists()
+
+
+def test_batch_given_a_file_says_it_takes_a_folder(cli, tmp_path):
+    model = tmp_path / "one.glb"
+    model.write_bytes(b"glTF")
+    result = cli("batch", str(model), "--out", str(tmp_path / "report"), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    line, = result.stderr.strip().splitlines()
+    assert "is a file" in line and "boneviewer check" in line and "no such folder" not in line, line
+    assert not (tmp_path / "report").exists()

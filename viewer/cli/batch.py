@@ -41,6 +41,9 @@ def run(args) -> int:
     from ..library.report import index_html, model_findings, model_html
     from ..library.run import REPORT_JSON, map_local, map_ray, plan, write_json, write_model
 
+    if args.dir.is_file():
+        raise ViewerError(f"{args.dir}: is a file; batch takes a folder of models "
+                          f"(one file: boneviewer check {args.dir}, boneviewer render {args.dir})")
     if not args.dir.is_dir():
         raise ViewerError(f"{args.dir}: no such folder")
     if args.ray is not None and args.workers is not None:
