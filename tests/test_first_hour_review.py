@@ -45,3 +45,12 @@ def test_batch_given_a_file_says_it_takes_a_folder(cli, tmp_path):
     line, = result.stderr.strip().splitlines()
     assert "is a file" in line and "boneviewer check" in line and "no such folder" not in line, line
     assert not (tmp_path / "report").exists()
+
+
+def test_view_without_a_display_says_only_the_error_for_a_missing_model(cli, tmp_path):
+    # No display: view renders a PNG instead; it must not announce a render that never happens.
+    result = cli("view", "missing.glb", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout == "", result.stdout
+    assert result.stderr.strip().splitlines() == ["boneviewer: error: model missing.glb: no such file"]
+    assert not (tmp_path / "boneviewer.png").exists()
