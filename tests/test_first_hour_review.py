@@ -54,3 +54,16 @@ def test_view_without_a_display_says_only_the_error_for_a_missing_model(cli, tmp
     assert result.stdout == "", result.stdout
     assert result.stderr.strip().splitlines() == ["boneviewer: error: model missing.glb: no such file"]
     assert not (tmp_path / "boneviewer.png").exists()
+
+
+def test_one_mesh_and_one_model_are_said_in_the_singular(cli, tmp_path):
+    exported = cli("export", "--out", "one.glb", cwd=tmp_path)  # the built-in character: one mesh
+    assert exported.returncode == 0, exported.stderr
+    assert "(1 mesh, 0 clips)" in exported.stdout, exported.stdout
+    library = tmp_path / "library"
+    library.mkdir()
+    (tmp_path / "one.glb").rename(library / "one.glb")
+    batch = cli("batch", str(library), "--out", str(tmp_path / "report"), "--size", "32x32",
+                "--gif-seconds", "0.1", cwd=tmp_path)
+    assert batch.returncode == 0, batch.stderr
+    assert "1 model: 1 processed" in batch.stdout, batch.stdout

@@ -81,7 +81,8 @@ def run(args) -> int:
     index.with_name(".index.html.tmp").write_text(index_html(ordered, f"boneviewer report: {args.dir.name}"))
     os.replace(index.with_name(".index.html.tmp"), index)
     failed = [row for row in ordered if row["status"] != "ok"]
-    print(f"{len(ordered)} models: {len(todo)} processed, {len(kept)} unchanged (skipped), {len(failed)} failed; "
+    models = f"{len(ordered)} model{'s' if len(ordered) != 1 else ''}"
+    print(f"{models}: {len(todo)} processed, {len(kept)} unchanged (skipped), {len(failed)} failed; "
           f"report: {index}")
     for row in failed:
         print(f"  failed: {row['file']}: {row['error']}")
