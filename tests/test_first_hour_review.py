@@ -67,3 +67,13 @@ def test_one_mesh_and_one_model_are_said_in_the_singular(cli, tmp_path):
                 "--gif-seconds", "0.1", cwd=tmp_path)
     assert batch.returncode == 0, batch.stderr
     assert "1 model: 1 processed" in batch.stdout, batch.stdout
+
+
+def test_an_empty_bvh_file_is_said_empty_not_at_line_0(cli, tmp_path):
+    (tmp_path / "empty.bvh").write_bytes(b"")
+    result = cli("render", "empty.bvh", "--out", "a.png", cwd=tmp_path)
+    assert result.returncode == 2
+    line, = result.stderr.strip().splitlines()
+    assert line.startswith("boneviewer: error: empty.bvh: the file is empty"), line
+    assert "line 0" not in line
+    assert not (tmp_path / "a.png").exists()
