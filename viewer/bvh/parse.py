@@ -64,6 +64,8 @@ class _Tokens:
     def next(self, what: str) -> str:
         while self.pos >= len(self.words):
             if self.line_index >= len(self.lines):
+                if not self.lines:  # there is no line 0 to name
+                    raise BvhError(f"{self.path}: the file is empty; a BVH file starts with HIERARCHY")
                 raise self.error(f"the file ends before {what}")
             self.words = self.lines[self.line_index].split()
             self.line_index += 1

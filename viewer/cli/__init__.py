@@ -54,7 +54,7 @@ def _default_to_view(argv: list[str], parser) -> list[str]:
     if first is None or first.startswith("-") or _looks_like_model(first):
         return ["view", *argv]
     parser.error(f"unknown command {first!r}; the commands are {', '.join(COMMANDS)}, "
-                 f"and a model is a file that exists or ends in .gltf or .glb")
+                 f"and a model is a file that exists or ends in .gltf, .glb or .bvh")
 
 
 def _looks_like_model(word: str) -> bool:

@@ -41,6 +41,9 @@ def run(args) -> int:
     from ..library.report import index_html, model_findings, model_html
     from ..library.run import REPORT_JSON, map_local, map_ray, plan, write_json, write_model
 
+    if args.dir.is_file():
+        raise ViewerError(f"{args.dir}: is a file; batch takes a folder of models "
+                          f"(one file: boneviewer check {args.dir}, boneviewer render {args.dir})")
     if not args.dir.is_dir():
         raise ViewerError(f"{args.dir}: no such folder")
     if args.ray is not None and args.workers is not None:
@@ -78,7 +81,8 @@ def run(args) -> int:
     index.with_name(".index.html.tmp").write_text(index_html(ordered, f"boneviewer report: {args.dir.name}"))
     os.replace(index.with_name(".index.html.tmp"), index)
     failed = [row for row in ordered if row["status"] != "ok"]
-    print(f"{len(ordered)} models: {len(todo)} processed, {len(kept)} unchanged (skipped), {len(failed)} failed; "
+    models = f"{len(ordered)} model{'s' if len(ordered) != 1 else ''}"
+    print(f"{models}: {len(todo)} processed, {len(kept)} unchanged (skipped), {len(failed)} failed; "
           f"report: {index}")
     for row in failed:
         print(f"  failed: {row['file']}: {row['error']}")

@@ -255,6 +255,8 @@ def load_scene(args):
 
     if Path(motion).suffix.lower() not in (".bvh", ".glb", ".gltf"):
         raise ViewerError(f"--motion {motion}: expected a .bvh, .glb or .gltf file")
+    if not Path(motion).exists():  # said here, or load_model would call it the model
+        raise ViewerError(f"--motion {motion}: no such file")
     mapping = None if bone_map is None else read_bone_map(bone_map)
     source = load_model(motion, None, bvh_scale=scale, bvh_up=up)
     _say_bvh(motion, source)

@@ -61,7 +61,8 @@ def run(args) -> int:
             return 1
     path = save_gltf(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind)
     clips = len(scene.animations)
-    print(f"wrote {path} ({len(scene.meshes)} meshes, {clips} clip{'s' if clips != 1 else ''})")
+    meshes = len(scene.meshes)
+    print(f"wrote {path} ({meshes} mesh{'es' if meshes != 1 else ''}, {clips} clip{'s' if clips != 1 else ''})")
     return 0
 
 

@@ -18,7 +18,7 @@ def add_parser(commands, common):
                                description="Open MODEL (default: the built-in character) in a window with the "
                                            "pose panel; an animated model plays its first clip. With no display "
                                            "(or one that cannot be opened), render a PNG instead and say where.")
-    view.add_argument("model", nargs="?", help="model file, .gltf or .glb (default: the built-in character)")
+    view.add_argument("model", nargs="?", help="model file, .gltf, .glb or .bvh (default: the built-in character)")
     view.add_argument("--size", type=size, default=(1280, 720), help="window size WIDTHxHEIGHT (default 1280x720)")
     view.add_argument("--scene", type=scene_index, metavar="N",
                       help="which scene of a glTF file to show (default: the file's default scene)")
@@ -103,11 +103,14 @@ def render_instead(args, reason: str) -> int:
     out = Path(DEFAULT_PNG) if args.screenshot is None else args.screenshot
     check_png_path("--screenshot" if args.screenshot else "output", out)
     what = args.model or "the built-in character"
-    print(f"boneviewer: {reason}; rendering {what} to {out.resolve()}", flush=True)
     render_args = argparse.Namespace(
         model=args.model, out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
         no_skeleton=False, no_grid=False, yaw=args.yaw, pitch=args.pitch, target=args.target, distance=args.distance,
         fov=args.fov, camera=args.camera, background=None, animation=None, time=None,
         rest=args.rest, frames=None, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
         debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None, **motion_namespace(args))
-    return render_command(render_args)
+    status = render_command(render_args)
+    # Said once it is done: a model that fails to load gets its error line alone.
+    if status == 0:
+        print(f"boneviewer: {reason}; rendered {what} to {out.resolve()} instead of a window", flush=True)
+    return status
