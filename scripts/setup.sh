@@ -1,13 +1,16 @@
 # Sourced by view.sh and test.sh: installs what boneviewer needs on a Debian machine.
-# System packages (Mesa EGL for headless GL, Xvfb for window tests, Chromium for the batch report's
-# page test) are installed with apt
-# when missing and we are root; otherwise we say what is missing and go on.
+# System packages (Mesa EGL for headless GL, Xvfb for window tests, and for the tests alone
+# (BONEVIEWER_TESTS=1, set by test.sh) Chromium for the batch report's page test) are installed
+# with apt when missing and we are root; otherwise we say what is missing and go on.
 # The caller's working directory is left alone: view.sh resolves the user's paths from it.
 set -euo pipefail
 BONEVIEWER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BONEVIEWER_VENV="$BONEVIEWER_ROOT/.venv"
 
-APT_PACKAGES="python3-venv libegl1 libegl-mesa0 libgl1-mesa-dri libgl1 libx11-6 xvfb xauth xdotool chromium"
+APT_PACKAGES="python3-venv libegl1 libegl-mesa0 libgl1-mesa-dri libgl1 libx11-6 xvfb xauth xdotool"
+if [ "${BONEVIEWER_TESTS:-0}" = 1 ]; then
+    APT_PACKAGES="$APT_PACKAGES chromium"  # a real browser loads the batch report in the tests
+fi
 PYTHON="${PYTHON:-python3}"
 
 missing=""

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what is needed, then run the whole test suite (headless: EGL, and Xvfb for windows)
 # from the repository root.
+BONEVIEWER_TESTS=1
 source "$(dirname "$0")/setup.sh"
 cd "$BONEVIEWER_ROOT"
 exec "$BONEVIEWER_VENV/bin/python" -m pytest "$@"
