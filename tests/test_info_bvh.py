@@ -5,12 +5,12 @@ refuses them, quickly."""
 
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
 
 from test_bvh import BAD
+from test_info import info_refuses_as_render_does
 from viewer.cli import main
 from viewer.loaders import inspect_model
 
@@ -99,13 +99,7 @@ def test_info_refuses_a_hostile_bvh_as_render_does_in_under_a_second(case, tmp_p
     text, line, _ = BAD[case]
     path = tmp_path / "hostile.bvh"
     path.write_text(text)
-    started = time.perf_counter()
-    assert main(["info", str(path)]) == 2
-    elapsed = time.perf_counter() - started
-    info_error = capsys.readouterr().err
-    assert main(["render", str(path), "--out", str(tmp_path / "x.png")]) == 2
-    render_error = capsys.readouterr().err
-    assert info_error == render_error and len(info_error.strip().splitlines()) == 1
+    info_error, elapsed = info_refuses_as_render_does(path, tmp_path, capsys)
     assert f"{path}: line {line}: " in info_error
     assert elapsed < 1.0, f"{elapsed:.2f} s"
     assert not (tmp_path / "x.png").exists()
