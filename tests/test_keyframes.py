@@ -66,6 +66,8 @@ def test_inserting_into_a_loaded_clip():
     walk = fox.find_animation("Walk")
     times = walk.key_times()
     count = len(times)
+    # Kept while no key changes (the timeline asks every frame), and not writable by callers.
+    assert walk.key_times() is times and not times.flags.writeable
     walk.apply(0.3)
     bone = fox.skeletons[0].bones[5]
     bone.get_pose_target().rotation_quaternion = TURN

@@ -157,9 +157,19 @@ class AnimationClip:
 
     # --- keyframe editing ------------------------------------------------------------------------
     def key_times(self) -> np.ndarray:
-        """Every time at which some channel has a key, sorted, each once."""
-        times = [channel.times for channel in self._all_channels()]
-        return np.unique(np.concatenate(times)) if times else np.zeros(0)
+        """Every time at which some channel has a key, sorted, each once (read-only).
+
+        The timeline asks every frame: the union is kept until a channel's times array is
+        replaced (set_keys does that) or the channels change."""
+        arrays = [channel.times for channel in self._all_channels()]
+        cached = self._key_times
+        if cached is None or len(cached[0]) != len(arrays) or any(a is not b for a, b in zip(cached[0], arrays)):
+            times = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0)
+            times.flags.writeable = False
+            self._key_times = cached = (arrays, times)
+        return cached[1]
+
+    _key_times = None  # (the channels' times arrays, their union)
 
     def set_key(self, target, path: str, time: float, value, interpolation: str = "LINEAR") -> None:
         """Key ``value`` for ``target``'s ``path`` (translation, rotation, scale) at ``time``: a key

@@ -265,8 +265,9 @@ class PosePanel:
         grab = imgui.get_style().grab_min_size / 2 + imgui.get_style().frame_padding.x / 2
         draw = imgui.get_window_draw_list()
         color = imgui.get_color_u32(imgui.ImVec4(1.0, 0.8, 0.2, 1.0))
-        for t in times:
-            x = x0 + grab + (x1 - x0 - 2 * grab) * (float(t) / length if length > 0 else 0.0)
+        fraction = np.asarray(times, dtype=np.float64) / length if length > 0 else np.zeros(len(times))
+        # One tick per pixel column: a long capture has a key every frame, far more than pixels.
+        for x in np.unique(np.round(x0 + grab + (x1 - x0 - 2 * grab) * fraction)).tolist():
             draw.add_triangle_filled(imgui.ImVec2(x - 4, y0), imgui.ImVec2(x + 4, y0), imgui.ImVec2(x, y0 + 6), color)
 
     def _keying(self, editor) -> None:
