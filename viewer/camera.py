@@ -231,6 +231,30 @@ def framed_camera(scene, yaw: float = VIEW_YAW, pitch: float = VIEW_PITCH, aspec
     return camera
 
 
+def turntable_cameras(scene, count: int, description, aspect: float):
+    """``count`` cameras going once round the posed model from the description's yaw, all at one
+    distance and aimed at one point, so the model turns in place and stays whole on every side;
+    a target, distance or field of view the description gives is kept."""
+    yaw = VIEW_YAW if description.yaw is None else description.yaw
+    pitch = VIEW_PITCH if description.pitch is None else description.pitch
+    fov_y = 40.0 if description.fov is None else description.fov
+    yaws = [yaw + 360.0 * k / count for k in range(count)]
+    if description.target is not None:
+        target = np.array(description.target)
+    else:
+        low, high = scene.current_bounds()
+        target = (low + high) / 2.0
+    if description.distance is not None:
+        distance = description.distance
+    else:
+        framed = [framed_camera(scene, yaw=y, pitch=pitch, aspect=aspect, fov=fov_y, target=description.target)
+                  for y in yaws[:: max(1, count // 24)]]
+        # Framing at each side aims at a slightly different point; from the box centre the model
+        # may reach a little further from the middle of the image: keep 10% more distance.
+        distance = 1.1 * max(camera.distance + float(np.linalg.norm(camera.target - target)) for camera in framed)
+    return [OrbitCamera(target=target, distance=distance, yaw=y, pitch=pitch, fov_y=fov_y) for y in yaws]
+
+
 # --- the camera description: render, view, the panel and scripts share it ----------------------------
 CAMERA_KEYS = ("yaw", "pitch", "distance", "target", "fov")
 FOV_RANGE = (1.0, 179.0)  # degrees, both excluded

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 GIF_FPS = 10.0
-JOB_VERSION = 1  # bump when the outputs for the same inputs change: a second run then redoes every model
+JOB_VERSION = 2  # bump when the outputs for the same inputs change: a second run then redoes every model
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ _RENDERER = None
 def _render(scene, out: Path, options: BatchOptions) -> list:
     """thumb.png, bone-map.png, weight-check.png at rest; turntable.gif; one GIF per clip
     (returns their file names, in the clips' order)."""
-    from ..camera import VIEW_PITCH, framed_camera
+    from ..camera import VIEW_PITCH, CameraDescription, framed_camera, turntable_cameras
     from ..images import AnimationFile, write_png
     from ..model.animation import clip_time
     from ..options import Paint, RenderOptions
@@ -157,7 +157,7 @@ def _render(scene, out: Path, options: BatchOptions) -> list:
         painted = RenderOptions(paint=paint if skinned else Paint.SHADED, show_skeleton=False)
         write_png(out / file, headless.render(scene, camera, painted))
     gif = AnimationFile(out / "turntable.gif", GIF_FPS)
-    for turning in _turntable(scene, frames, VIEW_PITCH, aspect):
+    for turning in turntable_cameras(scene, frames, CameraDescription(pitch=VIEW_PITCH), aspect):
         gif.write(headless.render(scene, turning, RenderOptions()))
     gif.close()
     names = []
@@ -179,18 +179,6 @@ def _render(scene, out: Path, options: BatchOptions) -> list:
         for skeleton in scene.skeletons:
             skeleton.return_to_rest()
     return names
-
-
-def _turntable(scene, count: int, pitch: float, aspect: float):
-    """``count`` cameras once round the model at one distance, aimed at its bounds' centre."""
-    from ..camera import VIEW_YAW, OrbitCamera, framed_camera
-
-    yaws = [VIEW_YAW + 360.0 * k / count for k in range(count)]
-    sides = [framed_camera(scene, yaw=yaw, pitch=pitch, aspect=aspect) for yaw in yaws[:: max(1, count // 8)]]
-    low, high = scene.current_bounds()
-    target = (low + high) / 2.0
-    distance = 1.1 * max(c.distance + float(np.linalg.norm(c.target - target)) for c in sides)
-    return [OrbitCamera(target=target, distance=distance, yaw=yaw, pitch=pitch) for yaw in yaws]
 
 
 def _safe(name: str) -> str:
