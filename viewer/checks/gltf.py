@@ -80,16 +80,17 @@ def _captured_warnings():
 def check_gltf(path, scene=None) -> FileReport:
     """Findings on a .gltf or .glb file, and the model's counts when it loads. ``scene``: the
     file already loaded (its warnings are then not seen again)."""
-    from ..gltf import load_gltf
+    from ..gltf import load_file
     from ..gltf.container import GltfFile
 
     report = FileReport(str(path))
     prefix = f"{path}: "
     with _captured_warnings() as warned:
         try:
-            if scene is None:
-                scene = load_gltf(path)
-            file = GltfFile(path)  # the checked document, for pointers and its layout rules
+            if scene is None:  # one read: the scene and the checked document (pointers, layout rules)
+                scene, file = load_file(path)
+            else:
+                file = GltfFile(path)
         except ViewerError as error:
             message = str(error)
             message = message[len(prefix):] if message.startswith(prefix) else message
