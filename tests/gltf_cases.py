@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import base64
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pygltflib as g
 
 FLOAT, UBYTE, USHORT, UINT = 5126, 5121, 5123, 5125
+
+
+def portable(values) -> np.ndarray:
+    """Numbers computed here through BLAS, LAPACK or numpy's SIMD sin and cos, made the same on
+    every machine: those differ in the last bits from one CPU to another (and leave noise such as
+    1e-17 or -0.0 where the answer is 0), so the files these cases write would too. Rounded to 7
+    decimals (and -0.0 made 0.0), a last-bit difference changes a written number only when it
+    straddles a rounding boundary: about one number in 10^8."""
+    return np.round(np.asarray(values, np.float64), 7) + 0.0
 
 
 class Builder:
@@ -77,7 +87,7 @@ class Builder:
 def quat(axis, degrees):
     axis = np.asarray(axis, float) / np.linalg.norm(axis)
     half = np.radians(degrees) / 2
-    return [*(axis * np.sin(half)), float(np.cos(half))]
+    return portable([*(axis * np.sin(half)), np.cos(half)]).tolist()
 
 
 def worm_mesh(b, joint_count, skin, influences=4, segments=None, joint_component=USHORT, weight_mode="float"):
@@ -135,12 +145,10 @@ def inverse_binds(b, joints):
     """Inverse bind matrices from the joints' world transforms in the file's pose."""
     from gltf_reference import Document, world_matrix  # the independent evaluator
 
-    b_path = Path("/tmp") / f"_bind_probe_{id(b)}.gltf"
-    b.save(b_path)
-    doc = Document(b_path)
-    b_path.unlink()
+    with tempfile.TemporaryDirectory() as folder:  # a private folder: parallel test runs share no file
+        doc = Document(b.save(Path(folder) / "bind_probe.gltf"))
     mats = [np.linalg.inv(world_matrix(doc, j, {})).T.reshape(-1) for j in joints]  # column-major
-    return b.accessor(np.array(mats, np.float32), "MAT4")
+    return b.accessor(portable(mats).astype(np.float32), "MAT4")
 
 
 def animate(b, targets, interpolation="LINEAR", duration=2.0, keys=5):
@@ -158,7 +166,7 @@ def animate(b, targets, interpolation="LINEAR", duration=2.0, keys=5):
                                            output=b.accessor(rotations, "VEC4"), interpolation=interpolation))
         channels.append(g.AnimationChannel(sampler=len(samplers) - 1,
                                            target=g.AnimationChannelTarget(node=node, path="rotation")))
-    translations = np.array([[0.3 * np.sin(k), 0.1 * k, 0.0] for k in range(keys)], np.float32)
+    translations = portable([[0.3 * np.sin(k), 0.1 * k, 0.0] for k in range(keys)]).astype(np.float32)
     if interpolation == "CUBICSPLINE":
         tangents = rng.uniform(-0.5, 0.5, (keys, 3)).astype(np.float32)
         translations = np.stack([tangents, translations, tangents], axis=1).reshape(-1, 3)
@@ -263,8 +271,8 @@ def morph_worm(b, joint_count, skin, name):
     count = len(positions)
     primitive.attributes.NORMAL = b.accessor(np.tile(np.float32([0, 0, 1]), (count, 1)), "VEC3")
     y = positions[:, 1]
-    bulge = np.c_[np.zeros(count), np.zeros(count), 0.3 * np.sin(y * 1.3) + 0.1 * y].astype(np.float32)
-    tilt = np.c_[0.2 * np.sin(y), np.zeros(count), 0.4 * np.ones(count)].astype(np.float32)
+    bulge = portable(np.c_[np.zeros(count), np.zeros(count), 0.3 * np.sin(y * 1.3) + 0.1 * y]).astype(np.float32)
+    tilt = portable(np.c_[0.2 * np.sin(y), np.zeros(count), 0.4 * np.ones(count)]).astype(np.float32)
     widen = np.c_[np.sign(positions[:, 0]) * (0.1 + 0.05 * y), 0.02 * y, np.zeros(count)].astype(np.float32)
     primitive.targets = [{"POSITION": b.accessor(bulge, "VEC3"), "NORMAL": b.accessor(tilt, "VEC3")},
                          {"POSITION": b.accessor(widen, "VEC3")}]
