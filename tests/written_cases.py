@@ -1,11 +1,13 @@
 """The files boneviewer writes that the node references judge (a plain module, not a test module).
 
 ``python tests/written_cases.py OUT_DIR`` writes every case into OUT_DIR with a manifest.json
-(case -> its files and their sha256); tests/gltf_validator/validate_written.mjs (Khronos
-glTF-Validator) and tests/babylon/generate_written_reference.mjs (Babylon.js's loader) read
-them and record their verdicts in tests/data. tests/test_written_references.py writes the cases
-again and checks that the bytes are those the references judged, so any change to the writer's
-output forces a new recording.
+(case -> its files and their sha256), and records in tests/data/written_fingerprints.json what
+each case's file holds (tests/written_numbers.py: the structure exactly, the floats to compare
+within a tolerance); tests/gltf_validator/validate_written.mjs (Khronos glTF-Validator) and
+tests/babylon/generate_written_reference.mjs (Babylon.js's loader) read them and record their
+verdicts in tests/data. tests/test_written_references.py writes the cases again and checks that
+what is written is what the references judged, within the tolerance a machine's last bits need,
+so any real change to the writer's output forces a new recording.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ sys.path.insert(0, str(HERE))
 
 import gltf_cases  # noqa: E402
 from viewer import load_model, save_gltf  # noqa: E402
+from written_numbers import fingerprint  # noqa: E402
 
+FINGERPRINTS = DATA / "written_fingerprints.json"
 MODELS = sorted(p for p in DATA.rglob("*") if p.suffix in (".gltf", ".glb"))
 
 
@@ -113,15 +117,19 @@ def write_case(name: str, folder: Path) -> dict:
 
 
 def write_all(folder: Path) -> dict:
+    """Every case into ``folder`` with its manifest.json, and the cases' fingerprints recorded
+    into tests/data/written_fingerprints.json (the node references judge these same files)."""
     folder.mkdir(parents=True, exist_ok=True)
-    manifest = {}
+    manifest, fingerprints = {}, {}
     for name, (_, file_name, _) in cases().items():
         case_folder = folder / name
         case_folder.mkdir(exist_ok=True)
         for old in case_folder.iterdir():
             old.unlink()
         manifest[name] = {"main": file_name, "files": write_case(name, case_folder)}
+        fingerprints[name] = {"sha256": manifest[name]["files"], "fingerprint": fingerprint(case_folder / file_name)}
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    FINGERPRINTS.write_text(json.dumps({"cases": fingerprints}, separators=(",", ":")) + "\n")
     return manifest
 
 
