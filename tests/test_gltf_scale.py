@@ -151,7 +151,7 @@ def test_a_recursive_skeletons_like_file_loads_quickly(tmp_path):
     # root's parent), and in the rest pose every mesh skins to its file positions.
     for mesh in scene.skinned_meshes:
         np.testing.assert_allclose(mesh.skinned_positions(), mesh.positions, atol=2e-4)
-    assert seconds < 0.5, f"took {seconds:.2f} s"
+    assert seconds < 2.0, f"took {seconds:.2f} s"  # a guard: about 0.15 s (scripts/bench_load.py measures it)
 
 
 @pytest.mark.timeout(60)
@@ -164,4 +164,4 @@ def test_a_200000_node_chain_is_refused_quickly(tmp_path):
     print(f"\n200,000-node chain refused in {seconds * 1000:.0f} ms: {caught.value}")
     assert str(caught.value).startswith(f"{path}: ")
     assert "levels deep; the limit is 4096" in str(caught.value)
-    assert seconds < 3.0, f"took {seconds:.2f} s"
+    assert seconds < 15.0, f"took {seconds:.2f} s"  # a guard against a walk per level: about 1 s

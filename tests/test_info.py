@@ -85,12 +85,13 @@ def test_info_tables_and_tree_on_a_terminal(capsys):
     assert any(line.startswith("      b_Tail01_012  ") and float(line.split()[-1]) > 0 for line in out.splitlines())
 
 
-def test_info_on_cesium_man_takes_under_100_ms():
+def test_info_on_cesium_man_is_quick():
+    """A guard against a blow-up at 10 times or more the typical 20 ms (warm)."""
     inspect_model(CESIUM_MAN)  # imports and caches warm, as a second call in a session is
     started = time.perf_counter()
     best = min(_timed(CESIUM_MAN) for _ in range(5))
-    assert best < 0.100, f"{best * 1000:.0f} ms"
-    assert time.perf_counter() - started < 2
+    assert best < 0.300, f"{best * 1000:.0f} ms"
+    assert time.perf_counter() - started < 5
 
 
 def _timed(path) -> float:

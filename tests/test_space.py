@@ -286,4 +286,5 @@ def test_a_world_getter_on_a_clean_skeleton_costs_microseconds():
     bone = bones[20]
     number = 500
     best = min(timeit.repeat(lambda: bone.get_position(Space.WORLD), number=number, repeat=5)) / number
-    assert best < 40e-6, f"get_position(Space.WORLD) took {best * 1e6:.1f} us"  # about 4 us here
+    # A guard against recomputing the skeleton on a clean read (that costs milliseconds): about 4 us here.
+    assert best < 100e-6, f"get_position(Space.WORLD) took {best * 1e6:.1f} us"
