@@ -10,9 +10,11 @@ whole. Temporary files and folders are made with ``os.open``/``os.mkdir`` and th
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import ViewerError
@@ -42,6 +44,28 @@ def discard(path) -> None:
 def _create(path: Path):
     """A new file, opened for binary writing, made with the user's umask (never an existing one)."""
     return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), "wb")
+
+
+@contextmanager
+def open_atomically(path, mode: str = "wb", fsync: bool = False):
+    """A new temporary file beside ``path`` (opened with ``mode``, "wb" or "w" for UTF-8 text)
+    to fill in the with block; renamed to ``path`` when the block ends, removed when it raises.
+    OS errors pass through, for the caller to say in its words."""
+    path = Path(path)
+    temporary = temporary_path(path)
+    try:
+        with _create(temporary) as raw:
+            handle = raw if mode == "wb" else io.TextIOWrapper(raw, encoding="utf-8")
+            yield handle
+            handle.flush()
+            if fsync:
+                os.fsync(raw.fileno())
+            if handle is not raw:
+                handle.detach()
+        os.replace(temporary, path)
+    except BaseException:
+        discard(temporary)
+        raise
 
 
 def write_files(files, what: str | None = None) -> None:
@@ -141,19 +165,27 @@ def check_outputs(outputs, inputs: dict | None = None, replaceable=()) -> None:
             raise ViewerError(f"{label}: would overwrite {source}, {what}; give another output name")
 
 
-def check_folder_outputs(label: str, folder: Path, inputs: dict) -> None:
-    """Refuse a folder an output replaces whole (``label`` writes it) when it is, or holds, a file
-    the command reads."""
-    folder = Path(folder)
+def _resolved(path) -> Path:
     try:
-        resolved = folder.resolve()
+        return Path(path).resolve()
     except (OSError, RuntimeError):
-        resolved = folder.absolute()
+        return Path(path).absolute()
+
+
+def check_folder_outputs(label: str, folders, inputs: dict) -> None:
+    """Refuse a folder an output replaces whole (``label`` writes each of ``folders``) when it is,
+    or holds, a file the command reads (``inputs``: {path: what uses it}), or is a file itself.
+    Linear in the inputs' depth, so a library of thousands of models costs little."""
+    holders = {}
     for path, what in inputs.items():
-        try:
-            source = Path(path).resolve()
-        except (OSError, RuntimeError):
-            continue
-        if source == resolved or source.is_relative_to(resolved):
-            raise ViewerError(f"{label}: would replace {folder}, which holds {path}, {what}; give another output "
-                              "folder")
+        resolved = _resolved(path)
+        for folder in (resolved, *resolved.parents):
+            holders.setdefault(folder, (path, what))
+    for folder in folders:
+        folder = Path(folder)
+        held = holders.get(_resolved(folder))
+        if held is not None:
+            raise ViewerError(f"{label}: would replace {folder}, which holds {held[0]}, {held[1]}; give another "
+                              "output folder")
+        if os.path.lexists(folder) and not folder.is_dir():
+            raise ViewerError(f"{label}: would replace {folder}, a file, with a folder; give another output folder")

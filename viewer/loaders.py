@@ -54,6 +54,14 @@ def source_files(model, role: str = "the model") -> dict[Path, str]:
     return {path: role}
 
 
+def check_not_source(scene, label: str, path, inputs: dict | None = None) -> None:
+    """Refuse (one ViewerError line) writing ``path`` (``label`` names the writer) over a file
+    ``scene`` was loaded from (its model file, buffers, images) or one of ``inputs``."""
+    from .files import check_outputs
+
+    check_outputs([(label, Path(path))], {**source_files(scene), **(inputs or {})})
+
+
 def inspect_model(model, scene: int | None = None) -> dict:
     """What a model file holds (see viewer.gltf.inspect, viewer.bvh.inspect), checked as load_model
     checks it."""
