@@ -99,3 +99,129 @@ def test_the_keyframe_editors_export_keeps_the_models_files(draco):
     assert digests(draco) == before
     editor.export_gltf(draco / "posed.gltf")
     assert (draco / "posed.gltf").is_file() and load_gltf(draco / "posed.gltf")
+
+
+# --- render, screenshots, pose and camera files ------------------------------------------------
+def test_render_refuses_to_draw_over_the_models_texture(draco, capsys):
+    (draco / "CesiumMan_img0.jpg").rename(draco / "skin.png")  # Pillow reads it by its bytes, not its name
+    document = json.loads((draco / "CesiumMan.gltf").read_text())
+    document["images"][0]["uri"] = "skin.png"
+    (draco / "CesiumMan.gltf").write_text(json.dumps(document))
+    before = digests(draco)
+    assert main(["render", str(draco / "CesiumMan.gltf"), "--out", str(draco / "skin.png"), "--size", "16x16"]) == 2
+    assert "skin.png, image 0 of the model CesiumMan.gltf" in one_error_line(capsys)
+    assert digests(draco) == before
+    (draco / "frame_00000.png").write_bytes((draco / "skin.png").read_bytes())
+    document["images"][0]["uri"] = "frame_00000.png"
+    (draco / "CesiumMan.gltf").write_text(json.dumps(document))
+    before = digests(draco)
+    assert main(["render", str(draco / "CesiumMan.gltf"), "--frames", "0:0.1:0.1", "--out-dir", str(draco),
+                 "--size", "16x16"]) == 2
+    assert "its frames would overwrite" in one_error_line(capsys)
+    assert digests(draco) == before
+
+
+def test_a_script_screenshot_pose_or_camera_never_lands_on_the_models_files(draco):
+    from viewer.camera import OrbitCamera
+    from viewer.editing.editor import Editor
+    from viewer.editing.script_app import HeadlessApp
+    from viewer.errors import ViewerError
+
+    (draco / "CesiumMan_img0.jpg").rename(draco / "CesiumMan_img0.png")  # as if the model's texture were a PNG
+    model = draco / "CesiumMan.gltf"
+    model.write_text(model.read_text().replace("CesiumMan_img0.jpg", "CesiumMan_img0.png"))
+    scene = load_gltf(model)
+    before = digests(draco)
+    app = HeadlessApp(scene, (16, 16), camera=OrbitCamera())
+    with pytest.raises(ViewerError, match="image 0 of the model CesiumMan.gltf"):
+        app.screenshot(draco / "CesiumMan_img0.png")
+    assert app.pending_screenshots == []
+    with pytest.raises(ViewerError, match="would overwrite .*CesiumMan_data.bin"):
+        Editor(scene).save_pose(draco / "CesiumMan_data.bin")
+    assert digests(draco) == before
+    app.screenshot(draco / "shot.png")  # any other name is the script's to choose
+    assert app.pending_screenshots == [draco / "shot.png"]
+
+
+# --- modes: the user's umask, never mkstemp's 0600 or mkdtemp's 0700 ---------------------------
+@pytest.fixture(params=[0o022, 0o027])
+def umask(request):
+    previous = os.umask(request.param)
+    yield request.param
+    os.umask(previous)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_exported_files_follow_the_umask(tmp_path, umask):
+    assert main(["export", str(FOX), "--out", str(tmp_path / "fox.glb")]) == 0
+    assert main(["export", str(FOX), "--out", str(tmp_path / "fox.gltf")]) == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["fox.bin", "fox.glb", "fox.gltf", "fox_image0.png"]  # no temporary left behind
+    for name in written:
+        assert mode(tmp_path / name) == 0o666 & ~umask, name
+    model = tmp_path / "model.glb"
+    shutil.copyfile(FOX, model)
+    model.chmod(0o644)
+    assert main(["export", str(model), "--time", "0.5", "--out", str(model), "--force"]) == 0
+    assert mode(model) == 0o666 & ~umask
+
+
+def test_rendered_files_follow_the_umask(tmp_path, umask):
+    assert main(["render", "--out", str(tmp_path / "a.png"), "--size", "16x16"]) == 0
+    assert main(["render", "--turntable", "2", "--gif", str(tmp_path / "a.gif"), "--size", "16x16"]) == 0
+    assert main(["render", "--turntable", "2", "--out-dir", str(tmp_path / "frames"), "--size", "16x16"]) == 0
+    for path in (tmp_path / "a.png", tmp_path / "a.gif", tmp_path / "frames" / "frame_00001.png"):
+        assert mode(path) == 0o666 & ~umask, path
+    assert mode(tmp_path / "frames") == 0o777 & ~umask
+
+
+def test_pose_and_camera_files_follow_the_umask(tmp_path, umask):
+    from viewer.camera import CameraDescription
+    from viewer.editing.pose import save_pose
+    from viewer.loaders import load_model
+
+    save_pose(tmp_path / "pose.json", load_model(None))
+    CameraDescription(yaw=10.0).save(tmp_path / "camera.json")
+    for name in ("pose.json", "camera.json"):
+        assert mode(tmp_path / name) == 0o666 & ~umask
+
+
+def _quick_job(name, sources, options):
+    return {"row": {"status": "ok", "error": None}, "outputs": {"check.json": b"{}", "thumb.png": b"png"}}
+
+
+def test_batch_folders_and_files_follow_the_umask(tmp_path, umask, monkeypatch):
+    from viewer.library import run
+
+    monkeypatch.setattr(run, "model_job", _quick_job)  # the pool's workers fork from here: the modes are ours
+    library = tmp_path / "lib"
+    (library / "chars").mkdir(parents=True)
+    shutil.copyfile(FOX, library / "chars" / "fox.glb")
+    out = tmp_path / "report"
+    assert main(["batch", str(library), "--out", str(out), "--workers", "1"]) == 0
+    folder = out / "chars" / "fox.glb"
+    for path in (out, out / "chars", folder):
+        assert mode(path) == 0o777 & ~umask, path
+    for path in (out / "index.html", out / "report.json", folder / "index.html", folder / "check.json",
+                 folder / "thumb.png"):
+        assert mode(path) == 0o666 & ~umask, path
+
+
+def test_batch_refuses_a_report_folder_that_would_replace_a_model_of_the_library(tmp_path, monkeypatch, capsys):
+    from viewer.library import run
+
+    monkeypatch.setattr(run, "model_job", _quick_job)
+    library = tmp_path / "lib"
+    (library / "sub").mkdir(parents=True)
+    shutil.copyfile(FOX, library / "fox.glb")
+    shutil.copyfile(FOX, library / "sub" / "fox.glb")
+    before = digests(library / "sub")
+    # lib/fox.glb's report folder would be lib/sub/fox.glb, the library's other model
+    assert main(["batch", str(library), "--out", str(library / "sub"), "--workers", "1"]) == 2
+    line = one_error_line(capsys)
+    assert "sub/fox.glb" in line and "the library's model" in line, line
+    assert digests(library / "sub") == before and sorted(p.name for p in (library / "sub").iterdir()) == ["fox.glb"]
+    assert main(["batch", str(library), "--out", str(tmp_path / "report"), "--workers", "1"]) == 0
