@@ -116,13 +116,16 @@ def replace_folder(new: Path, folder: Path) -> None:
     after, so ``folder`` is always whole, the old or the new."""
     new, folder = Path(new), Path(folder)
     old = None
-    if folder.is_dir() and not folder.is_symlink():
+    if os.path.lexists(folder):
         old = temporary_folder(folder)
         os.rmdir(old)  # a free name beside it: os.replace needs the destination absent (or empty)
         os.replace(folder, old)
     os.replace(new, folder)
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            discard(old)  # a link (check_folder_outputs refuses a plain file): the link goes, not its target
 
 
 # --- outputs that would land on inputs --------------------------------------------------------
