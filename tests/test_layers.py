@@ -9,20 +9,21 @@ VIEWER = Path(__file__).resolve().parents[1] / "viewer"
 # Each layer and the layers it may import (besides itself). Lower layers never import higher ones.
 LAYERS = {
     "errors": set(),
+    "files": {"errors"},  # written whole, with the umask, never over an input: every layer that writes
     "model": {"errors"},
-    "camera": {"errors"},
-    "images": {"errors"},
+    "camera": {"errors", "files"},
+    "images": {"errors", "files"},
     "options": {"errors"},
-    "loaders": {"errors", "model"},
+    "loaders": {"errors", "files", "model"},
     "render": {"errors", "model", "camera", "options"},
     "checks": {"errors", "model", "loaders"},  # check's findings: GL-free, over loaded models and their files
-    "editor": {"errors", "model", "loaders", "options"},
-    "scripting": {"errors", "model", "camera", "images", "options", "loaders", "editor"},  # scripts, the app object
-    "ui": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting"},
-    "app": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui",
+    "editor": {"errors", "files", "model", "loaders", "options"},
+    "scripting": {"errors", "files", "model", "camera", "images", "options", "loaders", "editor"},  # scripts, the app object
+    "ui": {"errors", "files", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting"},
+    "app": {"errors", "files", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui",
             "checks"},
 }
-LAYER_OF = {"viewer.errors": "errors", "viewer.camera": "camera", "viewer.images": "images",
+LAYER_OF = {"viewer.errors": "errors", "viewer.files": "files", "viewer.camera": "camera", "viewer.images": "images",
             "viewer.options": "options", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
             "viewer.character": "loaders", "viewer.editing.pose": "loaders", "viewer.gltf": "loaders",
             "viewer.bvh": "loaders",

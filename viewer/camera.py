@@ -332,17 +332,9 @@ class CameraDescription:
 
     def save(self, path) -> None:
         """Write the JSON whole or not at all (a temporary file renamed into place)."""
-        import os
-        from pathlib import Path
+        from .files import write_file
 
-        path = Path(path)
-        temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        try:
-            temporary.write_text(self.to_json() + "\n", encoding="utf-8")
-            os.replace(temporary, path)
-        except OSError as error:
-            temporary.unlink(missing_ok=True)
-            raise ViewerError(f"cannot write {path}: {error.strerror or error}") from None
+        write_file(path, self.to_json() + "\n")
 
     def updated(self, other: "CameraDescription") -> "CameraDescription":
         """This description with ``other``'s given fields over it."""

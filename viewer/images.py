@@ -1,7 +1,7 @@
 """Image files: the one place that writes pixels to disk (Pillow, and imageio-ffmpeg for MP4).
 
-Every file is written whole or not at all: into a temporary file beside it, renamed into place
-when complete, so Ctrl+C or a crash leaves no file under the final name and an existing one whole.
+Every file is written whole or not at all: into a temporary file beside it (viewer.files), renamed
+into place when complete, so Ctrl+C or a crash leaves no file under the final name and an existing one whole.
 GIF and MP4 frames go to the encoder as they come (memory flat in the number of frames).
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ViewerError
+from .files import discard as _discard, temporary_path
 
 
 def check_output_file(option: str, path: Path, suffix: str) -> None:
@@ -34,19 +35,6 @@ def check_output_file(option: str, path: Path, suffix: str) -> None:
 
 def check_png_path(option: str, path: Path) -> None:
     check_output_file(option, path, ".png")
-
-
-def temporary_path(path: Path) -> Path:
-    """A hidden name beside ``path`` that keeps its suffix (encoders pick the format by it)."""
-    path = Path(path)
-    return path.with_name(f".{path.stem}.tmp{os.getpid()}{path.suffix}")
-
-
-def _discard(path: Path) -> None:
-    try:
-        path.unlink()
-    except OSError:
-        pass
 
 
 def write_png(path, pixels) -> None:

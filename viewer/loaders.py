@@ -36,6 +36,32 @@ def load_model(model=None, scene: int | None = None, bvh_scale: float | None = N
                       "boneviewer reads glTF 2.0 (.gltf, .glb) and BVH motion capture (.bvh)")
 
 
+def source_files(model, role: str = "the model") -> dict[Path, str]:
+    """{file: what it is} for every file loading ``model`` reads (a glTF file's buffers and
+    images too), so that no output is written over one; ``role`` names the file ("the model",
+    "the --motion file"). None (the built-in character): no files; a Scene: its file's."""
+    from .model import Scene
+
+    if isinstance(model, Scene):
+        model = model.file_path
+    if model is None:
+        return {}
+    path = Path(model)
+    if path.suffix.lower() in (".gltf", ".glb"):
+        from .gltf.container import referenced_files
+
+        return referenced_files(path, role)
+    return {path: role}
+
+
+def check_not_source(scene, label: str, path, inputs: dict | None = None) -> None:
+    """Refuse (one ViewerError line) writing ``path`` (``label`` names the writer) over a file
+    ``scene`` was loaded from (its model file, buffers, images) or one of ``inputs``."""
+    from .files import check_outputs
+
+    check_outputs([(label, Path(path))], {**source_files(scene), **(inputs or {})})
+
+
 def inspect_model(model, scene: int | None = None) -> dict:
     """What a model file holds (see viewer.gltf.inspect, viewer.bvh.inspect), checked as load_model
     checks it."""

@@ -49,8 +49,10 @@ def load_bvh_motion(path, scale: float | None = None, up: str | None = None):
     motion = read_bvh(path)
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            return motion, build_scene(motion, path.name, scale, up)
+            scene = build_scene(motion, path.name, scale, up)
     except BvhError:
         raise
     except ViewerError as error:
         raise ViewerError(f"{path}: {error}") from None
+    scene.file_path = path  # what an export or a saved pose must not overwrite
+    return motion, scene

@@ -37,6 +37,7 @@ def add_parser(commands, common):
 def run(args) -> int:
     from ..checks import MODEL_SUFFIXES, model_files
     from ..errors import ViewerError
+    from ..files import write_file
     from ..library.job import BatchOptions
     from ..library.report import index_html, model_findings, model_html
     from ..library.run import REPORT_JSON, map_local, map_ray, plan, write_json, write_model
@@ -53,6 +54,7 @@ def run(args) -> int:
     check_creatable_folder("--out", args.out)
     if not model_files(args.dir):
         raise ViewerError(f"{args.dir}: no model files ({', '.join(MODEL_SUFFIXES)}) in this folder")
+    check_report_outputs(args.dir, args.out)
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -75,11 +77,10 @@ def run(args) -> int:
         folder = args.out / row["file"]
         folder.mkdir(parents=True, exist_ok=True)
         page = model_html(row, model_findings(folder))
-        (folder / "index.html").write_text(page)
+        write_file(folder / "index.html", page)
     write_json(args.out / REPORT_JSON, {"options": options.as_json(), "models": ordered})
     index = args.out / "index.html"
-    index.with_name(".index.html.tmp").write_text(index_html(ordered, f"boneviewer report: {args.dir.name}"))
-    os.replace(index.with_name(".index.html.tmp"), index)
+    write_file(index, index_html(ordered, f"boneviewer report: {args.dir.name}"))
     failed = [row for row in ordered if row["status"] != "ok"]
     models = f"{len(ordered)} model{'s' if len(ordered) != 1 else ''}"
     print(f"{models}: {len(todo)} processed, {len(kept)} unchanged (skipped), {len(failed)} failed; "
@@ -87,3 +88,19 @@ def run(args) -> int:
     for row in failed:
         print(f"  failed: {row['file']}: {row['error']}")
     return 1 if failed else 0
+
+
+def check_report_outputs(library: Path, out: Path) -> None:
+    """The report's files and each model's folder (replaced whole on a run) land on no file of
+    the library (a model, its buffers, its images): `batch lib --out lib/sub` would otherwise
+    replace lib/sub/a.glb with lib/a.glb's folder."""
+    from ..checks import model_files
+    from ..files import check_folder_outputs, check_outputs
+    from ..library.run import REPORT_JSON
+    from ..loaders import source_files
+
+    models, inputs = model_files(library), {}
+    for path in models:
+        inputs.update(source_files(path, "the library's model"))
+    check_outputs([(f"--out {out}", out / "index.html"), (f"--out {out}", out / REPORT_JSON)], inputs)
+    check_folder_outputs(f"--out {out}", (out / path.relative_to(library) for path in models), inputs)

@@ -269,6 +269,26 @@ def load_scene(args):
     return scene
 
 
+def input_files(args) -> dict:
+    """{file: what uses it} for every file the command reads: the model and the files it names
+    (a glTF file's buffers and images), the --motion file and its files, and the --pose,
+    --camera, --script and bone map files; no output may be written over one of them."""
+    from ..loaders import source_files
+
+    _split_bone_map(args)
+    files = {}
+    for option, role in (("motion", "the --motion file"), ("model", "the model")):
+        value = getattr(args, option, None)
+        if value is not None and Path(value).is_file():
+            files.update(source_files(value, role))
+    for option, dest in (("--pose", "pose"), ("--camera", "camera"), ("--script", "script"),
+                         ("--bone-map", "motion_bone_map")):
+        value = getattr(args, dest, None)
+        if isinstance(value, (str, Path)):
+            files.setdefault(Path(value), f"the {option} file")
+    return files
+
+
 def _split_bone_map(args) -> None:
     """render's --bone-map is both the bone-colour view (no value) and --motion's map (a value)."""
     value = getattr(args, "bone_map", None)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .common import (add_motion_options, apply_pose_data, finite, frames, load_scene, logger, read_pose, scene_index,
-                     select_animation)
+from .common import (add_motion_options, apply_pose_data, finite, frames, input_files, load_scene, logger, read_pose,
+                     scene_index, select_animation)
 
 
 def add_parser(commands, common):
@@ -35,7 +35,8 @@ def add_parser(commands, common):
     export.add_argument("--apply-pose-as-bind", action="store_true",
                         help="bake the posed shape into the meshes and make the pose the bind (Blender's Apply "
                              "Pose as Rest Pose): the file at rest shows the pose")
-    export.add_argument("--force", action="store_true", help="overwrite MODEL itself when --out is the same file")
+    export.add_argument("--force", action="store_true",
+                        help="overwrite MODEL itself (and the files it names) when --out is the same file")
     add_motion_options(export)  # --motion: the retargeted clip is written with the model's own
     export.set_defaults(run=run)
 
@@ -59,7 +60,10 @@ def run(args) -> int:
     if args.script is not None:
         if not run_script(args, scene, pose):
             return 1
-    path = save_gltf(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind)
+    # No output over a file the command read; --force replaces the model's own files only when
+    # --out is the model itself (save_gltf checks every file it writes: the .bin, the images).
+    path = save_gltf(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind, inputs=input_files(args),
+                     force=args.force)
     clips = len(scene.animations)
     meshes = len(scene.meshes)
     print(f"wrote {path} ({meshes} mesh{'es' if meshes != 1 else ''}, {clips} clip{'s' if clips != 1 else ''})")
@@ -90,12 +94,10 @@ def check_arguments(args) -> None:
         raise ViewerError("--clip names the clip --record makes: give --record START:END:STEP")
     if args.record is not None and args.time is not None:
         raise ViewerError("--record sets the script's times itself: leave out --time")
-    if args.model is not None and not args.force:
-        model = Path(args.model)
-        written = [args.out] + ([args.out.with_suffix(".bin")] if args.out.suffix.lower() == ".gltf" else [])
-        if model.exists() and any(p.exists() and p.resolve() == model.resolve() for p in written):
-            raise ViewerError(f"--out {args.out}: that would overwrite the model {args.model}; give --force to "
-                              "replace it")
+    if args.model is not None and not args.force and Path(args.model).exists() and args.out.exists() \
+            and os.path.samefile(args.model, args.out):
+        raise ViewerError(f"--out {args.out}: that would overwrite the model {args.model}; give --force to "
+                          "replace it")
     if args.script is not None:
         from ..editing.script import check_script_path
 

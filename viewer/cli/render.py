@@ -9,8 +9,9 @@ from pathlib import Path
 
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
-from .common import (Progress, add_motion_options, apply_pose_data, check_creatable_folder, finite, frames, load_scene,
-                     logger, named_bone, pitch, positive_finite, positive_int, read_pose, scene_index, select_animation, size)
+from .common import (Progress, add_motion_options, apply_pose_data, check_creatable_folder, finite, frames, input_files,
+                     load_scene, logger, named_bone, pitch, positive_finite, positive_int, read_pose, scene_index,
+                     select_animation, size)
 
 DEFAULT_CLIP_FPS = 30.0  # --frames all
 TRANSPARENT = "transparent"
@@ -157,6 +158,7 @@ def render_command(args) -> int:
     from ..model.animation import clip_time
 
     check_outputs(args)
+    check_not_inputs(args)
     if args.rest:
         given = [name for name, value in (("--animation", args.animation), ("--time", args.time),
                                           ("--frames", args.frames)) if value is not None]
@@ -284,6 +286,25 @@ def check_outputs(args) -> None:
             check_output_file(option, path, suffix)
     if args.mp4 is not None and (args.size[0] % 2 or args.size[1] % 2):
         raise ViewerError(f"--mp4: the video needs an even width and height, not {args.size[0]}x{args.size[1]}")
+
+
+def check_not_inputs(args) -> None:
+    """No output over a file the command reads: the model's (a texture is a PNG too), --motion's,
+    --pose, --camera, --script; --out-dir's frames neither."""
+    import re
+
+    from ..errors import ViewerError
+    from ..files import check_outputs as check_files
+
+    inputs = input_files(args)
+    check_files([(f"{option} {path}", path) for option, path in (("--out", args.out), ("--gif", args.gif), ("--mp4", args.mp4))
+                 if path is not None], inputs)
+    if args.out_dir is not None and args.out_dir.is_dir():
+        folder = args.out_dir.resolve()
+        for path, what in inputs.items():
+            if re.fullmatch(r"frame_\d{5}\.png", path.name) and path.resolve().parent == folder:
+                raise ViewerError(f"--out-dir {args.out_dir}: its frames would overwrite {path}, {what}; give "
+                                  "another folder")
 
 
 def sequence_times(args, clip=None) -> list[float]:

@@ -595,6 +595,9 @@ class Editor:
 
     # --- files ---------------------------------------------------------------------------------
     def save_pose(self, path) -> None:
+        from ..loaders import check_not_source
+
+        check_not_source(self.scene, f"pose file {path}", path)  # a pose file is no model's file
         save_pose(path, self.scene)
         self.status = Status(f"pose saved to {path}")
 

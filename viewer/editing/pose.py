@@ -215,17 +215,14 @@ def pose_of(scene) -> dict:
 def save_pose(path, scene) -> None:
     """Write the pose atomically: a temporary file renamed over the target, so a crash never
     leaves half a file and never destroys the previous pose."""
+    from ..files import open_atomically
+
     path = Path(path)
-    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
-        with open(temporary, "w", encoding="utf-8") as handle:
+        with open_atomically(path, "w", fsync=True) as handle:
             json.dump(pose_of(scene), handle, indent=2)
             handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
     except OSError as error:
-        temporary.unlink(missing_ok=True)
         raise ViewerError(f"pose file {path}: cannot write it: {error.strerror}") from None
 
 

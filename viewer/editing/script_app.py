@@ -14,6 +14,7 @@ import numpy as np
 from ..camera import OrbitCamera
 from ..errors import ViewerError
 from ..images import check_png_path
+from ..loaders import check_not_source
 from ..model.animation import clip_time
 from ..options import Status
 
@@ -166,7 +167,9 @@ class App:
 
     def screenshot(self, path) -> None:
         path = Path(path)
-        check_png_path(f"app.screenshot({str(path)!r})", path)  # now, as a script error, not at write time
+        label = f"app.screenshot({str(path)!r})"
+        check_png_path(label, path)  # now, as a script error, not at write time
+        check_not_source(self.scene, label, path)  # a texture of the model is no place for a screenshot
         self.pending_screenshots.append(path)
 
     def log(self, message) -> None:

@@ -376,3 +376,43 @@ class GltfFile:
         except Exception as error:  # Pillow's decoders raise many types on corrupt data
             raise self.error(f"image {index} does not decode as PNG or JPEG "
                              f"({type(error).__name__}: {short(error, 120)})") from None
+
+
+def referenced_files(path, role: str = "the model") -> dict[Path, str]:
+    """{file: what it is} for a glTF file (``role``, e.g. "the model") and the buffer and image
+    files its URIs name inside its folder: the files loading it reads, which no output may
+    overwrite. A file that cannot be read or parsed gives itself alone (loading it says why)."""
+    path = Path(path)
+    files = {path: role}
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(20)
+            if head[:4] == GLB_MAGIC and len(head) == 20:
+                json_length, kind = struct.unpack_from("<II", head, 12)
+                if kind != GLB_JSON or json_length > limits.MAX_JSON_BYTES:
+                    return files
+                text = handle.read(json_length)
+            else:
+                if path.stat().st_size > limits.MAX_JSON_BYTES:
+                    return files
+                text = head + handle.read()
+        document = json.loads(text.decode("utf-8-sig"))
+        folder = path.resolve().parent
+    except (OSError, RuntimeError, ValueError, RecursionError):
+        return files
+    if not isinstance(document, dict):
+        return files
+    for key, kind in (("buffers", "buffer"), ("images", "image")):
+        items = document.get(key)
+        for index, item in enumerate(items if isinstance(items, list) else ()):
+            uri = item.get("uri") if isinstance(item, dict) else None
+            if not isinstance(uri, str) or uri.startswith("data:") or ":" in uri.split("/")[0]:
+                continue
+            try:
+                relative = unquote(uri, errors="strict").replace("\\", "/")
+                target = (folder / relative).resolve()
+            except (OSError, RuntimeError, ValueError):
+                continue
+            if target.is_relative_to(folder) and not relative.startswith("/"):
+                files.setdefault(path.parent / relative, f"{kind} {index} of {role} {path.name}")
+    return files

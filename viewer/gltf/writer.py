@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import struct
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -51,11 +50,19 @@ PBR_FIELDS = ("metallicFactor", "roughnessFactor")
 UNIT_TOLERANCE = 5e-4
 
 
-def save_gltf(scene, path, apply_pose_as_bind: bool = False) -> Path:
+def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None = None,
+              force: bool = False) -> Path:
     """Write ``scene`` as it is now to ``path`` (.glb, or .gltf with ``<stem>.bin`` and its
     images beside it) and return the path. Everything is checked before anything is written
     (NaN or infinite values are refused, naming the bone); the files are written to temporary
-    names and renamed into place, so an existing file stays whole if anything fails."""
+    names and renamed into place, so an existing file stays whole if anything fails.
+
+    No file written lands on a file the scene was loaded from (its model file, buffers and
+    images) or on one of ``inputs`` ({path: what uses it}: the other files the caller read);
+    ``force`` lets the output replace the model's own files only when ``path`` is the model."""
+    from ..files import check_outputs, write_files
+    from ..loaders import source_files
+
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".glb", ".gltf"):
@@ -63,10 +70,17 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False) -> Path:
     folder = path.parent
     if not folder.is_dir():
         raise ViewerError(f"{path}: folder {folder} does not exist")
+    model = source_files(scene)
+    replaces_model = scene.file_path is not None and _same_file(path, scene.file_path)
+    if replaces_model and not force:
+        raise ViewerError(f"{path}: that would overwrite the model {scene.file_path}; give --force to replace it")
     dropped = [name for name in getattr(scene, "file_extensions", ()) if name not in SUPPORTED_EXTENSIONS]
     builder = _Builder(binary=suffix == ".glb", stem=path.stem)
     _Scene(scene, builder, bool(apply_pose_as_bind)).write()
-    _write_atomically(builder.files(path))
+    files = builder.files(path)
+    check_outputs([(str(path) if target == path else f"{path} (its {target.name})", target) for target, _ in files],
+                  {**model, **(inputs or {})}, replaceable=model if replaces_model else ())
+    write_files(files, what=path)
     if dropped:
         log.warning("%s: dropped extension%s %s (boneviewer does not read %s)", path, "s" if len(dropped) > 1 else "",
                     ", ".join(dropped), "them" if len(dropped) > 1 else "it")
@@ -80,23 +94,11 @@ def glb_bytes(scene, apply_pose_as_bind: bool = False) -> bytes:
     return builder.files(Path("scene.glb"))[0][1]
 
 
-def _write_atomically(files: list[tuple[Path, bytes]]) -> None:
-    """Each file to a temporary name beside it, then all renamed into place (the main file,
-    listed last, last); nothing is left behind when a write fails."""
-    temporary = []
+def _same_file(a: Path, b: Path) -> bool:
     try:
-        for target, data in files:
-            handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            temporary.append((name, target))
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-        for name, target in temporary:
-            os.replace(name, target)
-    except OSError as error:
-        for name, _ in temporary:
-            if os.path.exists(name):
-                os.unlink(name)
-        raise ViewerError(f"{files[-1][0]}: cannot write it ({error.strerror or error})") from None
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 class _Builder:

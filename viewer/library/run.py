@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ViewerError
+from ..files import replace_folder, temporary_folder, write_file
 from .job import BatchOptions, job_key, model_job, model_sources
 
 REPORT_JSON = "report.json"
@@ -184,25 +183,13 @@ def write_model(out: Path, model: Model, result) -> dict:
         row["outputs"] = sorted(outputs)
     folder = out / model.name
     folder.parent.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    temp = temporary_folder(folder)
     for name, data in outputs.items():
-        (temp / name).write_bytes(data)
+        write_file(temp / name, data)
     replace_folder(temp, folder)
     return row
 
 
-def replace_folder(new: Path, folder: Path) -> None:
-    old = None
-    if folder.exists():
-        old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
-        os.replace(folder, old)
-    os.replace(new, folder)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def write_json(path: Path, data) -> None:
     """A JSON file written whole (temp file + rename)."""
-    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temp.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(temp, path)
+    write_file(path, json.dumps(data, indent=1) + "\n")

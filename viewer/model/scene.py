@@ -31,7 +31,7 @@ class Scene:
         self.leaf_bone_axis = np.asarray(leaf_bone_axis, dtype=np.float64)
         self.file_scenes: list[str] = []  # the scenes of the file it was loaded from (glTF), by name
         self.file_scene: int | None = None  # the one of them it shows
-        self.file_path = None  # the file it was loaded from, if any (to show another of its scenes)
+        self.file_path = None  # the file it was loaded from, if any (another of its scenes; never written over)
         self.file_extensions: list[str] = []  # the glTF extensions that file used
         with np.errstate(over="ignore", invalid="ignore"):  # huge but finite numbers overflow here
             self.rest_bounds = self.current_bounds()

@@ -18,6 +18,7 @@ from ..camera import CameraDescription, OrbitCamera, drawn_points, framed_camera
 from ..editing.editor import Editor
 from ..errors import ViewerError
 from ..images import write_png
+from ..loaders import check_not_source
 from ..options import Status
 from ..render.renderer import Renderer
 from .gestures import Gestures
@@ -124,6 +125,7 @@ class ViewerSession:
         return CameraDescription.of(self.camera).to_json()
 
     def save_camera(self, path) -> None:
+        check_not_source(self.scene, str(path), path)
         CameraDescription.of(self.camera).save(path)
 
     def mouse_drag(self, button: int, dx: float, dy: float, height: int) -> None:
@@ -259,6 +261,7 @@ class ViewerSession:
         return np.frombuffer(data, np.uint8).reshape(size[1], size[0], 4)[::-1].copy()
 
     def save_screenshot(self, path, size) -> None:
+        check_not_source(self.scene, str(path), path)  # never over the model's own files
         write_png(Path(path), self.read_pixels(size))
 
     def _handle(self, requests, size) -> None:

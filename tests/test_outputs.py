@@ -1,0 +1,227 @@
+"""Outputs: every file a command writes is whole or absent, follows the user's umask, and never
+lands on a file the command reads (the model, its buffers and images, the --motion file, ...)
+unless that is exactly the `export --out MODEL --force` case."""
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from samples import CESIUM_MAN, FOX, SAMPLES_DIR
+from viewer import load_gltf
+from viewer.cli import main
+
+DRACO_FOLDER = SAMPLES_DIR / "CesiumMan-Draco"
+
+
+def digests(folder: Path) -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("boneviewer: error: "), err
+    return err[0]
+
+
+@pytest.fixture
+def draco(tmp_path) -> Path:
+    """A copy of CesiumMan-Draco: CesiumMan.gltf with CesiumMan_data.bin and CesiumMan_img0.jpg."""
+    folder = tmp_path / "CesiumMan-Draco"
+    shutil.copytree(DRACO_FOLDER, folder)
+    for path in folder.iterdir():
+        path.chmod(0o644)
+    return folder
+
+
+# --- export: no output over a file the model uses ---------------------------------------------
+def test_export_refuses_to_write_the_bin_over_the_models_own_buffer(draco, monkeypatch, capsys):
+    monkeypatch.chdir(draco)
+    before = digests(draco)
+    for force in ([], ["--force"]):  # --force replaces the model only when --out is the model
+        assert main(["export", "CesiumMan.gltf", "--out", "CesiumMan_data.gltf", *force]) == 2
+        line = one_error_line(capsys)
+        assert "CesiumMan_data.bin" in line and "buffer 0 of the model CesiumMan.gltf" in line, line
+        assert digests(draco) == before  # nothing written, not even the .gltf
+    load_gltf(draco / "CesiumMan.gltf")
+
+
+def test_export_refuses_an_image_over_the_models_image(draco, capsys):
+    (draco / "CesiumMan_img0.jpg").rename(draco / "out_image0.jpg")
+    document = json.loads((draco / "CesiumMan.gltf").read_text())
+    document["images"][0]["uri"] = "out_image0.jpg"
+    (draco / "CesiumMan.gltf").write_text(json.dumps(document))
+    before = digests(draco)
+    assert main(["export", str(draco / "CesiumMan.gltf"), "--out", str(draco / "out.gltf")]) == 2
+    assert "out_image0.jpg, image 0 of the model CesiumMan.gltf" in one_error_line(capsys)
+    assert digests(draco) == before
+
+
+def test_export_force_over_the_model_itself_may_replace_its_own_files(draco, capsys):
+    model = draco / "CesiumMan.gltf"
+    assert main(["export", str(model), "--out", str(model)]) == 2
+    assert "--force" in one_error_line(capsys)
+    assert main(["export", str(model), "--time", "0.5", "--out", str(model), "--force"]) == 0
+    reloaded = load_gltf(model)  # the new document names its own new .bin and image
+    assert len(reloaded.animations) == 1
+    assert (draco / "CesiumMan.bin").is_file() and (draco / "CesiumMan_image0.jpg").is_file()
+
+
+def test_export_refuses_an_output_over_the_motion_files(tmp_path, capsys):
+    script = tmp_path / "wave.py"
+    script.write_text("def update(app, t, dt):\n    app.find_bone('leftArm').get_pose_target().rotation = [0, 0, t]\n")
+    assert main(["export", "--script", str(script), "--record", "0:1:0.5", "--clip", "Wave",
+                 "--out", str(tmp_path / "out.gltf")]) == 0
+    (tmp_path / "out.gltf").rename(tmp_path / "motion.gltf")  # it still names out.bin
+    assert main(["export", "--out", str(tmp_path / "model.glb")]) == 0
+    before = digests(tmp_path)
+    for out, named in (("out.gltf", "out.bin, buffer 0 of the --motion file motion.gltf"),
+                       ("motion.gltf", "motion.gltf, the --motion file")):
+        for force in ([], ["--force"]):
+            assert main(["export", str(tmp_path / "model.glb"), "--motion", str(tmp_path / "motion.gltf"),
+                         "--out", str(tmp_path / out), *force]) == 2
+            assert named in one_error_line(capsys)
+            assert digests(tmp_path) == before
+
+
+def test_the_keyframe_editors_export_keeps_the_models_files(draco):
+    from viewer.editing.editor import Editor
+
+    before = digests(draco)
+    editor = Editor(load_gltf(draco / "CesiumMan.gltf"))
+    editor.export_gltf(draco / "CesiumMan_data.gltf")
+    assert editor.status.is_error and "CesiumMan_data.bin" in editor.status.text and digests(draco) == before
+    editor.export_gltf(draco / "CesiumMan.gltf")  # the window has no --force: the model stays
+    assert digests(draco) == before
+    editor.export_gltf(draco / "posed.gltf")
+    assert (draco / "posed.gltf").is_file() and load_gltf(draco / "posed.gltf")
+
+
+# --- render, screenshots, pose and camera files ------------------------------------------------
+def test_render_refuses_to_draw_over_the_models_texture(draco, capsys):
+    (draco / "CesiumMan_img0.jpg").rename(draco / "skin.png")  # Pillow reads it by its bytes, not its name
+    document = json.loads((draco / "CesiumMan.gltf").read_text())
+    document["images"][0]["uri"] = "skin.png"
+    (draco / "CesiumMan.gltf").write_text(json.dumps(document))
+    before = digests(draco)
+    assert main(["render", str(draco / "CesiumMan.gltf"), "--out", str(draco / "skin.png"), "--size", "16x16"]) == 2
+    assert "skin.png, image 0 of the model CesiumMan.gltf" in one_error_line(capsys)
+    assert digests(draco) == before
+    (draco / "frame_00000.png").write_bytes((draco / "skin.png").read_bytes())
+    document["images"][0]["uri"] = "frame_00000.png"
+    (draco / "CesiumMan.gltf").write_text(json.dumps(document))
+    before = digests(draco)
+    assert main(["render", str(draco / "CesiumMan.gltf"), "--frames", "0:0.1:0.1", "--out-dir", str(draco),
+                 "--size", "16x16"]) == 2
+    assert "its frames would overwrite" in one_error_line(capsys)
+    assert digests(draco) == before
+
+
+def test_a_script_screenshot_pose_or_camera_never_lands_on_the_models_files(draco):
+    from viewer.camera import OrbitCamera
+    from viewer.editing.editor import Editor
+    from viewer.editing.script_app import HeadlessApp
+    from viewer.errors import ViewerError
+
+    (draco / "CesiumMan_img0.jpg").rename(draco / "CesiumMan_img0.png")  # as if the model's texture were a PNG
+    model = draco / "CesiumMan.gltf"
+    model.write_text(model.read_text().replace("CesiumMan_img0.jpg", "CesiumMan_img0.png"))
+    scene = load_gltf(model)
+    before = digests(draco)
+    app = HeadlessApp(scene, (16, 16), camera=OrbitCamera())
+    with pytest.raises(ViewerError, match="image 0 of the model CesiumMan.gltf"):
+        app.screenshot(draco / "CesiumMan_img0.png")
+    assert app.pending_screenshots == []
+    with pytest.raises(ViewerError, match="would overwrite .*CesiumMan_data.bin"):
+        Editor(scene).save_pose(draco / "CesiumMan_data.bin")
+    assert digests(draco) == before
+    app.screenshot(draco / "shot.png")  # any other name is the script's to choose
+    assert app.pending_screenshots == [draco / "shot.png"]
+
+
+# --- modes: the user's umask, never mkstemp's 0600 or mkdtemp's 0700 ---------------------------
+@pytest.fixture(params=[0o022, 0o027])
+def umask(request):
+    previous = os.umask(request.param)
+    yield request.param
+    os.umask(previous)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_exported_files_follow_the_umask(tmp_path, umask):
+    assert main(["export", str(FOX), "--out", str(tmp_path / "fox.glb")]) == 0
+    assert main(["export", str(FOX), "--out", str(tmp_path / "fox.gltf")]) == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["fox.bin", "fox.glb", "fox.gltf", "fox_image0.png"]  # no temporary left behind
+    for name in written:
+        assert mode(tmp_path / name) == 0o666 & ~umask, name
+    model = tmp_path / "model.glb"
+    shutil.copyfile(FOX, model)
+    model.chmod(0o644)
+    assert main(["export", str(model), "--time", "0.5", "--out", str(model), "--force"]) == 0
+    assert mode(model) == 0o666 & ~umask
+
+
+def test_rendered_files_follow_the_umask(tmp_path, umask):
+    assert main(["render", "--out", str(tmp_path / "a.png"), "--size", "16x16"]) == 0
+    assert main(["render", "--turntable", "2", "--gif", str(tmp_path / "a.gif"), "--size", "16x16"]) == 0
+    assert main(["render", "--turntable", "2", "--out-dir", str(tmp_path / "frames"), "--size", "16x16"]) == 0
+    for path in (tmp_path / "a.png", tmp_path / "a.gif", tmp_path / "frames" / "frame_00001.png"):
+        assert mode(path) == 0o666 & ~umask, path
+    assert mode(tmp_path / "frames") == 0o777 & ~umask
+
+
+def test_pose_and_camera_files_follow_the_umask(tmp_path, umask):
+    from viewer.camera import CameraDescription
+    from viewer.editing.pose import save_pose
+    from viewer.loaders import load_model
+
+    save_pose(tmp_path / "pose.json", load_model(None))
+    CameraDescription(yaw=10.0).save(tmp_path / "camera.json")
+    for name in ("pose.json", "camera.json"):
+        assert mode(tmp_path / name) == 0o666 & ~umask
+
+
+def _quick_job(name, sources, options):
+    return {"row": {"status": "ok", "error": None}, "outputs": {"check.json": b"{}", "thumb.png": b"png"}}
+
+
+def test_batch_folders_and_files_follow_the_umask(tmp_path, umask, monkeypatch):
+    from viewer.library import run
+
+    monkeypatch.setattr(run, "model_job", _quick_job)  # the pool's workers fork from here: the modes are ours
+    library = tmp_path / "lib"
+    (library / "chars").mkdir(parents=True)
+    shutil.copyfile(FOX, library / "chars" / "fox.glb")
+    out = tmp_path / "report"
+    assert main(["batch", str(library), "--out", str(out), "--workers", "1"]) == 0
+    folder = out / "chars" / "fox.glb"
+    for path in (out, out / "chars", folder):
+        assert mode(path) == 0o777 & ~umask, path
+    for path in (out / "index.html", out / "report.json", folder / "index.html", folder / "check.json",
+                 folder / "thumb.png"):
+        assert mode(path) == 0o666 & ~umask, path
+
+
+def test_batch_refuses_a_report_folder_that_would_replace_a_model_of_the_library(tmp_path, monkeypatch, capsys):
+    from viewer.library import run
+
+    monkeypatch.setattr(run, "model_job", _quick_job)
+    library = tmp_path / "lib"
+    (library / "sub").mkdir(parents=True)
+    shutil.copyfile(FOX, library / "fox.glb")
+    shutil.copyfile(FOX, library / "sub" / "fox.glb")
+    before = digests(library / "sub")
+    # lib/fox.glb's report folder would be lib/sub/fox.glb, the library's other model
+    assert main(["batch", str(library), "--out", str(library / "sub"), "--workers", "1"]) == 2
+    line = one_error_line(capsys)
+    assert "sub/fox.glb" in line and "the library's model" in line, line
+    assert digests(library / "sub") == before and sorted(p.name for p in (library / "sub").iterdir()) == ["fox.glb"]
+    assert main(["batch", str(library), "--out", str(tmp_path / "report"), "--workers", "1"]) == 0
