@@ -217,3 +217,18 @@ def test_remote_messages_refuse_a_float32_infinity_by_name_and_render_still_work
             after = protocol.read_image(send(protocol.render(12, (32, 32))).payload)  # still renders, unchanged
         np.testing.assert_array_equal(after, before)
     assert target.camera_settings == {}
+
+
+# --- BVH motion: finite in float64, refused as every value beyond the range is -----------------------
+@pytest.mark.parametrize("kernel_on", [True, False])
+def test_a_bvh_value_beyond_the_range_names_its_line(tmp_path, monkeypatch, kernel_on):
+    from viewer.bvh import load_bvh
+    from viewer.model import native
+
+    if not kernel_on:
+        monkeypatch.setattr(native, "ckernel", None)
+    path = tmp_path / "huge.bvh"
+    path.write_text("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 3 Xposition Yposition Zposition\n"
+                    "  End Site\n  {\n    OFFSET 0 1 0\n  }\n}\nMOTION\nFrames: 2\nFrame Time: 0.1\n0 0 0\n0 1e39 0\n")
+    with pytest.raises(ViewerError, match=r"line 15: MOTION row 2: '1e39' is not a finite number up to 1e18"):
+        load_bvh(path)
