@@ -16,10 +16,11 @@
  *     skeleton, a group's members one after another). Upload: dst/src None means row i is
  *     slot i; otherwise upload[dst[k]] = final[src[k]] (permuted or partial orders).
  *
- * PoseScatter(n, need_decompose, need_compose, position, quaternion, scaling, dst, src)
+ * PoseScatter(n, need_decompose, need_compose, position, quaternion, scaling, dst, src, limit)
  *     .write(positions, rotation_quaternions, scalings) -> 1 when validated and written, 0 when all
- *     three are None, -1 when declined (not C-contiguous float64 (n, w) arrays, a NaN or an
- *     infinity, a zero quaternion, or a row whose TRS must be decomposed first): nothing has
+ *     three are None, -1 when declined (not C-contiguous float64 (n, w) arrays, a NaN, an
+ *     infinity or a magnitude above ``limit`` (viewer/model/checks.py's MAX_MAGNITUDE), a zero
+ *     quaternion, or a row whose TRS must be decomposed first): nothing has
  *     been written then, and the caller runs the numpy path, which raises the error message.
  *     Rows: target[dst[k]] = input[src[k]]; dst/src None means target[i] = input[i], i < n.
  *
@@ -58,7 +59,7 @@
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 5
+#define KERNEL_VERSION 6
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -356,6 +357,7 @@ typedef struct {
     int held[P_COUNT];
     Py_ssize_t n;
     Py_ssize_t pairs;  /* -1: target row i is input row i */
+    double limit;      /* the largest magnitude a value may have (NaN fails the comparison) */
 } PoseScatter;
 
 static void
@@ -372,9 +374,11 @@ PoseScatter_init(PoseScatter *self, PyObject *args, PyObject *kwargs)
 {
     Py_ssize_t n;
     PyObject *objs[P_COUNT];
-    if (!PyArg_ParseTuple(args, "nOOOOOOO:PoseScatter", &n, &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
-                          &objs[5], &objs[6]))
+    double limit;
+    if (!PyArg_ParseTuple(args, "nOOOOOOOd:PoseScatter", &n, &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
+                          &objs[5], &objs[6], &limit))
         return -1;
+    self->limit = limit;
     for (int i = 0; i < P_COUNT; i++)
         if (self->held[i]) {
             PyBuffer_Release(&self->views[i]);
@@ -417,13 +421,13 @@ PoseScatter_init(PoseScatter *self, PyObject *args, PyObject *kwargs)
     return 0;
 }
 
-/* 1 when every value is finite (and, for quaternions, no row is all zeros). */
+/* 1 when every value is within +-limit (so finite) and, for quaternions, no row is all zeros. */
 static int
-valid_rows(const double *values, Py_ssize_t n, int width)
+valid_rows(const double *values, Py_ssize_t n, int width, double limit)
 {
     const Py_ssize_t count = n * width;
     for (Py_ssize_t k = 0; k < count; k++)
-        if (!isfinite(values[k]))
+        if (!(fabs(values[k]) <= limit))
             return 0;
     if (width == 4)
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -471,7 +475,7 @@ PoseScatter_write(PoseScatter *self, PyObject *const *args, Py_ssize_t nargs)
         if (memchr(need_decompose, 1, (size_t)n) != NULL)
             accepted = 0;  /* the numpy path decomposes those rows first */
         for (int j = 0; j < 3 && accepted; j++)
-            if (held[j] && !valid_rows(views[j].buf, n, widths[j]))
+            if (held[j] && !valid_rows(views[j].buf, n, widths[j], self->limit))
                 accepted = 0;
         if (accepted) {
             char *need = self->views[P_NEED_COMPOSE].buf;

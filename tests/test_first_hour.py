@@ -121,7 +121,7 @@ def test_bad_camera_and_background_options_are_one_line_and_exit_2(tmp_path, cap
 
 @pytest.mark.parametrize("content, message", [
     ('{"yaw": "left"}', "yaw must be a number"),
-    ('{"distance": -1}', "distance must be more than 0"),
+    ('{"distance": -1}', "distance must be at least 0.001"),
     ('{"distance": NaN}', "distance must be a finite number"),
     ('{"target": [0, 1]}', "target must be 3 numbers"),
     ('{"target": [0, true, 1]}', "target must be a number"),

@@ -195,6 +195,9 @@ BAD_INPUTS = {
     "wrong width": dict(rotation_quaternions=np.ones((5, 3))),
     "not numbers": dict(positions=[["a", 1, 2]] * 5),
     "a list with NaN": dict(scalings=[[1, 1, float("nan")]] * 5),
+    # Finite in float64, past checks.MAX_MAGNITUDE (1e39 is infinite in float32): refused by both.
+    "a position infinite in float32": dict(positions=np.where(np.arange(15).reshape(5, 3) == 4, 1e39, 1.0)),
+    "a scaling past the limit": dict(scalings=np.where(np.arange(15).reshape(5, 3) == 9, -2e18, 1.0)),
 }
 
 

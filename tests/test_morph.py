@@ -96,8 +96,14 @@ def test_morph_weights_are_validated_and_read_only():
         mesh.set_morph_weight("wink", 1.0)
     with pytest.raises(ViewerError, match="no morph target 2"):
         mesh.set_morph_weight(2, 1.0)
-    with pytest.raises(ViewerError, match="must be finite"):
+    with pytest.raises(ViewerError, match="'smile' weight: must be a finite number"):
         mesh.set_morph_weight(0, float("inf"))
+    for bad in (1e39, -1e19):  # finite in float64, but not in float32 products: refused by name
+        with pytest.raises(ViewerError, match=r"'smile' weight: .*magnitude up to 1e18"):
+            mesh.set_morph_weight("smile", bad)
+    with pytest.raises(ViewerError, match=r"morph weights: target 'blink' holds NaN or infinity or a magnitude above "
+                                          r"1e18: 1e\+39"):
+        mesh.morph_weights = [0.0, 1e39]
     assert mesh.morph_weights.tolist() == [2.0, 0.25]  # refused changes change nothing
     plain = two_bone_mesh()
     assert plain.morph_target_names == [] and plain.morph_weights.shape == (0,)

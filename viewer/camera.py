@@ -13,9 +13,15 @@ import numpy as np
 import pyrr
 
 from .errors import ViewerError
+from .model.checks import LIMIT_TEXT, MAX_MAGNITUDE, finite_array, finite_number
 
 VIEW_YAW, VIEW_PITCH = 20.0, 10.0  # the viewer's three-quarter view: from the front-right, a little above
 FRAME_MARGIN = 0.1  # of the half-width and half-height, left free around a framed model
+# The closest a camera comes to its target: zooming and framing stop here, and a distance given
+# below it is refused (the near plane, a hundredth of it with a floor of 1e-4, must stay in front
+# of the far plane, and the eye apart from the target in float32). The farthest is
+# checks.MAX_MAGNITUDE, as for every value that reaches float32.
+MIN_DISTANCE = 1e-3
 
 
 class OrbitCamera:
@@ -24,7 +30,7 @@ class OrbitCamera:
         self.distance = distance
         self.yaw = yaw               # degrees, about +Y
         self.pitch = pitch           # degrees, positive looks down on the target
-        self.fov_y = float(fov_y)    # degrees
+        self.fov_y = fov_y           # degrees
         self.near_ratio = 0.01       # near plane as a fraction of the distance
         self.screen_offset = 0.0     # shift of the image centre, in NDC x (a side panel's room)
 
@@ -36,13 +42,7 @@ class OrbitCamera:
 
     @target.setter
     def target(self, value) -> None:
-        try:
-            target = np.array(value, dtype=np.float64).reshape(3)
-        except (TypeError, ValueError):
-            raise ViewerError(f"camera target must be 3 numbers, got {value!r}") from None
-        if not np.isfinite(target).all():
-            raise ViewerError(f"camera target must be finite, got {target.tolist()}")
-        self._target = target
+        self._target = finite_array(value, (3,), "camera target")
 
     @property
     def distance(self) -> float:
@@ -50,7 +50,10 @@ class OrbitCamera:
 
     @distance.setter
     def distance(self, value) -> None:
-        self._distance = _finite_number(value, "camera distance", positive=True)
+        distance = finite_number(value, "camera distance")
+        if not distance >= MIN_DISTANCE:
+            raise ViewerError(f"camera distance: must be at least {MIN_DISTANCE:g}, got {value!r}")
+        self._distance = distance
 
     @property
     def yaw(self) -> float:
@@ -58,7 +61,7 @@ class OrbitCamera:
 
     @yaw.setter
     def yaw(self, value) -> None:
-        self._yaw = _finite_number(value, "camera yaw")
+        self._yaw = finite_number(value, "camera yaw")
 
     @property
     def pitch(self) -> float:
@@ -66,16 +69,35 @@ class OrbitCamera:
 
     @pitch.setter
     def pitch(self, value) -> None:
-        self._pitch = _finite_number(value, "camera pitch")
+        self._pitch = finite_number(value, "camera pitch")
+
+    @property
+    def fov_y(self) -> float:
+        return self._fov_y
+
+    @fov_y.setter
+    def fov_y(self, value) -> None:
+        fov_y = finite_number(value, "camera fov")
+        if not FOV_RANGE[0] < fov_y < FOV_RANGE[1]:
+            raise ViewerError(f"camera fov: must be between {FOV_RANGE[0]:g} and {FOV_RANGE[1]:g} degrees "
+                              f"(both excluded), got {value!r}")
+        self._fov_y = fov_y
+
+    def offset(self) -> np.ndarray:
+        """The eye's place relative to the target (distance along the yaw/pitch direction)."""
+        yaw, pitch = np.radians(self.yaw), np.radians(self.pitch)
+        return self.distance * np.array([np.sin(yaw) * np.cos(pitch), np.sin(pitch), np.cos(yaw) * np.cos(pitch)])
 
     @property
     def position(self) -> np.ndarray:
-        yaw, pitch = np.radians(self.yaw), np.radians(self.pitch)
-        offset = np.array([np.sin(yaw) * np.cos(pitch), np.sin(pitch), np.cos(yaw) * np.cos(pitch)])
-        return self.target + self.distance * offset
+        return self.target + self.offset()
 
     def view_matrix(self) -> np.ndarray:
-        return look_at(self.position, self.target, np.array([0.0, 1.0, 0.0]))
+        # Aimed from the offset, not from position - target: far from the origin that difference
+        # loses the offset's digits (or all of it, and the view turns NaN).
+        view = look_at(self.offset(), np.zeros(3), np.array([0.0, 1.0, 0.0]))
+        view[3, :3] -= self.target @ view[:3, :3]  # translate by -target first
+        return view
 
     def projection_matrix(self, aspect: float) -> np.ndarray:
         near = max(self.distance * self.near_ratio, 1e-4)
@@ -120,7 +142,7 @@ class OrbitCamera:
             reach = np.maximum(np.abs(offsets @ right) / (tan_y * aspect), np.abs(offsets @ up) / tan_y)
             needed = float(np.max(depth + reach))
             self.distance = distance if distance is not None else max(
-                needed, float(depth.max()) / (1.0 - 2.0 * self.near_ratio), 1e-3)
+                needed, float(depth.max()) / (1.0 - 2.0 * self.near_ratio), MIN_DISTANCE)
             return
         depth = points @ back  # towards the camera
         eye_depth, centre = [], []
@@ -134,7 +156,8 @@ class OrbitCamera:
             self.distance = distance
             return
         # Keep the near plane (a fraction of the distance) clear of the nearest point.
-        self.distance = max(max(eye_depth) - middle, (depth.max() - middle) / (1.0 - 2.0 * self.near_ratio), 1e-3)
+        self.distance = max(max(eye_depth) - middle, (depth.max() - middle) / (1.0 - 2.0 * self.near_ratio),
+                            MIN_DISTANCE)
 
     def deciding_points(self, points, aspect: float = 1.0, margin: float = FRAME_MARGIN) -> np.ndarray:
         """The (at most six) points that decide ``frame_points`` for this view direction:
@@ -152,7 +175,7 @@ class OrbitCamera:
 
     def axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The view's right, up and back (towards the camera) directions, in world space."""
-        view = look_at(self.position - self.target, np.zeros(3), np.array([0.0, 1.0, 0.0]))
+        view = look_at(self.offset(), np.zeros(3), np.array([0.0, 1.0, 0.0]))
         return view[:3, 0], view[:3, 1], view[:3, 2]
 
     # --- interaction (the window maps mouse motion onto these) ---------------------------------
@@ -168,7 +191,7 @@ class OrbitCamera:
         self.target = self.target + (-dx * right + dy * up) * height
 
     def zoom(self, factor: float) -> None:
-        self.distance = float(np.clip(self.distance * factor, 1e-3, 1e6))
+        self.distance = float(np.clip(self.distance * factor, MIN_DISTANCE, 1e6))
 
     def project(self, points, width: int, height: int) -> np.ndarray:
         """Pixel coordinates (x right, y down) of world points, for tests and picking."""
@@ -176,16 +199,6 @@ class OrbitCamera:
         clip = np.c_[points, np.ones(len(points))] @ self.view_matrix() @ self.projection_matrix(width / height)
         ndc = clip[:, :3] / clip[:, 3:4]
         return np.c_[(ndc[:, 0] + 1) / 2 * width, (1 - ndc[:, 1]) / 2 * height]
-
-
-def _finite_number(value, what: str, positive: bool = False) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ViewerError(f"{what} must be a number, got {value!r}") from None
-    if not np.isfinite(number) or (positive and number <= 0):
-        raise ViewerError(f"{what} must be a finite number{' above 0' if positive else ''}, got {value!r}")
-    return number
 
 
 def look_at(eye, target, up) -> np.ndarray:
@@ -273,7 +286,8 @@ class CameraDescription:
         self.yaw = None if yaw is None else _checked(yaw, f"{source}: yaw")
         self.pitch = None if pitch is None else _checked(pitch, f"{source}: pitch", low=-89.0, high=89.0,
                                                          inclusive=True)
-        self.distance = None if distance is None else _checked(distance, f"{source}: distance", low=0.0)
+        self.distance = None if distance is None else _checked(distance, f"{source}: distance", low=MIN_DISTANCE,
+                                                               inclusive=True)
         self.fov = None if fov is None else _checked(fov, f"{source}: fov", *FOV_RANGE)
         self.target = None
         if target is not None:
@@ -366,12 +380,13 @@ def _shown(value) -> str:
 
 
 def _checked(value, what: str, low: float | None = None, high: float | None = None, inclusive: bool = False) -> float:
-    """A finite number (not a bool or a string) within (low, high), or one ViewerError line."""
+    """A number (not a bool or a string) that fits float32 (checks.MAX_MAGNITUDE) within (low, high), or
+    one ViewerError line."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ViewerError(f"{what} must be a number, got {_shown(value)}")
     number = float(value)
-    if not np.isfinite(number):
-        raise ViewerError(f"{what} must be a finite number, got {_shown(value)}")
+    if not abs(number) <= MAX_MAGNITUDE:
+        raise ViewerError(f"{what} must be a finite number with a magnitude up to {LIMIT_TEXT}, got {_shown(value)}")
     too_low = low is not None and (number < low if inclusive else number <= low)
     too_high = high is not None and (number > high if inclusive else number >= high)
     if too_low or too_high:
@@ -380,7 +395,7 @@ def _checked(value, what: str, low: float | None = None, high: float | None = No
             if not inclusive:
                 bounds += " (both excluded)"
         else:
-            bounds = f"more than {low:g}"
+            bounds = f"{'at least' if inclusive else 'more than'} {low:g}"
         raise ViewerError(f"{what} must be {bounds}, got {_shown(value)}")
     return number
 

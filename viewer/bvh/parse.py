@@ -8,7 +8,6 @@ A problem raises one ViewerError naming the file and the line.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from ..model import native
+from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE, fits
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 MAX_JOINTS = 4096  # joints and End Sites together
@@ -85,8 +85,8 @@ class _Tokens:
             value = float(word)
         except ValueError:
             raise self.error(f"{what}: expected a number, got {word[:40]!r}") from None
-        if not math.isfinite(value):
-            raise self.error(f"{what}: {word[:40]!r} is not a finite number")
+        if not abs(value) <= MAX_MAGNITUDE:  # as checks.fits: it must fit float32's products
+            raise self.error(f"{what}: {word[:40]!r} is not a finite number up to {LIMIT_TEXT}")
         return value
 
 
@@ -236,7 +236,7 @@ def _motion(tokens: _Tokens, joints: list[Joint]) -> Motion:
     kernel = native.ckernel
     if kernel is not None:  # the compiled reader: one strtod pass that also counts each row
         values = np.empty((frames, channel_count))
-        if kernel.parse_rows("\n".join(rows), values, channel_count) < 0:
+        if kernel.parse_rows("\n".join(rows), values, channel_count) < 0 and fits(values):
             return Motion(joints, frame_time, values, channel_count)
         _raise_bad_row(tokens, rows, first_row, channel_count)
     try:
@@ -246,7 +246,7 @@ def _motion(tokens: _Tokens, joints: list[Joint]) -> Motion:
     except ValueError:  # a word that is not a number: the slow path names its line
         values = np.zeros(0)
     # The total alone would miss a row short by one beside a row long by one: count each row too.
-    if (values.size == frames * channel_count and np.isfinite(values).all()
+    if (values.size == frames * channel_count and fits(values)
             and _row_with_wrong_count(rows, channel_count) is None):
         return Motion(joints, frame_time, values.reshape(frames, channel_count), channel_count)
     _raise_bad_row(tokens, rows, first_row, channel_count)
@@ -272,6 +272,7 @@ def _raise_bad_row(tokens: _Tokens, rows: list[str], first_row: int, channel_cou
                 value = float(word)
             except ValueError:
                 raise tokens.error(f"MOTION row {k + 1}: {word[:40]!r} is not a number", line) from None
-            if not math.isfinite(value):
-                raise tokens.error(f"MOTION row {k + 1}: {word[:40]!r} is not a finite number", line)
+            if not abs(value) <= MAX_MAGNITUDE:
+                raise tokens.error(f"MOTION row {k + 1}: {word[:40]!r} is not a finite number up to {LIMIT_TEXT}",
+                                   line)
     raise tokens.error("MOTION rows could not be read", first_row + 1)

@@ -56,12 +56,15 @@ def positive_int(text: str) -> int:
 
 
 def finite(text: str) -> float:
+    """A number that fits float32 as every model and camera value must (checks.MAX_MAGNITUDE)."""
+    from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text}: must be a finite number")
+    if not abs(value) <= MAX_MAGNITUDE:
+        raise argparse.ArgumentTypeError(f"{text}: must be a finite number with a magnitude up to {LIMIT_TEXT}")
     return value
 
 

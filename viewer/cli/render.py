@@ -31,8 +31,11 @@ def point(text: str):
         values = ()
     if len(values) != 3:
         raise argparse.ArgumentTypeError(f"expected X,Y,Z such as 0,1,0, got {text!r}")
-    if not all(map(math.isfinite, values)):
-        raise argparse.ArgumentTypeError(f"{text}: each coordinate must be a finite number")
+    from ..model.checks import LIMIT_TEXT, fits
+
+    if not fits(values):
+        raise argparse.ArgumentTypeError(f"{text}: each coordinate must be a finite number with a magnitude up to "
+                                         f"{LIMIT_TEXT}")
     return values
 
 

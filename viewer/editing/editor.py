@@ -17,6 +17,7 @@ import pyrr
 from ..errors import ViewerError
 from ..model.animation import clip_time
 from ..model.bone import Bone
+from ..model.checks import finite_array
 from ..model.controllers import BoneIKController, BoneLookController
 from ..model.space import Space, checked_space, tnode_world_matrix
 from ..model.transforms import quaternion_from_yaw_pitch_roll, yaw_pitch_roll_from_quaternion
@@ -842,9 +843,9 @@ def _finite(values, width: int, what: str) -> np.ndarray:
         array = np.asarray(values, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
         raise ViewerError(f"{what}: expected {width} numbers, got {values!r}") from None
-    if array.shape != (width,) or not np.all(np.isfinite(array)):
-        raise ViewerError(f"{what}: expected {width} finite numbers, got {values!r}")
-    return array
+    if array.shape != (width,):
+        raise ViewerError(f"{what}: expected {width} numbers, got {values!r}")
+    return finite_array(array, (width,), what)
 
 
 def _keeping_scale(bone, change) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ViewerError
+from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE, OUT_OF_RANGE
 
 POSE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -89,8 +90,8 @@ def validate_pose(data, source: str = "pose") -> Pose:
             if (not isinstance(value, list) or len(value) != width
                     or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
                 raise ViewerError(f"{source}: bone {name!r} {part}: expected {width} numbers, got {value!r}")
-            if not all(math.isfinite(v) for v in value):
-                raise ViewerError(f"{source}: bone {name!r} {part}: contains NaN or infinity")
+            if not all(abs(v) <= MAX_MAGNITUDE for v in value):  # as checks.fits, on a short list
+                raise ViewerError(f"{source}: bone {name!r} {part}: contains {OUT_OF_RANGE}: {short_repr(value)}")
             if part == "rotation_quaternion":
                 norm = math.sqrt(sum(v * v for v in value))
                 if norm < 1e-8:
@@ -113,9 +114,12 @@ def validate_morph(morph, source: str) -> dict:
                               f"{short_repr(weights)}")
         checked[mesh] = {}
         for target, weight in weights.items():
-            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)):
                 raise ViewerError(f"{source}: morph {mesh!r} target {target!r}: the weight must be a finite number, "
                                   f"got {short_repr(weight)}")
+            if not abs(weight) <= MAX_MAGNITUDE:
+                raise ViewerError(f"{source}: morph {mesh!r} target {target!r}: the weight must be a finite number "
+                                  f"with a magnitude up to {LIMIT_TEXT}, got {short_repr(weight)}")
             checked[mesh][target] = float(weight)
     return checked
 

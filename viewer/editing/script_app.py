@@ -6,7 +6,6 @@ The window (viewer.ui.window_app.WindowApp) and ``boneviewer render --script``
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ from ..errors import ViewerError
 from ..images import check_png_path
 from ..loaders import check_not_source
 from ..model.animation import clip_time
+from ..model.checks import finite_number
 from ..options import Status
 
 
@@ -246,10 +246,4 @@ class HeadlessApp(App):
 
 
 def _finite(value, what: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ViewerError(f"{what}: expected a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ViewerError(f"{what}: must be a finite number, got {value!r}")
-    return number
+    return finite_number(value, what)

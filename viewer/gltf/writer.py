@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ViewerError
+from ..model.checks import OUT_OF_RANGE, first_bad_row, fits
 from ..model.mesh import skin
 from ..model.morph import MorphAnimationClip
 from ..model.transforms import decompose_one
@@ -296,15 +297,16 @@ class _Scene:
         return poses
 
     def _check_finite(self, poses: np.ndarray) -> None:
-        bad = np.flatnonzero(~np.isfinite(poses).all(axis=1))
-        if bad.size:
-            source = self.sources[bad[0]]
+        """Every pose and weight fits float32 as the model's setters require (checks.fits): the
+        loader reads the file back as float32."""
+        if not fits(poses):
+            source = self.sources[first_bad_row(poses)]
             bone = self.bone_names.get(id(source))
             what = f"bone {bone!r}" if bone is not None else f"node {source.name!r}"
-            raise ViewerError(f"{what}: its pose holds NaN or infinity; nothing was written")
+            raise ViewerError(f"{what}: its pose holds {OUT_OF_RANGE}; nothing was written")
         for mesh in self.scene.meshes:
-            if mesh.morph_targets is not None and not np.isfinite(mesh.morph_weights).all():
-                raise ViewerError(f"mesh {mesh.name!r}: its morph weights hold NaN or infinity; nothing was written")
+            if mesh.morph_targets is not None and not fits(mesh.morph_weights):
+                raise ViewerError(f"mesh {mesh.name!r}: its morph weights hold {OUT_OF_RANGE}; nothing was written")
 
     @staticmethod
     def _write_trs(spec: dict, pose: list) -> None:
@@ -362,9 +364,9 @@ class _Scene:
                 inverse = loaded  # the file's own numbers, exactly, while the bind is unchanged
         inverse = np.array(inverse, dtype=np.float64)
         inverse[:, :3, 3], inverse[:, 3, 3] = 0.0, 1.0  # exactly affine, as glTF requires (not 1e-17)
-        if not np.isfinite(inverse).all():
-            bad = joints[int(np.flatnonzero(~np.isfinite(inverse).reshape(count, -1).all(axis=1))[0])]
-            raise ViewerError(f"bone {bad.name!r}: its bind holds NaN or infinity; nothing was written")
+        if not fits(inverse):
+            bad = joints[first_bad_row(inverse.reshape(count, -1))]
+            raise ViewerError(f"bone {bad.name!r}: its bind holds {OUT_OF_RANGE}; nothing was written")
         spec = {"name": skeleton.name, "joints": [self.node_index[id(bone.get_pose_target())] for bone in joints],
                 # Row-vector matrices read row by row are glTF's column-major ones.
                 "inverseBindMatrices": self.out.floats(inverse.reshape(count, 16))}
@@ -552,7 +554,8 @@ def _posed(mesh, finals: np.ndarray):
         moved = np.einsum("tvi,vij->tvj", targets.positions, blend)
         moved_normals = None if targets.normals is None else np.einsum("tvi,vij->tvj", targets.normals, blend)
         deltas = (moved, moved_normals)
-    if not (np.isfinite(posed).all() and np.isfinite(posed_normals).all()):
-        raise ViewerError(f"mesh {mesh.name!r}: its posed shape holds NaN or infinity; nothing was written")
+    if not (fits(posed) and np.isfinite(posed_normals).all()):
+        raise ViewerError(f"mesh {mesh.name!r}: its posed shape holds {OUT_OF_RANGE} (a pose too large for "
+                          "float32); nothing was written")
     return posed, posed_normals, deltas
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from . import native
+from .checks import OUT_OF_RANGE, finite_number, fits
 
 INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
 PATHS = {"translation": 3, "rotation": 4, "scale": 3}
@@ -75,13 +76,15 @@ def keyframes(times, values, interpolation: str, width: int, what: str, checked:
     if not checked:
         if keys == 0:
             raise ViewerError(f"{what}: no keyframes")
-        if not np.isfinite(times).all() or (np.diff(times) <= 0).any():
+        if not fits(times):
+            raise ViewerError(f"{what}: keyframe times contain {OUT_OF_RANGE}")
+        if (np.diff(times) <= 0).any():
             raise ViewerError(f"{what}: keyframe times must be finite and strictly increasing")
         if values.size != keys * per_key * width:
             raise ViewerError(f"{what}: {values.size} output values for {keys} keyframes{of} "
                               f"({keys * per_key * width} expected for {interpolation})")
-        if not np.isfinite(values).all():
-            raise ViewerError(f"{what}: keyframe values contain NaN or infinity")
+        if not fits(values):
+            raise ViewerError(f"{what}: keyframe values contain {OUT_OF_RANGE}")
     return times, values.reshape(keys, per_key, width) if per_key == 3 else values.reshape(keys, width)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from . import native, transforms
+from .checks import MAX_MAGNITUDE
 
 # Below this, a bind matrix is treated as singular (|det| over the product of row lengths).
 SINGULAR_BIND = 1e-9
@@ -324,8 +325,8 @@ class BoneBatch:
     def set_pose_rows(self, positions, rotation_quaternions, scalings) -> bool:
         """``Skeleton.set_pose``'s validate and scatter in C (csrc/ckernel.c's PoseScatter), for the
         current layout: True when done (or nothing was given); False when the compiled kernel is
-        not there or declined (not C-contiguous float64 rows of the right shape, a NaN, a zero
-        quaternion, a matrix to decompose first): nothing was written, and the numpy path runs,
+        not there or declined (not C-contiguous float64 rows of the right shape, a value that
+        does not fit (checks.fits), a zero quaternion, a matrix to decompose first): nothing was written, and the numpy path runs,
         which raises the error or handles the input."""
         write = self._scatter
         if write is None or self.dirty is Dirty.STRUCTURE:
@@ -358,7 +359,8 @@ class BoneBatch:
             dst, src = np.arange(n), upload.pose_source
         as_int64 = (lambda a: None if a is None else np.ascontiguousarray(a, dtype=np.int64))
         return module.PoseScatter(n, rows.need_decompose[:n], rows.need_compose[:n], rows.position[:n],
-                                  rows.quaternion[:n], rows.scaling[:n], as_int64(dst), as_int64(src)).write
+                                  rows.quaternion[:n], rows.scaling[:n], as_int64(dst), as_int64(src),
+                                  MAX_MAGNITUDE).write
 
     def write_linked_nodes(self) -> None:
         """After set_pose: a linked bone's pose lives in its node (Bone.get_pose_target())."""

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from . import transforms
-from .checks import finite_array, read_only
+from .checks import OUT_OF_RANGE, finite_array, finite_number, fits, read_only
 from .batch import SINGULAR_BIND
 from .skeleton import Skeleton
 from .space import Space, checked_space, tnode_scaling, tnode_world_matrix
@@ -124,8 +124,8 @@ class Bone:
     @length.setter
     def length(self, value) -> None:
         if value is not None:
-            value = float(value)
-            if not np.isfinite(value) or value < 0:
+            value = finite_number(value, f"bone {self.name!r} length")
+            if value < 0:
                 raise ViewerError(f"bone {self.name!r}: length must be a finite number >= 0, got {value!r}")
         self._batch.rows.length[self.slot] = np.nan if value is None else value
 
@@ -546,8 +546,9 @@ class Bone:
 
     def _write_local(self, bone: "Bone", matrix: np.ndarray, what: str) -> None:
         """The one rule: a new local matrix goes to ``bone.get_pose_target()``."""
-        if not np.all(np.isfinite(matrix)):
-            raise ViewerError(f"{what}: the result is not finite (a singular or degenerate matrix)")
+        if not fits(matrix):
+            raise ViewerError(f"{what}: the result holds {OUT_OF_RANGE} (a singular or degenerate matrix, or "
+                              "values too large)")
         target = bone.get_pose_target()
         if target is bone:
             self._batch.set_local_matrix(bone.slot, matrix)
@@ -577,13 +578,7 @@ def _result(array) -> np.ndarray:
 
 
 def _number(value, what: str, name: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ViewerError(f"{what}: {name} must be a number, got {value!r}") from None
-    if not np.isfinite(number):
-        raise ViewerError(f"{what}: {name} must be finite, got {value!r}")
-    return number
+    return finite_number(value, f"{what} {name}")
 
 
 def _matrix4(value, what: str) -> np.ndarray:

@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import ViewerError
 from . import transforms
 from .bone import Bone
-from .checks import finite_array
+from .checks import finite_array, finite_number
 from .space import Space, checked_space, tnode_scaling, tnode_world_matrix
 
 _IDENTITY = np.eye(4)
@@ -114,13 +114,7 @@ def _vector(value, what: str, nonzero: bool = False) -> np.ndarray:
 
 
 def _number(value, what: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ViewerError(f"{what}: expected a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ViewerError(f"{what}: expected a finite number, got {value!r}")
-    return number
+    return finite_number(value, what)
 
 
 def _check_bone(bone, what: str) -> Bone:

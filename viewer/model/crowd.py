@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ViewerError
+from .checks import OUT_OF_RANGE, first_bad_row, fits
 from .group import SkeletonGroup
 from .mesh import SkinnedMesh, bounds, skin
 
@@ -62,9 +63,12 @@ class Crowd:
     @instance_matrices.setter
     def instance_matrices(self, matrices) -> None:
         matrices = np.array(matrices, dtype=np.float64)
-        if matrices.shape != (len(self.group), 4, 4) or not np.isfinite(matrices).all():
-            raise ViewerError(f"crowd: instance matrices must be {len(self.group)} finite 4x4 matrices, "
+        if matrices.shape != (len(self.group), 4, 4):
+            raise ViewerError(f"crowd: instance matrices must be {len(self.group)} 4x4 matrices, "
                               f"got shape {matrices.shape}")
+        if not fits(matrices):
+            bad = first_bad_row(matrices.reshape(len(matrices), 16))
+            raise ViewerError(f"crowd: instance matrix {bad} contains {OUT_OF_RANGE}")
         self._instance_matrices = matrices
 
     @property

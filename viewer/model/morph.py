@@ -17,6 +17,7 @@ import copy
 import numpy as np
 
 from ..errors import ViewerError
+from .checks import OUT_OF_RANGE, finite_number, first_bad_row, fits
 from .animation import INTERPOLATIONS, AnimationClip, interpolate_keyframes, keyframes
 
 # The most targets one mesh may have: the GPU path keeps their weights in a uniform array
@@ -68,7 +69,7 @@ class MorphTargets:
 
     @weights.setter
     def weights(self, values) -> None:
-        self._weights = checked_weights(values, len(self), self.what)
+        self._weights = checked_weights(values, len(self), self.what, self.names)
         self.version += 1
 
     def index(self, key) -> int:
@@ -96,7 +97,7 @@ class MorphTargets:
     def apply(self, positions, normals=None, weights=None) -> tuple[np.ndarray, np.ndarray | None]:
         """(positions, normals) morphed by ``weights`` (default: the current ones), float64.
         Targets at weight 0 cost nothing, as in Babylon's ApplyMorph."""
-        weights = self._weights if weights is None else checked_weights(weights, len(self), self.what)
+        weights = self._weights if weights is None else checked_weights(weights, len(self), self.what, self.names)
         active = np.flatnonzero(weights)
         morphed = np.asarray(positions, dtype=np.float64)
         normals = None if normals is None else np.asarray(normals, dtype=np.float64)
@@ -115,29 +116,24 @@ class MorphTargets:
         return twin
 
 
-def checked_weights(values, count: int, what: str) -> np.ndarray:
-    """``values`` as (count,) finite float64, or a ViewerError naming ``what``."""
+def checked_weights(values, count: int, what: str, names=None) -> np.ndarray:
+    """``values`` as (count,) float64 that fit float32 (checks.fits), or a ViewerError naming
+    ``what`` and the target (by its name in ``names``, else its index)."""
     try:
         array = np.array(values, dtype=np.float64)
     except (TypeError, ValueError):
         raise ViewerError(f"{what} morph weights: expected {count} numbers, got {values!r}") from None
     if array.shape != (count,):
         raise ViewerError(f"{what} morph weights: expected {count} numbers (one per target), got shape {array.shape}")
-    if not np.isfinite(array).all():
-        raise ViewerError(f"{what} morph weights: contain NaN or infinity: {array.tolist()}")
+    if not fits(array):
+        bad = first_bad_row(array[:, None])
+        target = repr(names[bad]) if names is not None else bad
+        raise ViewerError(f"{what} morph weights: target {target} holds {OUT_OF_RANGE}: {float(array[bad])!r}")
     return array
 
 
 def _finite_weight(value, what: str) -> float:
-    if isinstance(value, bool):
-        raise ViewerError(f"{what}: weight must be a number, got {value!r}")
-    try:
-        weight = float(value)
-    except (TypeError, ValueError):
-        raise ViewerError(f"{what}: weight must be a number, got {value!r}") from None
-    if not np.isfinite(weight):
-        raise ViewerError(f"{what}: weight must be finite, got {weight}")
-    return weight
+    return finite_number(value, f"{what} weight")
 
 
 def _deltas(values, shape, what) -> np.ndarray:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from ..errors import ViewerError
 from .animation import INTERPOLATIONS, KEY_TOLERANCE, AnimationChannel, AnimationClip, _with_key, _without_keys
+from .checks import finite_number
 from .mesh import SkinnedMesh, bounds
 from .morph import MorphAnimationClip, MorphWeightChannel
 
@@ -263,11 +263,8 @@ def _key_weights(clip, meshes, time: float, weights: np.ndarray, interpolation: 
 
 
 def _key_time(time) -> float:
-    try:
-        value = float(time)
-    except (TypeError, ValueError):
-        raise ViewerError(f"a keyframe time must be a number, got {time!r}") from None
-    if not math.isfinite(value) or value < 0:
+    value = finite_number(time, "a keyframe time")
+    if value < 0:
         raise ViewerError(f"a keyframe time must be a finite number of seconds >= 0, got {time!r}")
     return value
 

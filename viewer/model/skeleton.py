@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from .batch import SINGULAR_BIND, BoneBatch, Dirty, UploadOrder
+from .checks import OUT_OF_RANGE, first_bad_row, fits
 
 __all__ = ["SINGULAR_BIND", "Skeleton"]
 
@@ -178,7 +179,7 @@ class Skeleton:
 
 
 def _checked_rows(value, n: int, width: int, what: str) -> np.ndarray:
-    """(n, width) float64 rows, validated with one isfinite over the whole array."""
+    """(n, width) float64 rows, validated with one checks.fits over the whole array."""
     array = value if isinstance(value, np.ndarray) and value.dtype == np.float64 else None
     if array is None:
         try:
@@ -187,9 +188,9 @@ def _checked_rows(value, n: int, width: int, what: str) -> np.ndarray:
             raise ViewerError(f"{what}: expected numbers of shape {(n, width)}, got {value!r}") from None
     if array.shape != (n, width):
         raise ViewerError(f"{what}: expected shape {(n, width)}, got shape {array.shape}")
-    if not np.isfinite(array).all():
-        bad = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
-        raise ViewerError(f"{what}: row {bad} contains NaN or infinity: {array[bad].tolist()}")
+    if not fits(array):
+        bad = first_bad_row(array)
+        raise ViewerError(f"{what}: row {bad} contains {OUT_OF_RANGE}: {array[bad].tolist()}")
     if width == 4 and not array.any(axis=1).all():
         raise ViewerError(f"{what}: a zero quaternion is not a rotation")
     return array

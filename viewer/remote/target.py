@@ -12,6 +12,7 @@ import numpy as np
 from ..camera import VIEW_PITCH, VIEW_YAW, OrbitCamera, framed_camera
 from ..editing.pose import apply_pose
 from ..errors import ViewerError
+from ..model.checks import OUT_OF_RANGE, finite_number, first_bad_row, fits
 
 MIN_QUATERNION_NORM = 1e-8  # as pose files: below this a quaternion is no rotation
 
@@ -66,9 +67,9 @@ class RemoteTarget:
         rotations = None
         if pose.rotations is not None:
             rotations = pose.rotations.astype(np.float64)
-            if not np.isfinite(rotations).all():
-                raise ViewerError(f"set_pose: the rotation of bone {_first_bad(chosen, rotations)!r} contains NaN "
-                                  "or infinity; the pose is unchanged")
+            if not fits(rotations):
+                raise ViewerError(f"set_pose: the rotation of bone {_first_bad(chosen, rotations)!r} contains "
+                                  f"{OUT_OF_RANGE}; the pose is unchanged")
             # The sum in the order pose files take it, so a pose sent as float64 lands on the same bits.
             x, y, z, w = rotations.T
             norms = np.sqrt(x * x + y * y + z * z + w * w)
@@ -96,9 +97,7 @@ class RemoteTarget:
     def set_time(self, seconds: float) -> None:
         if self.editor.clip is None:
             raise ViewerError("set_time: this model has no animations")
-        if not np.isfinite(seconds):
-            raise ViewerError(f"set_time: {seconds} is not a finite number of seconds")
-        self.editor.seek(seconds)
+        self.editor.seek(finite_number(seconds, "set_time: seconds"))
 
     def play(self, flag: bool) -> None:
         if flag and self.editor.clip is None:
@@ -108,7 +107,10 @@ class RemoteTarget:
     def set_camera(self, **settings) -> None:
         check = OrbitCamera()
         for name, value in settings.items():
-            setattr(check, name, value)  # the camera's own checks: finite, distance above 0
+            try:
+                setattr(check, name, value)  # the camera's own checks (checks.py's range, the distance's floor)
+            except ViewerError as error:
+                raise ViewerError(f"set_camera: {error}; the camera is unchanged") from None
         if "pitch" in settings and not -89.0 <= settings["pitch"] <= 89.0:
             raise ViewerError(f"set_camera: pitch {settings['pitch']:g} is outside -89..89 degrees")
         self.camera_settings.update(settings)
@@ -137,11 +139,11 @@ def _finite_rows(values, bones, what: str):
     if values is None:
         return None
     values = values.astype(np.float64)
-    if not np.isfinite(values).all():
-        raise ViewerError(f"set_pose: the {what} of bone {_first_bad(bones, values)!r} contains NaN or infinity; "
+    if not fits(values):  # one vectorized check for the whole batch
+        raise ViewerError(f"set_pose: the {what} of bone {_first_bad(bones, values)!r} contains {OUT_OF_RANGE}; "
                           "the pose is unchanged")
     return values
 
 
 def _first_bad(bones, values) -> str:
-    return bones[int(np.argmax(~np.isfinite(values).all(axis=1)))].name
+    return bones[first_bad_row(values)].name
