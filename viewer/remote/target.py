@@ -96,11 +96,15 @@ class RemoteTarget:
     def set_time(self, seconds: float) -> None:
         if self.editor.clip is None:
             raise ViewerError("set_time: this model has no animations")
+        if isinstance(seconds, (bool, np.bool_)) or not isinstance(seconds, (int, float, np.integer, np.floating)):
+            raise ViewerError(f"set_time: t must be a number, got {type(seconds).__name__} {seconds!r}")
         if not np.isfinite(seconds):
             raise ViewerError(f"set_time: {seconds} is not a finite number of seconds")
         self.editor.seek(seconds)
 
     def play(self, flag: bool) -> None:
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ViewerError(f"play: flag must be True or False, got {type(flag).__name__} {flag!r}")
         if flag and self.editor.clip is None:
             raise ViewerError("play: this model has no animations")
         self.editor.play() if flag else self.editor.pause()
@@ -108,7 +112,10 @@ class RemoteTarget:
     def set_camera(self, **settings) -> None:
         check = OrbitCamera()
         for name, value in settings.items():
-            setattr(check, name, value)  # the camera's own checks: finite, distance above 0
+            try:
+                setattr(check, name, value)  # the camera's own checks: finite, distance above 0
+            except ViewerError as error:
+                raise ViewerError(f"set_camera: {error}") from None
         if "pitch" in settings and not -89.0 <= settings["pitch"] <= 89.0:
             raise ViewerError(f"set_camera: pitch {settings['pitch']:g} is outside -89..89 degrees")
         self.camera_settings.update(settings)
