@@ -1,11 +1,15 @@
 """viewer.remote against a live `boneviewer serve` in another process: the client API, the
 pixels of render() against `boneviewer render --pose`, and bad input (tokens, malformed,
-oversized and wrong-typed messages, NaN poses, a client that stops reading, the client limit)."""
+oversized and wrong-typed messages, NaN poses, a client that stops reading, the client limit,
+clients dropped without close() or killed, wrong-typed arguments of every call)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -288,7 +292,7 @@ def test_at_most_16_clients(server, client):
     try:
         while server_clients(others) < 16:
             others.append(server.connect())
-        with pytest.raises(ViewerError, match="at most 16 clients"):
+        with pytest.raises(ViewerError, match="all 16 places held"):
             server.connect()
         others.pop().close()
         time.sleep(0.2)
@@ -447,3 +451,206 @@ def test_closing_the_server_with_a_request_unanswered_is_quick():
     caller.join(5)
     assert time.perf_counter() - started < 2.0 and not server._thread.is_alive()
     assert errors and "closed" in str(errors[0].value)
+
+
+# --- places on the server: clients dropped without close(), killed or stopped; who holds them --------
+@pytest.fixture
+def local_server():
+    """An in-process RemoteServer (greetings are answered on its socket thread, no frame loop
+    needed) with pings every 0.2 s, so a client that stops answering is found within a second."""
+    from viewer.remote.server import RemoteServer
+
+    with RemoteServer("127.0.0.1", 0, "local", ping_interval=0.2, ping_timeout=0.3).start() as started:
+        started.url = f"127.0.0.1:{started.address[1]}"
+        yield started
+
+
+def wait_for(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_clients_dropped_without_close_give_their_places_back():
+    from viewer.remote.server import RemoteServer
+
+    with RemoteServer("127.0.0.1", 0, "local").start() as server:  # default pings: no help within this test
+        url = f"127.0.0.1:{server.address[1]}"
+        for _ in range(server.max_clients + 4):  # a notebook cell run again: client = connect(...)
+            client = connect(url, token="local")
+        assert server.client_count <= 2  # each dropped client closed its connection as it went
+        cycle = {"client": client}
+        cycle["self"] = cycle  # held in a reference cycle: freed only by the garbage collector
+        del client, cycle
+        gc.collect()
+        assert wait_for(lambda: server.client_count == 0, 5.0)
+        held = [connect(url, token="local") for _ in range(server.max_clients)]
+        with pytest.raises(ViewerError, match="busy"):
+            connect(url, token="local")
+        for client in held:
+            client.close()
+
+
+HOLDER = """
+import sys, time
+from viewer.remote import connect
+client = connect(sys.argv[1], token="local")
+print("connected", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("how", ["killed", "stopped"])
+def test_a_client_process_killed_or_stopped_is_dropped_by_the_server(local_server, how):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, local_server.url], stdout=subprocess.PIPE, text=True,
+                              env=env)
+    try:
+        assert holder.stdout.readline().strip() == "connected"
+        assert wait_for(lambda: local_server.client_count == 1, 5.0)
+        # Killed: the system closes its socket. Stopped (or its machine gone): it answers no ping,
+        # and the server cuts it after ping_interval + ping_timeout + CLOSE_TIMEOUT (2.5 s here).
+        holder.send_signal(signal.SIGKILL if how == "killed" else signal.SIGSTOP)
+        assert wait_for(lambda: local_server.client_count == 0, 10.0), f"{how}: its place is still held"
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+        holder.stdout.close()
+
+
+def test_the_busy_refusal_names_who_holds_the_places_and_only_to_the_token(local_server):
+    from viewer.remote.server import RemoteServer
+
+    with RemoteServer("127.0.0.1", 0, "two", max_clients=2).start() as small:
+        url = f"127.0.0.1:{small.address[1]}"
+        held = [connect(url, token="two") for _ in range(2)]
+        try:
+            with pytest.raises(ViewerError) as refused:
+                connect(url, token="two")
+            text = str(refused.value)
+            assert "all 2 places held (--max-clients 2), by 127.0.0.1 x2" in text
+            for client in held:  # each holder by its address and port, with how long it has been there
+                port = client._ws.local_address[1]
+                assert re.search(rf"127\.0\.0\.1:{port} connected \d+ s, idle \d+ s", text), text
+            assert "restart the server with a larger --max-clients N" in text and "\n" not in text
+            with pytest.raises(ViewerError, match="wrong token") as wrong:  # no names for a caller without it
+                connect(url, token="not-it")
+            assert "127.0.0.1:" not in str(wrong.value)
+        finally:
+            for client in held:
+                client.close()
+        held[0].close()  # closing twice is harmless
+        assert wait_for(lambda: small.client_count == 0, 5.0)
+        connect(url, token="two").close()  # a freed place is free again
+
+
+def test_max_clients_option(cli):
+    result = cli("serve", "--listen", "0", "--max-clients", "0")
+    assert result.returncode == 2 and "--max-clients" in result.stderr and "at least 1" in result.stderr
+    result = cli("view", "--max-clients", "4", "--frames", "1")
+    assert result.returncode == 2 and "--max-clients goes with --listen" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+# --- addresses and arguments: one clear line naming the call and the argument ----------------------
+def test_connect_takes_ws_urls_as_the_transport_says(server):
+    host, port = server.address.split(":")
+    for address in (f"ws://{server.address}/", f"ws://{server.address}", f"WS://localhost:{port}/"):
+        with connect(address, token=server.token) as client:
+            assert len(client.bones()) == 86
+
+
+@pytest.mark.parametrize("address, why", [
+    ("http://127.0.0.1:8765/", "http:// is not the server's transport"),
+    ("wss://127.0.0.1:8765/", "plain ws://, not TLS"),
+    ("ws://127.0.0.1:8765/viewer", "no path"),
+    ("ws://127.0.0.1/", "give the host and the port"),
+    ("ws://127.0.0.1:99999/", "not a ws:// address"),
+    ("127.0.0.1", "expected HOST:PORT or ws://HOST:PORT/"),
+    ("127.0.0.1:0", "not 0"),
+    ("::1:8765", "in brackets"),
+    (8765, "must be a string"),
+])
+def test_connect_says_what_is_wrong_with_an_address(address, why):
+    with pytest.raises(ViewerError, match=re.escape(why)) as refused:
+        connect(address, token="x", timeout=1)
+    assert "--listen" not in str(refused.value)  # the client's own words, not a server option's
+
+
+def test_connect_address_forms():
+    from viewer.remote.client import parse_address
+
+    assert parse_address("8765") == ("127.0.0.1", 8765)
+    assert parse_address("ws://[::1]:9000/") == ("::1", 9000)
+    assert parse_address("[::1]:9000") == ("::1", 9000)
+    assert parse_address(" ws://example.org:80 ") == ("example.org", 80)
+
+
+BAD_ARGUMENTS = [
+    (lambda c: c.render((2.5, 3)), "render: size must be two whole numbers"),
+    (lambda c: c.render(("256", 256)), "render: size must be two whole numbers"),
+    (lambda c: c.render(256), "render: size must be two whole numbers"),
+    (lambda c: c.play("no"), "play: flag must be True or False, got str 'no'"),
+    (lambda c: c.play(1), "play: flag must be True or False"),
+    (lambda c: c.set_time("0.5"), "set_time: t must be a number, got str"),
+    (lambda c: c.set_time(None), "set_time: t must be a number"),
+    (lambda c: c.set_camera(yaw="10"), "set_camera: yaw must be a number, got str"),
+    (lambda c: c.set_camera(pitch=True), "set_camera: pitch must be a number, got bool"),
+    (lambda c: c.set_camera(target=(0, 1)), "set_camera: target must be 3 numbers"),
+    (lambda c: c.set_camera(target=["0", "1", "2"]), "set_camera: target must be numbers"),
+    (lambda c: c.set_pose(rotations=[["0", "0", "0", "1"]], bones=["Head"]), "set_pose: rotations must be numbers"),
+    (lambda c: c.set_pose(scalings=[[True, True, True]], bones=["Head"]), "set_pose: scalings must be numbers"),
+    (lambda c: c.set_pose(rotations=[[0, 0, 0, 1]], bones=[7]), "set_pose: each of bones must be a string"),
+    (lambda c: c.set_pose(rotations=[[0, 0, 0, 1]], bones=7), "set_pose: bones must be a list of bone names"),
+    (lambda c: c.set_pose(rotations=[[0, 0, 0, 1]], bones=["Head"], wait="no"), "set_pose: wait must be True or"),
+    (lambda c: c.set_morph_weights(0, [1.0]), "set_morph_weights: mesh_name must be a string"),
+    (lambda c: c.set_morph_weights("Head", ["0.5"]), "set_morph_weights: weights must be numbers"),
+    (lambda c: c.set_morph_weights("Head", "0.5"), "set_morph_weights: weights must be numbers"),
+    (lambda c: c.set_morph_weights("Head", {"0": "0.5"}), "set_morph_weights: the weight of target '0' must be a"),
+    (lambda c: c.set_morph_weights("Head", {None: 0.5}), "set_morph_weights: a target is a name or an index"),
+    (lambda c: c.set_morph_weights("Nope", [1.0]), "set_morph_weights: unknown morph mesh 'Nope'"),  # the server's
+    (lambda c: c.set_camera(distance=-1), "set_camera: camera distance must be"),                     # the server's
+    (lambda c: c.set_camera(pitch=120), "set_camera: pitch 120 is outside"),                          # the server's
+    (lambda c: c.set_pose_dict([]), "set_pose_dict: expected a dict"),
+]
+
+
+@pytest.mark.parametrize("index", range(len(BAD_ARGUMENTS)))
+def test_a_wrong_argument_is_one_line_naming_the_call_and_the_argument(server, client, index):
+    call, message = BAD_ARGUMENTS[index]
+    before = client.render((48, 48))
+    with pytest.raises(ViewerError) as refused:
+        call(client)
+    text = str(refused.value)
+    prefix = message.split(":")[0]
+    assert text.startswith(message) and text.count(f"{prefix}:") == 1 and "\n" not in text, text
+    assert np.array_equal(client.render((48, 48)), before)  # nothing was applied (play("no") did not play)
+    still_serving(client)
+
+
+def test_connect_argument_types():
+    with pytest.raises(ViewerError, match="token must be a string, got int"):
+        connect("127.0.0.1:1", token=1234)
+    with pytest.raises(ViewerError, match="timeout must be a number, got str"):
+        connect("127.0.0.1:1", token="x", timeout="5")
+    with pytest.raises(ViewerError, match="timeout must be a number of seconds above 0"):
+        connect("127.0.0.1:1", token="x", timeout=0)
+
+
+def test_the_server_side_target_checks_types_and_names_the_call():
+    """The target (what decoded requests act on, in-process in the window and in serve) checks again."""
+    from viewer.editing.editor import Editor
+    from viewer.loaders import load_model
+    from viewer.remote.target import RemoteTarget
+
+    target = RemoteTarget(Editor(load_model(ROBOT)))
+    with pytest.raises(ViewerError, match="^play: flag must be True or False, got str 'no'$"):
+        target.play("no")
+    with pytest.raises(ViewerError, match="^set_time: t must be a number, got str"):
+        target.set_time("0.5")
+    with pytest.raises(ViewerError, match="^set_camera: camera distance must be a finite number above 0"):
+        target.set_camera(distance=-1.0)
+    assert not target.editor.playback.playing and target.camera_settings == {}

@@ -183,13 +183,24 @@ def listen_address(text: str):
         raise argparse.ArgumentTypeError(str(error).removeprefix(f"--listen {text}: ")) from None
 
 
+def max_clients(text: str) -> int:
+    from ..remote.server import MAX_CLIENTS_LIMIT
+
+    value = whole_number(text, "a whole number", 1, "must be at least 1")
+    if value > MAX_CLIENTS_LIMIT:
+        raise argparse.ArgumentTypeError(f"{text}: at most {MAX_CLIENTS_LIMIT}")
+    return value
+
+
 def add_listen_options(parser, required: bool) -> None:
-    """--listen and --token, as `view` and `serve` take them."""
+    """--listen, --token and --max-clients, as `view` and `serve` take them."""
     parser.add_argument("--listen", type=listen_address, metavar="[HOST:]PORT", required=required,
                         help="accept connections from viewer.remote clients on PORT (0: a free one), on HOST "
                              "(default 127.0.0.1: this machine only); prints 'listening on HOST:PORT token TOKEN'")
     parser.add_argument("--token", metavar="TOKEN",
                         help="the token clients must present (default: $BONEVIEWER_TOKEN, else a random one)")
+    parser.add_argument("--max-clients", type=max_clients, metavar="N",
+                        help="clients connected at once; more are refused with who holds the places (default 16)")
 
 
 def start_listening(args):
@@ -201,7 +212,8 @@ def start_listening(args):
     if token is not None and not token.strip():
         raise ViewerError("--token: the token must not be empty")
     host, port = args.listen
-    server = RemoteServer(host, port, token).start()
+    server = RemoteServer(host, port, token,
+                          **({} if args.max_clients is None else {"max_clients": args.max_clients})).start()
     shown = f"[{host}]" if ":" in host else host
     print(f"listening on {shown}:{server.address[1]} token {server.token}", flush=True)
     return server

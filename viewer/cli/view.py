@@ -60,8 +60,9 @@ def view_command(args) -> int:
     if args.watch and args.script is None and args.pose is None:
         raise ViewerError("--watch reloads --script (and --pose) when saved: give --script FILE.py or --pose")
     camera = camera_description(args)  # checked before a window opens
-    if args.token is not None and args.listen is None:
-        raise ViewerError("--token goes with --listen [HOST:]PORT")
+    for option, value in (("--token", args.token), ("--max-clients", args.max_clients)):
+        if value is not None and args.listen is None:
+            raise ViewerError(f"{option} goes with --listen [HOST:]PORT")
     if not has_display():
         if args.listen is not None:
             raise ViewerError("--listen needs a window and there is no display; `boneviewer serve MODEL --listen "

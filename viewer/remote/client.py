@@ -10,25 +10,75 @@
 Calls return once the server applied them; a refusal raises ViewerError with the server's
 message. ``set_pose(..., wait=False)`` returns at once: the viewer applies the newest streamed
 pose at its next frame.
+
+A client dropped without ``close()`` (a notebook cell run again) closes its connection when it
+is garbage-collected, and at the latest when the interpreter exits, so it does not keep one of
+the server's places.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import threading
+import weakref
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from ..errors import ViewerError
 from . import protocol
+from .server import DEFAULT_HOST
 
 CONNECT_TIMEOUT = 10.0
 REPLY_TIMEOUT = 60.0   # a render of a big image on a slow machine
 
 
 def connect(address: str, token: str | None = None, timeout: float = CONNECT_TIMEOUT) -> "Client":
-    """A Client connected to ``address`` ("HOST:PORT") that presented ``token`` (default: the
-    environment variable BONEVIEWER_TOKEN)."""
+    """A Client connected to ``address`` ("HOST:PORT" as the server's line prints it, or
+    "ws://HOST:PORT/") that presented ``token`` (default: the environment variable BONEVIEWER_TOKEN)."""
     return Client(address, token, timeout)
+
+
+ADDRESS_FORMS = "HOST:PORT or ws://HOST:PORT/ (as the server's 'listening on' line gives them)"
+
+
+def parse_address(address) -> tuple[str, int]:
+    """``HOST:PORT``, ``[IPv6]:PORT``, ``PORT`` (this machine) or ``ws://HOST:PORT[/]`` -> (host, port)."""
+    if not isinstance(address, str):
+        raise ViewerError(f"connect: the address must be a string, {ADDRESS_FORMS}; got {protocol.shown(address)}")
+    text = address.strip()
+    if "://" in text:
+        scheme = text.partition("://")[0].lower()
+        if scheme == "wss":
+            raise ViewerError(f"connect {address}: the server speaks plain ws://, not TLS (wss://); give "
+                              "ws://HOST:PORT/ (across machines, through an SSH tunnel)")
+        if scheme != "ws":
+            raise ViewerError(f"connect {address}: {scheme}:// is not the server's transport, a WebSocket; "
+                              f"give {ADDRESS_FORMS}")
+        try:
+            url = urlsplit(text)
+            port = url.port
+        except ValueError as error:
+            raise ViewerError(f"connect {address}: not a ws:// address ({error}); give {ADDRESS_FORMS}") from None
+        if url.path not in ("", "/") or url.query or url.fragment or url.username is not None:
+            raise ViewerError(f"connect {address}: the server takes no path, query or user; give ws://HOST:PORT/")
+        if port is None or not url.hostname:
+            raise ViewerError(f"connect {address}: give the host and the port the server printed: ws://HOST:PORT/")
+        host = url.hostname
+    else:
+        host, sep, port_text = text.rpartition(":")
+        if not sep:
+            host = DEFAULT_HOST
+        elif ":" in host and not (host.startswith("[") and host.endswith("]")):
+            raise ViewerError(f"connect {address}: an IPv6 host goes in brackets, [::1]:PORT")
+        host = host.strip("[]") or DEFAULT_HOST
+        if not port_text.isdigit() or int(port_text) > 65535:
+            raise ViewerError(f"connect {address}: expected {ADDRESS_FORMS}")
+        port = int(port_text)
+    if port == 0:
+        raise ViewerError(f"connect {address}: give the port the server printed, not 0")
+    return host, port
 
 
 class Client:
@@ -36,14 +86,18 @@ class Client:
         from websockets.exceptions import InvalidHandshake, WebSocketException
         from websockets.sync.client import connect as ws_connect
 
-        from .server import parse_listen
-
         token = os.environ.get("BONEVIEWER_TOKEN") if token is None else token
+        if not isinstance(token, str):
+            raise ViewerError(f"connect: token must be a string, got {protocol.shown(token)}")
         if not token:
             raise ViewerError("connect: give token=... (printed by the server), or set BONEVIEWER_TOKEN")
-        host, port = parse_listen(str(address))
-        if port == 0:
-            raise ViewerError(f"connect {address}: give the port the server printed, not 0")
+        try:
+            timeout = protocol.check_number(timeout, "connect: timeout")
+        except ValueError as error:
+            raise ViewerError(str(error)) from None
+        if not 0 < timeout < math.inf:
+            raise ViewerError(f"connect: timeout must be a number of seconds above 0, got {timeout!r}")
+        host, port = parse_address(address)
         host_part = f"[{host}]" if ":" in host else host
         self.address = f"{host_part}:{port}"
         self._next_id = 1
@@ -53,13 +107,18 @@ class Client:
                                   open_timeout=timeout, close_timeout=1).__enter__()  # the connection (17.1+ wants the with form)
         except (OSError, TimeoutError, InvalidHandshake, WebSocketException) as error:
             raise ViewerError(f"connect {self.address}: cannot connect: {error}") from None
+        # Closes the connection when this client is collected or the interpreter exits, whichever
+        # comes first; it holds the connection, not the client, so the client can be collected.
+        self._closer = weakref.finalize(self, _close_quietly, self._ws)
         try:
             self._call(protocol.hello(token), 1, timeout)
-        except ViewerError:
-            self._ws.close()
-            raise
+        except (ViewerError, ValueError) as error:
+            self._closer()
+            raise ViewerError(str(error)) from None
 
     # --- the calls -------------------------------------------------------------------------------
+    # Arguments are checked here, before anything is sent (protocol's encoders name the call and
+    # the argument); the server checks again what it decodes.
     def bones(self) -> list[str]:
         """The bone names in order: every skeleton's bones, as the Scene lists them."""
         return protocol.read_ok(self._request(lambda rid: protocol.encode(protocol.BONES, rid)))
@@ -68,58 +127,64 @@ class Client:
         """Local transforms of bones, written to each bone's pose target as pose files do:
         rotations (N, 4) quaternions x, y, z, w; positions (N, 3); scalings (N, 3); in ``bones()``
         order, or for the named ``bones``. ``wait=False``: send and return at once (streaming)."""
-        try:
-            if not wait:
-                self._check_stream_error()
-                self._send(protocol.set_pose(0, rotations, positions, scalings, bones))
-                return
-            self._request(lambda rid: protocol.set_pose(rid, rotations, positions, scalings, bones))
-        except ValueError as error:
-            raise ViewerError(str(error)) from None
+        if not isinstance(wait, bool):  # the hot path: the bare test first
+            _checked(protocol.check_flag, wait, "set_pose: wait")
+        if not wait:
+            self._check_stream_error()
+            self._send(_checked(protocol.set_pose, 0, rotations, positions, scalings, bones))
+            return
+        self._request(lambda rid: protocol.set_pose(rid, rotations, positions, scalings, bones))
 
     def set_pose_dict(self, pose: dict) -> None:
         """A pose file's JSON as a dict ({"bones": {...}, "morph": {...}})."""
         if not isinstance(pose, dict):
             raise ViewerError(f"set_pose_dict: expected a dict, got {type(pose).__name__}")
-        try:
-            self._request(lambda rid: protocol.set_pose_dict(rid, pose))
-        except ValueError as error:
-            raise ViewerError(str(error)) from None
+        self._request(lambda rid: protocol.set_pose_dict(rid, pose))
 
     def set_morph_weights(self, mesh_name: str, weights) -> None:
         """The morph target weights of the mesh named ``mesh_name``: a sequence (every target,
         in order) or a dict {target name or index: weight}."""
+        what = "set_morph_weights"
+        _checked(protocol.check_name, mesh_name, f"{what}: mesh_name")
         if isinstance(weights, dict):
-            targets = {str(k): float(v) for k, v in weights.items()}
+            targets = {}
+            for key, value in weights.items():
+                if isinstance(key, bool) or not isinstance(key, (str, int, np.integer)):
+                    raise ViewerError(f"{what}: a target is a name or an index, got {protocol.shown(key)}")
+                targets[str(key)] = _checked(protocol.check_number, value, f"{what}: the weight of target {key!r}")
         else:
-            targets = {str(i): float(v) for i, v in enumerate(np.asarray(weights, dtype=np.float64).reshape(-1))}
-        self.set_pose_dict({"version": 2, "bones": {}, "morph": {str(mesh_name): targets}})
+            array = _checked(protocol.check_numbers, weights, f"{what}: weights")
+            if array.ndim != 1:
+                raise ViewerError(f"{what}: weights must be a list (one per target) or a dict, got shape {array.shape}")
+            targets = {str(i): float(v) for i, v in enumerate(array)}
+        # Sent as a pose dict: the server's refusals name set_pose_dict, told here as this call's.
+        pose = {"version": 2, "bones": {}, "morph": {mesh_name: targets}}
+        self._request(lambda rid: protocol.set_pose_dict(rid, pose), call=what)
 
     def set_time(self, t: float) -> None:
         """Seek the current clip to ``t`` seconds."""
         self._request(lambda rid: protocol.set_time(rid, t))
 
     def play(self, flag: bool = True) -> None:
-        self._request(lambda rid: protocol.play(rid, bool(flag)))
+        """Play (True) or pause (False) the current clip."""
+        self._request(lambda rid: protocol.play(rid, flag))
 
     def set_camera(self, yaw=None, pitch=None, distance=None, target=None) -> None:
         """Yaw and pitch in degrees (as ``render --yaw --pitch``), distance, target (a world point);
         what is left out stays as it is (unset: framed on the model, as ``render`` frames it)."""
-        try:
-            self._request(lambda rid: protocol.set_camera(rid, yaw, pitch, distance, target))
-        except (TypeError, ValueError) as error:
-            raise ViewerError(f"set_camera: {error}") from None
+        self._request(lambda rid: protocol.set_camera(rid, yaw, pitch, distance, target))
 
     def render(self, size=(800, 600)) -> np.ndarray:
         """An (H, W, 4) uint8 RGBA image of the current state, drawn as ``boneviewer render`` draws."""
+        _checked(protocol.check_image_size, size)
+        payload = self._request(lambda rid: protocol.render(rid, size))
         try:
-            protocol.check_image_size(size)
-        except ValueError as error:
-            raise ViewerError(str(error)) from None
-        return protocol.read_image(self._request(lambda rid: protocol.render(rid, size)))
+            return protocol.read_image(payload)
+        except protocol.ProtocolError as error:
+            raise ViewerError(f"{self.address} sent a malformed image: {error}") from None
 
     def close(self) -> None:
-        self._ws.close()
+        self._closer()
 
     def __enter__(self):
         return self
@@ -136,10 +201,19 @@ class Client:
         except ConnectionClosed as error:
             raise ViewerError(f"the connection to {self.address} is closed{_why(error)}") from None
 
-    def _request(self, build):
+    def _request(self, build, call: str | None = None):
+        """Build the request (a ValueError: a bad argument), send it, return the reply's payload.
+        ``call``: the name the caller knows, where it differs from the request's on the wire."""
         request_id = self._next_id = self._next_id % 0xFFFFFFFF + 1
         self._check_stream_error()
-        return self._call(build(request_id), request_id, REPLY_TIMEOUT)
+        data = _checked(build, request_id)
+        try:
+            return self._call(data, request_id, REPLY_TIMEOUT)
+        except ViewerError as error:
+            wire = protocol.REQUESTS[data[3]]  # the header's kind byte
+            if call is None or not str(error).startswith(f"{wire}: "):
+                raise
+            raise ViewerError(f"{call}: {str(error).removeprefix(f'{wire}: ')}") from None
 
     def _call(self, data: bytes, request_id: int, timeout: float):
         """Send, then read until the reply to this request; an ERROR raises ViewerError."""
@@ -173,6 +247,25 @@ class Client:
         if self._stream_error is not None:
             text, self._stream_error = self._stream_error, None
             raise ViewerError(f"a streamed set_pose was refused: {text}")
+
+
+def _checked(check, *args):
+    """``check(*args)``, its ValueError (a bad argument, named by the check) as one ViewerError."""
+    try:
+        return check(*args)
+    except ValueError as error:
+        raise ViewerError(str(error)) from None
+
+
+def _close_quietly(websocket) -> None:
+    """Close a connection whose client is closed, collected, or left at the interpreter's exit."""
+    try:
+        if threading.current_thread() in (websocket.recv_events_thread, getattr(websocket, "keepalive_thread", None)):
+            websocket.close_socket()  # collected on the connection's own thread: it cannot wait for itself
+        else:
+            websocket.close()
+    except Exception:  # noqa: BLE001 - already closed or broken: nothing left to free
+        pass
 
 
 def _why(error) -> str:

@@ -41,6 +41,7 @@ up, a value out of its bounds) is a ProtocolError: the server closes that connec
 from __future__ import annotations
 
 import json
+import numbers
 import struct
 from dataclasses import dataclass
 
@@ -137,6 +138,54 @@ def _text(payload, limit: int, what: str) -> str:
         raise ProtocolError(f"{what}: not UTF-8") from None
 
 
+# --- arguments, checked on the client before they are encoded ------------------------------------
+# A Python value the wire cannot carry as meant (a string for a number, 2.5 pixels, "no" for a flag)
+# is a ValueError naming the call and the argument, never silently converted.
+def shown(value) -> str:
+    text = f"{type(value).__name__} {value!r}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_number(value, what: str) -> float:
+    """A real number (int, float, numpy's): not a bool, not text."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} must be a number, got {shown(value)}")
+    return float(value)
+
+
+def check_whole_number(value, what: str) -> int:
+    """An integer (int, numpy's): not a bool, not 2.5 or 256.0, not text."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{what} must be a whole number, got {shown(value)}")
+    return int(value)
+
+
+def check_flag(value, what: str) -> bool:
+    """True or False (numpy's too): not "no", not 0 or 1."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{what} must be True or False, got {shown(value)}")
+    return bool(value)
+
+
+def check_name(value, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string, got {shown(value)}")
+    return value
+
+
+def check_numbers(value, what: str) -> np.ndarray:
+    """An array of ints or floats (not bools, not strings that look like numbers)."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nesting
+        raise ValueError(f"{what} must be numbers, got {shown(value)}") from None
+    if array.dtype.kind not in "iuf":
+        raise ValueError(f"{what} must be numbers, got {shown(value)}")
+    return array
+
+
 # --- requests (client side encodes, server side decodes) -----------------------------------------
 def hello(token: str) -> bytes:
     data = token.encode("utf-8")
@@ -152,17 +201,14 @@ def read_hello(payload) -> str:
 def set_pose(request_id: int, rotations=None, positions=None, scalings=None, names=None) -> bytes:
     """A SET_POSE message. Arrays keep float32 when all given ones are float32, else float64
     (so a float64 pose arrives exactly). Shapes are checked here; values on the server."""
-    given = [(flag, what, width, np.asarray(value)) for (flag, what, width), value
+    given = [(part, what, width, check_numbers(value, f"set_pose: {what}")) for (part, what, width), value
              in zip(POSE_PARTS, (rotations, positions, scalings)) if value is not None]
     if not given:
         raise ValueError("set_pose: give rotations, positions or scalings")
     dtype = _FLOATS[4] if all(value.dtype == np.float32 for *_, value in given) else _FLOATS[8]
     arrays, count, parts = [], None, 0
-    for flag, what, width, value in given:
-        try:
-            array = value.astype(dtype, copy=False)
-        except (TypeError, ValueError):
-            raise ValueError(f"set_pose: {what} must be numbers") from None
+    for part, what, width, value in given:
+        array = value.astype(dtype, copy=False)
         if array.ndim == 1 and array.size == width:
             array = array.reshape(1, width)
         if array.ndim != 2 or array.shape[1] != width:
@@ -170,13 +216,16 @@ def set_pose(request_id: int, rotations=None, positions=None, scalings=None, nam
         if count is not None and len(array) != count:
             raise ValueError(f"set_pose: {what} has {len(array)} rows, the other arrays {count}")
         count = len(array)
-        parts |= flag
+        parts |= part
         arrays.append(array.tobytes())  # C order, whatever the input's strides
     if not 1 <= count <= MAX_BONES:
         raise ValueError(f"set_pose: {count} bones; 1 to {MAX_BONES} per message")
     block = b""
     if names is not None:
-        names = (names,) if isinstance(names, str) else tuple(names)
+        try:
+            names = (names,) if isinstance(names, str) else tuple(names)
+        except TypeError:
+            raise ValueError(f"set_pose: bones must be a list of bone names, got {shown(names)}") from None
         if len(names) != count:
             raise ValueError(f"set_pose: {len(names)} bone names for {count} rows")
         parts |= NAMES
@@ -202,13 +251,16 @@ def _remember(cache: dict, key, value):
 
 
 def _names_block(names: tuple) -> bytes:
-    block = _encoded_names.get(names)
+    try:
+        block = _encoded_names.get(names)
+    except TypeError:  # an unhashable "name" (a list): refused below
+        block = None
     if block is None:
         chunks = []
-        for name in names:
-            data = str(name).encode("utf-8")
+        for bone in names:  # checked once per list: a stream's next message finds it remembered
+            data = check_name(bone, "set_pose: each of bones").encode("utf-8")
             if len(data) > MAX_NAME:
-                raise ValueError(f"set_pose: bone name {str(name)[:40]!r}... is over {MAX_NAME} bytes")
+                raise ValueError(f"set_pose: bone name {bone[:40]!r}... is over {MAX_NAME} bytes")
             chunks += [NAME_LENGTH.pack(len(data)), data]
         block = _remember(_encoded_names, names, b"".join(chunks))
     return block
@@ -303,7 +355,7 @@ def _no_constant(name):
 
 
 def set_time(request_id: int, seconds: float) -> bytes:
-    return encode(SET_TIME, request_id, TIME.pack(float(seconds)))
+    return encode(SET_TIME, request_id, TIME.pack(check_number(seconds, "set_time: t")))
 
 
 def read_set_time(payload) -> float:
@@ -311,8 +363,8 @@ def read_set_time(payload) -> float:
     return TIME.unpack(payload)[0]
 
 
-def play(request_id: int, flag: bool) -> bytes:
-    return encode(PLAY, request_id, FLAG.pack(1 if flag else 0))
+def play(request_id: int, playing: bool) -> bytes:
+    return encode(PLAY, request_id, FLAG.pack(1 if check_flag(playing, "play: flag") else 0))
 
 
 def read_play(payload) -> bool:
@@ -326,13 +378,13 @@ def read_play(payload) -> bool:
 def set_camera(request_id: int, yaw=None, pitch=None, distance=None, target=None) -> bytes:
     given = 0
     values = []
-    for (flag, _), value in zip(CAMERA_FIELDS[:3], (yaw, pitch, distance)):
-        given |= flag if value is not None else 0
-        values.append(0.0 if value is None else float(value))
+    for (field, what), value in zip(CAMERA_FIELDS[:3], (yaw, pitch, distance)):
+        given |= field if value is not None else 0
+        values.append(0.0 if value is None else check_number(value, f"set_camera: {what}"))
     if target is not None:
-        target = np.asarray(target, dtype=np.float64).reshape(-1)
+        target = check_numbers(target, "set_camera: target").astype(np.float64)
         if target.shape != (3,):
-            raise ValueError(f"set_camera: target must be 3 numbers, got {target.shape[0]}")
+            raise ValueError(f"set_camera: target must be 3 numbers (x, y, z), got shape {target.shape}")
         given |= 8
         values += target.tolist()
     else:
@@ -361,10 +413,11 @@ def read_render(payload) -> tuple[int, int]:
 
 
 def check_image_size(size, error=ValueError) -> tuple[int, int]:
+    """(width, height): two whole numbers (not 2.5, not "256") within 1..MAX_IMAGE_SIDE."""
     try:
-        width, height = (int(v) for v in size)
+        width, height = (check_whole_number(v, "render: size") for v in size)
     except (TypeError, ValueError):
-        raise error(f"render: size must be (width, height), got {size!r}") from None
+        raise error(f"render: size must be two whole numbers (width, height), got {shown(size)}") from None
     if not (1 <= width <= MAX_IMAGE_SIDE and 1 <= height <= MAX_IMAGE_SIDE):
         raise error(f"render: size {width}x{height} is outside 1..{MAX_IMAGE_SIDE} pixels per side")
     return width, height

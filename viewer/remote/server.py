@@ -7,7 +7,10 @@ replies the frame loop hands back; it never touches GL or the model. The frame l
 ones were dropped when a newer one came: no queue grows), then the queued requests, in order.
 
 A connection reads its next message only after its last request was answered and sent, so a
-client that stops reading stalls only itself (and is closed after SEND_TIMEOUT).
+client that stops reading stalls only itself (and is closed after SEND_TIMEOUT). A client that
+is gone without closing (its process stopped, its machine off the network) stops answering the
+WebSocket pings and is cut after PING_INTERVAL + PING_TIMEOUT + CLOSE_TIMEOUT, so it does not
+hold a place for long.
 """
 
 from __future__ import annotations
@@ -18,13 +21,19 @@ import hmac
 import logging
 import secrets
 import threading
+import time
 
 from ..errors import ViewerError
 from . import protocol
 
 DEFAULT_HOST = "127.0.0.1"
 MAX_CLIENTS = 16
+MAX_CLIENTS_LIMIT = 1024  # --max-clients at most: each connection holds a socket and its buffers
+MAX_GREETING = 64      # connections still to present the token (each has HELLO_TIMEOUT): a flood is refused
 HELLO_TIMEOUT = 2.0    # seconds a new connection has to present the token
+PING_INTERVAL = 20.0   # seconds between the pings that find clients gone without closing (websockets' own)
+PING_TIMEOUT = 20.0    # seconds a ping may wait for its answer before the connection is closed
+CLOSE_TIMEOUT = 2.0    # seconds a closing connection waits for the client's part of the close (then it is cut)
 SEND_TIMEOUT = 10.0    # seconds a reply may wait for a client that does not read
 CLOSE_POLICY = 1008    # WebSocket close codes: policy violation (token), protocol error, try again later
 CLOSE_PROTOCOL = 1002
@@ -76,7 +85,9 @@ class _Connection:
     def __init__(self, websocket):
         self.websocket = websocket
         peer = websocket.remote_address
+        self.host = peer[0] if peer else "?"
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.connected_at = self.active_at = time.monotonic()  # active: its last message came then
         self.stream_error: str | None = None  # a refused streamed pose, told before the next reply
         self.pending = None                   # the future of the request the frame loop has not answered
 
@@ -90,14 +101,20 @@ class RemoteServer:
     """
 
     def __init__(self, host: str = DEFAULT_HOST, port: int = 0, token: str | None = None,
-                 max_clients: int = MAX_CLIENTS):
+                 max_clients: int = MAX_CLIENTS, ping_interval: float = PING_INTERVAL,
+                 ping_timeout: float = PING_TIMEOUT):
         self.host, self.port = host, port
         self.token = token or new_token()
         if len(self.token.encode("utf-8")) > protocol.MAX_TOKEN:
             raise ViewerError(f"the token is over {protocol.MAX_TOKEN} bytes")
+        if not (isinstance(max_clients, int) and not isinstance(max_clients, bool)
+                and 1 <= max_clients <= MAX_CLIENTS_LIMIT):
+            raise ViewerError(f"--max-clients: expected a whole number 1..{MAX_CLIENTS_LIMIT}, got {max_clients!r}")
         self.max_clients = max_clients
+        self.ping_interval, self.ping_timeout = ping_interval, ping_timeout
         self.address: tuple[str, int] | None = None
-        self._clients: set[_Connection] = set()
+        self._connections: set[_Connection] = set()  # every open connection, greeted or not
+        self._clients: set[_Connection] = set()      # those that presented the token: at most max_clients
         self._latest: dict = {}                    # connection -> its newest unapplied streamed pose
         self._requests = collections.deque()       # (connection, request id, kind, request, future)
         self._wake = threading.Event()             # something to poll (for a host that waits)
@@ -131,7 +148,8 @@ class RemoteServer:
         self._stop = asyncio.Event()
         try:
             server = await serve(self._handle, self.host, self.port, max_size=protocol.MAX_REQUEST,
-                                 open_timeout=HELLO_TIMEOUT,
+                                 open_timeout=HELLO_TIMEOUT, ping_interval=self.ping_interval,
+                                 ping_timeout=self.ping_timeout, close_timeout=CLOSE_TIMEOUT,
                                  compression=None, max_queue=4, write_limit=2**20, logger=_websockets_logger())
         except OSError as error:
             self._failure = OSError(error.strerror or str(error))
@@ -142,7 +160,7 @@ class RemoteServer:
         ready.set()
         async with server:
             await self._stop.wait()
-            for connection in list(self._clients):
+            for connection in list(self._connections):
                 if connection.pending is not None:
                     connection.pending.cancel()  # no frame will answer it now
             server.close()
@@ -151,17 +169,19 @@ class RemoteServer:
         from websockets.exceptions import ConnectionClosed
 
         connection = _Connection(websocket)
-        if len(self._clients) >= self.max_clients:
-            logger().warning(f"remote: {connection.peer}: refused, already {self.max_clients} clients")
-            await self._refuse(connection, 1, f"the server is busy: at most {self.max_clients} clients at once",
+        if len(self._connections) - len(self._clients) >= MAX_GREETING:
+            logger().warning(f"remote: {connection.peer}: refused, {MAX_GREETING} connections are still to "
+                             "present the token")
+            await self._refuse(connection, 1, "the server is busy: too many connections without the token yet",
                                CLOSE_BUSY)
             return
-        self._clients.add(connection)
+        self._connections.add(connection)
         try:
             if not await self._greet(connection):
                 return
             while True:
                 data = await websocket.recv()
+                connection.active_at = time.monotonic()
                 try:
                     message = protocol.decode(data)
                     request = _read_request(message)
@@ -196,6 +216,7 @@ class RemoteServer:
                 logger().warning(f"remote: {connection.peer}: a message over the limit of {protocol.MAX_REQUEST} "
                                  "bytes; closing the connection")
         finally:
+            self._connections.discard(connection)
             self._clients.discard(connection)
             self._latest.pop(connection, None)
 
@@ -219,8 +240,30 @@ class RemoteServer:
             logger().warning(f"remote: {connection.peer}: wrong token; closing the connection")
             await self._refuse(connection, message.request_id, "wrong token", CLOSE_POLICY)
             return False
+        if len(self._clients) >= self.max_clients:
+            # Told only to a client with the token: who holds the places is for the server's users.
+            text = self.busy_message()
+            logger().warning(f"remote: {connection.peer}: refused: {text}")
+            await self._refuse(connection, message.request_id, text, CLOSE_BUSY)
+            return False
+        self._clients.add(connection)
+        connection.active_at = time.monotonic()
         await asyncio.wait_for(connection.websocket.send(protocol.ok(message.request_id)), SEND_TIMEOUT)
         return True
+
+    def busy_message(self, shown: int = 6) -> str:
+        """Why a client is refused at the limit: how many places are held, by whom (peer host and
+        port), how long each has been connected and idle (the longest idle first), and what to do."""
+        now = time.monotonic()
+        held = sorted(self._clients, key=lambda connection: connection.active_at)
+        hosts = collections.Counter(connection.host for connection in held)
+        by_host = ", ".join(f"{host} x{count}" for host, count in hosts.most_common())
+        holders = "; ".join(f"{connection.peer} connected {_duration(now - connection.connected_at)}, "
+                            f"idle {_duration(now - connection.active_at)}" for connection in held[:shown])
+        more = f"; {len(held) - shown} more" if len(held) > shown else ""
+        return (f"the server is busy: all {len(held)} places held (--max-clients {self.max_clients}), by {by_host} "
+                f"[{holders}{more}]; close unused clients (client.close()) or restart the server with a larger "
+                "--max-clients N")
 
     async def _refuse(self, connection, request_id: int, text: str, code: int) -> None:
         """Tell the client why (an ERROR it can show), then close."""
@@ -289,6 +332,14 @@ class RemoteServer:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _resolve(future, reply) -> None:

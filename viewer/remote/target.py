@@ -97,9 +97,13 @@ class RemoteTarget:
     def set_time(self, seconds: float) -> None:
         if self.editor.clip is None:
             raise ViewerError("set_time: this model has no animations")
+        if isinstance(seconds, (bool, np.bool_)) or not isinstance(seconds, (int, float, np.integer, np.floating)):
+            raise ViewerError(f"set_time: t must be a number, got {type(seconds).__name__} {seconds!r}")
         self.editor.seek(finite_number(seconds, "set_time: seconds"))
 
     def play(self, flag: bool) -> None:
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ViewerError(f"play: flag must be True or False, got {type(flag).__name__} {flag!r}")
         if flag and self.editor.clip is None:
             raise ViewerError("play: this model has no animations")
         self.editor.play() if flag else self.editor.pause()
