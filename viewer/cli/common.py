@@ -284,6 +284,6 @@ def _say_bvh(path, scene) -> None:
     info = getattr(scene, "bvh_import", None)
     if info is None or logger().disabled:
         return
-    how = "detected" if info["detected"] else "given"
-    print(f"boneviewer: {path}: BVH scale {info['scale']:.6g}, up axis {info['up']} ({how}) turned to +Y",
-          file=sys.stderr)
+    from ..bvh.build import describe_import
+
+    print(f"boneviewer: {path}: BVH {describe_import(info)}", file=sys.stderr)

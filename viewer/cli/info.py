@@ -105,14 +105,15 @@ def tables(facts: dict) -> list[str]:
 
 
 def bvh_tables(facts: dict) -> list[str]:
+    from ..bvh.build import describe_import
+
     bvh, mesh = facts["bvh"], facts["meshes"][0]
     rate = 1.0 / bvh["frame_time"]
     orders = ", ".join(f"{order} ({count})" for order, count in bvh["rotation_orders"].items()) or "none"
     out = [f"{facts['file']}: BVH motion capture, {_bytes(facts['size']['file'])}; {bvh['joints']} joints, "
            f"{bvh['end_sites']} End Sites, {bvh['channels']} channels, {bvh['frames']} frames at "
            f"{bvh['frame_time']:g} s ({rate:.4g} fps), {bvh['duration']:.4g} s",
-           f"loaded with scale {bvh['scale']:.6g}, up axis {bvh['up']} "
-           f"({'detected' if bvh['up_detected'] else 'given'}) turned to +Y; rotation orders: {orders}",
+           f"loaded with {describe_import(dict(bvh, detected=bvh['up_detected']))}; rotation orders: {orders}",
            f"generated mesh: a capsule per bone, {mesh['vertices']} vertices, rigidly skinned (one bone each)"]
     out += ["", "joints"] + table(["#", "name", "parent", "line", "channels", "order"], [
         [i, j["name"] + (" (End Site)" if j["end_site"] else ""), j["parent"] or "", j["line"],
