@@ -331,8 +331,66 @@ def test_the_command_line_says_the_line_and_exits_2(cli, tmp_path):
 
 def test_bvh_options_on_the_command_line(cli, tmp_path):
     out = tmp_path / "asf.png"
-    result = cli("render", BVH / "asf_zup_xyz.bvh", "--bvh-up", "z", "--bvh-scale", "0.1", "--out", out,
-                 "--size", "120x120")
+    result = cli("render", BVH / "asf_zup_xyz.bvh", "--bvh-up", "z", "--bvh-scale", "0.1", "--bvh-forward=-y",
+                 "--out", out, "--size", "120x120")
     assert result.returncode == 0, result.stderr
-    assert f"{BVH / 'asf_zup_xyz.bvh'}: BVH scale 0.1, up axis +z (given) turned to +Y" in result.stderr
+    assert (f"{BVH / 'asf_zup_xyz.bvh'}: BVH scale 0.1, up axis +z (given) turned to +Y, forward axis -y (given) "
+            "faces +Z") in result.stderr
     assert out.is_file()
+
+
+@pytest.mark.parametrize("command", [["render"], ["view"], ["export", "--out", "x.glb"], ["info"],
+                                     ["serve", "--listen", "0"]])
+def test_every_command_that_opens_a_model_takes_the_bvh_options(command):
+    from viewer.cli import build_parser
+
+    args = build_parser().parse_args([command[0], str(WAVE), *command[1:], "--bvh-scale", "2", "--bvh-up", "z",
+                                      "--bvh-forward", "x"])
+    assert (args.bvh_scale, args.bvh_up, args.bvh_forward) == (2.0, "z", "x")
+
+
+@pytest.fixture
+def warnings_said():
+    """The lines the 'boneviewer' logger warns, collected (whatever handlers a command set up)."""
+    import logging
+
+    said = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            if record.levelno >= logging.WARNING:
+                said.append(record.getMessage())
+
+    handler = Collect()
+    logging.getLogger("boneviewer").addHandler(handler)
+    yield said
+    logging.getLogger("boneviewer").removeHandler(handler)
+
+
+def test_bvh_options_with_no_bvh_file_are_one_warning(warnings_said, capsys):
+    import argparse
+
+    from viewer.cli import main
+    from viewer.cli.common import bvh_options
+
+    fox = DATA / "gltf-samples" / "Fox" / "Fox.glb"
+    assert main(["info", str(fox), "--bvh-up", "z", "--bvh-scale", "3"]) == 0
+    assert warnings_said == [f"--bvh-scale, --bvh-up ignored: {fox} is not a BVH file (they apply to a .bvh model)"]
+    # render/view/export: the same, unless --motion is a BVH file, which they then apply to.
+    render = dict(model=str(fox), bvh_scale=None, bvh_up=None, bvh_forward="x", motion=None)
+    assert bvh_options(argparse.Namespace(**render))["bvh_forward"] == "x"
+    assert warnings_said[1] == (f"--bvh-forward ignored: {fox} is not a BVH file (it applies to a .bvh model or a "
+                                "--motion FILE.bvh)")
+    bvh_options(argparse.Namespace(**dict(render, motion=WAVE)))
+    bvh_options(argparse.Namespace(**dict(render, model=str(WAVE))))
+    bvh_options(argparse.Namespace(**dict(render, bvh_forward=None)))
+    assert len(warnings_said) == 2
+
+
+def test_info_loads_a_bvh_with_the_options_given(capsys):
+    from viewer.cli import main
+
+    assert main(["info", str(WAVE), "--json", "--bvh-up", "z", "--bvh-forward", "x", "--bvh-scale", "0.5"]) == 0
+    facts = json.loads(capsys.readouterr().out)["bvh"]
+    assert (facts["scale"], facts["up"], facts["up_detected"]) == (0.5, "+z", False)
+    assert (facts["forward"], facts["facing"], facts["turn"]) == ("+x", "given", -90)
