@@ -10,6 +10,7 @@ The package, one job per file:
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import Scene
 from .build import AXES, build_scene, facing_rotation
-from .parse import BvhError, read_bvh
+from .parse import BvhError, read_bvh, renamed_joints
 
 __all__ = ["BvhError", "load_bvh", "load_bvh_motion"]
 
@@ -53,6 +54,11 @@ def load_bvh_motion(path, scale: float | None = None, up: str | None = None, for
         except ViewerError as error:
             raise ViewerError(f"{path}: {error}") from None
     motion = read_bvh(path)
+    renamed = renamed_joints(motion)
+    if renamed:  # one line for them all: bone maps, poses and scripts name the bones by the new names
+        logging.getLogger("boneviewer").warning(
+            f"{path}: {len(renamed)} joint name{'s' if len(renamed) > 1 else ''} taken already, renamed: "
+            + "; ".join(renamed))
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             return motion, build_scene(motion, path.name, scale, up, forward)
