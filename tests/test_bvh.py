@@ -385,12 +385,3 @@ def test_bvh_options_with_no_bvh_file_are_one_warning(warnings_said, capsys):
     bvh_options(argparse.Namespace(**dict(render, model=str(WAVE))))
     bvh_options(argparse.Namespace(**dict(render, bvh_forward=None)))
     assert len(warnings_said) == 2
-
-
-def test_info_loads_a_bvh_with_the_options_given(capsys):
-    from viewer.cli import main
-
-    assert main(["info", str(WAVE), "--json", "--bvh-up", "z", "--bvh-forward", "x", "--bvh-scale", "0.5"]) == 0
-    facts = json.loads(capsys.readouterr().out)["bvh"]
-    assert (facts["scale"], facts["up"], facts["up_detected"]) == (0.5, "+z", False)
-    assert (facts["forward"], facts["facing"], facts["turn"]) == ("+x", "given", -90)
