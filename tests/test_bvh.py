@@ -34,12 +34,13 @@ def joint_positions(scene, t: float) -> np.ndarray:
 
 @pytest.mark.parametrize("name", sorted(REFERENCE))
 def test_joint_positions_equal_threejs_bvhloader(name):
-    """scale=1.0, up="y": the joints where three.js's BVHLoader puts them (with the OFFSET it adds
-    to position keys taken out, tests/threejs/generate_bvh_reference.mjs), at frames and between."""
+    """scale=1.0, up="y", forward="z": the joints where three.js's BVHLoader puts them (with the
+    OFFSET it adds to position keys taken out, tests/threejs/generate_bvh_reference.mjs), at frames
+    and between."""
     reference = REFERENCE[name]
     path = BVH / name
     assert hashlib.sha256(path.read_bytes()).hexdigest() == reference["sha256"], "file changed: re-record"
-    scene = load_bvh(path, scale=1.0, up="y")
+    scene = load_bvh(path, scale=1.0, up="y", forward="z")
     bones = scene.skeletons[0].bones
     assert len(bones) == len(reference["names"])
     for bone, three_name in zip(bones, reference["names"]):
@@ -58,11 +59,15 @@ def test_the_shared_capture_is_z_up_and_stands_1_7_units_tall(caplog):
     assert scene.bvh_import["up"] == "+z" and scene.bvh_import["detected"]
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 1 and "scale 0.04" in lines[0] and "up axis +z (detected)" in lines[0]
+    # Its first frame faces the file's +Y, away from its rest's facing: turned half a turn to face +Z.
+    assert "forward axis +y (detected) turned 180° to +Z" in lines[0]
+    assert (scene.bvh_import["forward"], scene.bvh_import["facing"], scene.bvh_import["turn"]) == ("+y", "detected", 180)
     first = joint_positions(scene, 0.0)
     assert abs(np.ptp(first[:, 1]) - 1.7) < 1e-9
     bones = [b.name for b in scene.skeletons[0].bones]
     head, foot = first[bones.index("Head")], first[bones.index("LeftFoot")]
     assert head[1] - foot[1] > 1.3  # standing: the head well above the feet
+    assert_faces_plus_z(first, bones)
     assert scene.animations[0].name == "wave_hello"
     assert scene.animations[0].duration == pytest.approx(838 * 0.008342)
 
@@ -79,13 +84,106 @@ def test_up_axis_detected_from_the_first_frame(name, up):
 
 
 def test_scale_and_up_given_keep_the_files_numbers():
-    scene = load_bvh(BVH / "human_zxy_root_offset.bvh", scale=1.0, up="y")
+    scene = load_bvh(BVH / "human_zxy_root_offset.bvh", scale=1.0, up="y", forward="z")
     row = [float(v) for v in (BVH / "human_zxy_root_offset.bvh").read_text().split("Frame Time:")[1]
            .splitlines()[1].split()[:3]]
     assert np.allclose(joint_positions(scene, 0.0)[0], row)  # position channels in place of the OFFSET
     turned = load_bvh(BVH / "human_zxy_root_offset.bvh", scale=2.0, up="-z")
     x, y, z = row
     assert np.allclose(joint_positions(turned, 0.0)[0], np.array([x, -z, y]) * 2.0)
+
+
+@pytest.mark.parametrize("name", ["human_zxy_root_offset.bvh", "all_orders_colon_names.bvh", "wave_hello.bvh"])
+def test_scale_1_up_y_forward_z_keep_the_files_numbers_bit_for_bit(name):
+    """Given all three (scale 1, up y, forward z), nothing turns or scales: every OFFSET is a
+    node's rest translation and every position channel a translation key, as parsed."""
+    motion = read_bvh(BVH / name)
+    scene = load_bvh(BVH / name, scale=1.0, up="y", forward="z")
+    assert scene.bvh_import == {"scale": 1.0, "up": "+y", "detected": False, "forward": "+z", "facing": "given",
+                                "turn": 0}
+    nodes = {node.name: node for node in scene.nodes}
+    keys = {channel.node.name: channel.values for channel in scene.animations[0].channels
+            if channel.path == "translation"}
+    assert keys
+    for joint in motion.joints:
+        assert np.array_equal(nodes[joint.name].position, joint.offset), joint.name
+        columns = [joint.first_column + k for k, c in enumerate(joint.channels) if c.endswith("position")]
+        if columns:
+            axes = ["XYZ".index(c[0]) for c in joint.channels if c.endswith("position")]
+            assert np.array_equal(keys[joint.name][:, axes], motion.values[:, columns]), joint.name
+
+
+def assert_faces_plus_z(positions, names):
+    """glTF's front: a figure facing +Z (Y up) has its left hip and shoulder at +X of its right ones,
+    level across Z (within 0.3 of the width: a first frame need not stand square)."""
+    plain = [name.split(":")[-1] for name in names]
+    for left, right in (("LeftUpLeg", "RightUpLeg"), ("LeftArm", "RightArm")):
+        across = positions[plain.index(left)] - positions[plain.index(right)]
+        assert across[0] > 0 and abs(across[2]) < 0.3 * across[0], (left, across)
+
+
+def figure(left: tuple, root_turn: float = 0.0) -> str:
+    """A small Y-up figure whose left side is at ``left`` (a unit vector across Y) at rest; its
+    root turns ``root_turn`` degrees about +Y in both frames."""
+    l = np.array(left, dtype=float)
+    def at(v):
+        return " ".join(f"{c:g}" for c in v)
+    text = "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 90 0\n  CHANNELS 6 Xposition Yposition Zposition Yrotation Xrotation Zrotation\n"
+    text += "  JOINT Spine\n  {\n    OFFSET 0 20 0\n    CHANNELS 3 Yrotation Xrotation Zrotation\n"
+    text += "    JOINT Head\n    {\n      OFFSET 0 30 0\n      CHANNELS 3 Yrotation Xrotation Zrotation\n"
+    text += "      End Site\n      {\n        OFFSET 0 15 0\n      }\n    }\n"
+    for side, sign in (("Left", 1), ("Right", -1)):
+        text += f"    JOINT {side}Arm\n    {{\n      OFFSET {at(l * 18 * sign + [0, 25, 0])}\n"
+        text += f"      CHANNELS 3 Yrotation Xrotation Zrotation\n      End Site\n      {{\n        OFFSET {at(l * 50 * sign)}\n      }}\n    }}\n"
+    text += "  }\n"
+    for side, sign in (("Left", 1), ("Right", -1)):
+        text += f"  JOINT {side}UpLeg\n  {{\n    OFFSET {at(l * 9 * sign)}\n    CHANNELS 3 Yrotation Xrotation Zrotation\n"
+        text += f"    JOINT {side}Foot\n    {{\n      OFFSET 0 -85 0\n      CHANNELS 3 Yrotation Xrotation Zrotation\n"
+        text += "      End Site\n      {\n        OFFSET 0 -5 10\n      }\n    }\n  }\n"
+    row = " ".join(["0 90 0", f"{root_turn:g} 0 0"] + ["0 0 0"] * 8)
+    return text + f"}}\nMOTION\nFrames: 2\nFrame Time: 0.1\n{row}\n{row}\n"
+
+
+# (left side at rest, root turn in the first frame) -> the file's forward axis and the turn to +Z
+FACINGS = {"faces -z": ((-1, 0, 0), 0.0, "-z", 180), "faces +x": ((0, 0, -1), 0.0, "+x", -90),
+           "rest faces +z, first frame +x": ((1, 0, 0), 90.0, "+x", -90),
+           "faces +z": ((1, 0, 0), 0.0, "+z", 0)}
+
+
+@pytest.mark.parametrize("case", sorted(FACINGS))
+def test_a_capture_is_turned_to_face_plus_z_in_its_first_frame(case, tmp_path):
+    left, root_turn, forward, turn = FACINGS[case]
+    path = tmp_path / "figure.bvh"
+    path.write_text(figure(left, root_turn))
+    scene = load_bvh(path)
+    assert (scene.bvh_import["forward"], scene.bvh_import["facing"], scene.bvh_import["turn"]) == (forward, "detected", turn)
+    names = [b.name for b in scene.skeletons[0].bones]
+    assert_faces_plus_z(joint_positions(scene, 0.0), names)
+    # Given, the same forward axis makes the same figure; another one is obeyed as given.
+    given = load_bvh(path, forward=forward)
+    assert np.allclose(joint_positions(given, 0.0), joint_positions(scene, 0.0), atol=1e-9)
+    kept = load_bvh(path, forward="z")
+    assert kept.bvh_import["turn"] == 0 and kept.bvh_import["facing"] == "given"
+    first, rest = joint_positions(kept, 0.0), kept.skeletons[0]
+    across = first[names.index("LeftUpLeg")] - first[names.index("RightUpLeg")]
+    expected_left = np.array(left, float) if not root_turn else np.array([0.0, 0.0, -1.0])  # +90 about Y: +X to -Z
+    assert np.allclose(across / np.linalg.norm(across), expected_left, atol=1e-9)
+
+
+def test_forward_along_up_and_unknown_axes_are_one_line(tmp_path):
+    with pytest.raises(ViewerError, match="forward axis -z is along the up axis \\+z"):
+        load_bvh(WAVE, up="z", forward="-z")
+    with pytest.raises(ViewerError, match="forward axis 'w'"):
+        load_bvh(WAVE, forward="w")
+    with pytest.raises(ViewerError, match="forward axis \\+y is along the up axis \\+y"):  # up detected (+Y)
+        load_bvh(BVH / "human_zxy_root_offset.bvh", forward="y")
+
+
+def test_a_figure_without_known_hips_or_shoulders_keeps_its_facing(tmp_path):
+    path = tmp_path / "chain.bvh"
+    path.write_text(deep(4))
+    scene = load_bvh(path)
+    assert (scene.bvh_import["facing"], scene.bvh_import["turn"]) == ("not detected", 0)
 
 
 def test_end_sites_are_leaf_bones_named_after_their_parent():
@@ -233,8 +331,57 @@ def test_the_command_line_says_the_line_and_exits_2(cli, tmp_path):
 
 def test_bvh_options_on_the_command_line(cli, tmp_path):
     out = tmp_path / "asf.png"
-    result = cli("render", BVH / "asf_zup_xyz.bvh", "--bvh-up", "z", "--bvh-scale", "0.1", "--out", out,
-                 "--size", "120x120")
+    result = cli("render", BVH / "asf_zup_xyz.bvh", "--bvh-up", "z", "--bvh-scale", "0.1", "--bvh-forward=-y",
+                 "--out", out, "--size", "120x120")
     assert result.returncode == 0, result.stderr
-    assert f"{BVH / 'asf_zup_xyz.bvh'}: BVH scale 0.1, up axis +z (given) turned to +Y" in result.stderr
+    assert (f"{BVH / 'asf_zup_xyz.bvh'}: BVH scale 0.1, up axis +z (given) turned to +Y, forward axis -y (given) "
+            "faces +Z") in result.stderr
     assert out.is_file()
+
+
+@pytest.mark.parametrize("command", [["render"], ["view"], ["export", "--out", "x.glb"], ["info"],
+                                     ["serve", "--listen", "0"]])
+def test_every_command_that_opens_a_model_takes_the_bvh_options(command):
+    from viewer.cli import build_parser
+
+    args = build_parser().parse_args([command[0], str(WAVE), *command[1:], "--bvh-scale", "2", "--bvh-up", "z",
+                                      "--bvh-forward", "x"])
+    assert (args.bvh_scale, args.bvh_up, args.bvh_forward) == (2.0, "z", "x")
+
+
+@pytest.fixture
+def warnings_said():
+    """The lines the 'boneviewer' logger warns, collected (whatever handlers a command set up)."""
+    import logging
+
+    said = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            if record.levelno >= logging.WARNING:
+                said.append(record.getMessage())
+
+    handler = Collect()
+    logging.getLogger("boneviewer").addHandler(handler)
+    yield said
+    logging.getLogger("boneviewer").removeHandler(handler)
+
+
+def test_bvh_options_with_no_bvh_file_are_one_warning(warnings_said, capsys):
+    import argparse
+
+    from viewer.cli import main
+    from viewer.cli.common import bvh_options
+
+    fox = DATA / "gltf-samples" / "Fox" / "Fox.glb"
+    assert main(["info", str(fox), "--bvh-up", "z", "--bvh-scale", "3"]) == 0
+    assert warnings_said == [f"--bvh-scale, --bvh-up ignored: {fox} is not a BVH file (they apply to a .bvh model)"]
+    # render/view/export: the same, unless --motion is a BVH file, which they then apply to.
+    render = dict(model=str(fox), bvh_scale=None, bvh_up=None, bvh_forward="x", motion=None)
+    assert bvh_options(argparse.Namespace(**render))["bvh_forward"] == "x"
+    assert warnings_said[1] == (f"--bvh-forward ignored: {fox} is not a BVH file (it applies to a .bvh model or a "
+                                "--motion FILE.bvh)")
+    bvh_options(argparse.Namespace(**dict(render, motion=WAVE)))
+    bvh_options(argparse.Namespace(**dict(render, model=str(WAVE))))
+    bvh_options(argparse.Namespace(**dict(render, bvh_forward=None)))
+    assert len(warnings_said) == 2

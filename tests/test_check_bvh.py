@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from test_bvh import BAD
+from test_bvh import BAD, warnings_said  # noqa: F401 (a fixture)
 from viewer.checks import ERROR, WARNING, check_file
 
 BVH = Path(__file__).parent / "data" / "bvh"
@@ -45,6 +45,66 @@ Frame Time: 0.1
 1000 0 0 0 0 0 170 0 0 0 0 0
 0 0 0 0 0 0 0 0 0 0 0 0
 """
+
+
+# Spine twice (lines 6 and 10) and a real joint named as Head's End Site is (lines 18 and 23).
+RENAMED = """HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Spine
+  {
+    OFFSET 0 10 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT Spine
+    {
+      OFFSET 0 10 0
+      CHANNELS 3 Zrotation Xrotation Yrotation
+      JOINT Head
+      {
+        OFFSET 0 10 0
+        CHANNELS 3 Zrotation Xrotation Yrotation
+        End Site
+        {
+          OFFSET 0 5 0
+        }
+      }
+      JOINT Head_end
+      {
+        OFFSET 0 10 3
+        CHANNELS 3 Zrotation Xrotation Yrotation
+        End Site
+        {
+          OFFSET 0 5 0
+        }
+      }
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.1
+""" + "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n" * 2
+
+
+def test_renamed_joints_are_one_loader_warning_and_a_finding_each(tmp_path, warnings_said):
+    from viewer import load_bvh
+
+    path = tmp_path / "renamed.bvh"
+    path.write_text(RENAMED)
+    bones = [b.name for b in load_bvh(path).skeletons[0].bones]
+    assert bones == ["Hips", "Spine", "Spine_2", "Head", "Head_end", "Head_end_2", "Head_end_2_end"]
+    assert warnings_said == [f"{path}: 2 joint names taken already, renamed: line 10: joint 'Spine' renamed 'Spine_2' "
+                             "(line 6 has the name); line 23: joint 'Head_end' renamed 'Head_end_2' (line 18 has the "
+                             "name)"]
+    report = check_file(path)
+    assert report.loaded and len(warnings_said) == 1  # check says it as findings, not as a second line
+    renamed = [(f.severity, f.pointer, f.message) for f in report.findings if f.code == "bvh-joint-renamed"]
+    assert renamed == [(WARNING, "line 10", "joint 'Spine' has the name of the joint at line 6: renamed 'Spine_2'"),
+                       (WARNING, "line 23", "joint 'Head_end' has the name of the End Site at line 18: renamed "
+                                            "'Head_end_2'")]
+    assert report.fails(strict=True) and not report.fails()
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in BVH.glob("*.bvh")))

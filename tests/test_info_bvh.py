@@ -69,11 +69,22 @@ def test_info_json_has_the_gltf_keys_and_what_the_loader_chose(cli):
     assert (facts["format"], facts["version"], facts["materials"], facts["textures"]) == ("bvh", None, 0, 0)
     assert all(isinstance(facts["bvh"][k], int) for k in ("joints", "end_sites", "channels", "frames"))
     assert (facts["bvh"]["up"], facts["bvh"]["up_detected"]) == ("+z", True)  # Z-up, as the file's data says
+    assert (facts["bvh"]["forward"], facts["bvh"]["facing"], facts["bvh"]["turn"]) == ("-y", "detected", 0)
     assert facts["bvh"]["rotation_orders"] == {"XYZ": 18}
     assert facts["meshes"][0]["generated"] is True and facts["meshes"][0]["influences"] == 1
     assert facts["animations"][0]["paths"] == {"translation": 1, "rotation": 18}
     assert len(facts["bones"]) == 23 and facts["bones"][0] == {"name": "Hips", "depth": 0,
                                                                 "length": facts["bones"][0]["length"]}
+
+
+def test_info_loads_a_bvh_with_the_options_given(capsys):
+    from viewer.cli import main
+
+    assert main(["info", str(BVH / "wave_hello.bvh"), "--json", "--bvh-up", "z", "--bvh-forward", "x",
+                 "--bvh-scale", "0.5"]) == 0
+    facts = json.loads(capsys.readouterr().out)["bvh"]
+    assert (facts["scale"], facts["up"], facts["up_detected"]) == (0.5, "+z", False)
+    assert (facts["forward"], facts["facing"], facts["turn"]) == ("+x", "given", -90)
 
 
 def test_info_tables_on_a_terminal(capsys):

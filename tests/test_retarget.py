@@ -51,13 +51,28 @@ def test_the_shared_capture_on_cesiumman_with_the_shipped_map(wave):
     result = Retargeting(wave, cesium, bone_map=json.loads(CESIUM_MAP.read_text()))
     worst, rows = retarget_error(result, every=3)
     assert worst < WORST and len(rows) >= 14
-    # Upright, and turned as the capture is (its first frames face the other way from its rest).
-    result.clip.apply(1.0)
-    cesium.prepare()
-    place = placement_matrix(cesium, result.target_skeleton)
-    at = {b.name: (b.get_absolute_matrix() @ place)[3, :3] for b in cesium.skeletons[0].bones}
-    assert at["Skeleton_arm_joint_L__2_"][0] < -0.3 < 0.3 < at["Skeleton_arm_joint_R__3_"][0]
+    # Upright, and facing +Z (the camera) as the capture, turned to face +Z, does: its first frames
+    # face the other way from its rest, and the character turns with it, not with its change from rest.
+    at = posed_at(result, 1.0)
+    assert at["Skeleton_arm_joint_L__2_"][0] > 0.3 > -0.3 > at["Skeleton_arm_joint_R__3_"][0]
     assert at["Skeleton_neck_joint_2"][1] > at["Skeleton_torso_joint_1"][1] > at["leg_joint_L_3"][1]
+
+
+def posed_at(retargeting, time: float) -> dict:
+    """{bone name: world position} of the target posed by the retargeted clip at ``time``."""
+    retargeting.clip.apply(time)
+    retargeting.target_skeleton.prepare()
+    place = placement_matrix(retargeting.target_scene, retargeting.target_skeleton)
+    return {b.name: (b.get_absolute_matrix() @ place)[3, :3] for b in retargeting.target_skeleton.bones}
+
+
+@pytest.mark.parametrize("time", [0.0, 1.0, 4.1])
+def test_robotexpressive_shows_its_front_under_the_capture(robot_wave, time):
+    """glTF's front is +Z: the robot's left arm and hand at +X of its right ones, as the capture's are."""
+    at = posed_at(robot_wave, time)
+    assert at["UpperArm.L"][0] - at["UpperArm.R"][0] > 0.5 * abs(at["UpperArm.L"][2] - at["UpperArm.R"][2])
+    assert at["UpperArm.L"][0] > at["UpperArm.R"][0]
+    assert np.allclose(robot_wave.turn @ robot_wave.turn.T, np.eye(3)) and robot_wave.turn[1, 1] == 1.0
 
 
 @pytest.mark.parametrize("source", ["asf_zup_xyz.bvh", "lying_rest.bvh", "all_orders_colon_names.bvh"])

@@ -7,10 +7,12 @@ from pathlib import Path
 from .errors import ViewerError
 
 
-def load_model(model=None, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None):
+def load_model(model=None, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None,
+               bvh_forward: str | None = None):
     """None: the built-in character; a Scene: itself; a path: the file, by its extension.
-    ``scene`` picks a glTF file's scene (default: the file's own default); ``bvh_scale`` and
-    ``bvh_up`` are a BVH file's ``scale`` and ``up`` (see ``viewer.bvh.load_bvh``)."""
+    ``scene`` picks a glTF file's scene (default: the file's own default); ``bvh_scale``,
+    ``bvh_up`` and ``bvh_forward`` are a BVH file's ``scale``, ``up`` and ``forward`` (see
+    ``viewer.bvh.load_bvh``)."""
     from .model import Scene
 
     if model is None:
@@ -31,7 +33,7 @@ def load_model(model=None, scene: int | None = None, bvh_scale: float | None = N
 
         if scene is not None:
             raise ViewerError("--scene picks a scene of a glTF file; a BVH file has one skeleton")
-        return load_bvh(path, bvh_scale, bvh_up)
+        return load_bvh(path, bvh_scale, bvh_up, bvh_forward)
     raise ViewerError(f"model {path}: cannot open {path.suffix or 'extension-less'} files; "
                       "boneviewer reads glTF 2.0 (.gltf, .glb) and BVH motion capture (.bvh)")
 
@@ -62,9 +64,10 @@ def check_not_source(scene, label: str, path, inputs: dict | None = None) -> Non
     check_outputs([(label, Path(path))], {**source_files(scene), **(inputs or {})})
 
 
-def inspect_model(model, scene: int | None = None) -> dict:
+def inspect_model(model, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None,
+                  bvh_forward: str | None = None) -> dict:
     """What a model file holds (see viewer.gltf.inspect, viewer.bvh.inspect), checked as load_model
-    checks it."""
+    checks it; a BVH file loaded with the BVH options as load_model loads it."""
     path = _existing_file(model)
     if path.suffix.lower() in (".gltf", ".glb"):
         from .gltf.inspect import inspect_gltf
@@ -75,7 +78,7 @@ def inspect_model(model, scene: int | None = None) -> dict:
 
         if scene is not None:
             raise ViewerError("--scene picks a scene of a glTF file; a BVH file has one skeleton")
-        return inspect_bvh(path)
+        return inspect_bvh(path, bvh_scale, bvh_up, bvh_forward)
     load_model(path, scene)  # refused as the viewer refuses it
     raise AssertionError("load_model reads no other extension")
 

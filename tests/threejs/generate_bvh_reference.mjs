@@ -1,5 +1,5 @@
 // Joint world positions of each test BVH file as three.js's BVHLoader reads it, played by
-// three's AnimationMixer, for tests/test_bvh.py (loaded there with scale=1.0, up="y").
+// three's AnimationMixer, for tests/test_bvh.py (loaded there with scale=1.0, up="y", forward="z").
 //
 // boneviewer reads position channels in place of the OFFSET (as Blender does); three adds the
 // OFFSET to them. So before playing, the OFFSET is taken out of three's position keys for the

@@ -6,8 +6,9 @@ Conventions, as Blender reads BVH (and three.js's BVHLoader for rotations):
   (``Zrotation Xrotation Yrotation`` is Rz * Rx * Ry on column vectors);
 - position channels are the joint's translation from its parent *in place of* its OFFSET
   (a component without a channel keeps the OFFSET's);
-- the file's up axis is turned to +Y by one rotation folded into the root, and ``scale``
-  multiplies every offset and position.
+- the file's up axis is turned to +Y and its forward axis (the way the figure faces in the first
+  frame) to +Z, glTF's front, by one rotation folded into the root, and ``scale`` multiplies every
+  offset and position.
 """
 
 from __future__ import annotations
@@ -28,6 +29,17 @@ AXES = {"x": 0, "y": 1, "z": 2}
 BONE_COLOR = (0.80, 0.66, 0.52, 1.0)
 
 
+def axis_vector(axis: str) -> np.ndarray:
+    """The unit vector of an axis name ("y", "-z", "+x")."""
+    text = axis.strip().lower()
+    index = AXES.get(text.lstrip("+-"))
+    if index is None:
+        raise ViewerError(f"axis {axis!r}: expected x, y, z, -x, -y or -z")
+    vector = np.zeros(3)
+    vector[index] = -1.0 if text.startswith("-") else 1.0
+    return vector
+
+
 def up_rotation(up: str) -> np.ndarray:
     """The proper rotation (3x3, row vectors: v @ R) taking the file's ``up`` axis to +Y."""
     text = up.strip().lower()
@@ -44,9 +56,39 @@ def up_rotation(up: str) -> np.ndarray:
     return np.array(rows[("xyz"[axis], int(sign))], dtype=np.float64)
 
 
-def axis_name(up: str) -> str:
-    text = up.strip().lower()
+def kept_forward(up: str) -> str:
+    """The file's axis that ``up_rotation(up)`` alone takes to +Z (the facing when none is turned)."""
+    return vector_axis(up_rotation(up) @ np.array([0.0, 0.0, 1.0]))
+
+
+def vector_axis(vector: np.ndarray) -> str:
+    """The name ("+x", "-z") of a unit axis vector."""
+    index = int(np.argmax(np.abs(vector)))
+    return ("-" if vector[index] < 0 else "+") + "xyz"[index]
+
+
+def axis_name(axis: str) -> str:
+    text = axis.strip().lower()
     return ("-" if text.startswith("-") else "+") + text.lstrip("+-")
+
+
+def facing_rotation(up: str, forward: str) -> np.ndarray:
+    """The proper rotation (3x3, row vectors) taking the file's ``up`` axis to +Y and its
+    ``forward`` axis to +Z (glTF's up and front); every entry 0 or +-1, so it is exact."""
+    up_axis, forward_axis = axis_vector(up), axis_vector(forward)
+    if np.dot(up_axis, forward_axis) != 0:
+        raise ViewerError(f"forward axis {axis_name(forward)} is along the up axis {axis_name(up)}: "
+                          "the forward axis must be one of the other two")
+    # The rows are the file's vectors taken to +X, +Y and +Z: (up x forward, up, forward) is
+    # right-handed as (x, y, z) is, so this orthonormal basis's transpose is its inverse.
+    return np.stack([np.cross(up_axis, forward_axis), up_axis, forward_axis]).T
+
+
+def turn_degrees(up: str, forward: str) -> int:
+    """How far about +Y the facing turns once the up axis is turned: 0, 90, 180 or -90."""
+    turned = axis_vector(forward) @ up_rotation(up)  # where +Y-up alone puts the forward axis
+    degrees = int(round(np.degrees(np.arctan2(0.0 - turned[0], turned[2]))))  # 0.0 - : no -0, no -180
+    return 180 if degrees == -180 else degrees
 
 
 def quaternion_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -117,6 +159,13 @@ def world_positions(parents: list[int], rotations: np.ndarray, translations: np.
     return world[..., 3, :3]
 
 
+def first_frame_positions(motion: Motion) -> np.ndarray:
+    """(joints, 3) joint positions in the first frame, in the file's units and axes."""
+    parents = [joint.parent for joint in motion.joints]
+    first = Motion(motion.joints, motion.frame_time, motion.values[:1], motion.channel_count)
+    return world_positions(parents, joint_rotations(first), joint_translations(first))[0]
+
+
 def detect_up(motion: Motion) -> str | None:
     """The file's up axis from the first frame: the axis nearest the feet-to-head direction of
     the joints the naming table knows; None when it cannot tell."""
@@ -130,9 +179,7 @@ def detect_up(motion: Motion) -> str | None:
     bottom = feet or ([parts["hips"]] if "hips" in parts else [])
     if top is None or not bottom:
         return None
-    parents = [joint.parent for joint in motion.joints]
-    first = Motion(motion.joints, motion.frame_time, motion.values[:1], motion.channel_count)
-    positions = world_positions(parents, joint_rotations(first), joint_translations(first))[0]
+    positions = first_frame_positions(motion)
     direction = positions[index[top]] - positions[[index[b] for b in bottom]].mean(axis=0)
     if not np.isfinite(direction).all() or np.linalg.norm(direction) == 0:
         return None
@@ -140,28 +187,59 @@ def detect_up(motion: Motion) -> str | None:
     return ("-" if direction[axis] < 0 else "") + "xyz"[axis]
 
 
-def build_scene(motion: Motion, name: str, scale: float | None, up: str | None) -> Scene:
+# Left/right joint pairs that say which way a figure faces, the first the file has: the hips (the
+# thighs' joints, which the pelvis turns together), else the shoulders (clavicles, else upper arms).
+FACING_PAIRS = (("leftUpperLeg", "rightUpperLeg"), ("leftShoulder", "rightShoulder"), ("leftUpperArm", "rightUpperArm"))
+
+
+def detect_forward(motion: Motion, up: str) -> str | None:
+    """The file's forward axis from the first frame: of the two axes across ``up``, the one
+    nearest the way the figure faces, up x its left-to-right direction (a figure facing +Z with +Y
+    up has its left side at +X, so right - left is -X, and Y x -X = +Z); None when it cannot tell."""
+    if len(motion.values) == 0:
+        return None
+    _, parts = body_parts(joint.name for joint in motion.joints)
+    pair = next(((parts[l], parts[r]) for l, r in FACING_PAIRS if l in parts and r in parts), None)
+    if pair is None:
+        return None
+    index = {joint.name: j for j, joint in enumerate(motion.joints)}
+    positions = first_frame_positions(motion)
+    up_axis = axis_vector(up)
+    across = positions[index[pair[1]]] - positions[index[pair[0]]]
+    forward = np.cross(up_axis, across)  # across each other, so along one of the other two axes
+    if not np.isfinite(forward).all() or np.linalg.norm(forward) < 1e-9 * (np.linalg.norm(across) + 1e-300):
+        return None
+    return vector_axis(forward)
+
+
+def build_scene(motion: Motion, name: str, scale: float | None, up: str | None,
+                forward: str | None = None) -> Scene:
     joints = motion.joints
     parents = [joint.parent for joint in joints]
     frames = len(motion.values)
     detected = up is None
     if up is None:
         up = detect_up(motion) or "y"
-    rotation = up_rotation(up)
+    facing = "given"
+    if forward is None:
+        forward, facing = detect_forward(motion, up), "detected"
+        if forward is None:
+            forward, facing = kept_forward(up), "not detected"
+    rotation = facing_rotation(up, forward)
     rotations = joint_rotations(motion)
     translations = joint_translations(motion)
-    # The up rotation folded into the root: its local matrix becomes local @ rotation.
-    turn = np.eye(4)
-    turn[:3, :3] = rotation
-    q_turn = quaternion_of_matrix(rotation)
-    rotations[:, 0] = quaternion_product(q_turn, rotations[:, 0])
-    translations[:, 0] = translations[:, 0] @ rotation
     offsets = np.array([joint.offset for joint in joints])
     rest_rotations = np.zeros((len(joints), 4))
     rest_rotations[:, 3] = 1.0
-    rest_rotations[0] = q_turn
     rest_translations = offsets.copy()
-    rest_translations[0] = offsets[0] @ rotation
+    # The up and facing rotation folded into the root: its local matrix becomes local @ rotation.
+    # None at all when it is the identity, so the file's numbers stay as they are, bit for bit.
+    if not np.array_equal(rotation, np.eye(3)):
+        q_turn = quaternion_of_matrix(rotation)
+        rotations[:, 0] = quaternion_product(q_turn, rotations[:, 0])
+        translations[:, 0] = translations[:, 0] @ rotation
+        rest_rotations[0] = q_turn
+        rest_translations[0] = offsets[0] @ rotation
     if scale is None:
         sample = (rotations[:1], translations[:1]) if frames else (rest_rotations[None], rest_translations[None])
         heights = world_positions(parents, *sample)[0][:, 1]
@@ -169,10 +247,12 @@ def build_scene(motion: Motion, name: str, scale: float | None, up: str | None) 
         factor = FIGURE_HEIGHT / span if span > 1e-12 and np.isfinite(span) else 1.0
     else:
         factor = float(scale)
-    translations *= factor
-    rest_translations *= factor
-    logging.getLogger("boneviewer").info(
-        f"{name}: scale {factor:.6g}, up axis {axis_name(up)}{' (detected)' if detected else ''} turned to +Y")
+    if factor != 1.0:
+        translations *= factor
+        rest_translations *= factor
+    imported = {"scale": factor, "up": axis_name(up), "detected": detected, "forward": axis_name(forward),
+                "facing": facing, "turn": turn_degrees(up, forward)}
+    logging.getLogger("boneviewer").info(f"{name}: {describe_import(imported)}")
 
     table = NodeTable(len(joints))
     skeleton = Skeleton(name)
@@ -207,8 +287,21 @@ def build_scene(motion: Motion, name: str, scale: float | None, up: str | None) 
     rest_world = world_positions(parents, rest_rotations, rest_translations)
     mesh = capsule_mesh(name, rest_world, parents, skeleton)
     scene = Scene(name, [mesh], nodes=nodes, animations=animations)
-    scene.bvh_import = {"scale": factor, "up": axis_name(up), "detected": detected}
+    scene.bvh_import = imported
     return scene
+
+
+def describe_import(imported: dict) -> str:
+    """What the loader chose, in words, for the log, the command line and ``info``: "scale
+    0.0443097, up axis +z (detected) turned to +Y, forward axis +y (detected) turned 180° to +Z"."""
+    up = f"up axis {imported['up']} ({'detected' if imported['detected'] else 'given'}) turned to +Y"
+    if imported["facing"] == "not detected":
+        facing = "facing not detected (kept)"
+    elif imported["turn"]:
+        facing = f"forward axis {imported['forward']} ({imported['facing']}) turned {imported['turn']}° to +Z"
+    else:
+        facing = f"forward axis {imported['forward']} ({imported['facing']}) faces +Z"
+    return f"scale {imported['scale']:.6g}, {up}, {facing}"
 
 
 def _keep_hemisphere(quaternions: np.ndarray) -> None:

@@ -7,13 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def inspect_bvh(path) -> dict:
-    """The file's contents as plain data (see `boneviewer info --json`), from one load: a file
-    the viewer refuses is refused here with the same line. ``"_scene"`` is the loaded Scene."""
+def inspect_bvh(path, scale=None, up=None, forward=None) -> dict:
+    """The file's contents as plain data (see `boneviewer info --json`), from one load (with
+    ``load_bvh``'s ``scale``, ``up`` and ``forward``): a file the viewer refuses is refused here
+    with the same line. ``"_scene"`` is the loaded Scene."""
     from . import load_bvh_motion
 
     path = Path(path)
-    motion, scene = load_bvh_motion(path)
+    motion, scene = load_bvh_motion(path, scale, up, forward)
     joints = motion.joints
     skeleton = scene.skeletons[0]
     depth = [0] * len(joints)
@@ -68,6 +69,9 @@ def inspect_bvh(path) -> dict:
             "scale": float(imported["scale"]),
             "up": imported["up"],
             "up_detected": bool(imported["detected"]),
+            "forward": imported["forward"],
+            "facing": imported["facing"],
+            "turn": imported["turn"],
             "hierarchy": hierarchy,
         },
         "_scene": scene,

@@ -34,6 +34,8 @@ class Joint:
     first_column: int = 0  # where its channels start in a MOTION row
     end_site: bool = False
     line: int = 0
+    renamed_from: str = ""  # the name the file gives, when another joint has it already
+    name_line: int = 0  # then the line of the joint that has it
 
 
 @dataclass
@@ -123,7 +125,7 @@ def _hierarchy(tokens: _Tokens) -> list[Joint]:
         raise tokens.error(f"expected ROOT, got {word[:40]!r}")
     joints: list[Joint] = []
     stack: list[int] = []  # the open joints, innermost last
-    names: set[str] = set()
+    names: dict[str, int] = {}  # name -> the line of the joint that has it
     column = 0
     keyword = "ROOT"
     while True:
@@ -147,12 +149,14 @@ def _hierarchy(tokens: _Tokens) -> list[Joint]:
             if not words:
                 raise tokens.error(f"{keyword} without a name")
             name = " ".join(words)
-        if name in names:
-            base, k = name, 2
-            while f"{base}_{k}" in names:
+        renamed_from, name_line = "", 0
+        if name in names:  # a repeated name, or a joint named as an End Site is (Head_end)
+            renamed_from, name_line = name, names[name]
+            k = 2
+            while f"{renamed_from}_{k}" in names:
                 k += 1
-            name = f"{base}_{k}"
-        names.add(name)
+            name = f"{renamed_from}_{k}"
+        names[name] = line
         if not brace_on_line:
             brace = tokens.next("{")
             if brace != "{":
@@ -161,7 +165,8 @@ def _hierarchy(tokens: _Tokens) -> list[Joint]:
         if word.upper() != "OFFSET":
             raise tokens.error(f"expected OFFSET in {name}, got {word[:40]!r}")
         offset = np.array([tokens.number(f"OFFSET of {name}") for _ in range(3)])
-        joint = Joint(name, parent, offset, line=line, end_site=end_site, first_column=column)
+        joint = Joint(name, parent, offset, line=line, end_site=end_site, first_column=column,
+                      renamed_from=renamed_from, name_line=name_line)
         joints.append(joint)
         index = len(joints) - 1
         stack.append(index)
@@ -200,6 +205,13 @@ def _hierarchy(tokens: _Tokens) -> list[Joint]:
             if upper == "ROOT":
                 raise tokens.error("a second ROOT: boneviewer reads one skeleton per BVH file")
             raise tokens.error(f"expected JOINT, End Site or }}, got {word[:40]!r}")
+
+
+def renamed_joints(motion: Motion) -> list[str]:
+    """Each joint renamed because another has its name, in words: "line 14: joint 'Spine' renamed
+    'Spine_2' (line 6 has the name)"."""
+    return [f"line {joint.line}: {'End Site' if joint.end_site else 'joint'} {joint.renamed_from!r} renamed "
+            f"{joint.name!r} (line {joint.name_line} has the name)" for joint in motion.joints if joint.renamed_from]
 
 
 def _motion(tokens: _Tokens, joints: list[Joint]) -> Motion:

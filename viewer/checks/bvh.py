@@ -20,7 +20,7 @@ def check_bvh(path, scene=None) -> FileReport:
 
     report = FileReport(str(path))
     prefix = f"{path}: "
-    with _captured_warnings():  # the loader's "scale, up axis" note is not a finding
+    with _captured_warnings():  # the loader's notes; renamed joints become findings below
         try:
             motion, scene = load_bvh_motion(path)
         except ViewerError as error:
@@ -29,6 +29,12 @@ def check_bvh(path, scene=None) -> FileReport:
             line = LINE.match(message)
             report.findings.append(finding("bvh-refused", message, f"line {line.group(1)}" if line else ""))
             return report
+    kind = {joint.line: "End Site" if joint.end_site else "joint" for joint in motion.joints}
+    for joint in motion.joints:  # said by the loader as a warning line, which this replaces
+        if joint.renamed_from:
+            report.findings.append(finding(
+                "bvh-joint-renamed", f"{kind[joint.line]} {joint.renamed_from!r} has the name of the "
+                f"{kind[joint.name_line]} at line {joint.name_line}: renamed {joint.name!r}", f"line {joint.line}"))
     # The capsule mesh is generated: an End Site (or a joint without children) moves none of it
     # by construction, so "joint-unused" says nothing about the file.
     report.findings += [f for f in rig_findings(scene, BvhWhere(motion)) if f.code != "joint-unused"]

@@ -39,6 +39,8 @@ CODES = {
     "clip-explodes": (WARNING, "a clip whose skinned bounds grow past 10x the rest bounds"),
     "extension-ignored": (WARNING, "the file uses an extension boneviewer ignores (drawn without it)"),
     "primitive-skipped": (WARNING, "a primitive of points or lines, which is not drawn"),
+    "bvh-joint-renamed": (WARNING, "a BVH joint named as another joint or a generated End Site (<parent>_end) "
+                                   "is, renamed <name>_2 (bone maps and poses must use that name)"),
     "loader-warning": (WARNING, "another flaw the loader tolerates (the message says which)"),
     "joint-unused": (INFO, "a joint that no vertex uses"),
     "no-inverse-binds": (INFO, "a skin without inverseBindMatrices (identity is used)"),

@@ -219,7 +219,8 @@ def start_listening(args):
     return server
 # --- loading a model, BVH options and --motion (every command that opens a model) ---------------
 BVH_UP_AXES = ("x", "y", "z", "-x", "-y", "-z", "+x", "+y", "+z")
-MOTION_DESTS = ("bvh_scale", "bvh_up", "motion", "motion_clip", "motion_bone_map")
+BVH_DESTS = ("bvh_scale", "bvh_up", "bvh_forward")
+MOTION_DESTS = BVH_DESTS + ("motion", "motion_clip", "motion_bone_map")
 
 
 def bvh_up(text: str) -> str:
@@ -228,20 +229,42 @@ def bvh_up(text: str) -> str:
     return text.lower()
 
 
+def add_bvh_options(parser) -> None:
+    """--bvh-scale, --bvh-up and --bvh-forward: how a BVH file (the model or --motion's) loads."""
+    parser.add_argument("--bvh-scale", type=positive_finite, metavar="S",
+                        help="a BVH file's scale (default: the figure 1.7 units tall in its first frame)")
+    parser.add_argument("--bvh-up", type=bvh_up, metavar="AXIS",
+                        help="a BVH file's up axis: y, z, -z, ... (default: detected from its first frame)")
+    parser.add_argument("--bvh-forward", type=bvh_up, metavar="AXIS",
+                        help="the axis a BVH file's figure faces, turned to +Z (glTF's front): z, -z, x, ... "
+                             "(default: detected from its first frame's hips or shoulders)")
+
+
 def add_motion_options(parser, bone_map: bool = True) -> None:
-    """--bvh-scale, --bvh-up, --motion, --motion-clip and (unless the command has its own
-    --bone-map that takes the map too, as render does) --bone-map MAP.json."""
+    """--bvh-scale, --bvh-up, --bvh-forward, --motion, --motion-clip and (unless the command has
+    its own --bone-map that takes the map too, as render does) --bone-map MAP.json."""
     group = parser.add_argument_group("BVH and motion from another file")
-    group.add_argument("--bvh-scale", type=positive_finite, metavar="S",
-                       help="a BVH file's scale (default: the figure 1.7 units tall in its first frame)")
-    group.add_argument("--bvh-up", type=bvh_up, metavar="AXIS",
-                       help="a BVH file's up axis: y, z, -z, ... (default: detected from its first frame)")
+    add_bvh_options(group)
     group.add_argument("--motion", type=Path, metavar="FILE.bvh|FILE.glb",
                        help="retarget a clip of this file onto the model and play it")
     group.add_argument("--motion-clip", metavar="NAME", help="the --motion file's clip (default: its first)")
     if bone_map:
         group.add_argument("--bone-map", dest="motion_bone_map", type=Path, metavar="MAP.json",
                            help='--motion\'s bone map, {"target bone": "source bone"} (default: by the naming schemes)')
+
+
+def bvh_options(args) -> dict:
+    """The BVH options of ``args`` as ``load_model``'s keywords; warns (one line) when they are
+    given and no file they apply to is (the model, or --motion, a .bvh file)."""
+    options = {name: getattr(args, name, None) for name in BVH_DESTS}
+    given = [f"--{name.replace('_', '-')}" for name in BVH_DESTS if options[name] is not None]
+    model, motion = getattr(args, "model", None), getattr(args, "motion", None)
+    if given and not any(path is not None and Path(path).suffix.lower() == ".bvh" for path in (model, motion)):
+        what = f"{model} is not a BVH file" if model is not None else "the built-in character is not a BVH file"
+        to = " or a --motion FILE.bvh" if hasattr(args, "motion") else ""
+        they = "they apply" if len(given) > 1 else "it applies"
+        logger().warning(f"{', '.join(given)} ignored: {what} ({they} to a .bvh model{to})")
+    return options
 
 
 def motion_namespace(args) -> dict:
@@ -251,13 +274,14 @@ def motion_namespace(args) -> dict:
 
 def load_scene(args):
     """The command's model (``args.model``, ``args.scene``, the BVH options), with the --motion
-    file's clip retargeted onto it as its first animation. Says a BVH file's scale and up axis."""
+    file's clip retargeted onto it as its first animation. Says a BVH file's scale, up axis and
+    facing."""
     from ..errors import ViewerError
     from ..loaders import load_model
 
     _split_bone_map(args)
-    scale, up = getattr(args, "bvh_scale", None), getattr(args, "bvh_up", None)
-    scene = load_model(args.model, getattr(args, "scene", None), bvh_scale=scale, bvh_up=up)
+    bvh = bvh_options(args)
+    scene = load_model(args.model, getattr(args, "scene", None), **bvh)
     _say_bvh(args.model, scene)
     motion = getattr(args, "motion", None)
     bone_map, clip_name = getattr(args, "motion_bone_map", None), getattr(args, "motion_clip", None)
@@ -273,7 +297,7 @@ def load_scene(args):
     if not Path(motion).exists():  # said here, or load_model would call it the model
         raise ViewerError(f"--motion {motion}: no such file")
     mapping = None if bone_map is None else read_bone_map(bone_map)
-    source = load_model(motion, None, bvh_scale=scale, bvh_up=up)
+    source = load_model(motion, None, **bvh)
     _say_bvh(motion, source)
     try:
         clip = retarget(source, scene, clip=clip_name, bone_map=mapping)
@@ -319,6 +343,6 @@ def _say_bvh(path, scene) -> None:
     info = getattr(scene, "bvh_import", None)
     if info is None or logger().disabled:
         return
-    how = "detected" if info["detected"] else "given"
-    print(f"boneviewer: {path}: BVH scale {info['scale']:.6g}, up axis {info['up']} ({how}) turned to +Y",
-          file=sys.stderr)
+    from ..bvh.build import describe_import
+
+    print(f"boneviewer: {path}: BVH {describe_import(info)}", file=sys.stderr)

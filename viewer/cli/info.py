@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import scene_index
+from .common import add_bvh_options, bvh_options, scene_index
 
 
 def add_parser(commands, common):
@@ -16,13 +16,14 @@ def add_parser(commands, common):
                                            "animations (duration, channels, what they target), materials, "
                                            "textures, extensions, and the file's size by part. For a .bvh: its "
                                            "joints, End Sites, channels per joint and their order, frames, frame "
-                                           "time, duration, the scale and up axis the loader chose and the "
-                                           "generated mesh.")
+                                           "time, duration, the scale, up axis and facing the loader "
+                                           "chose and the generated mesh.")
     info.add_argument("model", help="model file: .gltf, .glb or .bvh")
     info.add_argument("--json", action="store_true", help="one JSON object instead of tables")
     info.add_argument("--tree", action="store_true", help="also the bone hierarchy, with each bone's length")
     info.add_argument("--scene", type=scene_index, metavar="N",
                       help="which scene to load for the bone tree (default: the file's default scene)")
+    add_bvh_options(info.add_argument_group("BVH files"))
     info.set_defaults(run=run)
 
 
@@ -30,7 +31,7 @@ def run(args) -> int:
     from ..gltf.inspect import bone_tree
     from ..loaders import inspect_model
 
-    facts = inspect_model(args.model, args.scene)
+    facts = inspect_model(args.model, args.scene, **bvh_options(args))
     scene = facts.pop("_scene")
     if args.tree:
         facts["bones"] = [{"name": name, "depth": depth, "length": length}
@@ -105,14 +106,15 @@ def tables(facts: dict) -> list[str]:
 
 
 def bvh_tables(facts: dict) -> list[str]:
+    from ..bvh.build import describe_import
+
     bvh, mesh = facts["bvh"], facts["meshes"][0]
     rate = 1.0 / bvh["frame_time"]
     orders = ", ".join(f"{order} ({count})" for order, count in bvh["rotation_orders"].items()) or "none"
     out = [f"{facts['file']}: BVH motion capture, {_bytes(facts['size']['file'])}; {bvh['joints']} joints, "
            f"{bvh['end_sites']} End Sites, {bvh['channels']} channels, {bvh['frames']} frames at "
            f"{bvh['frame_time']:g} s ({rate:.4g} fps), {bvh['duration']:.4g} s",
-           f"loaded with scale {bvh['scale']:.6g}, up axis {bvh['up']} "
-           f"({'detected' if bvh['up_detected'] else 'given'}) turned to +Y; rotation orders: {orders}",
+           f"loaded with {describe_import(dict(bvh, detected=bvh['up_detected']))}; rotation orders: {orders}",
            f"generated mesh: a capsule per bone, {mesh['vertices']} vertices, rigidly skinned (one bone each)"]
     out += ["", "joints"] + table(["#", "name", "parent", "line", "channels", "order"], [
         [i, j["name"] + (" (End Site)" if j["end_site"] else ""), j["parent"] or "", j["line"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from .common import add_listen_options, scene_index
+from .common import add_bvh_options, add_listen_options, scene_index
 
 IDLE_WAIT = 0.5            # seconds between polls when nothing plays and nothing comes
 PLAYING_WAIT = 1.0 / 60.0  # a playing clip moves on at about 60 steps a second
@@ -22,16 +22,16 @@ def add_parser(commands, common):
     serve.add_argument("--scene", type=scene_index, metavar="N",
                        help="which scene of a glTF file to serve (default: the file's default scene)")
     add_listen_options(serve, required=True)
+    add_bvh_options(serve.add_argument_group("BVH files"))
     serve.set_defaults(run=run)
 
 
 def run(args) -> int:
     from ..editing.editor import Editor
-    from ..loaders import load_model
     from ..options import RenderOptions
     from ..remote.target import RemoteTarget
     from ..render.headless import HeadlessRenderer
-    from .common import start_listening
+    from .common import load_scene, start_listening
 
     class HeadlessTarget(RemoteTarget):
         """Renders on the command's own EGL context, as `render` does."""
@@ -40,7 +40,7 @@ def run(args) -> int:
             headless.resize(size)
             return headless.render(self.scene, self.camera_for(size), RenderOptions())
 
-    scene = load_model(args.model, args.scene)
+    scene = load_scene(args)
     editor = Editor(scene)  # paused; the first clip (if any) at its start, as `render` shows it
     editor.seek(0.0)
     with HeadlessRenderer((256, 256)) as headless:

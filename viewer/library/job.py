@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 GIF_FPS = 10.0
-JOB_VERSION = 2  # bump when the outputs for the same inputs change: a second run then redoes every model
+JOB_VERSION = 3  # bump when the outputs for the same inputs change: a second run then redoes every model
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,10 @@
 The method (issue 21):
 1. One rotation ``A`` aligns the two skeletons: their up (hips to head) and left-to-right (the
    thighs', else the upper arms') directions in a reference pose: the target's rest, and the
-   source's rest, or its first frame when its rest is not upright.
+   source's rest, or its first frame when its rest is not upright; then a turn about +Y
+   (``turn``, part of ``A``) makes the target face, in the first frame, where the source faces
+   in its world (a capture whose rest faces away from its motion drives a target that faces
+   the camera as the capture does).
 2. Each mapped target bone turns, in world space, by the source bone's change from its
    reference (expressed through ``A``), which keeps the source's twist; then by the smallest
    swing that points it where its source bone points (the world direction from the joint to its
@@ -215,7 +218,7 @@ def swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 # --- alignment ----------------------------------------------------------------------------------
 def body_frame(names: dict, positions: np.ndarray) -> np.ndarray | None:
-    """(3, 3) rows: left-to-right, up, forward, from body parts' world positions; None when the
+    """(3, 3) rows: left-to-right, up and their cross product (backward), from body parts' world positions; None when the
     skeleton lacks hips and a head or a left/right pair."""
     top = next((names[p] for p in ("head", "neck", "upperChest", "chest") if p in names), None)
     hips = names.get("hips")
@@ -229,6 +232,16 @@ def body_frame(names: dict, positions: np.ndarray) -> np.ndarray | None:
     if not up.any() or not across.any():
         return None
     return np.stack([across, up, np.cross(across, up)])
+
+
+def yaw_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(3, 3) row-vector rotation about +Y turning ``a``'s horizontal direction onto ``b``'s
+    (the identity where either is vertical)."""
+    a, b = _unit(a * [1.0, 0.0, 1.0]), _unit(b * [1.0, 0.0, 1.0])
+    if not a.any() or not b.any():
+        return np.eye(3)
+    sin, cos = a[2] * b[0] - a[0] * b[2], a[0] * b[0] + a[2] * b[2]  # about +Y, from a to b
+    return np.array([[cos, 0.0, -sin], [0.0, 1.0, 0.0], [sin, 0.0, cos]])
 
 
 def upright(frame: np.ndarray | None) -> bool:
@@ -284,7 +297,12 @@ class Retargeting:
             self.source_reference = self.source.world[0]
             s_frame = body_frame({p: s_index[n] for p, n in source_parts.items()}, self.source_reference[:, 3, :3])
         t_frame = body_frame({p: t_index[n] for p, n in target_parts.items()}, self.target.rest_world[:, 3, :3])
-        self.align = np.eye(3) if s_frame is None or t_frame is None else s_frame.T @ t_frame
+        align = np.eye(3) if s_frame is None or t_frame is None else s_frame.T @ t_frame
+        # Then the target turns about +Y to face, in its first frame, where the source faces in
+        # its world (a capture whose rest faces away from its motion still shows the target's front).
+        first = body_frame({p: s_index[n] for p, n in source_parts.items()}, self.source.world[0][:, 3, :3])
+        self.turn = np.eye(3) if first is None or not upright(first) else yaw_between(first[2] @ align, first[2])
+        self.align = align @ self.turn
         # Hip heights: the hips above the lowest joint, in each reference pose.
         hips = target_parts.get("hips") or self._topmost_mapped()
         self.hips = hips
@@ -335,8 +353,11 @@ class Retargeting:
         s_ref_rot = rotation_rows(self.source_reference)
         s_pos = source.world[:, :, 3, :3]
         t_rest_world = target.rest_world[0] if target.rest_world.ndim == 4 else target.rest_world
-        t_rest_rot = rotation_rows(t_rest_world)
+        # The target's rest as the turn leaves it (its rotations and bone directions turned about +Y);
+        # its hips still start where they stand.
+        t_rest_rot = rotation_rows(t_rest_world) @ self.turn
         t_rest_pos = t_rest_world[:, 3, :3]
+        t_turned_pos = t_rest_pos @ self.turn
         world = np.empty((frames, len(target.bones), 4, 4))
         local_rotations, hips_translation, correction = {}, None, {}
         self.children = {}
@@ -365,7 +386,7 @@ class Retargeting:
                 if child is not None:
                     k = s_index[self.bone_map[target.bones[child].name]]
                     wanted = _unit((s_pos[:, k] - s_pos[:, j]) @ align)
-                    rest_direction = _unit(t_rest_pos[child] - t_rest_pos[i])
+                    rest_direction = _unit(t_turned_pos[child] - t_turned_pos[i])
                     now = rest_direction @ delta
                     correction[i] = swing(now, wanted)
                 else:
@@ -376,7 +397,7 @@ class Retargeting:
                     s_kids = [c for c in range(len(source.bones)) if source.parents[c] == j]
                     if t_kids and s_kids:
                         wanted = _unit((s_pos[:, s_kids].mean(axis=1) - s_pos[:, j]) @ align)
-                        rest_direction = _unit(t_rest_pos[t_kids].mean(axis=0) - t_rest_pos[i])
+                        rest_direction = _unit(t_turned_pos[t_kids].mean(axis=0) - t_turned_pos[i])
                         correction[i] = swing(np.broadcast_to(rest_direction @ delta, wanted.shape), wanted)
                     else:
                         correction[i] = correction.get(self._mapped_ancestor(i), np.eye(3))
