@@ -11,7 +11,7 @@ LAYERS = {
     "errors": set(),
     "files": {"errors"},  # written whole, with the umask, never over an input: every layer that writes
     "model": {"errors"},
-    "camera": {"errors", "files"},
+    "camera": {"errors", "files", "model"},  # the model's value checks (checks.py)
     "images": {"errors", "files"},
     "options": {"errors"},
     "loaders": {"errors", "files", "model"},

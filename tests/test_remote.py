@@ -612,7 +612,7 @@ BAD_ARGUMENTS = [
     (lambda c: c.set_morph_weights("Head", {"0": "0.5"}), "set_morph_weights: the weight of target '0' must be a"),
     (lambda c: c.set_morph_weights("Head", {None: 0.5}), "set_morph_weights: a target is a name or an index"),
     (lambda c: c.set_morph_weights("Nope", [1.0]), "set_morph_weights: unknown morph mesh 'Nope'"),  # the server's
-    (lambda c: c.set_camera(distance=-1), "set_camera: camera distance must be"),                     # the server's
+    (lambda c: c.set_camera(distance=-1), "set_camera: camera distance: must be at least"),         # the server's
     (lambda c: c.set_camera(pitch=120), "set_camera: pitch 120 is outside"),                          # the server's
     (lambda c: c.set_pose_dict([]), "set_pose_dict: expected a dict"),
 ]
@@ -651,6 +651,6 @@ def test_the_server_side_target_checks_types_and_names_the_call():
         target.play("no")
     with pytest.raises(ViewerError, match="^set_time: t must be a number, got str"):
         target.set_time("0.5")
-    with pytest.raises(ViewerError, match="^set_camera: camera distance must be a finite number above 0"):
+    with pytest.raises(ViewerError, match="^set_camera: camera distance: must be at least 0.001, got -1.0; the camera is unchanged$"):
         target.set_camera(distance=-1.0)
     assert not target.editor.playback.playing and target.camera_settings == {}

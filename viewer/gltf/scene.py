@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode
+from ..model.checks import LIMIT_TEXT, fits
 from .animation import read_clip
 from .container import GltfFile
 from .meshes import read_mesh
@@ -163,14 +164,15 @@ def _set_node_transform(file: GltfFile, node: TransformNode, spec: dict, index: 
 def _world_matrices(file: GltfFile, nodes: list[TransformNode], local: list[np.ndarray],
                     hierarchy: NodeHierarchy) -> list[np.ndarray]:
     """Every node's world matrix (parents first, each node once), refusing transforms that
-    overflow. Where meshes are placed; the Scene brings them up to date from the nodes."""
+    overflow (beyond the model's range, checks.py: each node's numbers fit, their product may
+    not). Where meshes are placed; the Scene brings them up to date from the nodes."""
     world = [None] * len(nodes)
     for n in sorted(range(len(nodes)), key=hierarchy.depth.__getitem__):
         parent = hierarchy.parent.get(n)
         world[n] = local[n] if parent is None else local[n] @ world[parent]
-        if not np.all(np.isfinite(world[n])):
-            raise file.error(f"node {n} ({nodes[n].name!r}): its world transform overflows "
-                             f"(the numbers in its transform or its ancestors' are too large)")
+        if not fits(world[n]):
+            raise file.error(f"node {n} ({nodes[n].name!r}): its world transform overflows (the numbers in its "
+                             f"transform or its ancestors' are too large: beyond {LIMIT_TEXT} together)")
     return world
 
 
