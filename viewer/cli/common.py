@@ -23,10 +23,50 @@ def size(text: str):
 
 
 class Parser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr and exit 2, like every other user error."""
+    """Usage errors as one line on stderr and exit 2, like every other user error; a value that
+    starts with '-' after an option that takes one (``--bvh-up -z``, ``--target -1,0,0``,
+    ``--yaw -30``) is that option's value. Sub-parsers are of this class too."""
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        words = sys.argv[1:] if args is None else list(args)
+        return super().parse_known_args(self._glue_dash_values(words), namespace)
+
+    def _glue_dash_values(self, words: list[str]) -> list[str]:
+        """argparse takes a word starting with '-' for a value only when it looks like '-5' or
+        '-.5'; '-z' and '-1,0,0' it takes for an unknown option, and the option before it then
+        'expected one argument'. So ``--opt WORD`` becomes ``--opt=WORD`` when --opt is one of
+        this parser's options that takes exactly one value and WORD starts with a single '-' and
+        is not itself one of its options. Words after '--' are left alone; a sub-command's words
+        are glued by its own parser (which knows its options)."""
+        glued, index = [], 0
+        while index < len(words):
+            word = words[index]
+            if word == "--":
+                return glued + words[index:]
+            following = words[index + 1] if index + 1 < len(words) else None
+            if following is not None and self._takes_one_value(word) and self._is_dash_value(following):
+                glued.append(f"{word}={following}")
+                index += 2
+            else:
+                glued.append(word)
+                index += 1
+        return glued
+
+    def _takes_one_value(self, word: str) -> bool:
+        action = self._option_string_actions.get(word)
+        if action is None and word.startswith("--") and "=" not in word and self.allow_abbrev:
+            matches = {a for name, a in self._option_string_actions.items() if name.startswith(word)}
+            action = matches.pop() if len(matches) == 1 else None  # as argparse resolves --bvh-u
+        return action is not None and bool(action.option_strings) and action.nargs in (None, 1)
+
+    def _is_dash_value(self, word: str) -> bool:
+        if len(word) < 2 or not word.startswith("-") or word.startswith("--"):
+            return False
+        # -h, or a short option with its value attached (-ovalue, -o=value), stays an option.
+        return word.split("=", 1)[0] not in self._option_string_actions and word[:2] not in self._option_string_actions
 
 
 def whole_number(text: str, expected: str, least: int, too_small: str) -> int:

@@ -1,0 +1,92 @@
+"""The command line's words: values that start with '-', on every command (issue 29)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from viewer.cli import COMMANDS, build_parser
+
+# What each command needs besides the option under test, so that parsing gets to the end.
+REQUIRED = {"check": ["a.glb"], "batch": ["library", "--out", "report"], "serve": ["--listen", "0"]}
+
+
+def parse(*words):
+    return build_parser().parse_args([*words])
+
+
+def refused(capsys, *words) -> str:
+    """The one usage line (exit 2) that parsing ``words`` ends in."""
+    with pytest.raises(SystemExit) as exit_:
+        parse(*words)
+    assert exit_.value.code == 2
+    return capsys.readouterr().err
+
+
+def value_options():
+    """(command, option, dest) for every option of every command that takes exactly one value."""
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name in COMMANDS:
+        for action in commands.choices[name]._actions:
+            if action.option_strings and action.nargs in (None, 1):
+                yield name, max(action.option_strings, key=len), action.dest
+
+
+VALUE_OPTIONS = list(value_options())
+
+
+def test_every_command_has_value_options_to_test():
+    assert {command for command, _, _ in VALUE_OPTIONS} == set(COMMANDS) - {"check", "bench"}
+    assert ("render", "--bvh-up", "bvh_up") in VALUE_OPTIONS and ("view", "--target", "target") in VALUE_OPTIONS
+
+
+@pytest.mark.parametrize("command, option, dest", VALUE_OPTIONS)
+@pytest.mark.parametrize("value", ["-z", "-1,0,0", "-30"])
+def test_a_value_starting_with_a_dash_reaches_its_option(capsys, command, option, dest, value):
+    """Taken as the option's value, whatever its type then says of it: parsed, or refused by the
+    option's own check (which names the option), never 'expected one argument'."""
+    words = [command, *REQUIRED.get(command, []), option, value]
+    try:
+        args = parse(*words)
+    except SystemExit:
+        message = capsys.readouterr().err
+        assert "expected one argument" not in message and "unrecognized" not in message, message
+        assert f"argument {option}" in message, message
+    else:
+        assert getattr(args, dest) is not None
+
+
+@pytest.mark.parametrize("command", ["render", "view", "export"])
+def test_negative_values_as_the_readme_writes_them(command):
+    args = parse(command, "model.bvh", "--bvh-up", "-z", "--bvh-scale", "0.5")
+    assert args.bvh_up == "-z" and args.bvh_scale == 0.5
+    if command != "export":
+        args = parse(command, "--target", "-1,0,-2.5", "--yaw", "-30", "--pitch", "-.5", "--distance", "3")
+        assert args.target == (-1.0, 0.0, -2.5) and args.yaw == -30.0 and args.pitch == -0.5
+
+
+def test_the_equals_form_and_abbreviations_keep_working():
+    args = parse("render", "--bvh-up=-z", "--target=-1,0,0", "--yaw=-30")
+    assert (args.bvh_up, args.target, args.yaw) == ("-z", (-1.0, 0.0, 0.0), -30.0)
+    assert parse("render", "--bvh-u", "-y").bvh_up == "-y"  # argparse's unique prefix, as without a dash
+    assert parse("export", "--time", "-1.5", "--animation", "-1").time == -1.5
+    assert parse("view", "--token", "-secret").token == "-secret"
+
+
+def test_a_bad_dash_value_is_refused_by_its_option(capsys):
+    assert "argument --bvh-up: expected an axis" in refused(capsys, "render", "--bvh-up", "-w")
+    assert "argument --distance: -3: must be more than 0" in refused(capsys, "render", "--distance", "-3")
+    assert "argument --pitch: -100: must be between -89 and 89" in refused(capsys, "view", "--pitch", "-100")
+
+
+def test_unknown_options_and_missing_values_are_still_told(capsys):
+    assert "unrecognized arguments: --nope" in refused(capsys, "render", "--nope", "--out", "a.png")
+    assert "unrecognized arguments: --nope" in refused(capsys, "render", "--yaw", "-30", "--nope")
+    # -z after an option that takes no value is no value
+    assert "unrecognized arguments: -z" in refused(capsys, "render", "--rest", "-z")
+    # an option is not taken for the value of the option before it
+    assert "argument --out: expected one argument" in refused(capsys, "render", "--out", "--yaw", "3")
+    assert "argument --out: expected one argument" in refused(capsys, "render", "--out", "--nope")
+    # after '--' every word is a positional, as argparse has it
+    assert parse("render", "--out", "a.png", "--", "-z").model == "-z"
