@@ -1,12 +1,19 @@
-"""The command line's words: values that start with '-', on every command (issue 29)."""
+"""The command line's edges (issue 29): values that start with '-', on every command; a reader
+that closes the pipe early."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from viewer.cli import COMMANDS, build_parser
+from viewer.cli import CLOSED_PIPE_STATUS, COMMANDS, build_parser
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # What each command needs besides the option under test, so that parsing gets to the end.
 REQUIRED = {"check": ["a.glb"], "batch": ["library", "--out", "report"], "serve": ["--listen", "0"]}
@@ -90,3 +97,30 @@ def test_unknown_options_and_missing_values_are_still_told(capsys):
     assert "argument --out: expected one argument" in refused(capsys, "render", "--out", "--nope")
     # after '--' every word is a positional, as argparse has it
     assert parse("render", "--out", "a.png", "--", "-z").model == "-z"
+
+
+def wide_bvh(path: Path, joints: int = 1500) -> Path:
+    """A BVH file whose `info` table is far longer (about 230 KB) than a pipe's buffer (64 KB)."""
+    children = "".join(f"  JOINT j{i}\n  {{\n    OFFSET {i % 7} 1 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                       "    End Site\n    {\n      OFFSET 0 1 0\n    }\n  }\n" for i in range(joints))
+    path.write_text("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition "
+                    f"Zrotation Xrotation Yrotation\n{children}}}\nMOTION\nFrames: 1\nFrame Time: 0.033333\n"
+                    + " ".join(["0"] * (6 + 3 * joints)) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("options", [[], ["--json", "--tree"]])
+def test_a_pipe_closed_after_the_first_line_ends_the_command_quietly(tmp_path, options):
+    """`boneviewer info BIG | head -1`: the reader goes after one line while most of the output
+    is still to be written; the command ends with 141 (128 + SIGPIPE) and says nothing."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen([sys.executable, "-m", "viewer.cli", "info", str(wide_bvh(tmp_path / "wide.bvh")),
+                                *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    first = process.stdout.readline()
+    process.stdout.close()
+    status = process.wait(timeout=120)
+    said = process.stderr.read().decode()
+    process.stderr.close()
+    assert first.strip(), "the command wrote nothing before the pipe closed"
+    assert status == CLOSED_PIPE_STATUS == 141, said
+    assert said == "", said  # no traceback, no "Exception ignored" from the interpreter's last flush
