@@ -22,7 +22,8 @@ LAYERS = {
     "app": {"errors", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui",
             "checks"},
 }
-LAYER_OF = {"viewer.errors": "errors", "viewer.camera": "camera", "viewer.images": "images",
+LAYER_OF = {"viewer.errors": "errors", "viewer.words": "errors",  # words: counts in words, imports nothing
+            "viewer.camera": "camera", "viewer.images": "images",
             "viewer.options": "options", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
             "viewer.character": "loaders", "viewer.editing.pose": "loaders", "viewer.gltf": "loaders",
             "viewer.bvh": "loaders",

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ViewerError
+from .words import counted
 
 
 def check_output_file(option: str, path: Path, suffix: str) -> None:
@@ -88,7 +89,7 @@ class PngSequence:
         self.count += 1
 
     def close(self) -> str:
-        return f"{self.count} frames to {self.folder}/frame_00000.png .. frame_{self.count - 1:05d}.png"
+        return f"{counted(self.count, 'frame')} to {self.folder}/frame_00000.png .. frame_{self.count - 1:05d}.png"
 
     def abort(self) -> None:
         """Each frame is already whole; the ones written stay."""
@@ -149,7 +150,7 @@ class AnimationFile:
             if isinstance(error, OSError):
                 raise ViewerError(f"cannot write {self.path}: {error.strerror or error}") from None
             raise
-        return f"{self.count} frames to {self.path}"
+        return f"{counted(self.count, 'frame')} to {self.path}"
 
     def abort(self) -> None:
         """Stop and leave nothing: no file under the final name (an existing one stays whole)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..words import counted
 from .common import Progress, check_creatable_folder, positive_finite, positive_int, size
 
 
@@ -81,8 +82,7 @@ def run(args) -> int:
     index.with_name(".index.html.tmp").write_text(index_html(ordered, f"boneviewer report: {args.dir.name}"))
     os.replace(index.with_name(".index.html.tmp"), index)
     failed = [row for row in ordered if row["status"] != "ok"]
-    models = f"{len(ordered)} model{'s' if len(ordered) != 1 else ''}"
-    print(f"{models}: {len(todo)} processed, {len(kept)} unchanged (skipped), {len(failed)} failed; "
+    print(f"{counted(len(ordered), 'model')}: {len(todo)} processed, {len(kept)} unchanged (skipped), {len(failed)} failed; "
           f"report: {index}")
     for row in failed:
         print(f"  failed: {row['file']}: {row['error']}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..words import counted
 from .common import (add_motion_options, apply_pose_data, finite, frames, load_scene, logger, read_pose, scene_index,
                      select_animation)
 
@@ -62,7 +63,7 @@ def run(args) -> int:
     path = save_gltf(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind)
     clips = len(scene.animations)
     meshes = len(scene.meshes)
-    print(f"wrote {path} ({meshes} mesh{'es' if meshes != 1 else ''}, {clips} clip{'s' if clips != 1 else ''})")
+    print(f"wrote {path} ({counted(meshes, 'mesh')}, {counted(clips, 'clip')})")
     return 0
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from ..camera import VIEW_PITCH, VIEW_YAW, OrbitCamera, framed_camera
 from ..editing.pose import apply_pose
 from ..errors import ViewerError
+from ..words import counted
 
 MIN_QUATERNION_NORM = 1e-8  # as pose files: below this a quaternion is no rotation
 
@@ -54,7 +55,7 @@ class RemoteTarget:
         bones, index = self._bones()
         if pose.names is None:
             if pose.count != len(bones):
-                raise ViewerError(f"set_pose: {pose.count} rows for {len(bones)} bones (bones() lists them); "
+                raise ViewerError(f"set_pose: {counted(pose.count, 'row')} for {counted(len(bones), 'bone')} (bones() lists them); "
                                   "pass bones=[names] to pose some of them")
             chosen = bones
         else:

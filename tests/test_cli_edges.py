@@ -100,7 +100,8 @@ def test_unknown_options_and_missing_values_are_still_told(capsys):
 
 
 def wide_bvh(path: Path, joints: int = 1500) -> Path:
-    """A BVH file whose `info` table is far longer (about 230 KB) than a pipe's buffer (64 KB)."""
+    """A root and ``joints`` joints under it, each with an End Site, one frame; with 1500 joints,
+    `info`'s table (about 230 KB) is far longer than a pipe's buffer (64 KB)."""
     children = "".join(f"  JOINT j{i}\n  {{\n    OFFSET {i % 7} 1 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n"
                        "    End Site\n    {\n      OFFSET 0 1 0\n    }\n  }\n" for i in range(joints))
     path.write_text("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition "
@@ -124,3 +125,28 @@ def test_a_pipe_closed_after_the_first_line_ends_the_command_quietly(tmp_path, o
     assert first.strip(), "the command wrote nothing before the pipe closed"
     assert status == CLOSED_PIPE_STATUS == 141, said
     assert said == "", said  # no traceback, no "Exception ignored" from the interpreter's last flush
+
+
+# --- counts in words ------------------------------------------------------------------------------
+SIMPLE_SKIN = ROOT / "tests" / "data" / "gltf-samples" / "SimpleSkin" / "SimpleSkin.gltf"  # 1 mesh, skin, clip
+
+
+def test_counted_agrees_with_its_count():
+    from viewer.words import counted
+
+    assert [counted(n, "joint") for n in (0, 1, 2)] == ["0 joints", "1 joint", "2 joints"]
+    assert (counted(1, "mesh"), counted(3, "mesh"), counted(2, "End Site")) == ("1 mesh", "3 meshes", "2 End Sites")
+    assert (counted(1, "vertex", "vertices"), counted(26, "vertex", "vertices")) == ("1 vertex", "26 vertices")
+
+
+def test_info_and_export_say_one_thing_in_the_singular(capsys, tmp_path):
+    from viewer.cli import main
+
+    assert main(["info", str(SIMPLE_SKIN)]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert "; 3 nodes, 1 mesh, 1 skin, 1 animation, 0 materials, 0 textures" in header, header
+    assert main(["info", str(wide_bvh(tmp_path / "two.bvh", joints=1))]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert "; 2 joints, 1 End Site, 9 channels, 1 frame at" in header, header
+    assert main(["export", str(SIMPLE_SKIN), "--out", str(tmp_path / "out.glb")]) == 0
+    assert capsys.readouterr().out.strip().endswith("out.glb (1 mesh, 1 clip)")
