@@ -99,6 +99,42 @@ def test_unknown_options_and_missing_values_are_still_told(capsys):
     assert parse("render", "--out", "a.png", "--", "-z").model == "-z"
 
 
+def empty_values():
+    """(command, name, words) for every option and positional whose value is a path or text."""
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name in COMMANDS:
+        for action in commands.choices[name]._actions:
+            if action.type not in (None, Path) or action.nargs == 0:
+                continue
+            if action.option_strings:
+                option = max(action.option_strings, key=len)
+                yield name, option, [name, *REQUIRED.get(name, []), option, ""]
+            else:  # the positional: '' in its place
+                others = [w for w in REQUIRED.get(name, []) if w not in ("a.glb", "library")]
+                yield name, action.metavar or action.dest, [name, "", *others]
+
+
+@pytest.mark.parametrize("command, name, words", list(empty_values()), ids=lambda v: v if isinstance(v, str) else "")
+def test_an_empty_path_or_value_is_refused_by_name(capsys, command, name, words):
+    """Not read as '.' (Path('') is the current folder): `--out ''` said '--out .: ...'."""
+    message = refused(capsys, *words)
+    assert f"argument {name}: expected a " in message and "got an empty one" in message, message
+
+
+def test_an_empty_output_folder_writes_nothing_into_the_current_one(tmp_path, monkeypatch, capsys):
+    from viewer.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for words in (["render", "--turntable", "2", "--size", "16x16", "--out-dir", ""],  # wrote frame_*.png here
+                  ["batch", str(ROOT / "tests" / "data" / "bvh"), "--out", ""],  # wrote the whole report here
+                  ["", "--frames", "1"]):  # `boneviewer ''`: view, which would render boneviewer.png here
+        with pytest.raises(SystemExit) as exit_:
+            main(words)
+        assert exit_.value.code == 2
+        assert "got an empty one" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def wide_bvh(path: Path, joints: int = 1500) -> Path:
     """A root and ``joints`` joints under it, each with an End Site, one frame; with 1500 joints,
     `info`'s table (about 230 KB) is far longer than a pipe's buffer (64 KB)."""

@@ -27,6 +27,19 @@ class Parser(argparse.ArgumentParser):
     starts with '-' after an option that takes one (``--bvh-up -z``, ``--target -1,0,0``,
     ``--yaw -30``) is that option's value. Sub-parsers are of this class too."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # An empty value (--out '', a model '') is no value: a usage error, not the current folder
+        # (Path('') is '.': render --out-dir '' wrote into it) or a name. For every option and
+        # positional of type Path, or of no type of its own (a str).
+        self.register("type", None, _not_empty(str, "a value"))
+        self.register("type", Path, _not_empty(Path, "a path"))
+
+    def add_subparsers(self, **kwargs):
+        commands = super().add_subparsers(**kwargs)
+        commands.type = str  # the command's words pass through whole; its own parser checks them
+        return commands
+
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
@@ -67,6 +80,15 @@ class Parser(argparse.ArgumentParser):
             return False
         # -h, or a short option with its value attached (-ovalue, -o=value), stays an option.
         return word.split("=", 1)[0] not in self._option_string_actions and word[:2] not in self._option_string_actions
+
+
+def _not_empty(convert, expected: str):
+    def checked(text: str):
+        if text == "":
+            raise argparse.ArgumentTypeError(f"expected {expected}, got an empty one")
+        return convert(text)
+
+    return checked
 
 
 def whole_number(text: str, expected: str, least: int, too_small: str) -> int:
