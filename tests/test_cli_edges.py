@@ -100,11 +100,11 @@ def test_unknown_options_and_missing_values_are_still_told(capsys):
 
 
 def empty_values():
-    """(command, name, words) for every option and positional whose value is a path or text."""
+    """(command, name, words) for every option and positional whose value is a path."""
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     for name in COMMANDS:
         for action in commands.choices[name]._actions:
-            if action.type not in (None, Path) or action.nargs == 0:
+            if action.type is not Path:
                 continue
             if action.option_strings:
                 option = max(action.option_strings, key=len)
@@ -118,7 +118,7 @@ def empty_values():
 def test_an_empty_path_or_value_is_refused_by_name(capsys, command, name, words):
     """Not read as '.' (Path('') is the current folder): `--out ''` said '--out .: ...'."""
     message = refused(capsys, *words)
-    assert f"argument {name}: expected a " in message and "got an empty one" in message, message
+    assert f"argument {name}: expected a path, got an empty one" in message, message
 
 
 def test_an_empty_output_folder_writes_nothing_into_the_current_one(tmp_path, monkeypatch, capsys):
@@ -126,12 +126,23 @@ def test_an_empty_output_folder_writes_nothing_into_the_current_one(tmp_path, mo
 
     monkeypatch.chdir(tmp_path)
     for words in (["render", "--turntable", "2", "--size", "16x16", "--out-dir", ""],  # wrote frame_*.png here
-                  ["batch", str(ROOT / "tests" / "data" / "bvh"), "--out", ""],  # wrote the whole report here
-                  ["", "--frames", "1"]):  # `boneviewer ''`: view, which would render boneviewer.png here
+                  ["batch", str(ROOT / "tests" / "data" / "bvh"), "--out", ""]):  # wrote the whole report here
         with pytest.raises(SystemExit) as exit_:
             main(words)
         assert exit_.value.code == 2
         assert "got an empty one" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_model_path_names_no_file(tmp_path, monkeypatch, capsys):
+    """The model is text until the loader reads it: `info ''` said "model .: is a folder"."""
+    from viewer.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    # `boneviewer ''` is view, which with no display renders boneviewer.png here: refused first
+    for words in (["info", ""], ["render", "", "--out", "a.png"], ["export", "", "--out", "a.glb"], [""]):
+        assert main(words) == 2
+        assert capsys.readouterr().err == "boneviewer: error: model '': an empty path names no file\n"
     assert list(tmp_path.iterdir()) == []
 
 
@@ -186,3 +197,48 @@ def test_info_and_export_say_one_thing_in_the_singular(capsys, tmp_path):
     assert "; 2 joints, 1 End Site, 9 channels, 1 frame at" in header, header
     assert main(["export", str(SIMPLE_SKIN), "--out", str(tmp_path / "out.glb")]) == 0
     assert capsys.readouterr().out.strip().endswith("out.glb (1 mesh, 1 clip)")
+
+
+# --- paths that lead nowhere ---------------------------------------------------------------------
+@pytest.fixture
+def links(tmp_path):
+    """tmp_path with loop.glb and loop.bvh (each a symlink to its twin, which links back), loop.py,
+    loopdir (a loop of folder links), dangling.glb (a link to a file that is not there) and lib,
+    a folder with a model."""
+    for name in ("loop.glb", "loop.bvh", "loop.py", "loopdir"):
+        twin = tmp_path / f"twin-{name}"
+        (tmp_path / name).symlink_to(twin.name)
+        twin.symlink_to(name)
+    (tmp_path / "dangling.glb").symlink_to("gone.glb")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "a.bvh").write_bytes((ROOT / "tests" / "data" / "bvh" / "lying_rest.bvh").read_bytes())
+    return tmp_path
+
+
+@pytest.mark.parametrize("words, says", [
+    (["info", "{}/loop.glb"], "model {}/loop.glb: a symlink loop: it cannot be resolved"),
+    (["render", "{}/loop.glb", "--out", "{}/a.png"], "model {}/loop.glb: a symlink loop"),
+    (["export", "{}/loop.bvh", "--out", "{}/a.glb"], "model {}/loop.bvh: a symlink loop"),
+    (["{}/loop.glb"], "model {}/loop.glb: a symlink loop"),
+    (["render", "{}/dangling.glb", "--out", "{}/a.png"], "model {}/dangling.glb: a broken symlink to gone.glb"),
+    (["check", "{}/loop.glb"], "{}/loop.glb: a symlink loop"),
+    (["check", "{}/loopdir"], "{}/loopdir: a symlink loop"),
+    (["batch", "{}/loopdir", "--out", "{}/report"], "{}/loopdir: a symlink loop"),
+    (["render", "--script", "{}/loop.py", "--out", "{}/a.png"], "--script {}/loop.py: a symlink loop"),
+    (["render", "--motion", "{}/loop.bvh", "--out", "{}/a.png"], "--motion {}/loop.bvh: a symlink loop"),
+    # outputs: into a folder that is a loop, or that a loop is in the way of
+    (["render", "--out", "{}/loopdir/a.png"], "--out {}/loopdir/a.png: folder {}/loopdir is a symlink loop"),
+    (["export", "--out", "{}/loopdir/a.glb"], "--out {}/loopdir/a.glb: folder {}/loopdir is a symlink loop"),
+    (["render", "--turntable", "2", "--gif", "{}/loopdir/a.gif"], "folder {}/loopdir is a symlink loop"),
+    (["render", "--turntable", "2", "--out-dir", "{}/loopdir/frames"], "cannot create it: {}/loopdir is a symlink loop"),
+    (["batch", "{}/lib", "--out", "{}/loopdir"], "--out {}/loopdir: cannot create it: {}/loopdir is a symlink loop"),
+])
+def test_a_symlink_loop_or_a_broken_link_is_said_as_such(capsys, links, words, says):
+    """Not "no such file" (or a RuntimeError traceback from Path.resolve)."""
+    from viewer.cli import main
+
+    assert main([word.replace("{}", str(links)) for word in words]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says.replace("{}", str(links)) in err, err
+    assert sorted(p.name for p in links.iterdir() if not p.name.startswith("twin-")) == [
+        "dangling.glb", "lib", "loop.bvh", "loop.glb", "loop.py", "loopdir"]  # nothing written

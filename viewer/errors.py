@@ -7,3 +7,23 @@ class ViewerError(ValueError):
     The CLI prints ``str(error)`` and exits with status 2; anything else escaping is a bug.
     It subclasses ValueError so scripts that already catch ValueError keep working.
     """
+
+
+def why_missing(path, what: str = "file") -> str:
+    """Why ``path``, which is no file or folder that can be used, is not there, in words: "no such
+    file" (``what``), "a symlink loop: it cannot be resolved", "a broken symlink to TARGET", or
+    what the system says (a part that is not a folder, no permission)."""
+    import errno
+    import os
+
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a symlink loop: it cannot be resolved"
+        if os.path.islink(path):
+            return f"a broken symlink to {os.readlink(path)}"
+        if error.errno == errno.ENOENT:
+            return f"no such {what}"
+        return f"cannot reach it: {error.strerror}"
+    return f"not a regular {what}"  # there, but a device, a FIFO or a socket

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ViewerError
+from .errors import ViewerError, why_missing
 from .words import counted
 
 
@@ -24,13 +24,27 @@ def check_output_file(option: str, path: Path, suffix: str) -> None:
     if path.suffix.lower() != suffix:
         what = "the output must be a .png file" if suffix == ".png" else f"the file name must end in {suffix}"
         raise ViewerError(f"{option} {path}: {what}")
+    check_output_folder(option, path)
+
+
+def check_output_folder(option: str, path: Path) -> None:
+    """``path`` is not a folder, and the folder it goes in is there and writable."""
+    path = Path(path)
     folder = path.parent
-    if not folder.resolve().is_dir():
-        raise ViewerError(f"{option} {path}: folder {folder} does not exist")
+    if not folder.is_dir():
+        raise ViewerError(f"{option} {path}: folder {folder} {_not_a_folder(folder)}")
     if not os.access(folder, os.W_OK):
         raise ViewerError(f"{option} {path}: folder {folder} is not writable")
     if path.is_dir():
         raise ViewerError(f"{option} {path}: is a folder")
+
+
+def _not_a_folder(folder: Path) -> str:
+    if folder.exists():
+        return "is a file"
+    if not os.path.lexists(folder):
+        return "does not exist"
+    return f"is {why_missing(folder, 'folder')}"  # a symlink loop, a broken symlink
 
 
 def check_png_path(option: str, path: Path) -> None:

@@ -37,7 +37,7 @@ def add_parser(commands, common):
 
 def run(args) -> int:
     from ..checks import MODEL_SUFFIXES, model_files
-    from ..errors import ViewerError
+    from ..errors import ViewerError, why_missing
     from ..library.job import BatchOptions
     from ..library.report import index_html, model_findings, model_html
     from ..library.run import REPORT_JSON, map_local, map_ray, plan, write_json, write_model
@@ -46,12 +46,12 @@ def run(args) -> int:
         raise ViewerError(f"{args.dir}: is a file; batch takes a folder of models "
                           f"(one file: boneviewer check {args.dir}, boneviewer render {args.dir})")
     if not args.dir.is_dir():
-        raise ViewerError(f"{args.dir}: no such folder")
+        raise ViewerError(f"{args.dir}: {why_missing(args.dir, 'folder')}")
     if args.ray is not None and args.workers is not None:
         raise ViewerError("--workers sizes the local pool; with --ray, Ray places the tasks on its workers")
+    check_creatable_folder("--out", args.out)  # first: resolve() raises on a symlink loop
     if args.dir.resolve() == args.out.resolve():
         raise ViewerError(f"--out {args.out}: the report needs its own folder, not the library's")
-    check_creatable_folder("--out", args.out)
     if not model_files(args.dir):
         raise ViewerError(f"{args.dir}: no model files ({', '.join(MODEL_SUFFIXES)}) in this folder")
     try:

@@ -46,7 +46,7 @@ def checked_files(paths) -> list[Path]:
     """The model files named, folders expanded (recursively); a path that is neither, or a
     folder without models, is a user error."""
     from ..checks import MODEL_SUFFIXES, model_files
-    from ..errors import ViewerError
+    from ..errors import ViewerError, why_missing
 
     files = []
     for path in paths:
@@ -61,7 +61,7 @@ def checked_files(paths) -> list[Path]:
                                   f"check reads {', '.join(MODEL_SUFFIXES)}")
             files.append(path)
         else:
-            raise ViewerError(f"{path}: no such file or folder")
+            raise ViewerError(f"{path}: {why_missing(path, 'file or folder')}")
     return list(dict.fromkeys(files))  # a file named twice, or inside two folders given, is checked once
 
 

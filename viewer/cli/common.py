@@ -29,16 +29,9 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # An empty value (--out '', a model '') is no value: a usage error, not the current folder
-        # (Path('') is '.': render --out-dir '' wrote into it) or a name. For every option and
-        # positional of type Path, or of no type of its own (a str).
-        self.register("type", None, _not_empty(str, "a value"))
-        self.register("type", Path, _not_empty(Path, "a path"))
-
-    def add_subparsers(self, **kwargs):
-        commands = super().add_subparsers(**kwargs)
-        commands.type = str  # the command's words pass through whole; its own parser checks them
-        return commands
+        # An empty path (--out '', check '') is a usage error, not the current folder (Path('') is
+        # '.': render --out-dir '' wrote into it): for every option and positional of type=Path.
+        self.register("type", Path, _non_empty_path)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
@@ -82,13 +75,10 @@ class Parser(argparse.ArgumentParser):
         return word.split("=", 1)[0] not in self._option_string_actions and word[:2] not in self._option_string_actions
 
 
-def _not_empty(convert, expected: str):
-    def checked(text: str):
-        if text == "":
-            raise argparse.ArgumentTypeError(f"expected {expected}, got an empty one")
-        return convert(text)
-
-    return checked
+def _non_empty_path(text: str) -> Path:
+    if text == "":
+        raise argparse.ArgumentTypeError("expected a path, got an empty one")
+    return Path(text)
 
 
 def whole_number(text: str, expected: str, least: int, too_small: str) -> int:
@@ -149,10 +139,12 @@ def frames(text: str):
 
 def check_creatable_folder(option: str, folder: Path) -> None:
     """A folder that exists or can be made: its nearest existing ancestor is a writable folder."""
-    from ..errors import ViewerError
+    from ..errors import ViewerError, why_missing
 
     existing = folder.absolute()
     while not existing.exists() and existing != existing.parent:
+        if os.path.lexists(existing):  # a link to nothing: mkdir would say "File exists"
+            raise ViewerError(f"{option} {folder}: cannot create it: {existing} is {why_missing(existing, 'folder')}")
         existing = existing.parent
     if existing == folder.absolute() and not existing.is_dir():
         raise ViewerError(f"{option} {folder}: is a file, not a folder")
@@ -299,7 +291,7 @@ def motion_namespace(args) -> dict:
 def load_scene(args):
     """The command's model (``args.model``, ``args.scene``, the BVH options), with the --motion
     file's clip retargeted onto it as its first animation. Says a BVH file's scale and up axis."""
-    from ..errors import ViewerError
+    from ..errors import ViewerError, why_missing
     from ..loaders import load_model
 
     _split_bone_map(args)
@@ -318,7 +310,7 @@ def load_scene(args):
     if Path(motion).suffix.lower() not in (".bvh", ".glb", ".gltf"):
         raise ViewerError(f"--motion {motion}: expected a .bvh, .glb or .gltf file")
     if not Path(motion).exists():  # said here, or load_model would call it the model
-        raise ViewerError(f"--motion {motion}: no such file")
+        raise ViewerError(f"--motion {motion}: {why_missing(motion)}")
     mapping = None if bone_map is None else read_bone_map(bone_map)
     source = load_model(motion, None, bvh_scale=scale, bvh_up=up)
     _say_bvh(motion, source)
