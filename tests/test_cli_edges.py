@@ -199,6 +199,17 @@ def test_info_and_export_say_one_thing_in_the_singular(capsys, tmp_path):
     assert capsys.readouterr().out.strip().endswith("out.glb (1 mesh, 1 clip)")
 
 
+
+def test_a_bvh_file_a_row_short_says_it_in_the_singular(tmp_path):
+    from viewer.errors import ViewerError
+    from viewer.loaders import load_model
+
+    path = wide_bvh(tmp_path / "short.bvh", joints=1)
+    path.write_text(path.read_text().replace("Frames: 1", "Frames: 2"))
+    with pytest.raises(ViewerError, match=r"Frames: 2 but the file has 1 MOTION row after line"):
+        load_model(path)
+
+
 # --- paths that lead nowhere ---------------------------------------------------------------------
 @pytest.fixture
 def links(tmp_path):
