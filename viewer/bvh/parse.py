@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ViewerError
-from ..words import counted
 from ..model import native
+from ..words import counted
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 MAX_JOINTS = 4096  # joints and End Sites together

@@ -65,7 +65,7 @@ def _weight_findings(mesh, where: Where) -> list:
         low, high = float(sums[off].min()), float(sums[off].max())
         off_count = int(off.sum())
         found.append(finding("weights-sum", f"{off_count} of {counted(len(sums), 'vertex', 'vertices')} "
-                             f"{'has weights that do' if off_count == 1 else 'have weights that do'} not sum "
+                             f"{'has' if off_count == 1 else 'have'} weights that do not sum "
                              f"to 1 (sums {low:.4g}..{high:.4g})", where.mesh(mesh)))
     dropped = int((mesh.extra_influences > 0).sum())
     if dropped:
