@@ -174,6 +174,36 @@ def test_a_pipe_closed_after_the_first_line_ends_the_command_quietly(tmp_path, o
     assert said == "", said  # no traceback, no "Exception ignored" from the interpreter's last flush
 
 
+def run_into_a_closed_pipe(stream: str, *words):
+    """The command with ``stream`` (stdout or stderr) a pipe whose reader is gone before it
+    starts; the other stream captured."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop("DISPLAY", None)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, stream: write_end}
+    try:
+        return subprocess.run([sys.executable, "-m", "viewer.cli", *map(str, words)], env=env, timeout=120, **streams)
+    finally:
+        os.close(write_end)
+
+
+def test_a_short_output_into_a_closed_pipe_ends_quietly():
+    """A few lines stay in stdout's buffer until the interpreter's last flush, which used to
+    print "Exception ignored ... BrokenPipeError" and exit 120."""
+    result = run_into_a_closed_pipe("stdout", "info", SIMPLE_SKIN)
+    assert (result.returncode, result.stderr) == (CLOSED_PIPE_STATUS, b"")
+
+
+def test_render_progress_into_a_closed_pipe_ends_quietly_and_writes_nothing(tmp_path):
+    """The progress lines go to stderr: a closed stderr ends the render as a closed stdout does,
+    and the GIF is written whole or not at all."""
+    gif = tmp_path / "turn.gif"
+    result = run_into_a_closed_pipe("stderr", "render", "--turntable", "3", "--size", "16x16", "--gif", gif)
+    assert (result.returncode, result.stdout) == (CLOSED_PIPE_STATUS, b"")
+    assert list(tmp_path.iterdir()) == []
+
+
 # --- counts in words ------------------------------------------------------------------------------
 SIMPLE_SKIN = ROOT / "tests" / "data" / "gltf-samples" / "SimpleSkin" / "SimpleSkin.gltf"  # 1 mesh, skin, clip
 
