@@ -271,7 +271,8 @@ def links(tmp_path):
     (["render", "--out", "{}/loopdir/a.png"], "--out {}/loopdir/a.png: folder {}/loopdir is a symlink loop"),
     (["export", "--out", "{}/loopdir/a.glb"], "--out {}/loopdir/a.glb: folder {}/loopdir is a symlink loop"),
     (["render", "--turntable", "2", "--gif", "{}/loopdir/a.gif"], "folder {}/loopdir is a symlink loop"),
-    (["render", "--turntable", "2", "--out-dir", "{}/loopdir/frames"], "cannot create it: {}/loopdir is a symlink loop"),
+    (["render", "--turntable", "2", "--out-dir", "{}/loopdir/frames"],
+     "cannot create it: {}/loopdir is a symlink loop"),
     (["batch", "{}/lib", "--out", "{}/loopdir"], "--out {}/loopdir: cannot create it: {}/loopdir is a symlink loop"),
 ])
 def test_a_symlink_loop_or_a_broken_link_is_said_as_such(capsys, links, words, says):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ViewerError, why_missing
+from .errors import ViewerError, symlink_fault
 from .words import counted
 
 
@@ -40,11 +40,8 @@ def check_output_folder(option: str, path: Path) -> None:
 
 
 def _not_a_folder(folder: Path) -> str:
-    if folder.exists():
-        return "is a file"
-    if not os.path.lexists(folder):
-        return "does not exist"
-    return f"is {why_missing(folder, 'folder')}"  # a symlink loop, a broken symlink
+    fault = symlink_fault(folder)
+    return f"is {fault}" if fault else "is a file" if folder.exists() else "does not exist"
 
 
 def check_png_path(option: str, path: Path) -> None:

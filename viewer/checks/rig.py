@@ -119,9 +119,9 @@ def _skeleton_findings(scene, skeleton, size: float, where: Where) -> list:
                                      f"{parent.name!r}", where.bone(bone)))
     off_by = (f"(off by up to {worst[0]:.3g} in rotation/scale, {worst[1]:.3g} of the model's size in "
               "position)")
-    found += _grouped("bind-pose", off_bind, (f"has an inverse bind that does not match its rest world matrix {off_by}",
-                                              f"have inverse binds that do not match their rest world matrices {off_by}"),
-                      skeleton, where)
+    found += _grouped("bind-pose", off_bind,
+                      (f"has an inverse bind that does not match its rest world matrix {off_by}",
+                       f"have inverse binds that do not match their rest world matrices {off_by}"), skeleton, where)
     return found
 
 

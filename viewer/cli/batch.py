@@ -82,8 +82,8 @@ def run(args) -> int:
     index.with_name(".index.html.tmp").write_text(index_html(ordered, f"boneviewer report: {args.dir.name}"))
     os.replace(index.with_name(".index.html.tmp"), index)
     failed = [row for row in ordered if row["status"] != "ok"]
-    print(f"{counted(len(ordered), 'model')}: {len(todo)} processed, {len(kept)} unchanged (skipped), {len(failed)} failed; "
-          f"report: {index}")
+    print(f"{counted(len(ordered), 'model')}: {len(todo)} processed, {len(kept)} unchanged (skipped), "
+          f"{len(failed)} failed; report: {index}")
     for row in failed:
         print(f"  failed: {row['file']}: {row['error']}")
     return 1 if failed else 0

@@ -139,12 +139,13 @@ def frames(text: str):
 
 def check_creatable_folder(option: str, folder: Path) -> None:
     """A folder that exists or can be made: its nearest existing ancestor is a writable folder."""
-    from ..errors import ViewerError, why_missing
+    from ..errors import ViewerError, symlink_fault
 
     existing = folder.absolute()
     while not existing.exists() and existing != existing.parent:
-        if os.path.lexists(existing):  # a link to nothing: mkdir would say "File exists"
-            raise ViewerError(f"{option} {folder}: cannot create it: {existing} is {why_missing(existing, 'folder')}")
+        fault = symlink_fault(existing) if os.path.islink(existing) else None
+        if fault:  # the link itself, not a folder under it: mkdir would say "File exists"
+            raise ViewerError(f"{option} {folder}: cannot create it: {existing} is {fault}")
         existing = existing.parent
     if existing == folder.absolute() and not existing.is_dir():
         raise ViewerError(f"{option} {folder}: is a file, not a folder")

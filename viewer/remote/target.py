@@ -55,8 +55,8 @@ class RemoteTarget:
         bones, index = self._bones()
         if pose.names is None:
             if pose.count != len(bones):
-                raise ViewerError(f"set_pose: {counted(pose.count, 'row')} for {counted(len(bones), 'bone')} (bones() lists them); "
-                                  "pass bones=[names] to pose some of them")
+                raise ViewerError(f"set_pose: {counted(pose.count, 'row')} for {counted(len(bones), 'bone')} "
+                                  "(bones() lists them); pass bones=[names] to pose some of them")
             chosen = bones
         else:
             missing = [name for name in pose.names if name not in index]
