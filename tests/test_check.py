@@ -128,6 +128,20 @@ def test_each_flaw_gives_its_code(code, mutate, pointer, tmp_path):
     assert found[0].message and "\n" not in found[0].message
 
 
+@pytest.mark.parametrize("code, mutate, start", [
+    ("joint-unused", _extra_joint, "1 joint of skeleton 'skin0' moves no vertex: 'tip'"),
+    ("bind-pose", lambda doc: doc.put(4, 2, 0.5, 12),
+     "1 joint of skeleton 'skin0' has an inverse bind that does not match its rest world matrix (off by"),
+    ("weights-sum", lambda doc: doc.put(2, 0, 0.5, 0), "1 of 26 vertices has weights that do not sum to 1"),
+])
+def test_one_joint_or_vertex_is_said_in_the_singular(code, mutate, start, tmp_path):
+    """Issue 29: "1 joint of skeleton 'skin0' have inverse binds ..." and its like."""
+    doc = Doc(tmp_path)
+    mutate(doc)
+    found = [f.message for f in check_file(doc.save()).findings if f.code == code]
+    assert len(found) == 1 and found[0].startswith(start), found
+
+
 def test_the_valid_worm_has_no_findings_and_its_counts(tmp_path):
     report = check_file(Doc(tmp_path).save())
     assert report.findings == []

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ViewerError
+from .errors import ViewerError, symlink_fault
 from .files import discard as _discard, temporary_path
+from .words import counted
 
 
 def check_output_file(option: str, path: Path, suffix: str) -> None:
@@ -24,13 +25,24 @@ def check_output_file(option: str, path: Path, suffix: str) -> None:
     if path.suffix.lower() != suffix:
         what = "the output must be a .png file" if suffix == ".png" else f"the file name must end in {suffix}"
         raise ViewerError(f"{option} {path}: {what}")
+    check_output_folder(option, path)
+
+
+def check_output_folder(option: str, path: Path) -> None:
+    """``path`` is not a folder, and the folder it goes in is there and writable."""
+    path = Path(path)
     folder = path.parent
-    if not folder.resolve().is_dir():
-        raise ViewerError(f"{option} {path}: folder {folder} does not exist")
+    if not folder.is_dir():
+        raise ViewerError(f"{option} {path}: folder {folder} {_not_a_folder(folder)}")
     if not os.access(folder, os.W_OK):
         raise ViewerError(f"{option} {path}: folder {folder} is not writable")
     if path.is_dir():
         raise ViewerError(f"{option} {path}: is a folder")
+
+
+def _not_a_folder(folder: Path) -> str:
+    fault = symlink_fault(folder)
+    return f"is {fault}" if fault else "is a file" if folder.exists() else "does not exist"
 
 
 def check_png_path(option: str, path: Path) -> None:
@@ -76,7 +88,7 @@ class PngSequence:
         self.count += 1
 
     def close(self) -> str:
-        return f"{self.count} frames to {self.folder}/frame_00000.png .. frame_{self.count - 1:05d}.png"
+        return f"{counted(self.count, 'frame')} to {self.folder}/frame_00000.png .. frame_{self.count - 1:05d}.png"
 
     def abort(self) -> None:
         """Each frame is already whole; the ones written stay."""
@@ -137,7 +149,7 @@ class AnimationFile:
             if isinstance(error, OSError):
                 raise ViewerError(f"cannot write {self.path}: {error.strerror or error}") from None
             raise
-        return f"{self.count} frames to {self.path}"
+        return f"{counted(self.count, 'frame')} to {self.path}"
 
     def abort(self) -> None:
         """Stop and leave nothing: no file under the final name (an existing one stays whole)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import ViewerError
+from .errors import ViewerError, why_missing
 
 
 def load_model(model=None, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None,
@@ -84,12 +84,14 @@ def inspect_model(model, scene: int | None = None, bvh_scale: float | None = Non
 
 
 def _existing_file(model) -> Path:
+    if str(model) == "":  # Path("") is the current folder
+        raise ViewerError("model '': an empty path names no file")
     path = Path(model)
     if path.is_dir():
         raise ViewerError(f"model {path}: is a folder, not a model file{_models_in(path)} (a whole folder: "
                           f"boneviewer check {path}, or boneviewer batch {path} --out REPORT)")
     if not path.is_file():
-        raise ViewerError(f"model {path}: no such file")
+        raise ViewerError(f"model {path}: {why_missing(path)}")
     return path
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import native
 from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE, fits
+from ..words import counted
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 MAX_JOINTS = 4096  # joints and End Sites together
@@ -240,8 +241,8 @@ def _motion(tokens: _Tokens, joints: list[Joint]) -> Motion:
     while rows and not rows[-1].strip():  # trailing blank lines
         rows = rows[:-1]
     if len(rows) != frames:
-        raise BvhError(f"{tokens.path}: line {frames_line}: Frames: {frames} but the file has {len(rows)} "
-                       f"MOTION rows after line {first_row}")
+        raise BvhError(f"{tokens.path}: line {frames_line}: Frames: {frames} but the file has "
+                       f"{counted(len(rows), 'MOTION row')} after line {first_row}")
     if frames == 0:
         return Motion(joints, frame_time, np.zeros((0, channel_count)), channel_count)
     # Fast path: every number at once; the slow path below only finds and names a bad line.
@@ -277,7 +278,7 @@ def _raise_bad_row(tokens: _Tokens, rows: list[str], first_row: int, channel_cou
         words = row.split()
         line = first_row + k + 1
         if len(words) != channel_count:
-            raise tokens.error(f"MOTION row {k + 1} has {len(words)} values; the CHANNELS lines add up to "
+            raise tokens.error(f"MOTION row {k + 1} has {counted(len(words), 'value')}; the CHANNELS lines add up to "
                                f"{channel_count}", line)
         for word in words:
             try:

@@ -27,6 +27,8 @@ def check_bvh(path, scene=None) -> FileReport:
             message = str(error)
             message = message[len(prefix):] if message.startswith(prefix) else message
             line = LINE.match(message)
+            if line:  # the pointer names the line; said again in the message, `check` showed it twice
+                message = message[line.end():]
             report.findings.append(finding("bvh-refused", message, f"line {line.group(1)}" if line else ""))
             return report
     kind = {joint.line: "End Site" if joint.end_site else "joint" for joint in motion.joints}

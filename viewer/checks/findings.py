@@ -18,7 +18,7 @@ SEVERITIES = (ERROR, WARNING, INFO)
 # on a valid file are warnings or infos.
 CODES = {
     "load-failed": (ERROR, "the loader refuses the file (the message says why)"),
-    "bvh-refused": (ERROR, "the BVH loader refuses the file (the message and the pointer name the line)"),
+    "bvh-refused": (ERROR, "the BVH loader refuses the file (the message says why, the pointer names the line)"),
     "extension-unsupported": (ERROR, "the file requires an extension boneviewer does not implement"),
     "texture-missing": (ERROR, "a texture's image is missing, outside the model's folder, or does not decode"),
     "keyframe-times": (ERROR, "an animation sampler's keyframe times do not increase"),

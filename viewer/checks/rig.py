@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.weights import SHADER_INFLUENCES, WEIGHT_SUM_TOLERANCE
+from ..words import counted
 from .findings import finding
 
 KEY_JUMP_DEGREES = 120.0
@@ -62,11 +63,14 @@ def _weight_findings(mesh, where: Where) -> list:
     off = np.abs(sums - 1.0) > WEIGHT_SUM_TOLERANCE
     if off.any():
         low, high = float(sums[off].min()), float(sums[off].max())
-        found.append(finding("weights-sum", f"{int(off.sum())} of {len(sums)} vertices have weights that do not sum "
+        off_count = int(off.sum())
+        found.append(finding("weights-sum", f"{off_count} of {counted(len(sums), 'vertex', 'vertices')} "
+                             f"{'has' if off_count == 1 else 'have'} weights that do not sum "
                              f"to 1 (sums {low:.4g}..{high:.4g})", where.mesh(mesh)))
     dropped = int((mesh.extra_influences > 0).sum())
     if dropped:
-        found.append(finding("influences-dropped", f"{dropped} of {len(sums)} vertices have more than "
+        found.append(finding("influences-dropped", f"{dropped} of {counted(len(sums), 'vertex', 'vertices')} "
+                             f"{'has' if dropped == 1 else 'have'} more than "
                              f"{SHADER_INFLUENCES} influences; the rest are not drawn", where.mesh(mesh)))
     return found
 
@@ -79,7 +83,7 @@ def _skeleton_findings(scene, skeleton, size: float, where: Where) -> list:
     for mesh in meshes:
         used.update(np.unique(mesh.joints[mesh.weights > 0]).tolist())
     found += _grouped("joint-unused", [bone for bone in joints if bone.get_index() not in used],
-                      "move no vertex", skeleton, where)
+                      ("moves no vertex", "move no vertex"), skeleton, where)
     skeleton.prepare()
     # Where the bind pose is the node pose, inverse bind x rest world is one matrix for every
     # joint (the identity, or the one rigid move of a skeleton under a turned armature node):
@@ -113,19 +117,22 @@ def _skeleton_findings(scene, skeleton, size: float, where: Where) -> list:
             if length <= 1e-6 * size:
                 found.append(finding("bone-zero-length", f"joint {bone.name!r} is at the same place as its parent "
                                      f"{parent.name!r}", where.bone(bone)))
-    found += _grouped("bind-pose", off_bind, f"have inverse binds that do not match their rest world matrices "
-                      f"(off by up to {worst[0]:.3g} in rotation/scale, {worst[1]:.3g} of the model's size in "
-                      f"position)", skeleton, where)
+    off_by = (f"(off by up to {worst[0]:.3g} in rotation/scale, {worst[1]:.3g} of the model's size in "
+              "position)")
+    found += _grouped("bind-pose", off_bind,
+                      (f"has an inverse bind that does not match its rest world matrix {off_by}",
+                       f"have inverse binds that do not match their rest world matrices {off_by}"), skeleton, where)
     return found
 
 
-def _grouped(code: str, bones: list, what: str, skeleton, where: Where) -> list:
-    """One finding for many joints of a skeleton (the first few named), pointing at the first."""
+def _grouped(code: str, bones: list, what: tuple, skeleton, where: Where) -> list:
+    """One finding for many joints of a skeleton (the first few named), pointing at the first;
+    ``what`` is what they do, said of one joint and of several."""
     if not bones:
         return []
     names = ", ".join(repr(bone.name) for bone in bones[:6]) + (", ..." if len(bones) > 6 else "")
-    count = f"{len(bones)} joint{'s' if len(bones) > 1 else ''} of skeleton {skeleton.name!r}"
-    return [finding(code, f"{count} {what}: {names}", where.bone(bones[0]))]
+    count = f"{counted(len(bones), 'joint')} of skeleton {skeleton.name!r}"
+    return [finding(code, f"{count} {what[0] if len(bones) == 1 else what[1]}: {names}", where.bone(bones[0]))]
 
 
 def _scale_findings(matrix: np.ndarray, what: str, pointer: str) -> list:

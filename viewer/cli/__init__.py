@@ -73,7 +73,47 @@ def _show_warnings() -> None:
         logger.propagate = False
 
 
+# The exit status after a closed pipe (`boneviewer check DIR | head -1`): 128 + SIGPIPE, what the
+# shell reports for a Unix tool that the closed pipe ended.
+CLOSED_PIPE_STATUS = 141
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The command's exit status. A reader that closes the pipe early ends it quietly with
+    CLOSED_PIPE_STATUS, as it ends a Unix tool: no traceback, nothing more written."""
+    try:
+        try:
+            return _main(argv)
+        finally:
+            # What is still buffered, written here: a closed pipe then raises here, not in the
+            # interpreter's final flush, where it could only print "Exception ignored".
+            _flush(sys.stdout)
+            _flush(sys.stderr)
+    except BrokenPipeError:
+        _discard_output()
+        return CLOSED_PIPE_STATUS
+
+
+def _flush(stream) -> None:
+    if stream is not None:
+        stream.flush()
+
+
+def _discard_output() -> None:
+    """stdout and stderr to /dev/null (the standard way, as Python's signal docs show): what is
+    still buffered for the closed pipe is dropped there when the interpreter flushes at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                os.dup2(devnull, stream.fileno())
+            except (AttributeError, OSError, ValueError):  # not a real file (an in-process capture)
+                pass
+    finally:
+        os.close(devnull)
+
+
+def _main(argv: list[str] | None) -> int:
     from ..errors import ViewerError
 
     parser = build_parser()

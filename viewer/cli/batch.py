@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..words import counted
 from .common import Progress, check_creatable_folder, positive_finite, positive_int, size
 
 
@@ -36,7 +37,7 @@ def add_parser(commands, common):
 
 def run(args) -> int:
     from ..checks import MODEL_SUFFIXES, model_files
-    from ..errors import ViewerError
+    from ..errors import ViewerError, why_missing
     from ..files import write_file
     from ..library.job import BatchOptions
     from ..library.report import index_html, model_findings, model_html
@@ -46,12 +47,12 @@ def run(args) -> int:
         raise ViewerError(f"{args.dir}: is a file; batch takes a folder of models "
                           f"(one file: boneviewer check {args.dir}, boneviewer render {args.dir})")
     if not args.dir.is_dir():
-        raise ViewerError(f"{args.dir}: no such folder")
+        raise ViewerError(f"{args.dir}: {why_missing(args.dir, 'folder')}")
     if args.ray is not None and args.workers is not None:
         raise ViewerError("--workers sizes the local pool; with --ray, Ray places the tasks on its workers")
+    check_creatable_folder("--out", args.out)  # first: resolve() raises on a symlink loop
     if args.dir.resolve() == args.out.resolve():
         raise ViewerError(f"--out {args.out}: the report needs its own folder, not the library's")
-    check_creatable_folder("--out", args.out)
     if not model_files(args.dir):
         raise ViewerError(f"{args.dir}: no model files ({', '.join(MODEL_SUFFIXES)}) in this folder")
     check_report_outputs(args.dir, args.out)
@@ -82,9 +83,8 @@ def run(args) -> int:
     index = args.out / "index.html"
     write_file(index, index_html(ordered, f"boneviewer report: {args.dir.name}"))
     failed = [row for row in ordered if row["status"] != "ok"]
-    models = f"{len(ordered)} model{'s' if len(ordered) != 1 else ''}"
-    print(f"{models}: {len(todo)} processed, {len(kept)} unchanged (skipped), {len(failed)} failed; "
-          f"report: {index}")
+    print(f"{counted(len(ordered), 'model')}: {len(todo)} processed, {len(kept)} unchanged (skipped), "
+          f"{len(failed)} failed; report: {index}")
     for row in failed:
         print(f"  failed: {row['file']}: {row['error']}")
     return 1 if failed else 0

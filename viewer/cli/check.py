@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..words import counted
+
 
 def add_parser(commands, common):
     check = commands.add_parser("check", parents=[common], help="check model files for errors and rig problems",
@@ -35,7 +37,7 @@ def run(args) -> int:
                 where = f" {f.pointer}" if f.pointer else ""
                 print(f"  {f.severity} {f.code}{where}: {f.message}")
         failing = sum(report.fails(args.strict) for report in reports)
-        print(f"checked {len(reports)} file{'s' if len(reports) != 1 else ''}: {failing} "
+        print(f"checked {counted(len(reports), 'file')}: {failing} "
               f"{'fail' if failing != 1 else 'fails'}{' (--strict: warnings count)' if args.strict else ''}")
     return 2 if any(report.fails(args.strict) for report in reports) else 0
 
@@ -44,7 +46,7 @@ def checked_files(paths) -> list[Path]:
     """The model files named, folders expanded (recursively); a path that is neither, or a
     folder without models, is a user error."""
     from ..checks import MODEL_SUFFIXES, model_files
-    from ..errors import ViewerError
+    from ..errors import ViewerError, why_missing
 
     files = []
     for path in paths:
@@ -59,7 +61,7 @@ def checked_files(paths) -> list[Path]:
                                   f"check reads {', '.join(MODEL_SUFFIXES)}")
             files.append(path)
         else:
-            raise ViewerError(f"{path}: no such file or folder")
+            raise ViewerError(f"{path}: {why_missing(path, 'file or folder')}")
     return list(dict.fromkeys(files))  # a file named twice, or inside two folders given, is checked once
 
 
@@ -69,4 +71,4 @@ def _counts(report) -> str:
     if not report.findings:
         return "ok"
     counts = [(report.count(s), s) for s in SEVERITIES]
-    return ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for n, s in counts if n)
+    return ", ".join(counted(n, s) for n, s in counts if n)

@@ -23,10 +23,62 @@ def size(text: str):
 
 
 class Parser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr and exit 2, like every other user error."""
+    """Usage errors as one line on stderr and exit 2, like every other user error; a value that
+    starts with '-' after an option that takes one (``--bvh-up -z``, ``--target -1,0,0``,
+    ``--yaw -30``) is that option's value. Sub-parsers are of this class too."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # An empty path (--out '', check '') is a usage error, not the current folder (Path('') is
+        # '.': render --out-dir '' wrote into it): for every option and positional of type=Path.
+        self.register("type", Path, _non_empty_path)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        words = sys.argv[1:] if args is None else list(args)
+        return super().parse_known_args(self._glue_dash_values(words), namespace)
+
+    def _glue_dash_values(self, words: list[str]) -> list[str]:
+        """argparse takes a word starting with '-' for a value only when it looks like '-5' or
+        '-.5'; '-z' and '-1,0,0' it takes for an unknown option, and the option before it then
+        'expected one argument'. So ``--opt WORD`` becomes ``--opt=WORD`` when --opt is one of
+        this parser's options that takes exactly one value and WORD starts with a single '-' and
+        is not itself one of its options. Words after '--' are left alone; a sub-command's words
+        are glued by its own parser (which knows its options)."""
+        glued, index = [], 0
+        while index < len(words):
+            word = words[index]
+            if word == "--":
+                return glued + words[index:]
+            following = words[index + 1] if index + 1 < len(words) else None
+            if following is not None and self._takes_one_value(word) and self._is_dash_value(following):
+                glued.append(f"{word}={following}")
+                index += 2
+            else:
+                glued.append(word)
+                index += 1
+        return glued
+
+    def _takes_one_value(self, word: str) -> bool:
+        action = self._option_string_actions.get(word)
+        if action is None and word.startswith("--") and "=" not in word and self.allow_abbrev:
+            matches = {a for name, a in self._option_string_actions.items() if name.startswith(word)}
+            action = matches.pop() if len(matches) == 1 else None  # as argparse resolves --bvh-u
+        return action is not None and bool(action.option_strings) and action.nargs in (None, 1)
+
+    def _is_dash_value(self, word: str) -> bool:
+        if len(word) < 2 or not word.startswith("-") or word.startswith("--"):
+            return False
+        # -h, or a short option with its value attached (-ovalue, -o=value), stays an option.
+        return word.split("=", 1)[0] not in self._option_string_actions and word[:2] not in self._option_string_actions
+
+
+def _non_empty_path(text: str) -> Path:
+    if text == "":
+        raise argparse.ArgumentTypeError("expected a path, got an empty one")
+    return Path(text)
 
 
 def whole_number(text: str, expected: str, least: int, too_small: str) -> int:
@@ -90,10 +142,13 @@ def frames(text: str):
 
 def check_creatable_folder(option: str, folder: Path) -> None:
     """A folder that exists or can be made: its nearest existing ancestor is a writable folder."""
-    from ..errors import ViewerError
+    from ..errors import ViewerError, symlink_fault
 
     existing = folder.absolute()
     while not existing.exists() and existing != existing.parent:
+        fault = symlink_fault(existing) if os.path.islink(existing) else None
+        if fault:  # the link itself, not a folder under it: mkdir would say "File exists"
+            raise ViewerError(f"{option} {folder}: cannot create it: {existing} is {fault}")
         existing = existing.parent
     if existing == folder.absolute() and not existing.is_dir():
         raise ViewerError(f"{option} {folder}: is a file, not a folder")
@@ -276,7 +331,7 @@ def load_scene(args):
     """The command's model (``args.model``, ``args.scene``, the BVH options), with the --motion
     file's clip retargeted onto it as its first animation. Says a BVH file's scale, up axis and
     facing."""
-    from ..errors import ViewerError
+    from ..errors import ViewerError, why_missing
     from ..loaders import load_model
 
     _split_bone_map(args)
@@ -295,7 +350,7 @@ def load_scene(args):
     if Path(motion).suffix.lower() not in (".bvh", ".glb", ".gltf"):
         raise ViewerError(f"--motion {motion}: expected a .bvh, .glb or .gltf file")
     if not Path(motion).exists():  # said here, or load_model would call it the model
-        raise ViewerError(f"--motion {motion}: no such file")
+        raise ViewerError(f"--motion {motion}: {why_missing(motion)}")
     mapping = None if bone_map is None else read_bone_map(bone_map)
     source = load_model(motion, None, **bvh)
     _say_bvh(motion, source)

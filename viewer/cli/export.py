@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..images import check_output_folder
+from ..words import counted
 from .common import (add_motion_options, apply_pose_data, finite, frames, input_files, load_scene, logger, read_pose,
                      scene_index, select_animation)
 
@@ -66,7 +68,7 @@ def run(args) -> int:
                      force=args.force)
     clips = len(scene.animations)
     meshes = len(scene.meshes)
-    print(f"wrote {path} ({meshes} mesh{'es' if meshes != 1 else ''}, {clips} clip{'s' if clips != 1 else ''})")
+    print(f"wrote {path} ({counted(meshes, 'mesh')}, {counted(clips, 'clip')})")
     return 0
 
 
@@ -79,13 +81,7 @@ def check_arguments(args) -> None:
         raise ViewerError("give --out OUT.glb (or OUT.gltf)")
     if args.out.suffix.lower() not in (".glb", ".gltf"):
         raise ViewerError(f"--out {args.out}: the output must be a .glb or .gltf file")
-    folder = args.out.parent
-    if not folder.is_dir():
-        raise ViewerError(f"--out {args.out}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ViewerError(f"--out {args.out}: folder {folder} is not writable")
-    if args.out.is_dir():
-        raise ViewerError(f"--out {args.out}: is a folder")
+    check_output_folder("--out", args.out)
     if args.record is not None and args.script is None:
         raise ViewerError("--record runs a script's update at each step: give --script FILE.py")
     if args.record is not None and not args.clip:

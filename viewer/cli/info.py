@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ..words import counted
 from .common import add_bvh_options, bvh_options, scene_index
 
 
@@ -72,8 +73,9 @@ def tables(facts: dict) -> list[str]:
         return bvh_tables(facts) + _tree(facts)
     size = facts["size"]
     out = [f"{facts['file']}: glTF {facts['version']} ({facts['format']}), {_bytes(size['file'])}; "
-           f"{facts['nodes']} nodes, {len(facts['meshes'])} meshes, {len(facts['skins'])} skins, "
-           f"{len(facts['animations'])} animations, {facts['materials']} materials, {facts['textures']} textures"]
+           f"{counted(facts['nodes'], 'node')}, {counted(len(facts['meshes']), 'mesh')}, "
+           f"{counted(len(facts['skins']), 'skin')}, {counted(len(facts['animations']), 'animation')}, "
+           f"{counted(facts['materials'], 'material')}, {counted(facts['textures'], 'texture')}"]
     if facts["scenes"]:
         out += ["", "scenes"] + table(["#", "name", "root nodes", "shown"], [
             [i, _name(s["name"], ""), s["nodes"], "yes" if i == facts["scene"] else ""]
@@ -111,11 +113,13 @@ def bvh_tables(facts: dict) -> list[str]:
     bvh, mesh = facts["bvh"], facts["meshes"][0]
     rate = 1.0 / bvh["frame_time"]
     orders = ", ".join(f"{order} ({count})" for order, count in bvh["rotation_orders"].items()) or "none"
-    out = [f"{facts['file']}: BVH motion capture, {_bytes(facts['size']['file'])}; {bvh['joints']} joints, "
-           f"{bvh['end_sites']} End Sites, {bvh['channels']} channels, {bvh['frames']} frames at "
+    out = [f"{facts['file']}: BVH motion capture, {_bytes(facts['size']['file'])}; {counted(bvh['joints'], 'joint')}, "
+           f"{counted(bvh['end_sites'], 'End Site')}, {counted(bvh['channels'], 'channel')}, "
+           f"{counted(bvh['frames'], 'frame')} at "
            f"{bvh['frame_time']:g} s ({rate:.4g} fps), {bvh['duration']:.4g} s",
            f"loaded with {describe_import(dict(bvh, detected=bvh['up_detected']))}; rotation orders: {orders}",
-           f"generated mesh: a capsule per bone, {mesh['vertices']} vertices, rigidly skinned (one bone each)"]
+           f"generated mesh: a capsule per bone, {counted(mesh['vertices'], 'vertex', 'vertices')}, rigidly skinned "
+           "(one bone each)"]
     out += ["", "joints"] + table(["#", "name", "parent", "line", "channels", "order"], [
         [i, j["name"] + (" (End Site)" if j["end_site"] else ""), j["parent"] or "", j["line"],
          " ".join(j["channels"]) or "-", j["order"] or ""]

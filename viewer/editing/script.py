@@ -24,7 +24,7 @@ import types
 from pathlib import Path
 from typing import Callable
 
-from ..errors import ViewerError
+from ..errors import ViewerError, why_missing
 from ..options import Status
 
 WATCH_INTERVAL = 0.2        # seconds between two looks at a watched file (a reload lands within ~0.2 s)
@@ -84,7 +84,7 @@ def check_script_path(path, option: str = "--script") -> Path:
     """A script path a user gave: an existing, readable .py file (checked before any window)."""
     path = Path(path)
     if not path.is_file():
-        raise ViewerError(f"{option} {path}: no such file")
+        raise ViewerError(f"{option} {path}: {why_missing(path)}")
     if not os.access(path, os.R_OK):
         raise ViewerError(f"{option} {path}: not readable")
     return path

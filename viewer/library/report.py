@@ -10,6 +10,8 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
+from ..words import counted
+
 TEMPLATES = Path(__file__).parent
 
 
@@ -23,8 +25,9 @@ def _link(*parts: str) -> str:
 
 def index_html(rows: list, title: str) -> str:
     done = sum(row["status"] == "ok" for row in rows)
-    totals = (f"{len(rows)} models: {done} rendered, {len(rows) - done} failed; "
-              f"{sum(row['errors'] for row in rows)} errors, {sum(row['warnings'] for row in rows)} warnings found")
+    totals = (f"{counted(len(rows), 'model')}: {done} rendered, {len(rows) - done} failed; "
+              f"{counted(sum(row['errors'] for row in rows), 'error')}, "
+              f"{counted(sum(row['warnings'] for row in rows), 'warning')} found")
     lines = [_row_html(row) for row in rows]
     return _template("index.html").substitute(title=escape(title), totals=escape(totals), rows="\n".join(lines))
 
@@ -67,7 +70,8 @@ def model_html(row: dict, findings: list) -> str:
             caption = f"{clip['name']} ({clip['duration']:g} s)"
             pictures.append(f'<figure><img src="{quote(gif)}" alt="{escape(caption)}"><figcaption>{escape(caption)}'
                             f'</figcaption></figure>')
-    facts = f"{row['bones']} bones, {row['vertices']} vertices, {len(row['clips'])} clips"
+    facts = (f"{counted(row['bones'], 'bone')}, {counted(row['vertices'], 'vertex', 'vertices')}, "
+             f"{counted(len(row['clips']), 'clip')}")
     failure = "" if row["status"] == "ok" else f'<p class="failed">Failed: {escape(row.get("error") or "")}</p>'
     if findings:
         lines = "".join(f'<tr><td class="{escape(f["severity"])}">{escape(f["severity"])}</td>'

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from .checks import OUT_OF_RANGE, first_bad_row, fits
+from ..words import counted
 from .group import SkeletonGroup
 from .mesh import SkinnedMesh, bounds, skin
 
@@ -48,7 +49,7 @@ class Crowd:
         bones = len(mesh.skeleton.bones)
         for skeleton in group.skeletons:
             if len(skeleton.bones) != bones:
-                raise ViewerError(f"crowd: skeleton {skeleton.name!r} has {len(skeleton.bones)} bones, "
+                raise ViewerError(f"crowd: skeleton {skeleton.name!r} has {counted(len(skeleton.bones), 'bone')}, "
                                   f"mesh {mesh.name!r} is skinned to {bones}")
         self.mesh, self.group = mesh, group
         self.bones_per_instance = bones

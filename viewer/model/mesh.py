@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ViewerError
+from ..words import counted
 from .checks import finite_array
 from .morph import MorphTargets
 from .skeleton import Skeleton
@@ -248,7 +249,7 @@ def _skin_data(joints, weights, vertex_count, bone_count, what):
         if bad.size:
             v, k = divmod(int(bad[0]), joints.shape[1])
             raise ViewerError(f"{what}: vertex {v} uses joint {int(joints[v, k])}, but the skeleton has "
-                              f"{bone_count} bones")
+                              f"{counted(bone_count, 'bone')}")
     if (weights < 0).any():
         v = int(np.flatnonzero((weights < 0).any(axis=1))[0])
         raise ViewerError(f"{what}: vertex {v} has a negative weight")

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..words import counted
+
 # |sum - 1| above this counts as "does not sum to 1" (the glTF loader warns with the same).
 WEIGHT_SUM_TOLERANCE = 1e-3
 # Influences per vertex the skinning shader reads (JOINTS_0/WEIGHTS_0 and JOINTS_1/WEIGHTS_1).
@@ -120,7 +122,8 @@ class WeightCheck(NamedTuple):
     vertices: int      # skinned vertices looked at
 
     def __str__(self) -> str:
-        return (f"{self.flagged} of {self.vertices} skinned vertices flagged ({self.off_sum} with weights that do not "
+        return (f"{self.flagged} of {counted(self.vertices, 'skinned vertex', 'skinned vertices')} flagged "
+                f"({self.off_sum} with weights that do not "
                 f"sum to 1, {self.over_limit} with more than {SHADER_INFLUENCES} influences)")
 
 

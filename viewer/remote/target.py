@@ -13,6 +13,7 @@ from ..camera import VIEW_PITCH, VIEW_YAW, OrbitCamera, framed_camera
 from ..editing.pose import apply_pose
 from ..errors import ViewerError
 from ..model.checks import OUT_OF_RANGE, finite_number, first_bad_row, fits
+from ..words import counted
 
 MIN_QUATERNION_NORM = 1e-8  # as pose files: below this a quaternion is no rotation
 
@@ -55,8 +56,8 @@ class RemoteTarget:
         bones, index = self._bones()
         if pose.names is None:
             if pose.count != len(bones):
-                raise ViewerError(f"set_pose: {pose.count} rows for {len(bones)} bones (bones() lists them); "
-                                  "pass bones=[names] to pose some of them")
+                raise ViewerError(f"set_pose: {counted(pose.count, 'row')} for {counted(len(bones), 'bone')} "
+                                  "(bones() lists them); pass bones=[names] to pose some of them")
             chosen = bones
         else:
             missing = [name for name in pose.names if name not in index]
