@@ -62,7 +62,7 @@ def test_weights_are_renormalized():
 
 
 @pytest.mark.parametrize("joints, weights, message", [
-    ([[0, 0, 0, 0], [0, 0, 0, 0], [3, 0, 0, 0]], [[1, 0, 0, 0]] * 3, "vertex 2 uses joint 3, but the skeleton has 1 bones"),
+    ([[0, 0, 0, 0], [0, 0, 0, 0], [3, 0, 0, 0]], [[1, 0, 0, 0]] * 3, "vertex 2 uses joint 3, but the skeleton has 1 bone"),
     ([[0, 0, 0, 0]] * 3, [[1, 0, 0, 0], [0, 0, 0, 0], [1, 0, 0, 0]], "vertex 1 has no bone weight"),
     ([[0, 0, 0, 0]] * 3, [[1, 0, 0, 0], [1, -1, 0, 0], [1, 0, 0, 0]], "vertex 1 has a negative weight"),
     ([[0, 0, 0]] * 3, [[1, 0, 0]] * 3, r"must both be \(V, 4\) or \(V, 8\)"),
