@@ -108,19 +108,20 @@ def run_both(build, frames, seed=5):
 
 
 def assert_same_uploads(numpy_uploads, c_uploads):
-    """Bit-identical float32 uploads. The C pass does numpy's arithmetic in numpy's order:
+    """The same float32 uploads within 2**-21 of each matrix's largest entry (about 4 float32
+    ulps), nearly all of them bit for bit. The C pass does numpy's arithmetic in numpy's order:
     Babylon's compose formula term for term (transforms.compose), each 4x4 product summed left to
-    right from +0 (as a BLAS product; so an all-zero sum is +0, not -0), no FMA. Should a numpy
-    build's matmul fuse or reorder its sums, the float64s differ in the last bit and a float32 in
-    about one case in 2**29; the first check bounds that difference (2**-21 of the matrix's
-    largest entry, about 4 float32 ulps)."""
+    right from +0 (as a BLAS product; so an all-zero sum is +0, not -0), no FMA. numpy's matmul
+    goes through BLAS, whose kernels differ by CPU: one that fuses or reorders its sums makes the
+    float64s differ in the last bit and a float32 in about one case in 2**29, so a few differing
+    values are allowed (one, or one in 2**16), never more."""
     assert len(numpy_uploads) == len(c_uploads)
     for a, b in zip(numpy_uploads, c_uploads):
         assert a.shape == b.shape and a.dtype == b.dtype == np.float32
         scale = np.abs(a).max(axis=(-2, -1), keepdims=True) + 1.0
         np.testing.assert_array_less(np.abs(a.astype(np.float64) - b) / scale, 2.0 ** -21)
         differ = int((a.view(np.uint32) != b.view(np.uint32)).sum())
-        assert differ == 0, f"{differ} of {a.size} float32 values differ in their bits"
+        assert differ <= 1 + a.size // 2 ** 16, f"{differ} of {a.size} float32 values differ in their bits"
 
 
 @needs_c
@@ -135,7 +136,7 @@ def test_one_skeleton_both_kernels(order, n):
     (np_skeleton,), (c_skeleton,) = results["numpy"][1], results["C"][1]
     for a, b in zip(np_skeleton.bones, c_skeleton.bones):
         np.testing.assert_allclose(a.get_final_matrix(), b.get_final_matrix(), rtol=1e-12, atol=1e-12)
-        np.testing.assert_array_equal(a.rotation_quaternion, b.rotation_quaternion)
+        np.testing.assert_allclose(a.rotation_quaternion, b.rotation_quaternion, rtol=0, atol=1e-15)
 
 
 @needs_c
@@ -162,7 +163,7 @@ def test_groups_both_kernels(alike, order):
     results = run_both(build, frames)
     assert_same_uploads(results["numpy"][0], results["C"][0])
     for np_member, c_member in zip(results["numpy"][1], results["C"][1]):
-        np.testing.assert_array_equal(np_member.get_transform_matrices(), c_member.get_transform_matrices())
+        assert_same_uploads([np_member.get_transform_matrices()], [c_member.get_transform_matrices()])
 
 
 @needs_c

@@ -176,8 +176,19 @@ def test_replay_linked_bones_match_unlinked_babylon(case):
 
 
 def test_worst_error_summary():
-    """Runs last in this file: every mode was compared, and reports the worst errors seen."""
-    if len(WORST) < 4:
-        pytest.skip("run with the replays to get the summary")
+    """Every case replayed in every mode here (the per-case tests may run in other processes under
+    pytest-xdist), and the worst errors reported (run with -s)."""
+    WORST.clear()
+    tnode_cases = [c for c in CASES if c["tnode"] and not c["tnode"]["parent"]]
+    for case in CASES:
+        replay(case)
+    for case in tnode_cases:
+        replay(case, tnode_kind="matrix")
+    for case in tnode_cases[:8]:
+        replay(case, tnode_kind="mesh")
+    for case in CASES:
+        if case["trs_exact"]:
+            replay(case, linked=True)
+    assert len(WORST) >= 4, sorted(WORST)
     print("worst relative error per mode:", {k: f"{v:.2g}" for k, v in sorted(WORST.items())})
     assert max(WORST.values()) <= TOLERANCE
