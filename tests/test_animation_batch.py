@@ -145,8 +145,12 @@ def test_compiled_and_numpy_clips_write_the_same_node_rows():
             native.ckernel = saved
     for a, b in zip(scenes["numpy"], scenes["C"]):
         for x, y in zip(a, b):
-            np.testing.assert_allclose(x, y, rtol=0, atol=SLERP_BOUND if x.dtype == np.float64 else
-                                       (0.0 if SLERP_BOUND == 0.0 else 1e-6))
+            if x.dtype == np.float64:  # the nodes' rows: the samplers' own bound
+                np.testing.assert_allclose(x, y, rtol=0, atol=SLERP_BOUND)
+            else:  # the float32 uploads: numpy's kernel multiplies through BLAS, whose kernels
+                # fuse or reorder sums by CPU, so the two kernels agree within about 4 float32
+                # ulps of each stack's largest entry (tests/test_kernel.py's bound), not bit for bit
+                np.testing.assert_allclose(x, y, rtol=0, atol=2.0 ** -21 * (np.abs(x).max() + 1.0))
 
 
 def test_a_clip_switches_to_numpy_when_the_compiled_kernel_goes():
