@@ -407,10 +407,21 @@ def test_soak_streamed_poses_and_renders_do_not_grow_memory(server, client):
     assert growth < 5.0, f"the server grew {growth:.1f} MB"
 
 
-def test_the_server_logged_no_traceback_or_internal_error(server):
-    """After the tests above (whatever they sent), the server logged only one-line notes."""
+def test_the_server_logged_no_traceback_or_internal_error(server, client):
+    """Whatever the server was sent, it logged only one-line notes. The malformed messages are
+    sent here again: under pytest-xdist the tests above may have run in other processes, each
+    with its own server, so this one's log need not hold what they sent."""
+    for message in MALFORMED.values():
+        websocket = raw(server)
+        websocket.send(message)
+        assert closed_by_server(websocket)
+    still_serving(client)
+    deadline = time.monotonic() + 10  # a guard: each line lands within milliseconds of its close
+    while len(server.logged()) <= len(MALFORMED) and time.monotonic() < deadline:
+        time.sleep(0.05)
     logged = server.logged()[1:]  # after the model's own warning (its weights)
-    assert logged and all(line.startswith("boneviewer: warning: remote: ") for line in logged), \
+    assert len(logged) >= len(MALFORMED)  # a line for each malformed message at least
+    assert all(line.startswith("boneviewer: warning: remote: ") for line in logged), \
         [line for line in logged if not line.startswith("boneviewer: warning: remote: ")][:5]
     assert not any("internal error" in line for line in logged)
 
