@@ -19,7 +19,6 @@ from viewer.gltf import load_gltf
 DATA = Path(__file__).parent / "data"
 REFERENCE = json.loads((DATA / "babylon_morph_reference.json").read_text())
 CASES = [(model, sample) for model in REFERENCE["models"] for sample in model["samples"]]
-WORST = {}
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +33,9 @@ def case_id(model, sample):
     return f"{Path(model['file']).stem}-{when}{weights}"
 
 
-@pytest.mark.parametrize("model, sample", CASES, ids=[case_id(m, s) for m, s in CASES])
-def test_morphed_positions_match_babylon_loader(model, sample, scenes):
+def replay(model, sample, scenes) -> float:
+    """One recorded sample posed again; the worst position error, as a fraction of the model's
+    size (``scenes`` caches each file's scene; every sample starts from the file's pose)."""
     if model["file"] not in scenes:
         scenes[model["file"]] = load_gltf(DATA / model["file"])
     scene = scenes[model["file"]]
@@ -53,13 +53,19 @@ def test_morphed_positions_match_babylon_loader(model, sample, scenes):
         meshes[int(node)].morph_weights = weights
     for node, weights in sample["babylon_weights"].items():  # the weights Babylon drew with
         np.testing.assert_allclose(meshes[int(node)].morph_weights, weights, atol=1e-6)
+    worst = 0.0
     for expected in sample["meshes"]:
         got = meshes[expected["node"]].skinned_positions()[:: model["stride"]]
         want = np.asarray(expected["positions"], dtype=np.float64).reshape(-1, 3)
         assert got.shape == want.shape == (expected["vertex_count"], 3)
-        error = float(np.abs(got - want).max())
-        WORST[model["file"]] = max(WORST.get(model["file"], 0.0), error / model["size"])
-        assert error <= 1e-4 * model["size"], f"error {error:.3g} = {error / model['size']:.2g} of the size"
+        worst = max(worst, float(np.abs(got - want).max()) / model["size"])
+    return worst
+
+
+@pytest.mark.parametrize("model, sample", CASES, ids=[case_id(m, s) for m, s in CASES])
+def test_morphed_positions_match_babylon_loader(model, sample, scenes):
+    error = replay(model, sample, scenes)
+    assert error <= 1e-4, f"error {error:.2g} of the size"
 
 
 def _rest_nodes(scenes, file):
@@ -85,9 +91,15 @@ def test_the_reference_morphs_something():
 
 
 def test_report_worst_error():
-    """Prints the worst error per model (run with -s); runs last in this file."""
-    for file, worst in WORST.items():
-        print(f"{file}: worst error {worst:.2e} of the model size")
+    """Every sample replayed here (the per-case tests may run in other processes under
+    pytest-xdist), and the worst error per model reported (run with -s)."""
+    worst, scenes = {}, {}
+    for model, sample in CASES:
+        worst[model["file"]] = max(worst.get(model["file"], 0.0), replay(model, sample, scenes))
+    assert sorted(worst) == sorted(model["file"] for model in REFERENCE["models"])
+    for file, error in worst.items():
+        print(f"{file}: worst error {error:.2e} of the model size")
+    assert max(worst.values()) <= 1e-4
 
 
 def test_the_worms_file_is_what_the_builder_makes(tmp_path):
