@@ -19,7 +19,7 @@ python="$BONEVIEWER_VENV/bin/python"
 # the rasteriser, and the recorded references they are compared with.
 TESTS="tests/test_written_references.py tests/test_check.py tests/test_morph_babylon.py
   tests/test_gltf_babylon.py tests/test_model_babylon.py tests/test_space_babylon.py
-  tests/test_controllers_babylon.py tests/test_bvh.py tests/test_retarget.py tests/test_kernel.py
+  tests/test_controllers_babylon.py tests/test_bvh.py tests/test_retarget.py tests/test_kernel.py tests/test_animation_batch.py
   tests/test_model_seed.py tests/test_model_properties.py tests/test_skinning.py tests/test_gltf.py
   tests/test_gltf_writer.py tests/test_apply_pose_as_bind.py tests/test_morph.py tests/test_weights.py
   tests/test_skeleton_group.py tests/test_crowd.py tests/test_space.py tests/test_camera_matrices.py
