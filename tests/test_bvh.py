@@ -8,6 +8,7 @@ import hashlib
 import json
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -296,6 +297,30 @@ def test_the_compiled_motion_reader_equals_numpys_bit_for_bit(name, monkeypatch)
     reference = read_bvh(BVH / name).values
     assert compiled.dtype == reference.dtype and compiled.shape == reference.shape
     assert compiled.tobytes() == reference.tobytes()
+
+
+def test_the_compiled_motion_readers_fast_path_equals_numpys_bit_for_bit():
+    """Plain decimals take the compiled reader's fast path (Clinger's: digits up to 2^53 over a
+    power of ten up to 1e22), the rest strtod: every form either way reads as numpy reads it."""
+    if native.ckernel is None:
+        pytest.skip("the compiled kernel is not built here")
+    rng = np.random.default_rng(30)
+    magnitudes = 10.0 ** rng.uniform(-25, 18, 3000) * rng.choice([-1, 1], 3000)
+    words = [f"{v:.{p}f}" for v, p in zip(magnitudes, rng.integers(0, 24, 3000))]  # up to 41 digits
+    words += [repr(float(v)) for v in magnitudes[:600]]  # shortest round-trip forms, exponents included
+    words += [f"{v:.{p}e}" for v, p in zip(magnitudes[600:1200], rng.integers(0, 18, 600))]
+    words += ["0", "-0", "+0", "-0.0", "1.", "-.5", "+.25", "007", "0.1", "9007199254740992", "9007199254740993",
+              "9007199254740992.5", "0.0000000000000000000001", "0.00000000000000000000001", "123456789.123456789",
+              "1e22", "1E-5", "-2.5e+3", "4503599627370497.5"]
+    words += ["0"] * (-len(words) % 7)
+    text = "\n".join(" ".join(words[k:k + 7]) for k in range(0, len(words), 7))
+    values = np.empty((len(words) // 7, 7))
+    assert native.ckernel.parse_rows(text, values, 7) == -1
+    reference = np.array([float(word) for word in words])  # Python's float(), correctly rounded as strtod
+    assert values.reshape(-1).tobytes() == reference.tobytes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.fromstring(text, dtype=np.float64, sep=" ").tobytes() == reference.tobytes()
 
 
 @pytest.mark.parametrize("row, why", [("1 2", "short"), ("1 2 3 4", "long"), ("1 0x10 3", "hex"),

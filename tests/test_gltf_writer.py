@@ -238,3 +238,43 @@ def test_glb_bytes_are_what_save_gltf_writes(tmp_path):
 
     scene = load_gltf(ROBOT)
     assert glb_bytes(scene) == save_gltf(scene, tmp_path / "robot.glb").read_bytes()
+
+
+def test_many_skins_clips_and_inverse_binds_as_the_bones_give_them(tmp_path):
+    """The writer gathers keyframes and inverse binds in bulk, not channel by channel or bone by
+    bone: each sampler's accessors hold its channel's float32 times and values (the input's
+    bounds its first and last time), times shared by channels are written once, and each skin's
+    inverse binds are its bones' own, read one by one here."""
+    from test_gltf_scale import recursive_skeletons
+
+    scene = load_gltf(recursive_skeletons(tmp_path, segments=3, joints=4))
+    scene.skeletons[1].bones[2].get_pose_target().rotation_quaternion = [0.2, 0.1, -0.3, 0.927]
+    path = save_gltf(scene, tmp_path / "out.glb")
+    document = pygltflib.GLTF2().load(str(path))
+    blob = document.binary_blob()
+
+    def read(index: int) -> np.ndarray:
+        accessor = document.accessors[index]
+        width = {"SCALAR": 1, "VEC3": 3, "VEC4": 4, "MAT4": 16}[accessor.type]
+        offset = document.bufferViews[accessor.bufferView].byteOffset + (accessor.byteOffset or 0)
+        return np.frombuffer(blob, np.float32, accessor.count * width, offset).reshape(accessor.count, width)
+
+    clip, written = scene.animations[0], document.animations[0]
+    assert len(written.channels) == len(clip.channels) > 0
+    for channel, spec in zip(clip.channels, written.channels):
+        sampler = written.samplers[spec.sampler]
+        assert document.nodes[spec.target.node].name == channel.node.name and spec.target.path == channel.path
+        assert read(sampler.input).tobytes() == np.float32(channel.times).tobytes()
+        assert read(sampler.output).tobytes() == np.float32(channel.values).tobytes()
+        bounds = document.accessors[sampler.input]
+        assert (bounds.min, bounds.max) == ([float(np.float32(channel.times[0]))], [float(np.float32(channel.times[-1]))])
+    distinct_times = {np.float32(channel.times).tobytes() for channel in clip.channels}
+    assert len({sampler.input for sampler in written.samplers}) == len(distinct_times) == 1  # every segment's six
+    skeletons = {skeleton.bones[0].name: skeleton for skeleton in scene.skeletons}
+    assert len(document.skins) == len(skeletons)
+    for skin in document.skins:
+        skeleton = skeletons[document.nodes[skin.joints[0]].name]
+        bones = sorted(skeleton.bones, key=lambda bone: bone.index)
+        assert [document.nodes[j].name for j in skin.joints] == [bone.name for bone in bones]
+        expected = np.array([bone.get_absolute_inverse_bind_matrix() for bone in bones])
+        np.testing.assert_allclose(read(skin.inverseBindMatrices).reshape(-1, 4, 4), expected, rtol=0, atol=1e-6)

@@ -108,9 +108,20 @@ def quaternion_of_matrix(rows: np.ndarray) -> np.ndarray:
     return quaternion_from_rotation_matrix(rows)
 
 
+# The Hamilton product q * (s on one axis, c as w) with the zero terms left out, per axis, each
+# component as quaternion_product sums it (the same value; a zero may change sign): x, y, z, w.
+_AXIS_PRODUCTS = {
+    "x": lambda x, y, z, w, s, c: (w * s + x * c, y * c + z * s, z * c - y * s, w * c - x * s),
+    "y": lambda x, y, z, w, s, c: (x * c - z * s, w * s + y * c, x * s + z * c, w * c - y * s),
+    "z": lambda x, y, z, w, s, c: (x * c + y * s, y * c - x * s, w * s + z * c, w * c - z * s),
+}
+
+
 def joint_rotations(motion: Motion) -> np.ndarray:
     """(frames, joints, 4) local rotations, channels composed in CHANNELS order; identity where
-    a joint has no rotation channel. Joints with the same rotation order are done together."""
+    a joint has no rotation channel. Joints with the same rotation order are done together, each
+    quaternion component one contiguous (frames, joints) array (a product over the interleaved
+    (..., 4) layout costs several times more)."""
     frames = len(motion.values)
     result = np.zeros((frames, len(motion.joints), 4))
     result[..., 3] = 1.0
@@ -122,16 +133,16 @@ def joint_rotations(motion: Motion) -> np.ndarray:
             groups.setdefault(order, []).append((j, columns))
     for order, members in groups.items():
         joints = [j for j, _ in members]
-        columns = np.array([c for _, c in members])  # (joints, axes)
-        half = np.radians(motion.values[:, columns]) * 0.5  # (frames, joints, axes)
+        columns = np.array([c for _, c in members]).T  # (axes, joints)
+        half = np.radians(motion.values[:, columns]) * 0.5  # (frames, axes, joints)
+        half = np.ascontiguousarray(half.transpose(1, 0, 2))  # (axes, frames, joints)
         sin, cos = np.sin(half), np.cos(half)
-        q = None
-        for k, axis in enumerate(order):
-            axis_q = np.zeros(half.shape[:2] + (4,))
-            axis_q[..., AXES[axis.lower()]] = sin[..., k]
-            axis_q[..., 3] = cos[..., k]
-            q = axis_q if q is None else quaternion_product(q, axis_q)
-        result[:, joints] = q
+        zero = np.zeros(half.shape[1:])
+        q = [zero, zero, zero, cos[0]]
+        q[AXES[order[0].lower()]] = sin[0]
+        for k, axis in enumerate(order[1:], start=1):
+            q = _AXIS_PRODUCTS[axis.lower()](*q, sin[k], cos[k])
+        result[:, joints] = np.stack(q, axis=-1)
     return result
 
 
@@ -320,49 +331,50 @@ def capsule_mesh(name: str, positions: np.ndarray, parents: list[int], skeleton:
                 and np.linalg.norm(positions[j] - positions[parent]) > 0]
     extent = positions.max(axis=0) - positions.min(axis=0) if len(positions) else np.ones(3)
     size = float(np.linalg.norm(extent)) or 1.0
-    pieces, offset = [], 0
-    all_positions, all_normals, all_indices, all_joints = [], [], [], []
-    for parent, child in segments:
-        start, end = positions[parent], positions[child]
-        length = float(np.linalg.norm(end - start))
-        radius = min(0.3 * length, 0.025 * size)
-        p, n, i = capsule(start, end, radius)
-        all_positions.append(p)
-        all_normals.append(n)
-        all_indices.append(i + offset)
-        all_joints.append(np.full(len(p), parent))
-        offset += len(p)
-    if not segments:  # a lone joint: a small ball
-        p, n, i = capsule(positions[0], positions[0] + [0, 1e-3, 0], 0.05)
-        all_positions, all_normals, all_indices, all_joints = [p], [n], [i], [np.zeros(len(p), int)]
-    joints = np.zeros((offset or len(all_positions[0]), 4), dtype=np.int32)
-    joints[:, 0] = np.concatenate(all_joints)
+    if segments:
+        owners, children = np.array(segments).T
+        starts, ends = positions[owners], positions[children]
+        lengths = np.array([np.linalg.norm(axis) for axis in ends - starts])
+        radii = np.minimum(0.3 * lengths, 0.025 * size)
+    else:  # a lone joint: a small ball
+        owners, starts, radii = np.zeros(1, int), positions[:1], np.array([0.05])
+        ends = starts + [0, 1e-3, 0]
+    all_positions, all_normals, indices = capsules(starts, ends, radii)
+    joints = np.zeros((len(all_positions), 4), dtype=np.int32)
+    joints[:, 0] = np.repeat(owners, len(all_positions) // len(owners))
     weights = np.zeros(joints.shape, dtype=np.float32)
     weights[:, 0] = 1.0
-    return SkinnedMesh(name, np.concatenate(all_positions), np.concatenate(all_indices), skeleton,
-                       joints=joints, weights=weights, normals=np.concatenate(all_normals), base_color=BONE_COLOR)
+    return SkinnedMesh(name, all_positions, indices, skeleton,
+                       joints=joints, weights=weights, normals=all_normals, base_color=BONE_COLOR)
 
 
-def capsule(start, end, radius: float, segments: int = 10, rings: int = 3):
-    """(positions, normals, indices) of a capsule whose axis runs from ``start`` to ``end``."""
-    start, end = np.asarray(start, float), np.asarray(end, float)
-    axis = end - start
-    length = float(np.linalg.norm(axis))
-    d = axis / length
-    helper = np.array([0.0, 0.0, 1.0]) if abs(d[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
+def capsules(starts, ends, radii, segments: int = 10, rings: int = 3):
+    """(positions, normals, indices) of one capsule per row, its axis running from ``starts[k]``
+    to ``ends[k]``, all in one mesh (capsule k's vertices after capsule k - 1's). Made at once,
+    each capsule's numbers as it alone would get them."""
+    starts, ends = np.asarray(starts, float).reshape(-1, 3), np.asarray(ends, float).reshape(-1, 3)
+    radii = np.asarray(radii, float).reshape(-1)
+    axes = ends - starts
+    lengths = np.array([np.linalg.norm(axis) for axis in axes])  # a vector's norm, as for one
+    d = axes / lengths[:, None]
+    helper = np.where((np.abs(d[:, 2]) < 0.9)[:, None], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0])
     u = np.cross(helper, d)
-    u /= np.linalg.norm(u)
+    u /= np.array([np.linalg.norm(row) for row in u])[:, None]
     v = np.cross(d, u)
     # Latitudes from the start pole to the end pole; the end hemisphere is moved by the length.
     theta = np.concatenate([np.linspace(0, np.pi / 2, rings + 1), np.linspace(np.pi / 2, np.pi, rings + 1)])
-    shift = np.concatenate([np.zeros(rings + 1), np.full(rings + 1, length)])
+    shift = np.zeros((len(starts), 2 * (rings + 1)))
+    shift[:, rings + 1:] = lengths[:, None]
     phi = np.linspace(0, 2 * np.pi, segments + 1)
     t, p = np.meshgrid(theta, phi, indexing="ij")
+    d, u, v = d[:, None, None], u[:, None, None], v[:, None, None]  # (capsules, 1, 1, 3)
     unit = (-np.cos(t))[..., None] * d + (np.sin(t) * np.cos(p))[..., None] * u + (np.sin(t) * np.sin(p))[..., None] * v
-    positions = start + radius * unit + shift[:, None, None] * d
+    positions = starts[:, None, None] + radii[:, None, None, None] * unit + shift[:, :, None, None] * d
     rows = len(theta) - 1
     r, s = np.meshgrid(np.arange(rows), np.arange(segments), indexing="ij")
     a = r * (segments + 1) + s
     b = a + segments + 1
     indices = np.stack([a, a + 1, b, a + 1, b + 1, b], axis=-1).reshape(-1)
+    vertices = len(theta) * (segments + 1)
+    indices = (indices + vertices * np.arange(len(starts))[:, None]).reshape(-1)
     return positions.reshape(-1, 3), unit.reshape(-1, 3), indices

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import struct
+from itertools import accumulate
 from pathlib import Path
 
 import numpy as np
@@ -151,18 +152,15 @@ class _Builder:
     def floats(self, array, target: int | None = None, bounds: bool = False) -> int:
         return self.accessor(np.asarray(array, dtype=np.float32), FLOAT, target, bounds)
 
-    def keyframes(self, array, bounds: bool = False) -> int:
-        """A float32 accessor of keyframe times or values, in the shared keyframe bufferView."""
-        array = np.asarray(array, dtype=np.float32)
-        rows = array.reshape(len(array), -1)
+    def keyframes(self, data: bytes, count: int, width: int, bounds: tuple | None = None) -> int:
+        """A float32 accessor of keyframe times or values (``data``: ``count`` rows of ``width``
+        float32s), in the shared keyframe bufferView; ``bounds``: its (min, max) lists."""
         if self.keys_view is None:
             self.keys_view = self.add("bufferViews", {"buffer": 0})
         spec = {"bufferView": self.keys_view, "byteOffset": self.keys_length, "componentType": FLOAT,
-                "count": len(rows), "type": TYPES[rows.shape[1]]}
-        if bounds and len(rows):
-            spec["min"] = rows.min(axis=0).tolist()
-            spec["max"] = rows.max(axis=0).tolist()
-        data = rows.tobytes()
+                "count": count, "type": TYPES[width]}
+        if bounds is not None:
+            spec["min"], spec["max"] = bounds
         self.keys_chunks.append(data)
         self.keys_length += len(data)
         return self.add("accessors", spec)
@@ -187,10 +185,11 @@ class _Builder:
         if self.binary:
             text = json.dumps(document, separators=(",", ":"), allow_nan=False).encode()
             text += b" " * (-len(text) % 4)
-            chunks = struct.pack("<II", len(text), JSON_CHUNK) + text
+            chunks = [struct.pack("<II", len(text), JSON_CHUNK), text]
             if blob:
-                chunks += struct.pack("<II", len(blob), BIN_CHUNK) + blob
-            return [(path, struct.pack("<4sII", GLB_MAGIC, GLB_VERSION, 12 + len(chunks)) + chunks)]
+                chunks += [struct.pack("<II", len(blob), BIN_CHUNK), blob]
+            length = 12 + sum(map(len, chunks))
+            return [(path, b"".join([struct.pack("<4sII", GLB_MAGIC, GLB_VERSION, length), *chunks]))]  # one copy
         files = []
         if blob:
             document["buffers"][0]["uri"] = f"{self.stem}.bin"
@@ -351,12 +350,16 @@ class _Scene:
             raise ViewerError(f"skeleton {skeleton.name!r}: its bones' indices are not 0..{count - 1}")
         joints = [by_index[i] for i in range(count)]
         skeleton.prepare()
+        # The joints' matrices gathered from the skeleton's rows in one index each (the values
+        # bone.get_absolute_matrix() and the rest return one bone at a time).
+        batch, slots = skeleton.batch, [bone.slot for bone in joints]
         if self.apply_pose_as_bind:
-            absolute = np.array([bone.get_absolute_matrix() for bone in joints])
-            finals = np.array([bone.get_final_matrix() for bone in joints])
+            absolute = batch.rows.absolute[slots]
+            finals = batch.rows.final[slots]
             inverse = np.linalg.inv(absolute)
         else:
-            inverse = np.array([bone.get_absolute_inverse_bind_matrix() for bone in joints])
+            batch.update_bind()
+            inverse = batch.rows.absolute_inverse_bind[slots]
             finals = None
             loaded = skeleton.inverse_bind_matrices
             if loaded is not None and loaded.shape == inverse.shape and np.allclose(loaded, inverse, rtol=1e-5,
@@ -476,34 +479,53 @@ class _Scene:
 
     # --- clips -----------------------------------------------------------------------------------
     def _clip(self, clip) -> None:
-        samplers, channels = [], []
-        inputs: dict[bytes, int] = {}  # keyframe times shared by channels are written once
-
-        def sampler(times, outputs, interpolation) -> int:
-            key = np.asarray(times, dtype=np.float32).tobytes()
-            if key not in inputs:
-                inputs[key] = self.out.keyframes(times, bounds=True)
-            samplers.append({"input": inputs[key], "output": self.out.keyframes(outputs),
-                             "interpolation": interpolation})
-            return len(samplers) - 1
-
+        # Each channel's target, keyframe times and (rows, width) values; then every channel's
+        # times and values converted to float32 at once and cut into accessors (a numpy call per
+        # small array cost more than the rest of the export on a many-node model).
+        targets, times, values = [], [], []
         for channel in clip.channels:
             node = self.node_index.get(id(channel.node))
             if node is None:
                 continue  # a node outside the scene
-            outputs = channel.values.reshape(-1, channel.values.shape[-1])  # CUBICSPLINE: in, value, out per key
-            channels.append({"sampler": sampler(channel.times, outputs, channel.interpolation),
-                             "target": {"node": node, "path": channel.path}})
+            targets.append((node, channel.path, channel.interpolation))
+            times.append(channel.times)
+            values.append(channel.values)  # CUBICSPLINE: in, value, out per key; rows of its last axis
         if isinstance(clip, MorphAnimationClip):
             for channel in clip.morph_channels:
                 node = self.mesh_node.get(id(channel.meshes[0]))
                 if node is None:
                     continue
-                outputs = np.asarray(channel.values).reshape(-1)  # a SCALAR per target per key
-                channels.append({"sampler": sampler(channel.times, outputs, channel.interpolation),
-                                 "target": {"node": node, "path": "weights"}})
-        if channels:
-            self.out.add("animations", {"name": clip.name, "channels": channels, "samplers": samplers})
+                targets.append((node, "weights", channel.interpolation))
+                times.append(np.asarray(channel.times).reshape(-1))
+                values.append(np.asarray(channel.values).reshape(-1, 1))  # a SCALAR per target per key
+        if not targets:
+            return
+        time_counts = [len(t) for t in times]
+        time_ends = list(accumulate(time_counts))
+        all_times = np.concatenate(times, dtype=np.float32)
+        time_bytes = all_times.tobytes()
+        # Every channel's first and last key time (its input's bounds), in two calls.
+        starts = np.minimum(np.subtract(time_ends, time_counts), max(len(all_times) - 1, 0))
+        lows = np.minimum.reduceat(all_times, starts).tolist() if len(all_times) else []
+        highs = np.maximum.reduceat(all_times, starts).tolist() if len(all_times) else []
+        value_sizes = [v.size for v in values]
+        value_ends = list(accumulate(value_sizes))
+        value_bytes = np.concatenate([v.reshape(-1) for v in values], dtype=np.float32).tobytes()
+        samplers, channels = [], []
+        inputs: dict[bytes, int] = {}  # keyframe times shared by channels are written once
+        out = self.out
+        for k, (node, path, interpolation) in enumerate(targets):
+            count, end = time_counts[k], time_ends[k]
+            key = time_bytes[4 * (end - count): 4 * end]
+            input_index = inputs.get(key)
+            if input_index is None:
+                bounds = ([lows[k]], [highs[k]]) if count else None
+                input_index = inputs[key] = out.keyframes(key, count, 1, bounds)
+            width, size, value_end = values[k].shape[-1], value_sizes[k], value_ends[k]
+            output = out.keyframes(value_bytes[4 * (value_end - size): 4 * value_end], size // width, width)
+            samplers.append({"input": input_index, "output": output, "interpolation": interpolation})
+            channels.append({"sampler": len(samplers) - 1, "target": {"node": node, "path": path}})
+        out.add("animations", {"name": clip.name, "channels": channels, "samplers": samplers})
 
 
 def _merged_influences(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
