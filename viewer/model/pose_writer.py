@@ -18,16 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .batch import Dirty
-
-
-def last_of_each(rows: np.ndarray) -> np.ndarray | None:
-    """Indices into ``rows`` of the last occurrence of each row, ascending; None when no row
-    repeats (every index is kept)."""
-    if len(np.unique(rows)) == len(rows):
-        return None
-    _, first_from_end = np.unique(rows[::-1], return_index=True)
-    return np.sort(len(rows) - 1 - first_from_end)
+from .batch import Dirty, last_of_each
 
 
 class PoseWriter:
