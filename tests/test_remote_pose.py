@@ -168,3 +168,34 @@ def test_the_same_pixels_as_the_setters_one_bone_after_another():
     assert (batched != rest).any(axis=2).sum() > 300  # the pose shows
     difference = np.abs(batched.astype(int) - per_bone.astype(int))
     assert difference.max() <= 1 and (difference.max(axis=2) > 0).sum() <= 4
+
+
+@pytest.mark.parametrize("model", [ROBOT, None], ids=["RobotExpressive", "built-in character"])
+def test_a_pose_dict_lands_as_set_bone_pose_one_bone_after_another(model):
+    """set_pose_dict and pose files (apply_pose) write each part for all its bones at once: the
+    same as set_bone_pose bone by bone, with bones giving different parts."""
+    from viewer.editing.pose import set_bone_pose, validate_pose
+
+    fast, reference = pair(model)
+    names = list(dict.fromkeys(fast.bone_names()))  # a pose names each bone once
+    rng = np.random.default_rng(13)
+    for target in (fast, reference):  # bones without nodes: their local matrices set directly first
+        for skeleton in target.scene.skeletons:
+            skeleton.return_to_rest()
+    for _ in range(2):
+        pose = {"bones": {}}
+        for k, name in enumerate(names):
+            parts = {}
+            if k % 3 != 2:
+                parts["rotation_quaternion"] = rng.normal(size=4).tolist()
+            if k % 2:
+                parts["position"] = rng.normal(scale=0.1, size=3).tolist()
+            if k % 4 == 1:
+                parts["scaling"] = rng.uniform(0.5, 1.5, size=3).tolist()
+            pose["bones"][name] = parts
+        fast.set_pose_dict(pose)
+        checked = validate_pose(pose)
+        for name, parts in checked.items():
+            set_bone_pose(reference.scene.find_bone(name), **parts)
+        reference.editor.pause()
+        assert_same_pose(fast, reference)
