@@ -2,10 +2,12 @@
 
     .venv/bin/python scripts/bench_remote.py [--model PATH] [--messages N]
 
-Prints: set_pose for 65 bones streamed (wait=False) in messages/s; the round trip of a
-synchronous set_pose (median); render((256, 256)) through the connection against the same
-render in-process; and the viewer's frame time (a ViewerSession with its panel, polling a
-RemoteServer once a frame) with and without a client streaming poses at full rate.
+Prints: set_pose of 43, 65 and all bones streamed (wait=False) in messages/s; the round trip of a
+synchronous set_pose (median) for each, side by side with the transport's own round trip (a bare
+websockets echo server in another process: the floor), in interleaved rounds; render((256, 256))
+through the connection against the same render in-process; and the viewer's frame time (a
+ViewerSession with its panel, polling a RemoteServer once a frame) with and without a client
+streaming poses at full rate (--connection-only leaves that out).
 """
 
 from __future__ import annotations
@@ -53,46 +55,98 @@ def serve(model):
     return process, line[2]
 
 
+ECHO = """
+import asyncio, struct, sys
+from websockets.asyncio.server import serve
+OK = struct.Struct("<2sBBII")
+
+async def echo(websocket):  # the transport alone: each message answered with a bare OK header
+    async for data in websocket:
+        await websocket.send(OK.pack(b"BV", 1, 128, OK.unpack_from(data)[3], 0))
+
+async def main():
+    async with serve(echo, "127.0.0.1", 0, compression=None, max_queue=4, write_limit=2**20,
+                     max_size=2**22) as server:
+        print(server.sockets[0].getsockname()[1], flush=True)
+        await asyncio.Future()
+
+asyncio.run(main())
+"""
+
+
+def echo_server():
+    """The transport's own round trip, the floor: a websockets server (as RemoteServer's, same
+    options) in another process that answers each message at once, on its socket thread."""
+    process = subprocess.Popen([sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True)
+    return process, int(process.stdout.readline())
+
+
 def median_ms(samples) -> float:
     return float(np.median(samples)) * 1e3
 
 
-def bench_connection(model, messages: int) -> None:
-    from viewer.remote import connect
+def bench_connection(model, messages: int, rounds: int = 5, per_round: int = 400) -> None:
+    from websockets.sync.client import connect as ws_connect
+
+    from viewer.remote import connect, protocol
 
     process, address = serve(model)
+    echo, echo_port = echo_server()
     try:
-        with connect(address, token=TOKEN) as client:
+        with connect(address, token=TOKEN) as client, \
+                ws_connect(f"ws://127.0.0.1:{echo_port}", compression=None, max_size=2**22) as bare:
             names = client.bones()
+            counts = sorted({43, BONES, len(names)} & set(range(1, len(names) + 1)))
+            rng = np.random.default_rng(0)
+            poses = {n: rng.normal(size=(64, n, 4)).astype(np.float32) for n in counts}
+            for n in counts:  # warm-up
+                for k in range(1000):
+                    client.set_pose(rotations=poses[n][k % 64], bones=names[:n], wait=False)
+                client.bones()
+            stream = {n: [] for n in counts}
+            for _ in range(rounds):  # interleaved, best of the rounds: the machine is shared
+                for n in counts:
+                    chosen, these = names[:n], poses[n]
+                    started = time.perf_counter()
+                    for k in range(messages // rounds):
+                        client.set_pose(rotations=these[k % 64], bones=chosen, wait=False)
+                    client.bones()  # returns after the server read everything sent before it
+                    stream[n].append((messages // rounds) / (time.perf_counter() - started))
+            for n in counts:
+                size = len(protocol.set_pose(0, poses[n][0], names=names[:n]))
+                print(f"set_pose, {n} named bones, streamed (wait=False): {max(stream[n]):,.0f} messages/s "
+                      f"(best of {rounds} rounds of {messages // rounds} messages of {size} bytes; "
+                      f"median {np.median(stream[n]):,.0f})")
+            trips = {"transport": [], **{n: [] for n in counts}}
+            floor_message = protocol.set_pose(1, poses[BONES][0], names=names[:BONES])
+            for _ in range(rounds):
+                samples = []
+                for _ in range(per_round):
+                    started = time.perf_counter()
+                    bare.send(floor_message)
+                    bare.recv()
+                    samples.append(time.perf_counter() - started)
+                trips["transport"] += samples
+                for n in counts:
+                    chosen, these, samples = names[:n], poses[n], []
+                    for k in range(per_round):
+                        started = time.perf_counter()
+                        client.set_pose(rotations=these[k % 64], bones=chosen)
+                        samples.append(time.perf_counter() - started)
+                    trips[n] += samples
+            floor = median_ms(trips["transport"])
+            print(f"round trip, median (p90) of {rounds} interleaved rounds of {per_round}:")
+            print(f"  the transport alone (a websockets echo server, {len(floor_message)}-byte message): "
+                  f"{floor:.3f} ms ({np.percentile(trips['transport'], 90) * 1e3:.3f} ms)")
+            for n in counts:
+                median = median_ms(trips[n])
+                print(f"  set_pose(wait=True), {n} named bones: {median:.3f} ms "
+                      f"({np.percentile(trips[n], 90) * 1e3:.3f} ms), {median / floor:.2f}x the transport's, "
+                      f"+{median - floor:.3f} ms")
             chosen = names[:BONES]
-            poses = np.random.default_rng(0).normal(size=(64, len(chosen), 4)).astype(np.float32)
-            for k in range(2000):  # warm-up
-                client.set_pose(rotations=poses[k % 64], bones=chosen, wait=False)
-            client.bones()
-            started = time.perf_counter()
-            for k in range(messages):
-                client.set_pose(rotations=poses[k % 64], bones=chosen, wait=False)
-            client.bones()  # returns after the server read everything sent before it
-            elapsed = time.perf_counter() - started
-            size = len(__import__("viewer.remote.protocol", fromlist=["x"]).set_pose(0, poses[0], names=chosen))
-            print(f"set_pose, {len(chosen)} named bones, streamed (wait=False): {messages / elapsed:,.0f} messages/s "
-                  f"({messages} messages of {size} bytes in {elapsed:.2f} s)")
-            everything = np.random.default_rng(1).normal(size=(64, len(names), 4)).astype(np.float32)
-            started = time.perf_counter()
-            for k in range(messages):
-                client.set_pose(rotations=everything[k % 64], wait=False)
-            client.bones()
-            elapsed = time.perf_counter() - started
-            print(f"set_pose, all {len(names)} bones in bones() order, streamed: {messages / elapsed:,.0f} messages/s")
-            rounds = []
-            for k in range(3000):
-                started = time.perf_counter()
-                client.set_pose(rotations=poses[k % 64], bones=chosen)
-                rounds.append(time.perf_counter() - started)
-            print(f"set_pose, {len(chosen)} bones, round trip (wait=True): median {median_ms(rounds):.3f} ms, "
-                  f"p90 {np.percentile(rounds, 90) * 1e3:.3f} ms")
-            client.set_pose(rotations=poses[0], bones=chosen)
-            pose = {"bones": {name: {"rotation_quaternion": [float(v) for v in q]} for name, q in zip(chosen, poses[0])}}
+            client.set_pose(rotations=poses[BONES][0], bones=chosen)
+            pose = {"bones": {name: {"rotation_quaternion": [float(v) for v in q]}
+                              for name, q in zip(chosen, poses[BONES][0])}}
             remote, local = [], []
             with LocalRender(model, pose) as render_here:
                 for _ in range(60):  # alternately, so that both see the same load on the machine
@@ -101,8 +155,9 @@ def bench_connection(model, messages: int) -> None:
                     remote.append(time.perf_counter() - started)
                     local.append(render_here())
     finally:
-        process.terminate()
-        process.wait()
+        for running in (process, echo):
+            running.terminate()
+            running.wait()
     print(f"render((256, 256)): {median_ms(remote):.2f} ms through the connection, {median_ms(local):.2f} ms "
           f"in-process (framed camera + draw + read back): {median_ms(remote) - median_ms(local):+.2f} ms overhead")
 
@@ -240,11 +295,13 @@ def main() -> None:
     parser.add_argument("--model", type=Path, default=ROBOT)
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--frames-only", action="store_true", help="only the viewer frame times")
+    parser.add_argument("--connection-only", action="store_true", help="no viewer frame times")
     args = parser.parse_args()
     print(f"loopback, two processes, {os.cpu_count()} cores; model {args.model.name}")
     if not args.frames_only:
         bench_connection(args.model, args.messages)
-    bench_frames(args.model)
+    if not args.connection_only:
+        bench_frames(args.model)
 
 
 if __name__ == "__main__":

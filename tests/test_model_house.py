@@ -51,6 +51,38 @@ def test_set_pose_writes_linked_bones_into_their_nodes():
             np.testing.assert_allclose(bone.get_pose_target().rotation_quaternion, rotations[0], atol=1e-12)
 
 
+def test_set_pose_into_shared_nodes_leaves_what_one_bone_after_another_would():
+    """Nodes written in one copy per table: a node two bones share gets the later row's pose (as
+    the per-bone writes did), and a node two skins share drives both (RobotExpressive)."""
+    skeleton = Skeleton("s")
+    root = Bone("root", skeleton)
+    child = Bone("child", skeleton, root)
+    node = TransformNode("joint")
+    root.link_transform_node(node)
+    child.link_transform_node(node)
+    skeleton.prepare()
+    rotations = np.array([quaternion_from_yaw_pitch_roll([0.3, 0.0, 0.0]), quaternion_from_yaw_pitch_roll([0.0, 0.5, 0.0])])
+    version = node.version
+    skeleton.set_pose(rotation_quaternions=rotations, positions=[[1.0, 0, 0], [0, 2.0, 0]])
+    assert node.version > version
+    np.testing.assert_allclose(node.rotation_quaternion, rotations[1], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(node.position, [0, 2.0, 0], rtol=0, atol=1e-15)
+
+    scene = load_gltf(SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb")
+    first, second = scene.skeletons
+    n = len(first.bones)
+    rng = np.random.default_rng(4)
+    poses = rng.normal(size=(2, n, 4))
+    poses /= np.linalg.norm(poses, axis=2, keepdims=True)
+    first.set_pose(rotation_quaternions=poses[0])
+    second.set_pose(rotation_quaternions=poses[1])
+    scene.prepare()
+    for skeleton in (first, second):  # the same nodes: the second skin's pose (rows in bone index order), in both
+        np.testing.assert_allclose([bone.rotation_quaternion for bone in skeleton.bones],
+                                   [poses[1][bone.get_index()] for bone in second.bones], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(first.get_transform_matrices(), second.get_transform_matrices(), rtol=0, atol=1e-6)
+
+
 def private_accesses(root: Path) -> list[str]:
     """``x._name`` where x is not self or cls, in every module under root."""
     found = []

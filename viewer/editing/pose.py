@@ -26,10 +26,12 @@ import numpy as np
 
 from ..errors import ViewerError
 from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE, OUT_OF_RANGE
+from ..model.pose_writer import PoseWriter
 
 POSE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 PARTS = {"position": 3, "rotation_quaternion": 4, "scaling": 3}
+WRITER_ARGUMENTS = {"position": "positions", "rotation_quaternion": "rotation_quaternions", "scaling": "scalings"}
 
 
 MAX_POSE_BYTES = 64 * 2**20  # far beyond any real pose; refuses a hostile giant file
@@ -175,11 +177,20 @@ def apply_pose(scene, pose, source: str = "pose") -> None:
     else:
         pose = validate_pose({"bones": pose} if "bones" not in pose else pose, source)
     morph_changes = _morph_changes(scene, pose.morph, source)
-    targets = {}
+    first_of_name = {}
+    for skeleton in scene.skeletons:  # the bone each name means, as scene.find_bone, in one pass
+        for bone in skeleton.bones:
+            first_of_name.setdefault(bone.name, bone)
     for name in pose:
-        targets[name] = scene.require_bone(name, source)
-    for name, parts in pose.items():
-        set_bone_pose(targets[name], **parts)
+        if name not in first_of_name:
+            scene.require_bone(name, source)  # the error naming the model's bones
+    # Each part written for all the bones that give it in one call (checked above, by validate_pose),
+    # not through each bone's setters: as those would leave it, a later bone's value for a shared node.
+    for part, argument in WRITER_ARGUMENTS.items():
+        named = [name for name, parts in pose.items() if part in parts]
+        if named:
+            values = np.array([pose[name][part] for name in named], dtype=np.float64)
+            PoseWriter([first_of_name[name] for name in named]).write(**{argument: values})
     for mesh, weights in morph_changes:
         mesh.morph_weights = weights
 

@@ -267,7 +267,7 @@ class BoneBatch:
         if links is None:
             links = self._links = self._plan_links()
         copied = 0
-        for table, sync, node_rows, slots in links:
+        for table, sync, node_rows, slots, _ in links:
             if sync is not None:
                 copied += sync(table.position, table.quaternion, table.scaling, table.version)
             else:
@@ -276,7 +276,8 @@ class BoneBatch:
             self.mark_pose()
 
     def _plan_links(self) -> list:
-        """(table, compiled gather or None, node rows, bone slots) per NodeTable of the linked nodes."""
+        """(table, compiled gather or None, node rows, bone slots, (node rows, bone slots) to write
+        back: each node once, from its last bone) per NodeTable of the linked nodes."""
         groups: dict = {}
         for bone, node in zip(self.linked, self.linked_nodes):
             table = node.table
@@ -290,7 +291,9 @@ class BoneBatch:
             sync = None if module is None else module.LinkSync(
                 node_rows, slots, rows.position[:n], rows.quaternion[:n], rows.scaling[:n], rows.need_compose[:n],
                 rows.need_decompose[:n], rows.linked_version[:n]).sync
-            links.append((table, sync, node_rows, slots))
+            keep = last_of_each(node_rows)
+            written = (node_rows, slots) if keep is None else (node_rows[keep], slots[keep])
+            links.append((table, sync, node_rows, slots, written))
         return links
 
     def _gather_linked(self, table, node_rows: np.ndarray, slots: np.ndarray) -> int:
@@ -363,12 +366,18 @@ class BoneBatch:
                                   MAX_MAGNITUDE).write
 
     def write_linked_nodes(self) -> None:
-        """After set_pose: a linked bone's pose lives in its node (Bone.get_pose_target())."""
+        """After set_pose: a linked bone's pose lives in its node (Bone.get_pose_target()). Per
+        NodeTable, one copy of the bones' rows into their nodes' rows (a node two bones share gets
+        the later bone's, as writes one after another would leave it)."""
+        links = self._links
+        if links is None:
+            links = self._links = self._plan_links()
         rows = self.rows
-        for bone in self.linked:
-            slot = bone.slot
-            bone.get_pose_target().assign_trs(rows.position[slot].copy(), rows.quaternion[slot].copy(),
-                                              rows.scaling[slot].copy())
+        for table, _, _, _, (node_rows, slots) in links:
+            table.position[node_rows] = rows.position[slots]
+            table.quaternion[node_rows] = rows.quaternion[slots]
+            table.scaling[node_rows] = rows.scaling[slots]
+            table.version[node_rows] += 1
 
     # --- update ---------------------------------------------------------------------------------
     def update_layout(self) -> None:
@@ -484,6 +493,15 @@ class BoneBatch:
         if np.array_equal(source, np.arange(n)):
             return UploadMap(UploadOrder.SAME, rows, slots, None, pose_source)
         return UploadMap(UploadOrder.PERMUTED, rows, slots, source, pose_source)
+
+
+def last_of_each(rows: np.ndarray) -> np.ndarray | None:
+    """Indices into ``rows`` of the last occurrence of each row, ascending; None when no row
+    repeats (every index is kept). A scatter through them leaves what writes in order would."""
+    if len(np.unique(rows)) == len(rows):
+        return None
+    _, first_from_end = np.unique(rows[::-1], return_index=True)
+    return np.sort(len(rows) - 1 - first_from_end)
 
 
 def _read_only_view(array: np.ndarray) -> np.ndarray:

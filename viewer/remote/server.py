@@ -205,9 +205,8 @@ class RemoteServer:
                 connection.pending = None
                 refused, connection.stream_error = connection.stream_error, None
                 try:
-                    if refused is not None:
-                        await asyncio.wait_for(websocket.send(protocol.error(0, refused)), SEND_TIMEOUT)
-                    await asyncio.wait_for(websocket.send(reply), SEND_TIMEOUT)
+                    await _send_within(websocket, [reply] if refused is None else [protocol.error(0, refused), reply],
+                                       SEND_TIMEOUT)
                 except TimeoutError:
                     await self._drop(connection, f"did not read its reply in {SEND_TIMEOUT:g} s", CLOSE_POLICY)
                     return
@@ -340,6 +339,19 @@ def _duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+if hasattr(asyncio, "timeout"):  # Python 3.11+
+    async def _send_within(websocket, messages, seconds: float) -> None:
+        """Send ``messages`` in order, all within ``seconds`` (else TimeoutError): once per request,
+        without the task wait_for makes for each send (about 7 us of a 0.25 ms set_pose round trip)."""
+        async with asyncio.timeout(seconds):
+            for data in messages:
+                await websocket.send(data)
+else:  # Python 3.10
+    async def _send_within(websocket, messages, seconds: float) -> None:
+        for data in messages:
+            await asyncio.wait_for(websocket.send(data), seconds)
 
 
 def _resolve(future, reply) -> None:

@@ -13,9 +13,11 @@ from ..camera import VIEW_PITCH, VIEW_YAW, OrbitCamera, framed_camera
 from ..editing.pose import apply_pose
 from ..errors import ViewerError
 from ..model.checks import OUT_OF_RANGE, finite_number, first_bad_row, fits
+from ..model.pose_writer import PoseWriter
 from ..words import counted
 
 MIN_QUATERNION_NORM = 1e-8  # as pose files: below this a quaternion is no rotation
+WRITERS_KEPT = 16  # name lists whose PoseWriter is kept (clients may send any number of lists)
 
 
 class RemoteTarget:
@@ -28,6 +30,7 @@ class RemoteTarget:
         self._editor = editor
         self.camera_settings: dict = {}   # yaw, pitch, distance, target given by set_camera
         self._bones_of = None             # (scene, bones, {name: index}) cached per model
+        self._writers: dict = {}          # name tuple (None: all bones) -> PoseWriter, for that model
 
     @property
     def editor(self):
@@ -45,6 +48,7 @@ class RemoteTarget:
             for i, bone in enumerate(bones):
                 index.setdefault(bone.name, i)  # a name two skeletons share means the first, as find_bone
             self._bones_of = (scene, bones, index)
+            self._writers = {}
         return self._bones_of[1], self._bones_of[2]
 
     # --- requests --------------------------------------------------------------------------------
@@ -52,19 +56,10 @@ class RemoteTarget:
         return [bone.name for bone in self._bones()[0]]
 
     def set_pose(self, pose) -> None:
-        """A decoded SET_POSE (protocol.PoseArrays): every value checked before any bone changes."""
-        bones, index = self._bones()
-        if pose.names is None:
-            if pose.count != len(bones):
-                raise ViewerError(f"set_pose: {counted(pose.count, 'row')} for {counted(len(bones), 'bone')} "
-                                  "(bones() lists them); pass bones=[names] to pose some of them")
-            chosen = bones
-        else:
-            missing = [name for name in pose.names if name not in index]
-            if missing:
-                known = ", ".join(list(index)[:15]) + (", ..." if len(index) > 15 else "")
-                raise ViewerError(f"set_pose: unknown bone {missing[0]!r} (this model's bones: {known or 'none'})")
-            chosen = [bones[index[name]] for name in pose.names]
+        """A decoded SET_POSE (protocol.PoseArrays): every value checked before any bone changes,
+        then written in one batched call (model.pose_writer; a stream brings tens of thousands a second)."""
+        writer = self._writer(pose)
+        chosen = writer.bones
         rotations = None
         if pose.rotations is not None:
             rotations = pose.rotations.astype(np.float64)
@@ -81,15 +76,35 @@ class RemoteTarget:
             rotations = rotations / norms[:, None]
         positions = _finite_rows(pose.positions, chosen, "position")
         scalings = _finite_rows(pose.scalings, chosen, "scaling")
-        for i, bone in enumerate(chosen):
-            target = bone.get_pose_target()
-            if rotations is not None:
-                target.rotation_quaternion = rotations[i]
-            if positions is not None:
-                target.position = positions[i]
-            if scalings is not None:
-                target.scaling = scalings[i]
+        writer.write(positions, rotations, scalings)
         self.editor.pause()  # as a loaded pose file: a playing clip would overwrite it next frame
+
+    def _writer(self, pose) -> PoseWriter:
+        """The PoseWriter for the pose's bones (all, in bones() order, or the named ones), kept per
+        name list: a stream names the same bones again and again."""
+        bones, index = self._bones()
+        if pose.names is None:
+            if pose.count != len(bones):
+                raise ViewerError(f"set_pose: {counted(pose.count, 'row')} for {counted(len(bones), 'bone')} "
+                                  "(bones() lists them); pass bones=[names] to pose some of them")
+            key = None
+        else:
+            key = tuple(pose.names)
+        writer = self._writers.get(key)
+        if writer is None:
+            if key is None:
+                chosen = bones
+            else:
+                missing = [name for name in key if name not in index]
+                if missing:
+                    known = ", ".join(list(index)[:15]) + (", ..." if len(index) > 15 else "")
+                    raise ViewerError(f"set_pose: unknown bone {missing[0]!r} (this model's bones: "
+                                      f"{known or 'none'})")
+                chosen = [bones[index[name]] for name in key]
+            if len(self._writers) >= WRITERS_KEPT:
+                self._writers.clear()
+            writer = self._writers[key] = PoseWriter(chosen)
+        return writer
 
     def set_pose_dict(self, pose: dict) -> None:
         apply_pose(self.scene, pose, "set_pose_dict")
