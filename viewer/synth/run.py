@@ -80,7 +80,7 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
                 clips.append(ClipEntry(clip.name or capture.stem, None, str(capture.resolve()), float(clip.duration)))
         except ViewerError as error:
             if not folder:
-                raise
+                raise ViewerError(f"{name}: {error}" if str(error).startswith("--motion") else str(error)) from None
             say(f"boneviewer: synth: skipped {name}: {error}")
             continue
         skeleton = main_skeleton(scene) if scene.skeletons else None
