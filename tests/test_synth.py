@@ -481,3 +481,26 @@ def test_a_model_without_a_skin_is_drawn_without_keypoints(tmp_path):
     for annotation in annotations["annotations"]:
         assert annotation["keypoints"] == [] and annotation["num_keypoints"] == 0
     assert any(a["area"] > 0 for a in annotations["annotations"])  # drawn, boxed and masked all the same
+
+
+def test_models_of_very_different_sizes_are_told_their_depth_is_coarse(tmp_path):
+    """One depth_scale serves a run: the Fox (centimetres) beside CesiumMan (metres) leaves the
+    man about 50 depth steps over his height, which synth says; two metre-sized rigs are fine."""
+    from viewer.synth.job import SynthOptions
+    from viewer.synth.run import plan
+
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(SAMPLES / "CesiumMan" / "CesiumMan.glb", folder)
+    shutil.copy(SAMPLES / "Fox" / "Fox.glb", folder)
+    said = []
+    catalogue, _ = plan(folder, SynthOptions(), say=said.append)
+    man = next(m for m in catalogue.models if m.name == "CesiumMan.glb")
+    assert man.height * catalogue.depth_scale < 100
+    assert said == [line for line in said if "CesiumMan.glb's depth is coarse" in line] and len(said) == 1
+    assert "the depth_scale fits Fox.glb" in said[0]
+    shutil.copy(SAMPLES / "RobotExpressive" / "RobotExpressive.glb", folder)
+    (folder / "Fox.glb").unlink()
+    said.clear()
+    catalogue, _ = plan(folder, SynthOptions(), say=said.append)
+    assert said == [] and min(m.height for m in catalogue.models) * catalogue.depth_scale >= 1000

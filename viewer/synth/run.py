@@ -25,6 +25,9 @@ ANNOTATIONS = "annotations.json"
 IMAGES_PER_TASK = 8  # images a worker renders per task: its writer thread overlaps them
 MOTION_SUFFIXES = (".bvh",)
 DEPTH_HEADROOM = 2.0  # a posed character's extent, at most this times its rest box's diagonal
+# Below this many 16-bit depth steps per character height (one step over 0.1% of it) a model's
+# depth is called coarse: one depth_scale serves the run, set by its largest model.
+FINE_DEPTH_STEPS = 1000
 
 
 def model_inputs(source: Path) -> tuple[list, bool]:
@@ -104,6 +107,13 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
     tan = np.tan(np.radians(options.fov) / 2.0)
     farthest = max(reach / (2.0 * tan * options.fill[0]) + reach for reach in reaches)
     depth_scale = float(f"{65535.0 / farthest * 0.999:.4g}")  # 4 significant digits, rounded down by the margin
+    largest = entries[int(np.argmax(reaches))]
+    for entry in entries:
+        steps = entry.height * depth_scale
+        if steps < FINE_DEPTH_STEPS:
+            say(f"boneviewer: synth: warning: {entry.name}'s depth is coarse (one 16-bit step is 1/{steps:.0f} of its "
+                f"height): the depth_scale fits {largest.name}, {largest.height / entry.height:.0f} times its height; "
+                "run models of such different sizes separately")
     catalogue = Catalogue(tuple(entries), depth_scale, load, draft.bone_map)
     key = run_key(options, catalogue, [path for path, _ in models] + captures
                   + ([] if bone_map is None else [bone_map]) + [Path(b) for b in options.backgrounds])
