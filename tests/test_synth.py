@@ -504,3 +504,25 @@ def test_models_of_very_different_sizes_are_told_their_depth_is_coarse(tmp_path)
     said.clear()
     catalogue, _ = plan(folder, SynthOptions(), say=said.append)
     assert said == [] and min(m.height for m in catalogue.models) * catalogue.depth_scale >= 1000
+
+
+def test_backgrounds_are_composited_behind_the_character(tmp_path, capsys):
+    from viewer.synth.job import SynthOptions
+    from viewer.synth.run import synth
+
+    folder = tmp_path / "backgrounds"
+    folder.mkdir()
+    Image.new("RGB", (50, 30), (10, 200, 30)).save(folder / "green.png")
+    out = tmp_path / "out"
+    options = SynthOptions(size=(48, 40), backgrounds=(str(folder / "green.png"),))
+    annotations = synth(SAMPLES / "CesiumMan" / "CesiumMan.glb", out, 2, options, workers=1, say=lambda line: None)
+    for image in annotations["images"]:
+        assert image["background"] == "green.png"
+        pixels, drawn = read(out, image["file_name"]), read(out, image["depth_file_name"]) > 0
+        assert np.all(pixels[~drawn] == (10, 200, 30)) and drawn.any()
+        assert not np.all(pixels[drawn] == (10, 200, 30), axis=1).any()  # the character over it, opaque
+    (folder / "broken.jpg").write_bytes(b"not a JPEG")
+    status, err = run_in_process(capsys, SAMPLES / "CesiumMan" / "CesiumMan.glb", "--out", tmp_path / "o", "--count",
+                                 "1", "--backgrounds", folder)
+    assert status == 2 and err.strip().splitlines() == [f"boneviewer: error: --backgrounds {folder / 'broken.jpg'}: not "
+                                                        "an image Pillow can read"]

@@ -168,5 +168,5 @@ def check_backgrounds(paths) -> None:
         try:
             with Image.open(path) as image:
                 image.verify()
-        except (OSError, UnidentifiedImageError) as error:
-            raise ViewerError(f"--backgrounds {path}: not a readable image ({error})") from None
+        except (OSError, UnidentifiedImageError):
+            raise ViewerError(f"--backgrounds {path}: not an image Pillow can read") from None
