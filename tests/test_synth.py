@@ -144,7 +144,8 @@ def read(out: Path, name: str) -> np.ndarray:
 
 
 # --- exactness -----------------------------------------------------------------------------------------
-def test_the_files_and_the_coco_file_pycocotools_loads(dataset):
+@pytest.mark.filterwarnings("ignore:__array__ implementation doesn't accept a copy keyword:DeprecationWarning")
+def test_the_files_and_the_coco_file_pycocotools_loads(dataset):  # (pycocotools 2.0 under numpy 2 warns)
     from pycocotools import mask as mask_utils
     from pycocotools.coco import COCO
 

@@ -187,18 +187,22 @@ def synth(source: Path, out: Path, count: int, options: SynthOptions, motion: Pa
     done = done_images(out, count, catalogue.key)
     todo = [index for index in range(count) if index not in done]
     if todo:
+        from contextlib import closing
+
         finished = 0
-        for _, results in map_images(todo, options, catalogue, workers, ray):
-            if isinstance(results, str):
-                raise ViewerError(f"a worker failed: {results}")
-            for index in sorted(results):
-                files = results[index]
-                if isinstance(files, str):
-                    raise ViewerError(files)
-                write_image(out, files)
-                finished += 1
-            if progress is not None:
-                progress(finished, len(todo))
+        # closing: a failed image or Ctrl+C stops the workers at once (what was written stays whole)
+        with closing(map_images(todo, options, catalogue, workers, ray)) as results_of_runs:
+            for _, results in results_of_runs:
+                if isinstance(results, str):
+                    raise ViewerError(f"a worker failed: {results}")
+                for index in sorted(results):
+                    files = results[index]
+                    if isinstance(files, str):
+                        raise ViewerError(files)
+                    write_image(out, files)
+                    finished += 1
+                if progress is not None:
+                    progress(finished, len(todo))
     annotations = assemble(out, count, options, catalogue, categories)
     write_file(out / ANNOTATIONS, json.dumps(annotations, separators=(",", ":")) + "\n")
     write_file(out / "index.html", index_html(annotations, statistics(annotations),
