@@ -6,7 +6,6 @@ without GL, and bad input as one line."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
-from .common import (Progress, add_bvh_options, bvh_options, check_creatable_folder, finite, positive_finite,
-                     positive_int, size)
+from .common import (BVH_DESTS, Progress, add_bvh_options, bvh_options, check_creatable_folder, finite, positive_int,
+                     size)
 
 
 def range_of(low: float, high: float, unit: str = ""):
@@ -145,12 +146,14 @@ def run(args) -> int:
     options = SynthOptions(size=tuple(args.size), seed=args.seed, pitch=tuple(args.pitch), fill=tuple(args.fill),
                            target_offset=args.target_offset, fov=args.fov, occlusion_distance=args.occlusion_distance,
                            backgrounds=backgrounds)
-    load = bvh_options(argparse.Namespace(**{**vars(args), "motion": args.motion if args.motion and
-                                             args.motion.is_file() else None}))
+    if args.model.is_dir() or (args.motion is not None and args.motion.is_dir()):
+        load = {name: getattr(args, name) for name in BVH_DESTS}  # for the .bvh files among them
+    else:
+        load = bvh_options(args)  # warns when no file given is a .bvh
     progress = Progress(args.count, "images")
     annotations = synth(args.model, args.out, args.count, options, args.motion, load, args.bone_map, args.workers,
-                        args.ray, say=lambda line: print(line, file=__import__("sys").stderr),
-                        progress=lambda done, total: progress.update(args.count - total + done))
+                        args.ray, say=lambda line: print(line, file=sys.stderr),
+                        progress=lambda done, todo: progress.update(args.count - todo + done))
     progress.close()
     visible = sum(1 for a in annotations["annotations"] for v in a["keypoints"][2::3] if v == 2)
     print(f"{args.count} images, {len(annotations['annotations'])} annotations, {visible} visible keypoints; "
