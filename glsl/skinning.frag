@@ -2,6 +2,8 @@
 // Lit base color: base color factor x vertex color x base color texture, a key and a fill
 // light, hemispheric ambient and a soft specular. Wireframe draws a flat color. A skin view
 // (u_paint, see skinning.vert) draws v_paint under a plain grey light that keeps its hue.
+// LABELS 1 (skinning.vert) also writes the part index and the camera-space depth to render
+// targets 1 and 2, from the same draw as the colour.
 
 in vec3 v_world_position;
 in vec3 v_normal;
@@ -16,9 +18,22 @@ uniform vec3 u_key_direction;   // towards the light, world space
 uniform bool u_flat_color;      // wireframe overlay
 uniform int u_paint;            // PAINT_*: what colours the mesh
 
-out vec4 out_color;
+layout(location = 0) out vec4 out_color;
+#ifndef LABELS
+#define LABELS 0
+#endif
+#if LABELS
+flat in int v_part;
+in float v_view_depth;
+layout(location = 1) out uint out_part;
+layout(location = 2) out float out_depth;
+#endif
 
 void main() {
+#if LABELS
+    out_part = uint(v_part);
+    out_depth = v_view_depth;
+#endif
     vec4 base = u_base_color * v_color * texture(u_base_color_texture, v_uv);
     if (u_flat_color) {
         out_color = base;

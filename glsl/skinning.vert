@@ -21,6 +21,10 @@
 //                 colours numpy computed (CPU skinning, meshes without a skin, the weight check)
 //   PICK_IDS      1: the ID pass (glsl/pick.frag, Renderer.pick): the same morph, skinning and
 //                 placement, and only gl_Position (no normals, no paint) (optional, default 0)
+//   LABELS        1: the labelled draw (Renderer.render_labels, boneviewer synth): besides the
+//                 colour, in_part (the labelled bone that most influences the vertex, plus one,
+//                 computed in numpy) passed on flat, and the camera-space depth along the view
+//                 axis, both written by skinning.frag to further render targets (default 0)
 // Matrices arrive as row-major numpy bytes, which GLSL reads as their transpose: exactly what
 // the column-vector products below need (the row-vector p @ F @ W @ V @ P).
 
@@ -43,6 +47,14 @@ in vec4 in_weights1;
 #endif
 #ifndef PICK_IDS
 #define PICK_IDS 0
+#endif
+#ifndef LABELS
+#define LABELS 0
+#endif
+#if LABELS
+in int in_part;
+flat out int v_part;      // flat: a pixel's part is one vertex's, never a blend of two bone numbers
+out float v_view_depth;   // affine in view space, so the perspective-correct interpolation is exact
 #endif
 #if INSTANCED
 in mat4 in_instance_world;
@@ -174,5 +186,9 @@ void main() {
     }
 #endif
 #endif  // !PICK_IDS
+#if LABELS
+    v_part = in_part;
+    v_view_depth = -(u_view * world_position).z;  // GL's camera looks down -z
+#endif
     gl_Position = u_projection * u_view * world_position;
 }

@@ -16,7 +16,8 @@ from viewer.cli import CLOSED_PIPE_STATUS, COMMANDS, build_parser
 ROOT = Path(__file__).resolve().parent.parent
 
 # What each command needs besides the option under test, so that parsing gets to the end.
-REQUIRED = {"check": ["a.glb"], "info": ["a.bvh"], "batch": ["library", "--out", "report"], "serve": ["--listen", "0"]}
+REQUIRED = {"check": ["a.glb"], "info": ["a.bvh"], "batch": ["library", "--out", "report"], "serve": ["--listen", "0"],
+            "synth": ["library", "--out", "data", "--count", "1"]}
 
 
 def parse(*words):

@@ -17,11 +17,12 @@ LAYERS = {
     "loaders": {"errors", "files", "model"},
     "render": {"errors", "model", "camera", "options"},
     "checks": {"errors", "model", "loaders"},  # check's findings: GL-free, over loaded models and their files
+    "labels": {"errors", "model"},  # synth's labels: numpy over the posed skeleton and the camera, no GL
     "editor": {"errors", "files", "model", "loaders", "options"},
     "scripting": {"errors", "files", "model", "camera", "images", "options", "loaders", "editor"},  # scripts, the app object
     "ui": {"errors", "files", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting"},
     "app": {"errors", "files", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui",
-            "checks"},
+            "checks", "labels"},
 }
 LAYER_OF = {"viewer.errors": "errors", "viewer.words": "errors",  # words: counts in words, imports nothing
             "viewer.files": "files", "viewer.camera": "camera", "viewer.images": "images",
@@ -31,7 +32,7 @@ LAYER_OF = {"viewer.errors": "errors", "viewer.words": "errors",  # words: count
             "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",
             "viewer.editing.script": "scripting", "viewer.editing.script_app": "scripting",
             "viewer.editing": "editor", "viewer.remote": "scripting",  # the wire: applies messages to the editing session
-            "viewer.checks": "checks",
+            "viewer.checks": "checks", "viewer.synth.labels": "labels",
             "viewer.editing.interaction": "model"}  # picking, gizmo and mirror maths: numpy over the model's API
 
 
@@ -124,3 +125,4 @@ def test_the_checker_sees_imports():
     assert "viewer.model.batch" in edges["viewer.model.skeleton"]
     assert "viewer.render.renderer" in edges["viewer.render.headless"]
     assert layer("viewer.cli") == "app" and layer("viewer.gltf.scene") == "loaders"
+    assert layer("viewer.synth.labels") == "labels" and layer("viewer.synth.job") == "app"

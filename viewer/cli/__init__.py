@@ -17,7 +17,7 @@ from pathlib import Path
 from .common import Parser
 
 # The commands, in the order --help lists them: each names a module of this package.
-COMMANDS = ("render", "view", "info", "export", "serve", "check", "batch", "bench")
+COMMANDS = ("render", "view", "info", "export", "serve", "check", "batch", "synth", "bench")
 MODEL_SUFFIXES = (".gltf", ".glb", ".bvh")
 
 

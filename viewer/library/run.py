@@ -93,44 +93,67 @@ def timed_job(name: str, sources: dict, options: BatchOptions, timeout: float | 
 
 
 def map_local(models: list, options: BatchOptions, workers: int, timeout: float | None):
-    """Yield (model, job result or error text) as the pool finishes them. At most WINDOW jobs
-    per worker are handed over at a time, so a large library's bytes are not all held at once."""
-    from concurrent.futures import FIRST_COMPLETED, TimeoutError as FutureTimeout, wait
-
-    from pebble import ProcessPool
-    from pebble.common import ProcessExpired
-
-    waiting = iter(models)
-    with ProcessPool(max_workers=workers) as pool:
-        futures = {}
-
-        def hand_over():
-            model = next(waiting, None)
-            if model is not None:
-                future = pool.schedule(timed_job, args=(model.path.name, model_sources(model.path), options, timeout),
-                                       timeout=None if timeout is None else timeout + GRACE)
-                futures[future] = model
-
-        for _ in range(WINDOW * workers):
-            hand_over()
-        while futures:
-            done, _ = wait(futures, return_when=FIRST_COMPLETED)
-            for future in done:
-                model = futures.pop(future)
-                hand_over()
-                try:
-                    yield model, future.result()
-                except FutureTimeout:
-                    yield model, f"timed out after {timeout:g} s (its worker was stopped)"
-                except ProcessExpired as error:
-                    yield model, f"its worker crashed (exit status {error.exitcode})"
-                except Exception as error:  # noqa: BLE001 - a job that could not run is that model's failure
-                    yield model, f"its worker failed: {type(error).__name__}: {error}"
+    """Yield (model, job result or error text) as the pool finishes them."""
+    tasks = ((model, (model.path.name, model_sources(model.path), options, timeout)) for model in models)
+    yield from pool_map(timed_job, tasks, workers, None if timeout is None else timeout + GRACE,
+                        f"timed out after {timeout:g} s (its worker was stopped)" if timeout is not None else "")
 
 
 def map_ray(models: list, options: BatchOptions, address: str | None, timeout: float | None):
     """Yield (model, job result or error text) as Ray's tasks finish: each model one task, on
     a local Ray runtime (address None) or on the cluster at ``address``."""
+    tasks = ((model, (model.path.name, model_sources(model.path), options, timeout)) for model in models)
+    yield from ray_map(timed_job, tasks, address)
+
+
+def pool_map(function, tasks, workers: int, timeout: float | None = None, timed_out: str = ""):
+    """Yield (key, ``function(*arguments)`` or error text) for each (key, arguments) of ``tasks``
+    as a local pool of ``workers`` processes (pebble: a crashed worker is replaced) finishes
+    them; a task running past ``timeout`` seconds is stopped with its worker and yields
+    ``timed_out``. At most WINDOW tasks per worker are handed over at a time, so a long list's
+    arguments are not all held at once. A worker process lives for the whole map: what it keeps
+    in module globals (a GL context, loaded models) serves every task it is given."""
+    from concurrent.futures import FIRST_COMPLETED, TimeoutError as FutureTimeout, wait
+
+    from pebble import ProcessPool
+    from pebble.common import ProcessExpired
+
+    waiting = iter(tasks)
+    with ProcessPool(max_workers=workers) as pool:
+        futures = {}
+
+        def hand_over():
+            task = next(waiting, None)
+            if task is not None:
+                key, arguments = task
+                futures[pool.schedule(function, args=arguments, timeout=timeout)] = key
+
+        for _ in range(WINDOW * workers):
+            hand_over()
+        try:
+            while futures:
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                for future in done:
+                    key = futures.pop(future)
+                    hand_over()
+                    try:
+                        result = future.result()
+                    except FutureTimeout:
+                        result = timed_out
+                    except ProcessExpired as error:
+                        result = f"its worker crashed (exit status {error.exitcode})"
+                    except Exception as error:  # noqa: BLE001 - a task that could not run is that task's failure
+                        result = f"its worker failed: {type(error).__name__}: {error}"
+                    yield key, result
+        except BaseException:  # the caller stopped early (an error, Ctrl+C): the tasks handed over are not waited for
+            pool.stop()
+            raise
+
+
+def ray_map(function, tasks, address: str | None):
+    """Yield (key, ``function(*arguments)`` or error text) for each (key, arguments) of ``tasks``
+    as Ray's tasks finish: each one task of one CPU, on a local Ray runtime (address None) or on
+    the cluster at ``address``; at most WINDOW tasks per CPU of the cluster handed over at a time."""
     try:
         import ray
     except ImportError:
@@ -146,27 +169,28 @@ def map_ray(models: list, options: BatchOptions, address: str | None, timeout: f
         except Exception as error:  # noqa: BLE001 - Ray's many connection errors: one line for the user
             raise ViewerError(f"--ray {address or ''}: cannot start or reach Ray ({error})".replace("  ", " ")) from None
     try:
-        task = ray.remote(num_cpus=1, max_retries=0)(timed_job)
-        waiting, pending = iter(models), {}
+        remote = ray.remote(num_cpus=1, max_retries=0)(function)
+        waiting, pending = iter(tasks), {}
 
         def hand_over():
-            model = next(waiting, None)
-            if model is not None:
-                pending[task.remote(model.path.name, model_sources(model.path), options, timeout)] = model
+            task = next(waiting, None)
+            if task is not None:
+                key, arguments = task
+                pending[remote.remote(*arguments)] = key
 
         for _ in range(WINDOW * max(1, int(ray.cluster_resources().get("CPU", 1)))):
             hand_over()
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                model = pending.pop(ref)
+                key = pending.pop(ref)
                 hand_over()
                 try:
-                    yield model, ray.get(ref)
+                    yield key, ray.get(ref)
                 except ray.exceptions.WorkerCrashedError:
-                    yield model, "its worker crashed"
+                    yield key, "its worker crashed"
                 except ray.exceptions.RayError as error:
-                    yield model, f"its task failed: {' '.join(str(error).split())[:300]}"
+                    yield key, f"its task failed: {' '.join(str(error).split())[:300]}"
     finally:
         if started_here:
             ray.shutdown()

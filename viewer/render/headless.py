@@ -64,6 +64,42 @@ class OffscreenTarget:
             resource.release()
 
 
+class LabelTarget:
+    """The labelled draw's targets (boneviewer synth): the colour (RGBA8) and depth buffers of an
+    OffscreenTarget, plus an R16UI part index and an R32F camera-space depth as render targets
+    1 and 2 of one framebuffer, so one draw writes all three. Read back top row first."""
+
+    def __init__(self, ctx, size):
+        self.color_target = OffscreenTarget(ctx, size)
+        self.ctx, self.size = ctx, self.color_target.size
+        self.parts = ctx.texture(self.size, 1, dtype="u2")
+        self.view_depth = ctx.texture(self.size, 1, dtype="f4")
+        for texture in (self.parts, self.view_depth):
+            texture.filter = (ctx.NEAREST, ctx.NEAREST)
+        self.framebuffer = ctx.framebuffer(color_attachments=[self.color_target.color, self.parts, self.view_depth],
+                                           depth_attachment=self.color_target.depth)
+        width, height = self.size
+        self._zeros = bytes(4 * width * height)  # "nothing": glClear does not clear an integer attachment
+
+    def clear_labels(self) -> None:
+        width, height = self.size
+        self.parts.write(self._zeros[: 2 * width * height])
+        self.view_depth.write(self._zeros)
+
+    def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(colour (H, W, 4) uint8, part (H, W) uint16, depth (H, W) float32, 0 where nothing is drawn)."""
+        width, height = self.size
+        color = self.color_target.read()
+        parts = np.frombuffer(self.parts.read(alignment=1), np.uint16).reshape(height, width)[::-1].copy()
+        depth = np.frombuffer(self.view_depth.read(alignment=1), np.float32).reshape(height, width)[::-1].copy()
+        return color, parts, depth
+
+    def release(self) -> None:
+        for resource in (self.framebuffer, self.parts, self.view_depth):
+            resource.release()
+        self.color_target.release()
+
+
 class HeadlessRenderer:
     """A standalone context, a Renderer and an offscreen target, reusable across frames.
 
@@ -75,6 +111,7 @@ class HeadlessRenderer:
         self.ctx = create_headless_context()
         self.renderer = Renderer(self.ctx, bone_storage=bone_storage, cpu_skinning=cpu_skinning)
         self.target = OffscreenTarget(self.ctx, size)
+        self._labels = None  # the LabelTarget, made on the first render_labels
 
     @property
     def size(self):
@@ -92,6 +129,20 @@ class HeadlessRenderer:
         self.renderer.render(scene, camera, self.size, options)
         return self.target.read()
 
+    def render_labels(self, scene, camera: OrbitCamera, options: RenderOptions, parts: dict):
+        """The colour, part index and depth images of one labelled draw (Renderer.render_labels),
+        at this renderer's size: (colour, part, depth) as ``LabelTarget.read``."""
+        scene.prepare()
+        if self._labels is None or self._labels.size != self.size:
+            if self._labels is not None:
+                self._labels.release()
+            self._labels = LabelTarget(self.ctx, self.size)
+        target = self._labels
+        target.clear_labels()
+        self.renderer.render_labels(scene, camera, self.size, options, parts, target.color_target.framebuffer,
+                                    target.framebuffer)
+        return target.read()
+
     def render_crowd(self, crowd, camera: OrbitCamera, options: RenderOptions | None = None) -> np.ndarray:
         """A Crowd drawn with one instanced call (see Renderer.render_crowd), read back."""
         crowd.prepare()  # every copy's skeleton in one batch
@@ -102,6 +153,8 @@ class HeadlessRenderer:
     def release(self) -> None:
         self.renderer.release()
         self.target.release()
+        if self._labels is not None:
+            self._labels.release()
         self.ctx.release()
         release_egl_current()
 

@@ -54,10 +54,12 @@ class ShaderPaint(enum.IntEnum):
 
 
 def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
-                     morph_targets: int = 0, morph_normals: bool = False, pick: bool = False) -> dict:
+                     morph_targets: int = 0, morph_normals: bool = False, pick: bool = False,
+                     labels: bool = False) -> dict:
     """The skinning shader's #defines. ``morph_targets`` > 0 morphs on the GPU (MORPH_TARGETS,
     MORPH_NORMALS, MORPH_TEXELS texels per vertex and target, MORPH_TEXTURE_WIDTH); ``pick``
-    builds it for the ID pass (PICK_IDS)."""
+    builds it for the ID pass (PICK_IDS); ``labels`` for the labelled draw (LABELS: the part
+    index and the depth beside the colour)."""
     defines = {f"SKINNING_{member.name}": int(member) for member in SkinningMode}
     defines.update({f"PAINT_{member.name}": int(member) for member in ShaderPaint})
     defines.update(SKINNING=int(mode), BONE_COUNT=max(bone_count, 1), INFLUENCES=max(influences, 4),
@@ -67,6 +69,8 @@ def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones
                        MORPH_TEXELS=2 if morph_normals else 1, MORPH_TEXTURE_WIDTH=MORPH_TEXTURE_WIDTH)
     if pick:
         defines["PICK_IDS"] = 1
+    if labels:
+        defines["LABELS"] = 1
     return defines
 
 
@@ -138,13 +142,13 @@ class Renderer:
 
     # --- resources -----------------------------------------------------------------------------
     def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
-                morph_targets: int = 0, morph_normals: bool = False, pick: bool = False):
+                morph_targets: int = 0, morph_normals: bool = False, pick: bool = False, labels: bool = False):
         """The skinning program for these #defines (``pick``: skinning.vert with PICK_IDS and
-        pick.frag, the ID pass), built once per renderer."""
-        key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals, pick)
+        pick.frag, the ID pass; ``labels``: with LABELS, the labelled draw), built once per renderer."""
+        key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals, pick, labels)
         if key not in self._programs:
             defines = skinning_defines(skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals,
-                                       pick)
+                                       pick, labels)
             fragment = "pick.frag" if pick else "skinning.frag"
             self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines)
         return self._programs[key]
@@ -277,6 +281,21 @@ class Renderer:
         if options.markers:
             self._draw_markers(options.markers, view, projection, size)
         ctx.disable(moderngl.BLEND)
+
+    def render_labels(self, scene, camera, size, options: RenderOptions, parts: dict, color_target,
+                      label_target) -> None:
+        """The labelled draw (boneviewer synth): the meshes as ``render`` draws them (no grid,
+        skeleton or overlays) into ``label_target``, a framebuffer whose attachment 0 is
+        ``color_target``'s colour, 1 an R16UI part index and 2 an R32F camera-space depth, in
+        one draw per submesh (the skinning shader built with LABELS). ``parts``: {id(mesh):
+        (V,) int part per vertex, 0 for none}; ``color_target`` (the colour and depth buffers
+        alone) gets the background first. The part and depth targets must be cleared to 0 by
+        the caller (an integer attachment is not cleared by glClear)."""
+        color_target.use()
+        view, projection = self._begin_frame(camera, size, options)
+        label_target.use()
+        for mesh in scene.meshes:
+            self.gpu_mesh(mesh).draw_labels(view, projection, camera.position, options, scene, parts[id(mesh)])
 
     def _draw_axes(self, scene, options, view, projection, size) -> None:
         """Bone axes (the selected bone's, or every bone's) over everything, a fixed size on screen."""
@@ -447,6 +466,8 @@ class GpuMesh:
         self._program_key = (self.skinning, bone_count, self.influences, self.bones_per_row, self.morph_targets,
                              morph_normals)
         self.pick_program = self.pick_vao = None  # the ID pass's, made on the first pick
+        self.label_program = self.label_vao = self.part_buffer = None  # the labelled draw's, made on its first
+        self._parts = None  # the part array part_buffer holds
 
     def update(self, program=None) -> None:
         """Upload this frame's bone matrices and morph weights to ``program`` (the drawing
@@ -483,9 +504,9 @@ class GpuMesh:
             self.buffers["in_normal"][0].write(normals.astype(np.float32).tobytes())
             self._uploaded_skin = (matrices.copy(), np.array(mesh.morph_weights, copy=True))
 
-    def set_paint(self, options: RenderOptions, scene) -> None:
+    def set_paint(self, options: RenderOptions, scene, program=None) -> None:
         """The skin view's uniforms; numpy's colours uploaded when the shader cannot paint them."""
-        program, mesh, paint = self.program, self.mesh, options.paint
+        program, mesh, paint = self.program if program is None else program, self.mesh, options.paint
         mode = ShaderPaint.NONE
         if paint is not Paint.SHADED:
             gpu = self.skinning is not SkinningMode.CPU and paint in (Paint.WEIGHTS, Paint.BONE_MAP)
@@ -503,14 +524,19 @@ class GpuMesh:
                     self._painted = key
         program["u_paint"].value = int(mode)
 
-    def draw(self, view, projection, camera_position, options: RenderOptions, scene=None) -> None:
+    def draw(self, view, projection, camera_position, options: RenderOptions, scene=None, program=None,
+             vao=None) -> None:
+        """The mesh shaded (and its wireframe); ``program`` and ``vao``: another build of the
+        drawing program with its vertex array (the labelled draw's)."""
         import moderngl
 
-        self.update()
-        program, ctx = self.program, self.renderer.ctx
+        program = self.program if program is None else program
+        vao = self.vao if vao is None else vao
+        self.update(program)
+        ctx = self.renderer.ctx
         program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
         set_view_uniforms(program, view, projection, camera_position, options)
-        self.set_paint(options, scene)
+        self.set_paint(options, scene, program)
         if self.bone_texture is not None:
             self.bone_texture.use(location=1)
             program["u_bone_texture"].value = 1
@@ -522,7 +548,7 @@ class GpuMesh:
             for submesh in self.mesh.submeshes:
                 self.textures.get(id(submesh.base_color_texture), self.renderer.white_texture).use(location=0)
                 program["u_base_color"].value = tuple(submesh.base_color)
-                self.vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
+                vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
         if options.wireframe:
             # Dark edges over the shaded mesh, light ones on their own.
             program["u_flat_color"].value = True
@@ -530,9 +556,25 @@ class GpuMesh:
             self.renderer.white_texture.use(location=0)
             ctx.wireframe = True
             ctx.depth_func = "<="  # edges lie exactly on the filled surface
-            self.vao.render(moderngl.TRIANGLES)
+            vao.render(moderngl.TRIANGLES)
             ctx.depth_func = "<"
             ctx.wireframe = False
+
+    def draw_labels(self, view, projection, camera_position, options: RenderOptions, scene, parts) -> None:
+        """The labelled draw of this mesh (see Renderer.render_labels): ``draw`` with the LABELS
+        build of its program, ``parts`` ((V,) ints) as the in_part attribute."""
+        if self.label_vao is None:
+            self.label_program = self.renderer.program(*self._program_key, labels=True)
+            self.part_buffer = self.renderer.ctx.buffer(reserve=4 * max(len(self.mesh.positions), 1))
+            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
+                       if name in self.label_program]
+            content.append((self.part_buffer, "1i", "in_part"))
+            self.label_vao = self.renderer.ctx.vertex_array(self.label_program, content,
+                                                            index_buffer=self.index_buffer, index_element_size=4)
+        if self._parts is not parts:
+            self.part_buffer.write(np.ascontiguousarray(parts, dtype=np.int32).tobytes())
+            self._parts = parts
+        self.draw(view, projection, camera_position, options, scene, self.label_program, self.label_vao)
 
     def draw_ids(self, view, projection, number: int) -> None:
         """The ID pass for this mesh (see Renderer.pick): its pose uploaded as ``draw`` does,
@@ -565,8 +607,8 @@ class GpuMesh:
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
-        for resource in (self.index_buffer, self.vao, self.pick_vao, self.bone_texture, self.morph_texture,
-                         *self.textures.values()):
+        for resource in (self.index_buffer, self.vao, self.pick_vao, self.label_vao, self.part_buffer,
+                         self.bone_texture, self.morph_texture, *self.textures.values()):
             if resource is not None:
                 resource.release()
 

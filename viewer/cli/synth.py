@@ -1,0 +1,175 @@
+"""`boneviewer synth`: labelled images for pose estimation (keypoints with visibility, depth,
+part index, COCO annotations) of one model or a folder of models, in random poses and views."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .common import (BVH_DESTS, Progress, add_bvh_options, bvh_options, check_creatable_folder, finite, positive_int,
+                     size)
+
+
+def range_of(low: float, high: float, unit: str = ""):
+    """An argparse type for MIN:MAX within [low, high]."""
+
+    def parse(text: str):
+        try:
+            first, second = (finite(v) for v in text.split(":"))
+        except (ValueError, argparse.ArgumentTypeError):
+            raise argparse.ArgumentTypeError(f"expected MIN:MAX such as {low:g}:{high:g}, got {text!r}") from None
+        if not low <= first <= second <= high:
+            raise argparse.ArgumentTypeError(f"{text}: need {low:g} <= MIN <= MAX <= {high:g}{unit}")
+        return first, second
+
+    return parse
+
+
+def fraction(text: str) -> float:
+    value = finite(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text}: must be between 0 and 1")
+    return value
+
+
+def field_of_view(text: str) -> float:
+    value = finite(text)
+    if not 1.0 < value < 179.0:
+        raise argparse.ArgumentTypeError(f"{text}: must be between 1 and 179 degrees (both excluded)")
+    return value
+
+
+def seed(text: str) -> int:
+    from .common import whole_number
+
+    return whole_number(text, "a whole number", 0, "must be 0 or more")
+
+
+def add_parser(commands, common):
+    synth = commands.add_parser(
+        "synth", parents=[common], help="labelled images for pose estimation (keypoints, depth, parts, COCO)",
+        description="Render N images of a model, or of every model under a folder, each a random draw (model, "
+                    "clip, time, camera, light, background) reproducible from --seed and its index alone, with "
+                    "labels: OUT/images/NNNNNN.png, OUT/depth/NNNNNN.png (16-bit depth times info.depth_scale), "
+                    "OUT/parts/NNNNNN.png (1 + the bone that most influences the surface), OUT/annotations.json "
+                    "(COCO keypoints: 2D keypoints with visibility, keypoints_3d, boxes, RLE masks, K and "
+                    "world_to_camera in OpenCV's axes) and OUT/index.html (a preview). An interrupted run resumes.")
+    synth.add_argument("model", type=Path, metavar="MODEL|DIR", help="a .gltf, .glb or .bvh file, or a folder of them")
+    synth.add_argument("--out", type=Path, required=True, metavar="DIR", help="the data set's folder (created)")
+    synth.add_argument("--count", type=positive_int, required=True, metavar="N", help="images to render")
+    synth.add_argument("--size", type=size, default=(256, 256), metavar="WxH",
+                       help="WIDTHxHEIGHT of the images (default 256x256)")
+    synth.add_argument("--seed", type=seed, default=0, metavar="S", help="the draws' seed (default 0)")
+    group = synth.add_argument_group("motion")
+    add_bvh_options(group)
+    group.add_argument("--motion", type=Path, metavar="FILE.bvh|DIR",
+                       help="BVH captures (a file, or every .bvh under a folder) retargeted onto each rig, drawn "
+                            "from beside its own clips; a rig a capture cannot be retargeted onto is skipped")
+    group.add_argument("--bone-map", type=Path, metavar="MAP.json",
+                       help='--motion\'s bone map, {"target bone": "source bone"} (default: by the naming schemes)')
+    ranges = synth.add_argument_group("the draws' ranges (written into annotations.json)")
+    ranges.add_argument("--pitch", type=range_of(-89.0, 89.0, " degrees"), default=(-10.0, 30.0), metavar="MIN:MAX",
+                        help="camera pitch in degrees, positive above the character (default -10:30); yaw is all round")
+    ranges.add_argument("--fill", type=range_of(0.01, 1.0), default=(0.3, 0.9), metavar="MIN:MAX",
+                        help="the character's height (or width, where that binds) over the image's (default 0.3:0.9)")
+    ranges.add_argument("--target-offset", type=fraction, default=0.05, metavar="F",
+                        help="random shift of the camera's target across the view, a fraction of the character's "
+                             "height (default 0.05)")
+    ranges.add_argument("--fov", type=field_of_view, default=40.0, metavar="DEG",
+                        help="vertical field of view in degrees (default 40)")
+    ranges.add_argument("--occlusion-distance", type=fraction, default=0.08, metavar="F",
+                        help="a keypoint is hidden (v=1) when the surface drawn at its pixel is nearer than it by more "
+                             "than F times the character's height (default 0.08)")
+    ranges.add_argument("--backgrounds", type=Path, metavar="DIR",
+                        help="images (.png, .jpg) composited behind the character, one drawn per image")
+    run_group = synth.add_argument_group("workers")
+    run_group.add_argument("--workers", type=positive_int, metavar="N",
+                           help=f"worker processes of the local pool, each with one GL context (default: the number "
+                                f"of cores, {os.cpu_count()})")
+    run_group.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                           help="render as Ray tasks: on a local Ray runtime, or on the cluster at ADDRESS (its "
+                                "nodes read the models at the same paths); needs pip install 'boneviewer[ray]'")
+    synth.set_defaults(run=run)
+
+
+BACKGROUND_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+def run(args) -> int:
+    from ..errors import ViewerError, why_missing
+    from ..files import check_folder_outputs, check_outputs
+    from ..loaders import source_files
+    from ..synth.run import ANNOTATIONS, OUTPUT_FOLDERS, model_inputs, motion_inputs, synth
+    from ..synth.job import SynthOptions
+
+    if not args.model.exists():
+        raise ViewerError(f"{args.model}: {why_missing(args.model, 'file or folder')}")
+    if args.ray is not None and args.workers is not None:
+        raise ViewerError("--workers sizes the local pool; with --ray, Ray places the tasks on its workers")
+    if args.motion is not None and not args.motion.exists():
+        raise ViewerError(f"--motion {args.motion}: {why_missing(args.motion, 'file or folder')}")
+    if args.motion is not None and args.motion.is_file() and args.motion.suffix.lower() != ".bvh":
+        raise ViewerError(f"--motion {args.motion}: expected a .bvh capture or a folder of them")
+    if args.bone_map is not None and args.motion is None:
+        raise ViewerError("--bone-map MAP.json goes with --motion: give the captures to retarget")
+    if args.bone_map is not None and not args.bone_map.is_file():
+        raise ViewerError(f"--bone-map {args.bone_map}: {why_missing(args.bone_map)}")
+    backgrounds = ()
+    if args.backgrounds is not None:
+        if not args.backgrounds.is_dir():
+            raise ViewerError(f"--backgrounds {args.backgrounds}: {why_missing(args.backgrounds, 'folder')}"
+                              if not args.backgrounds.exists() else f"--backgrounds {args.backgrounds}: is a file; "
+                              "give a folder of images")
+        backgrounds = tuple(str(p.resolve()) for p in sorted(args.backgrounds.rglob("*"))
+                            if p.suffix.lower() in BACKGROUND_SUFFIXES and p.is_file())
+        if not backgrounds:
+            raise ViewerError(f"--backgrounds {args.backgrounds}: no images ({', '.join(BACKGROUND_SUFFIXES)}) in "
+                              "this folder")
+        check_backgrounds(backgrounds)
+    check_creatable_folder("--out", args.out)
+    models, _ = model_inputs(args.model)
+    inputs = {}
+    for path, _ in models:
+        inputs.update(source_files(path, "a model"))
+    for capture in motion_inputs(args.motion):
+        inputs[capture] = "a --motion capture"
+    for background in backgrounds:
+        inputs[Path(background)] = "a --backgrounds image"
+    check_outputs([(f"--out {args.out}", args.out / name) for name in (ANNOTATIONS, "index.html")], inputs)
+    check_folder_outputs(f"--out {args.out}", [args.out / name for name in OUTPUT_FOLDERS], inputs)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ViewerError(f"--out {args.out}: cannot create it: {error.strerror}") from None
+    options = SynthOptions(size=tuple(args.size), seed=args.seed, pitch=tuple(args.pitch), fill=tuple(args.fill),
+                           target_offset=args.target_offset, fov=args.fov, occlusion_distance=args.occlusion_distance,
+                           backgrounds=backgrounds)
+    if args.model.is_dir() or (args.motion is not None and args.motion.is_dir()):
+        load = {name: getattr(args, name) for name in BVH_DESTS}  # for the .bvh files among them
+    else:
+        load = bvh_options(args)  # warns when no file given is a .bvh
+    progress = Progress(args.count, "images")
+    annotations = synth(args.model, args.out, args.count, options, args.motion, load, args.bone_map, args.workers,
+                        args.ray, say=lambda line: print(line, file=sys.stderr),
+                        progress=lambda done, todo: progress.update(args.count - todo + done))
+    progress.close()
+    visible = sum(1 for a in annotations["annotations"] for v in a["keypoints"][2::3] if v == 2)
+    print(f"{args.count} images, {len(annotations['annotations'])} annotations, {visible} visible keypoints; "
+          f"{args.out / ANNOTATIONS}, preview: {args.out / 'index.html'}")
+    return 0
+
+
+def check_backgrounds(paths) -> None:
+    """Every background opens as an image (a broken one is one line now, not a failed worker later)."""
+    from PIL import Image, UnidentifiedImageError
+
+    from ..errors import ViewerError
+
+    for path in paths:
+        try:
+            with Image.open(path) as image:
+                image.verify()
+        except (OSError, UnidentifiedImageError):
+            raise ViewerError(f"--backgrounds {path}: not an image Pillow can read") from None

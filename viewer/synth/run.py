@@ -1,0 +1,248 @@
+"""A synth run: the catalogue of models (each loaded once here, to list its clips, retarget the
+captures and size the depth scale), the images mapped in runs over the local pool or Ray
+(``job.render_images``), each image's files written whole as its results come back (its label
+file last, so an image with a label file is complete), then annotations.json and index.html
+assembled from the label files. An interrupted run resumes: images whose label file carries this
+run's key are not redone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ViewerError
+from ..files import write_file, write_files
+from .job import JOB_VERSION, Catalogue, ClipEntry, ModelEntry, SynthOptions, image_name, render_images, retargeted_clip
+
+OUTPUT_FOLDERS = ("images", "depth", "parts", "labels")
+ANNOTATIONS = "annotations.json"
+IMAGES_PER_TASK = 8  # images a worker renders per task: its writer thread overlaps them
+MOTION_SUFFIXES = (".bvh",)
+DEPTH_HEADROOM = 2.0  # a posed character's extent, at most this times its rest box's diagonal
+# Below this many 16-bit depth steps per character height (one step over 0.1% of it) a model's
+# depth is called coarse: one depth_scale serves the run, set by its largest model.
+FINE_DEPTH_STEPS = 1000
+
+
+def model_inputs(source: Path) -> tuple[list, bool]:
+    """([(path, name relative to the input)], whether the input is a folder)."""
+    from ..checks import MODEL_SUFFIXES, model_files
+
+    if source.is_dir():
+        files = model_files(source)
+        if not files:
+            raise ViewerError(f"{source}: no model files ({', '.join(MODEL_SUFFIXES)}) in this folder")
+        return [(path, path.relative_to(source).as_posix()) for path in files], True
+    return [(source, source.name)], False
+
+
+def motion_inputs(motion: Path | None) -> list:
+    """The captures of --motion: a .bvh file, or every .bvh file under a folder."""
+    if motion is None:
+        return []
+    if motion.is_dir():
+        files = sorted((p for p in motion.rglob("*") if p.suffix.lower() in MOTION_SUFFIXES and p.is_file()),
+                       key=lambda p: p.relative_to(motion).as_posix())
+        if not files:
+            raise ViewerError(f"--motion {motion}: no .bvh captures in this folder")
+        return files
+    return [motion]
+
+
+def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: dict | None = None,
+         bone_map: Path | None = None, say=print) -> tuple[Catalogue, list]:
+    """The catalogue the draws choose from. A model that does not load, or that a capture cannot
+    be retargeted onto, is skipped with one line (``say``) naming why, in a folder; the one model
+    given is an error. A model without a skin is drawn as a rigid object, without keypoints."""
+    from ..loaders import load_model
+    from ..model.retarget import main_skeleton
+    from .labels import skeleton_layout
+
+    load = load or {}
+    models, folder = model_inputs(source)
+    captures = motion_inputs(motion)
+    layouts: dict = {}
+    entries, reaches = [], []
+    draft = Catalogue((), 1.0, load, None if bone_map is None else str(bone_map))
+    for path, name in models:
+        try:
+            scene = load_model(path, None, **load)
+            clips = [ClipEntry(clip.name or index, index, None, float(clip.duration))
+                     for index, clip in enumerate(scene.animations)]
+            for capture in captures:
+                try:
+                    clip = retargeted_clip(scene, str(capture.resolve()), draft, quiet=False)
+                except ViewerError as error:
+                    raise ViewerError(f"--motion {capture.name} cannot be retargeted onto it: {error}") from None
+                clips.append(ClipEntry(clip.name or capture.stem, None, str(capture.resolve()), float(clip.duration)))
+        except ViewerError as error:
+            if not folder:
+                raise ViewerError(f"{name}: {error}" if str(error).startswith("--motion") else str(error)) from None
+            say(f"boneviewer: synth: skipped {name}: {error}")
+            continue
+        skeleton = main_skeleton(scene) if scene.skeletons else None
+        if skeleton is None:
+            say(f"boneviewer: synth: {name} has no skin: drawn as a rigid object, without keypoints")
+            layout = ((), ())
+        else:
+            names, pairs = skeleton_layout(skeleton)
+            layout = (tuple(names), tuple(map(tuple, pairs)))
+        category = layouts.setdefault(layout, (len(layouts) + 1, name))[0]
+        low, high = scene.rest_bounds
+        extent = np.asarray(high) - np.asarray(low)
+        height = float(extent[1]) if extent[1] > 1e-6 * max(float(extent.max()), 1e-30) else float(extent.max())
+        height = max(height, 1e-6)
+        entries.append(ModelEntry(str(path.resolve()), name, tuple(clips), category, height,
+                                  0 if skeleton is None else len(skeleton.bones)))
+        reaches.append(DEPTH_HEADROOM * max(float(np.linalg.norm(extent)), height))
+    if not entries:
+        raise ViewerError(f"{source}: no model left to draw from (each was skipped, as said above)")
+    # The farthest depth any draw reaches: the character at the smallest fill, plus its own depth.
+    tan = np.tan(np.radians(options.fov) / 2.0)
+    farthest = max(reach / (2.0 * tan * options.fill[0]) + reach for reach in reaches)
+    depth_scale = float(f"{65535.0 / farthest * 0.999:.4g}")  # 4 significant digits, rounded down by the margin
+    largest = entries[int(np.argmax(reaches))]
+    for entry in entries:
+        steps = entry.height * depth_scale
+        if steps < FINE_DEPTH_STEPS:
+            say(f"boneviewer: synth: warning: {entry.name}'s depth is coarse (one 16-bit step is 1/{steps:.0f} of its "
+                f"height): the depth_scale fits {largest.name}, {largest.height / entry.height:.0f} times its height; "
+                "run models of such different sizes separately")
+    catalogue = Catalogue(tuple(entries), depth_scale, load, draft.bone_map)
+    key = run_key(options, catalogue, [path for path, _ in models] + captures
+                  + ([] if bone_map is None else [bone_map]) + [Path(b) for b in options.backgrounds])
+    categories = [{"id": number, "name": first, "supercategory": "character",
+                   "keypoints": list(layout[0]), "skeleton": [list(pair) for pair in layout[1]]}
+                  for layout, (number, first) in layouts.items()]
+    return Catalogue(catalogue.models, depth_scale, load, draft.bone_map, key), categories
+
+
+def run_key(options: SynthOptions, catalogue: Catalogue, files) -> str:
+    """The hash a resumed run compares: the options, the catalogue and every input file's bytes."""
+    digest = hashlib.sha256(json.dumps([options.as_json(), repr(catalogue.models), catalogue.depth_scale,
+                                        catalogue.load, JOB_VERSION], sort_keys=True, default=str).encode())
+    for path in files:
+        digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def done_images(out: Path, count: int, key: str) -> set:
+    """The images of a previous run of the same key already written whole (their label file,
+    written last, is there and carries the key)."""
+    done = set()
+    labels = out / "labels"
+    if not labels.is_dir():
+        return done
+    for index in range(count):
+        path = labels / f"{image_name(index)}.json"
+        try:
+            if json.loads(path.read_text())["key"] == key:
+                done.add(index)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return done
+
+
+def chunks(indices: list, size: int):
+    for start in range(0, len(indices), size):
+        yield indices[start:start + size]
+
+
+def map_images(todo: list, options: SynthOptions, catalogue: Catalogue, workers: int | None, ray: str | None):
+    """Yield (first index of a run, {index: files or error text}) as the workers finish runs of
+    IMAGES_PER_TASK images; ``ray`` not None: Ray tasks (address "" for a local runtime)."""
+    from ..library.run import pool_map, ray_map
+
+    tasks = ((run[0], (run, options, catalogue)) for run in chunks(todo, IMAGES_PER_TASK))
+    if ray is not None:
+        return ray_map(render_images, tasks, ray or None)
+    return pool_map(render_images, tasks, workers or os.cpu_count() or 1)
+
+
+def write_image(out: Path, files: dict) -> None:
+    """One image's files, whole, renamed into place in order: the PNGs, then its label file."""
+    ordered = sorted(files, key=lambda name: name.startswith("labels/"))
+    write_files([(out / name, files[name]) for name in ordered], what=f"{out / ordered[-1]}")
+
+
+def synth(source: Path, out: Path, count: int, options: SynthOptions, motion: Path | None = None,
+          load: dict | None = None, bone_map: Path | None = None, workers: int | None = None,
+          ray: str | None = None, say=print, progress=None) -> dict:
+    """The whole run: plan, the images not done yet, annotations.json and index.html. Returns
+    the annotations. A failed image stops the run with its ViewerError (what was written stays)."""
+    from .report import index_html
+
+    catalogue, categories = plan(source, options, motion, load, bone_map, say)
+    for folder in OUTPUT_FOLDERS:
+        try:
+            (out / folder).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ViewerError(f"--out {out}: cannot create {folder}/ in it: {error.strerror}") from None
+    done = done_images(out, count, catalogue.key)
+    todo = [index for index in range(count) if index not in done]
+    if todo:
+        from contextlib import closing
+
+        finished = 0
+        # closing: a failed image or Ctrl+C stops the workers at once (what was written stays whole)
+        with closing(map_images(todo, options, catalogue, workers, ray)) as results_of_runs:
+            for _, results in results_of_runs:
+                if isinstance(results, str):
+                    raise ViewerError(f"a worker failed: {results}")
+                for index in sorted(results):
+                    files = results[index]
+                    if isinstance(files, str):
+                        raise ViewerError(files)
+                    write_image(out, files)
+                    finished += 1
+                if progress is not None:
+                    progress(finished, len(todo))
+    annotations = assemble(out, count, options, catalogue, categories)
+    write_file(out / ANNOTATIONS, json.dumps(annotations, separators=(",", ":")) + "\n")
+    write_file(out / "index.html", index_html(annotations, statistics(annotations),
+                                              f"boneviewer synth: {source.name}"))
+    return annotations
+
+
+def assemble(out: Path, count: int, options: SynthOptions, catalogue: Catalogue, categories: list) -> dict:
+    """annotations.json's content from the label files of images 0 .. count - 1."""
+    images, annotations = [], []
+    for index in range(count):
+        path = out / "labels" / f"{image_name(index)}.json"
+        try:
+            label = json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise ViewerError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+        images.append(label["image"])
+        annotations.extend(label["annotations"])
+    info = {"description": "boneviewer synth: labelled images of posed characters", "seed": options.seed,
+            "count": count, "depth_scale": catalogue.depth_scale, "ranges": options.as_json(),
+            "depth": "depth/NNNNNN.png: 16-bit, camera-space depth along the view axis times depth_scale, 0 where "
+                     "nothing is drawn",
+            "parts": "parts/NNNNNN.png: 1 + the keypoint index of the bone that most influences the surface, 0 "
+                     "background (16-bit when a category has more than 254 keypoints)",
+            "camera": "K and world_to_camera in OpenCV's axes (x right, y down, z forward); pixel coordinates from "
+                      "the top-left corner, the top-left pixel's centre at (0.5, 0.5)",
+            "visibility": "v=0 behind the camera or outside the image, v=1 hidden (the drawn surface nearer than "
+                          "the joint by more than the image's occlusion_distance), v=2 visible"}
+    return {"info": info, "licenses": [], "images": images, "annotations": annotations, "categories": categories}
+
+
+def statistics(annotations: dict) -> dict:
+    """The label statistics the preview page shows: images, keypoints per visibility state,
+    images per model and per clip."""
+    states = Counter()
+    for annotation in annotations["annotations"]:
+        states.update(int(v) for v in annotation["keypoints"][2::3])
+    models = Counter(image["model"] for image in annotations["images"])
+    clips = Counter(f"{image['model']}: {image['clip'] if image['clip'] is not None else 'rest pose'}"
+                    for image in annotations["images"])
+    return {"images": len(annotations["images"]), "annotations": len(annotations["annotations"]),
+            "visibility": {str(v): states.get(v, 0) for v in (0, 1, 2)},
+            "models": dict(sorted(models.items())), "clips": dict(sorted(clips.items()))}
