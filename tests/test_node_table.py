@@ -116,7 +116,7 @@ def test_linked_bones_gather_changed_rows_from_each_table(which):
     try:
         skeleton, nodes = _linked_skeleton([NodeTable(2), NodeTable(2), None])
         skeleton.prepare()
-        assert all((sync is None) == (which == "numpy") for _, sync, _, _ in skeleton.batch._links)
+        assert all((sync is None) == (which == "numpy") for _, sync, _, _, _ in skeleton.batch._links)
         assert len(skeleton.batch._links) == 3
         rng = np.random.default_rng(4)
         for step in range(6):
@@ -135,7 +135,7 @@ def test_linked_bones_gather_changed_rows_from_each_table(which):
         # Nothing moved: nothing copied, the upload stays clean.
         batch = skeleton.batch
         copied = sum(sync(t.position, t.quaternion, t.scaling, t.version) if sync else
-                     batch._gather_linked(t, rows, slots) for t, sync, rows, slots in batch._links)
+                     batch._gather_linked(t, rows, slots) for t, sync, rows, slots, _ in batch._links)
         assert copied == 0
     finally:
         native.ckernel = saved
@@ -145,7 +145,7 @@ def test_linked_bones_gather_changed_rows_from_each_table(which):
 def test_link_sync_refuses_a_table_too_short():
     skeleton, nodes = _linked_skeleton([NodeTable(8)])
     skeleton.prepare()
-    table, sync, rows, slots = skeleton.batch._links[0]
+    table, sync, rows, slots, _ = skeleton.batch._links[0]
     with pytest.raises(ValueError):
         sync(table.position[:2], table.quaternion, table.scaling, table.version)
     with pytest.raises(ValueError):
