@@ -113,13 +113,17 @@ def pool_map(function, tasks, workers: int, timeout: float | None = None, timed_
     ``timed_out``. At most WINDOW tasks per worker are handed over at a time, so a long list's
     arguments are not all held at once. A worker process lives for the whole map: what it keeps
     in module globals (a GL context, loaded models) serves every task it is given."""
+    import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, TimeoutError as FutureTimeout, wait
 
     from pebble import ProcessPool
     from pebble.common import ProcessExpired
 
     waiting = iter(tasks)
-    with ProcessPool(max_workers=workers) as pool:
+    # Workers start from a fresh fork server, not a fork of this process: a process that has
+    # used GL (an EGL context, llvmpipe's threads) cannot be forked safely, and its child hangs
+    # in its first draw (seen with the test suite, where one process renders and then maps).
+    with ProcessPool(max_workers=workers, context=multiprocessing.get_context("forkserver")) as pool:
         futures = {}
 
         def hand_over():
