@@ -94,3 +94,53 @@ def test_bulk_validation_refuses_as_the_walk_does(documents, data):
     else:
         assert bulk[0] != "refused", bulk
         assert json.dumps(bulk[0]) == json.dumps(walk[0]) and bulk[1] == walk[1]
+
+
+# --- node transforms: the table's rows at once, against node by node --------------------------------
+def _node_by_node(file, nodes, specs):
+    from viewer.gltf import scene as gltf_scene
+
+    for i, spec in enumerate(specs):
+        gltf_scene._set_node_transform(file, nodes[i], spec, i)
+
+
+def _tricky_nodes(folder):
+    """The base worm with nodes given every way: a matrix, an identity matrix, a rotation off
+    unit length (normalized, with a warning), one just inside the 1e-3 tolerance, defaults."""
+    path = build_base(folder)
+    document = json.loads(path.read_text())
+    half = math.sqrt(0.5)
+    extra = [{"name": "m", "matrix": [2, 0, 0, 0, 0, 0, 1, 0, 0, -1, 0, 0, 1, 2, 3, 1]},
+             {"name": "i", "matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], "translation": [1, 2, 3]},
+             {"name": "off", "rotation": [0, 0, 2 * half, 2 * half], "scale": [1, 2, 3]},
+             {"name": "near", "rotation": [0, 0, 0, 1.0009995]}, {"name": "bare"}]
+    document["nodes"] += extra
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_node_transforms_at_once_are_those_node_by_node(tmp_path, monkeypatch, caplog):
+    import numpy as np
+
+    from viewer.gltf import load_gltf
+    from viewer.gltf import scene as gltf_scene
+
+    paths = [SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb", SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb",
+             _tricky_nodes(tmp_path)]
+    for path in paths:
+        caplog.clear()
+        fast = load_gltf(path)
+        fast_log = caplog.text
+        with monkeypatch.context() as patch:
+            patch.setattr(gltf_scene, "_set_node_transforms", _node_by_node)
+            caplog.clear()
+            slow = load_gltf(path)
+        assert caplog.text == fast_log
+        for a, b in zip(fast.nodes, slow.nodes, strict=True):
+            for field in ("position", "rotation_quaternion", "scaling"):
+                np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=f"{path} {a.name}")
+        # The local matrices composed at once are each node's own, bit for bit.
+        at_once = gltf_scene._local_matrices(fast.nodes)
+        for node, local in zip(fast.nodes, at_once, strict=True):
+            np.testing.assert_array_equal(local, node.get_local_matrix())
+    assert "not a unit quaternion" in fast_log

@@ -16,8 +16,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ViewerError
-from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode
-from ..model.checks import LIMIT_TEXT, fits
+from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode, transforms
+from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE, fits
 from .animation import read_clip
 from .container import GltfFile
 from .meshes import read_mesh
@@ -45,7 +45,7 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     chosen = _chosen_scene(file, scene)
     shown = None if chosen is None else _scene_nodes(file, chosen, hierarchy)
     nodes = _transform_nodes(file, specs, hierarchy)
-    local = [node.get_local_matrix() for node in nodes]
+    local = _local_matrices(nodes)
     world = _world_matrices(file, nodes, local, hierarchy)
 
     skeletons: dict[int, Skin] = {}
@@ -127,9 +127,45 @@ def _transform_nodes(file: GltfFile, specs: list[dict], hierarchy: NodeHierarchy
         if len(node.children) > 1:
             rank = {child: k for k, child in enumerate(spec["children"])}
             node.children.sort(key=lambda c: rank[position[id(c)]])
-    for i, spec in enumerate(specs):
-        _set_node_transform(file, nodes[i], spec, i)
+    _set_node_transforms(file, nodes, specs)
     return nodes
+
+
+def _set_node_transforms(file: GltfFile, nodes: list[TransformNode], specs: list[dict]) -> None:
+    """Every node's TRS. The plain ones (TRS given or left out, a unit rotation, numbers in the
+    model's range) are written into the table's rows at once; the rest (a matrix, a rotation
+    to normalize or refuse, a number out of range) node by node, in the file's order, by
+    ``_set_node_transform``, which warns and words the errors, as it does for every node alone."""
+    count = len(specs)
+    if not count:
+        return
+    translation = np.array([spec.get("translation") or (0.0, 0.0, 0.0) for spec in specs], dtype=np.float64)
+    rotation = np.array([spec.get("rotation") or (0.0, 0.0, 0.0, 1.0) for spec in specs], dtype=np.float64)
+    scale = np.array([spec.get("scale") or (1.0, 1.0, 1.0) for spec in specs], dtype=np.float64)
+    # Clearly unit rotations only (the norm here may differ from np.linalg.norm's in the last bit:
+    # a rotation near the 1e-3 tolerance goes node by node).
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain = np.abs(np.sqrt(np.add.reduce(rotation * rotation, axis=1)) - 1.0) <= 0.999e-3
+    plain &= (np.abs(translation) <= MAX_MAGNITUDE).all(axis=1) & (np.abs(scale) <= MAX_MAGNITUDE).all(axis=1)
+    plain &= [spec.get("matrix") is None or spec["matrix"] == IDENTITY_16 for spec in specs]
+    table = nodes[0].table
+    rows = np.array([node.table_row for node in nodes])[plain]
+    table.position[rows], table.quaternion[rows], table.scaling[rows] = translation[plain], rotation[plain], scale[plain]
+    table.version[rows] += 1
+    for i in np.flatnonzero(~plain).tolist():
+        _set_node_transform(file, nodes[i], specs[i], i)
+
+
+def _local_matrices(nodes: list[TransformNode]) -> list[np.ndarray]:
+    """Each node's local matrix, composed for all at once (transforms.compose: the same numbers
+    as each node's get_local_matrix)."""
+    if not nodes:
+        return []
+    table = nodes[0].table
+    rows = [node.table_row for node in nodes]
+    local = transforms.compose(table.scaling[rows], table.quaternion[rows], table.position[rows])
+    local.flags.writeable = False  # shared as meshes' world matrices, as get_local_matrix's are
+    return list(local)
 
 
 def _set_node_transform(file: GltfFile, node: TransformNode, spec: dict, index: int) -> None:
