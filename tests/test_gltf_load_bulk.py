@@ -144,3 +144,23 @@ def test_node_transforms_at_once_are_those_node_by_node(tmp_path, monkeypatch, c
         for node, local in zip(fast.nodes, at_once, strict=True):
             np.testing.assert_array_equal(local, node.get_local_matrix())
     assert "not a unit quaternion" in fast_log
+
+
+def test_positions_for_bounds_are_the_skinned_ones_without_normals():
+    """Scene.rest_bounds skins positions alone (mesh.skinned_positions): the same numbers as
+    skinned()'s positions, posed and animated (RobotExpressive: shared joints, morph targets)."""
+    import numpy as np
+
+    from viewer.gltf import load_gltf
+
+    for path in (SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb", SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb"):
+        scene = load_gltf(path)
+        scene.animations[0].apply(0.37 * scene.animations[0].duration)
+        for mesh in scene.morph_meshes:
+            mesh.morph_weights = np.linspace(0.2, 0.9, len(mesh.morph_weights))
+        for mesh in scene.meshes:
+            np.testing.assert_array_equal(mesh.skinned_positions(), mesh.skinned()[0])
+        low, high = scene.current_bounds()
+        points = np.concatenate([mesh.skinned()[0] for mesh in scene.meshes])
+        np.testing.assert_array_equal(low, points.min(axis=0))
+        np.testing.assert_array_equal(high, points.max(axis=0))

@@ -158,14 +158,17 @@ def _set_node_transforms(file: GltfFile, nodes: list[TransformNode], specs: list
 
 def _local_matrices(nodes: list[TransformNode]) -> list[np.ndarray]:
     """Each node's local matrix, composed for all at once (transforms.compose: the same numbers
-    as each node's get_local_matrix)."""
+    as each node's get_local_matrix), and kept by the node as its own."""
     if not nodes:
         return []
     table = nodes[0].table
     rows = [node.table_row for node in nodes]
     local = transforms.compose(table.scaling[rows], table.quaternion[rows], table.position[rows])
     local.flags.writeable = False  # shared as meshes' world matrices, as get_local_matrix's are
-    return list(local)
+    local = list(local)
+    for node, matrix in zip(nodes, local):
+        node.adopt_local_matrix(matrix)
+    return local
 
 
 def _set_node_transform(file: GltfFile, node: TransformNode, spec: dict, index: int) -> None:
@@ -201,11 +204,17 @@ def _world_matrices(file: GltfFile, nodes: list[TransformNode], local: list[np.n
                     hierarchy: NodeHierarchy) -> list[np.ndarray]:
     """Every node's world matrix (parents first, each node once), refusing transforms that
     overflow (beyond the model's range, checks.py: each node's numbers fit, their product may
-    not). Where meshes are placed; the Scene brings them up to date from the nodes."""
+    not). Where meshes are placed; the Scene brings them up to date from the nodes. Each node
+    keeps its own (TransformNode.world_after, local x parent's world, as computed here), so the
+    Scene's first update finds them made."""
     world = [None] * len(nodes)
+    stamp = [0] * len(nodes)
     for n in sorted(range(len(nodes)), key=hierarchy.depth.__getitem__):
         parent = hierarchy.parent.get(n)
-        world[n] = local[n] if parent is None else local[n] @ world[parent]
+        if parent is None:
+            world[n], stamp[n] = nodes[n].world_after(None, 0)
+        else:
+            world[n], stamp[n] = nodes[n].world_after(world[parent], stamp[parent])
         if not fits(world[n]):
             raise file.error(f"node {n} ({nodes[n].name!r}): its world transform overflows (the numbers in its "
                              f"transform or its ancestors' are too large: beyond {LIMIT_TEXT} together)")

@@ -68,7 +68,7 @@ class Scene:
     def current_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """World-space bounds of the CPU-skinned meshes as they are now."""
         self.prepare()
-        points = [mesh.skinned()[0] for mesh in self.meshes]
+        points = [mesh.skinned_positions() for mesh in self.meshes]  # the normals are not needed
         return bounds(np.concatenate(points) if points else np.zeros((0, 3)))
 
     def find_bone(self, name: str):

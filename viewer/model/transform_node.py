@@ -232,6 +232,13 @@ class TransformNode:
             self._local_version = self._version
         return self._local
 
+    def adopt_local_matrix(self, matrix: np.ndarray) -> None:
+        """Take ``matrix`` (read-only) as the local matrix of the TRS the node has now, composed
+        by the caller with ``transforms.compose`` (get_local_matrix's numbers, for many nodes in
+        one call: a loader)."""
+        self._local = matrix
+        self._local_version = self._version
+
     def get_world_matrix(self) -> np.ndarray:
         """local @ parent.world @ ... up to the root (world space), read-only.
 
