@@ -110,11 +110,11 @@ def _weights_channel(file: GltfFile, what: str, node: int, morphed: dict, interp
 def _unit_keyframes(file: GltfFile, quaternions: np.ndarray, what: str) -> np.ndarray:
     """Rotation keys within 1e-3 of unit length are kept as stored (files round them, and
     Babylon keeps them so); ones clearly off are normalized, with one warning."""
-    norms = np.linalg.norm(quaternions, axis=1)
-    if np.any(norms == 0):
-        raise file.error(f"{what}: rotation keyframe {int(np.flatnonzero(norms == 0)[0])} is the zero quaternion")
-    off = np.abs(norms - 1.0) > 1e-3
+    norms = np.sqrt(np.add.reduce(quaternions * quaternions, axis=1))  # np.linalg.norm's sum, without its checks
+    off = ~(np.abs(norms - 1.0) <= 1e-3)  # one test for the common case: every key unit already
     if off.any():
+        if np.any(norms == 0):
+            raise file.error(f"{what}: rotation keyframe {int(np.flatnonzero(norms == 0)[0])} is the zero quaternion")
         file.warn("keyframes", f"{what}: {int(off.sum())} rotation keyframes are not unit quaternions; normalized")
         quaternions = np.where(off[:, None], quaternions / norms[:, None], quaternions)
     return quaternions

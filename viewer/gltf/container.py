@@ -29,6 +29,7 @@ log = logging.getLogger("boneviewer")
 GLB_MAGIC, GLB_JSON, GLB_BIN = b"glTF", 0x4E4F534A, 0x004E4942
 COMPRESSION_EXTRA = "pip install 'boneviewer[compression]'"
 MESHOPT_EXTENSIONS = ("EXT_meshopt_compression", "KHR_meshopt_compression")
+DTYPES = {component: np.dtype(name) for component, name in COMPONENT_TYPES.items()}
 
 
 class GltfError(ViewerError):
@@ -192,8 +193,9 @@ class GltfFile:
         returned; the view's own buffer is then only a fallback, which may hold no data.
         """
         view = self.document["bufferViews"][index]
-        compressed = next((view.get("extensions", {}).get(name) for name in MESHOPT_EXTENSIONS
-                           if view.get("extensions", {}).get(name) is not None), None)
+        extensions = view.get("extensions")
+        compressed = None if not extensions else next(
+            (extensions[name] for name in MESHOPT_EXTENSIONS if extensions.get(name) is not None), None)
         if compressed is not None:
             if index not in self._decoded_views:
                 self._decoded_views[index] = self._meshopt_view(index, view, compressed)
@@ -255,7 +257,7 @@ class GltfFile:
         """Accessor data as an array (count, components), normalized integers as floats."""
         label = f"accessor {index}" + (f" ({what})" if what else "")
         spec = self.document["accessors"][index]
-        dtype = np.dtype(COMPONENT_TYPES[spec["componentType"]])
+        dtype = DTYPES[spec["componentType"]]
         kind = spec["type"]
         components = TYPE_SIZES[kind]
         count = spec["count"]
@@ -302,7 +304,7 @@ class GltfFile:
         if spec.get("normalized") and array.dtype.kind in "iu":
             info = np.iinfo(dtype)
             array = np.maximum(array.astype(np.float32) / info.max, -1.0)
-        if array.dtype.kind == "f":
+        if array.dtype.kind == "f" and not np.isfinite(array).all():
             bad = ~np.isfinite(array)
             if bad.any():
                 row = int(np.flatnonzero(bad.any(axis=1))[0])
