@@ -164,3 +164,30 @@ def test_positions_for_bounds_are_the_skinned_ones_without_normals():
         points = np.concatenate([mesh.skinned()[0] for mesh in scene.meshes])
         np.testing.assert_array_equal(low, points.min(axis=0))
         np.testing.assert_array_equal(high, points.max(axis=0))
+
+
+def test_bones_checked_at_once_are_those_checked_one_by_one(monkeypatch):
+    """The loader checks every bone's local and bind matrices in one pass and makes the bones
+    that pass without Bone's own checks; with every bone made through those checks instead,
+    the skeletons hold the same matrices, bit for bit."""
+    import numpy as np
+
+    from viewer.gltf import load_gltf
+    from viewer.gltf import scene as gltf_scene
+
+    calls = []
+    at_once = gltf_scene._usable_bone_matrices
+    monkeypatch.setattr(gltf_scene, "_usable_bone_matrices", lambda *a: calls.append(at_once(*a)) or calls[-1])
+    for path in (SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb", SAMPLES_DIR / "Fox" / "Fox.glb"):
+        calls.clear()
+        fast = load_gltf(path)
+        assert calls and all(all(flags) for flags in calls)  # the bulk path ran for every bone
+        with monkeypatch.context() as patch:
+            patch.setattr(gltf_scene, "_usable_bone_matrices", lambda locals_, binds: [False] * len(binds))
+            slow = load_gltf(path)
+        for a, b in zip(fast.skeletons, slow.skeletons, strict=True):
+            rows_a, rows_b = a.batch.rows, b.batch.rows
+            for field in ("local", "bind", "rest", "absolute_bind", "absolute_inverse_bind"):
+                np.testing.assert_array_equal(getattr(rows_a, field)[:a.batch.count],
+                                              getattr(rows_b, field)[:b.batch.count], err_msg=field)
+            np.testing.assert_array_equal(a.get_transform_matrices(), b.get_transform_matrices())

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode, transforms
+from ..model.batch import SINGULAR_BIND
 from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE, fits
 from .animation import read_clip
 from .container import GltfFile
@@ -280,26 +281,53 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"])
     # The file's own inverse binds (joint order), which a writer gives back exactly while the bind is unchanged.
     skeleton.inverse_bind_matrices = np.array(inverse_binds)
-    bones = {}
+    # Each bone's bind first (a problem is raised once the bones before it are made, as when
+    # each was made in turn), then the matrices checked for all bones at once: the bones that
+    # pass are made without a second check; any other is made with Bone's own checks, which word
+    # the error.
+    binds, failure = [], None
     for n in order:
         parent = parent_of.get(n) if n != root else None
-        parent_bone = bones.get(parent)
         if n in joint_row and (absolute[n] is None or not np.all(np.isfinite(absolute[n]))):
-            raise file.error(f"{what} joint {joint_row[n]} (node {n}, {nodes[n].name!r}): its inverse "
-                             f"bind matrix is singular")
+            failure = file.error(f"{what} joint {joint_row[n]} (node {n}, {nodes[n].name!r}): its inverse "
+                                 f"bind matrix is singular")
+            break
+        if parent is None or parent not in members:
+            binds.append(absolute[n])
+        elif inverse_absolute[parent] is None:
+            joint = f"joint {joint_row[n]} (node {n})" if n in joint_row else f"node {n}"
+            failure = file.error(f"{what} {joint}: Singular matrix")
+            break
+        else:
+            binds.append(absolute[n] @ inverse_absolute[parent])
+    made = order[:len(binds)]
+    checked = _usable_bone_matrices([local[n] for n in made], binds)
+    bones = {}
+    for n, bind, ok in zip(made, binds, checked):
+        parent = parent_of.get(n) if n != root else None
         try:
-            if parent_bone is not None and inverse_absolute[parent] is None:
-                raise np.linalg.LinAlgError("Singular matrix")
-            bind = absolute[n] if parent_bone is None else absolute[n] @ inverse_absolute[parent]
-            bone = Bone(nodes[n].name, skeleton, parent_bone, local_matrix=local[n], bind_matrix=bind,
-                        index=joint_row.get(n, -1))
+            bone = Bone(nodes[n].name, skeleton, bones.get(parent), local_matrix=local[n], bind_matrix=bind,
+                        index=joint_row.get(n, -1), checked=ok)
         except (ViewerError, np.linalg.LinAlgError) as error:
             joint = f"joint {joint_row[n]} (node {n})" if n in joint_row else f"node {n}"
             raise file.error(f"{what} {joint}: {error}") from None
         bone.link_transform_node(nodes[n])
         bones[n] = bone
+    if failure is not None:
+        raise failure
     placement = None if root is None else parent_of.get(root)
     return Skin(skeleton, placement, len(joints))
+
+
+def _usable_bone_matrices(locals_: list, binds: list) -> list[bool]:
+    """Per bone, whether its local and bind matrices pass Bone's checks, tested for all at once:
+    numbers in the model's range and a bind clearly invertible (transforms.singularity, which
+    may differ from Bone's own measure in the last bits: a bind near the limit is left to Bone)."""
+    if not binds:
+        return []
+    local, bind = np.array(locals_), np.array(binds)
+    usable = (np.abs(local) <= MAX_MAGNITUDE).all(axis=(1, 2)) & (np.abs(bind) <= MAX_MAGNITUDE).all(axis=(1, 2))
+    return (usable & (transforms.singularity(bind) > 2 * SINGULAR_BIND)).tolist()
 
 
 def _inverses(matrices: np.ndarray) -> list:
