@@ -205,17 +205,11 @@ def _world_matrices(file: GltfFile, nodes: list[TransformNode], local: list[np.n
                     hierarchy: NodeHierarchy) -> list[np.ndarray]:
     """Every node's world matrix (parents first, each node once), refusing transforms that
     overflow (beyond the model's range, checks.py: each node's numbers fit, their product may
-    not). Where meshes are placed; the Scene brings them up to date from the nodes. Each node
-    keeps its own (TransformNode.world_after, local x parent's world, as computed here), so the
-    Scene's first update finds them made."""
+    not). Where meshes are placed; the Scene brings them up to date from the nodes."""
     world = [None] * len(nodes)
-    stamp = [0] * len(nodes)
     for n in sorted(range(len(nodes)), key=hierarchy.depth.__getitem__):
         parent = hierarchy.parent.get(n)
-        if parent is None:
-            world[n], stamp[n] = nodes[n].world_after(None, 0)
-        else:
-            world[n], stamp[n] = nodes[n].world_after(world[parent], stamp[parent])
+        world[n] = local[n] if parent is None else local[n] @ world[parent]
         if not fits(world[n]):
             raise file.error(f"node {n} ({nodes[n].name!r}): its world transform overflows (the numbers in its "
                              f"transform or its ancestors' are too large: beyond {LIMIT_TEXT} together)")
