@@ -26,10 +26,11 @@ def read_clip(file: GltfFile, index: int, nodes: list[TransformNode], morphed: d
     morphed = morphed or {}
     channels, morph_channels = [], []
     checked_times = {}  # input accessor -> its keyframe times, read and checked once per clip
+    clip = f"animation {index} ({short(name)})"
     for c, channel in enumerate(spec["channels"]):
         target = channel["target"]
         path = target["path"]
-        what = f"animation {index} ({short(name)}) channel {c}"
+        what = f"{clip} channel {c}"
         if target.get("node") is None:
             continue
         sampler_index = channel["sampler"]
@@ -37,7 +38,8 @@ def read_clip(file: GltfFile, index: int, nodes: list[TransformNode], morphed: d
         interpolation = sampler.get("interpolation") or "LINEAR"
         input_index, output_index = sampler["input"], sampler["output"]
         inputs, outputs = f"{what} sampler {sampler_index} input", f"{what} sampler {sampler_index} output"
-        file.require_accessor_kind(input_index, inputs, ("SCALAR",), (FLOAT,))
+        if input_index not in checked_times:  # read and checked already otherwise
+            file.require_accessor_kind(input_index, inputs, ("SCALAR",), (FLOAT,))
         if path == "weights":
             channel = _weights_channel(file, what, target["node"], morphed, interpolation, checked_times,
                                        (input_index, inputs), (output_index, outputs))

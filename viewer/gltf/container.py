@@ -51,6 +51,7 @@ class GltfFile:
         self._total_bytes = 0
         self._buffers: dict[int, bytes] = {}
         self._decoded_views: dict[int, bytes] = {}
+        self._checked_views: dict[int, tuple] = {}  # bufferView -> buffer_view()'s answer (uncompressed views)
         self._provided: dict[int, np.ndarray] = {}  # accessor -> data decoded elsewhere (Draco)
         self._images: dict[int, np.ndarray] = {}
         self._image_data: dict[int, tuple[bytes, str]] = {}
@@ -192,6 +193,9 @@ class GltfFile:
         A view compressed with EXT_meshopt_compression is decoded (once) and its plain bytes
         returned; the view's own buffer is then only a fallback, which may hold no data.
         """
+        checked = self._checked_views.get(index)
+        if checked is not None:  # a view's bounds are checked once, however many accessors read it
+            return checked
         view = self.document["bufferViews"][index]
         extensions = view.get("extensions")
         compressed = None if not extensions else next(
@@ -209,7 +213,8 @@ class GltfFile:
         if offset + length > declared:
             raise self.error(f"bufferView {index} (bytes {offset}..{offset + length}) lies outside buffer "
                              f"{view['buffer']} ({declared} bytes)")
-        return data, offset, length, view.get("byteStride")
+        checked = self._checked_views[index] = (data, offset, length, view.get("byteStride"))
+        return checked
 
     def _meshopt_view(self, index: int, view: dict, spec: dict) -> bytes:
         try:
