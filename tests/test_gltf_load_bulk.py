@@ -191,3 +191,76 @@ def test_bones_checked_at_once_are_those_checked_one_by_one(monkeypatch):
                 np.testing.assert_array_equal(getattr(rows_a, field)[:a.batch.count],
                                               getattr(rows_b, field)[:b.batch.count], err_msg=field)
             np.testing.assert_array_equal(a.get_transform_matrices(), b.get_transform_matrices())
+
+
+# --- clips: every channel's keyframe values at once, against channel by channel ----------------------
+def _clips_alike(fast, slow):
+    import numpy as np
+
+    assert type(fast) is type(slow) and fast.name == slow.name and fast.duration == slow.duration
+    for a, b in zip(fast.channels, slow.channels, strict=True):
+        assert (a.node.name, a.path, a.interpolation) == (b.node.name, b.path, b.interpolation)
+        np.testing.assert_array_equal(a.times, b.times)
+        np.testing.assert_array_equal(a.values, b.values)
+        assert a.values.shape == b.values.shape and a.values.dtype == b.values.dtype
+    for a, b in zip(getattr(fast, "morph_channels", []), getattr(slow, "morph_channels", []), strict=True):
+        np.testing.assert_array_equal(a.times, b.times)
+        np.testing.assert_array_equal(a.values, b.values)
+
+
+@pytest.mark.parametrize("case", ["base", "step", "cubicspline", "shared_and_multiple_skins"])
+def test_clips_read_at_once_are_those_read_channel_by_channel(case, tmp_path, monkeypatch):
+    from gltf_cases import make_case
+
+    from viewer.gltf import animation as gltf_animation
+    from viewer.gltf import load_gltf
+
+    path = build_base(tmp_path) if case == "base" else make_case(case, tmp_path)
+    paths = [path] if case != "base" else [path, SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb",
+                                           SAMPLES_DIR / "Fox" / "Fox.glb", SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb"]
+    at_once = gltf_animation._read_clip_at_once
+    for path in paths:
+        used = []
+        monkeypatch.setattr(gltf_animation, "_read_clip_at_once", lambda *a: used.append(at_once(*a)) or used[-1])
+        fast = load_gltf(path)
+        assert used and all(clip is not None for clip in used), path  # the clips were read at once
+        monkeypatch.setattr(gltf_animation, "_read_clip_at_once", lambda *a: None)
+        slow = load_gltf(path)
+        assert len(fast.animations) == len(slow.animations) > 0
+        for a, b in zip(fast.animations, slow.animations):
+            _clips_alike(a, b)
+            a.apply(0.37 * a.duration)
+            b.apply(0.37 * b.duration)
+        for a, b in zip(fast.nodes, slow.nodes):
+            assert a.position.tolist() == b.position.tolist()
+            assert a.rotation_quaternion.tolist() == b.rotation_quaternion.tolist()
+
+
+def test_a_clip_that_warns_or_fails_is_read_channel_by_channel(tmp_path, caplog):
+    """Keys to normalize (one warning) and a NaN key (the error names the accessor) come out as
+    the channel-by-channel reading words them."""
+    import base64
+    import struct
+
+    from viewer import ViewerError
+    from viewer.gltf import load_gltf
+
+    path = build_base(tmp_path)
+    document = json.loads(path.read_text())
+    sampler = document["animations"][0]["samplers"][0]
+    output = document["accessors"][sampler["output"]]
+    view = document["bufferViews"][output["bufferView"]]
+    prefix, _, payload = document["buffers"][0]["uri"].partition(",")
+    blob = bytearray(base64.b64decode(payload))
+    start = view.get("byteOffset", 0) + output.get("byteOffset", 0)
+    struct.pack_into("<4f", blob, start, 0.0, 0.0, 0.0, 2.0)  # the first rotation key twice unit length
+    document["buffers"][0]["uri"] = prefix + "," + base64.b64encode(bytes(blob)).decode()
+    path.write_text(json.dumps(document))
+    caplog.clear()
+    load_gltf(path)
+    assert "rotation keyframes are not unit quaternions; normalized" in caplog.text
+    struct.pack_into("<f", blob, start + 4, float("nan"))
+    document["buffers"][0]["uri"] = prefix + "," + base64.b64encode(bytes(blob)).decode()
+    path.write_text(json.dumps(document))
+    with pytest.raises(ViewerError, match=rf"accessor {sampler['output']} \(animation 0 .* element 0 contains NaN"):
+        load_gltf(path)

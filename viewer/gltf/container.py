@@ -316,6 +316,30 @@ class GltfFile:
                 raise self.error(f"{label}: element {row} contains NaN or infinity")
         return array
 
+    def packed_floats(self, index: int) -> tuple[bytes, int, int] | None:
+        """(buffer bytes, byte offset, number of floats) of accessor ``index`` when it is plain
+        FLOAT data packed in an uncompressed bufferView (no stride, sparse values or data decoded
+        elsewhere), checked as ``accessor`` checks it and counted in the model's total as it
+        counts it; None for any other accessor and for any problem (``accessor`` words it). For
+        reading many accessors at once; the caller checks that the numbers are finite."""
+        spec = self.document["accessors"][index]
+        view_index = spec.get("bufferView")
+        if (spec["componentType"] != 5126 or view_index is None or spec.get("sparse") is not None
+                or spec.get("normalized") or index in self._provided
+                or self.document["bufferViews"][view_index].get("extensions")):
+            return None
+        components, count = TYPE_SIZES[spec["type"]], spec["count"]
+        item = 4 * components
+        if (count * components > limits.MAX_ELEMENTS or count * item > limits.MAX_BYTES
+                or self._total_bytes + count * item > limits.MAX_TOTAL_BYTES):
+            return None
+        data, view_offset, view_length, stride = self.buffer_view(view_index)
+        offset = spec.get("byteOffset", 0)
+        if (stride is not None and stride != item) or offset + count * item > view_length:
+            return None
+        self._total_bytes += count * item
+        return data, view_offset + offset, count * components
+
     def _apply_sparse(self, array: np.ndarray, sparse: dict, label: str, dtype, components: int) -> np.ndarray:
         count = sparse["count"]
         if count > len(array):
