@@ -270,9 +270,11 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     # the nodes between joints) and its inverse, for all bones in two batched inversions.
     absolute_binds = _inverses(inverse_binds)
     absolute = {n: absolute_binds[joint_row[n]] if n in joint_row else np.eye(4) for n in order}
-    usable = [absolute[n] if absolute[n] is not None else np.eye(4) for n in order]  # a singular one stops the loop
-    inverse_absolute = dict(zip(order, _inverses(np.array(usable).reshape(-1, 4, 4))))
+    usable = np.array([absolute[n] if absolute[n] is not None else np.eye(4) for n in order]).reshape(-1, 4, 4)
+    inverse_absolute = dict(zip(order, _inverses(usable)))  # a singular one stops the loop below
+    finite = dict(zip(order, np.isfinite(usable).all(axis=(1, 2)).tolist()))
     skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"])
+    skeleton.batch.reserve(len(order))
     # The file's own inverse binds (joint order), which a writer gives back exactly while the bind is unchanged.
     skeleton.inverse_bind_matrices = np.array(inverse_binds)
     # Each bone's bind first (a problem is raised once the bones before it are made, as when
@@ -282,7 +284,7 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     binds, failure = [], None
     for n in order:
         parent = parent_of.get(n) if n != root else None
-        if n in joint_row and (absolute[n] is None or not np.all(np.isfinite(absolute[n]))):
+        if n in joint_row and (absolute[n] is None or not finite[n]):
             failure = file.error(f"{what} joint {joint_row[n]} (node {n}, {nodes[n].name!r}): its inverse "
                                  f"bind matrix is singular")
             break
