@@ -231,8 +231,8 @@ def _float_rows(values, width, what) -> np.ndarray:
         raise ViewerError(f"{what}: expected numbers") from None
     if array.ndim != 2 or array.shape[1] != width:
         raise ViewerError(f"{what}: expected shape (N, {width}), got {array.shape}")
-    bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
-    if bad.size:
+    if not np.isfinite(array).all():
+        bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
         raise ViewerError(f"{what}: vertex {bad[0]} has NaN or infinity ({bad.size} bad rows)")
     return np.ascontiguousarray(array)
 
