@@ -249,7 +249,7 @@ class TransformNode:
         node = self
         while node is not None:
             chain.append(node)
-            node = node.parent
+            node = node._parent
         world, stamp = None, 0
         for node in reversed(chain):
             world, stamp = node.world_after(world, stamp)
@@ -257,7 +257,7 @@ class TransformNode:
 
     def world_after(self, parent_world, parent_stamp: int):
         """(world matrix, its stamp) given the parent's world matrix and stamp (None, 0 for a root)."""
-        key = (self._version, parent_stamp)
+        key = (int(self._table.version[self._row]), parent_stamp)  # (self._version, ...) inlined: deep chains ask often
         if key != self._world_key:
             local = self.get_local_matrix()
             self._world = local if parent_world is None else read_only(local @ parent_world)
