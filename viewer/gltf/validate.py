@@ -247,8 +247,13 @@ class _Checker:
         if not all(name is None or type(name) is str for name in names):
             return None
         result = [{} if name is None else {"name": name} for name in names]
+        given = set().union(*items)  # the fields any object has: the others need no column
         for field, spec in schema.items():
             kind, argument, required = spec
+            if field not in given:
+                if required and items:
+                    return None
+                continue
             column = [item.get(field) for item in items]
             if None in column:
                 if required:
