@@ -264,3 +264,32 @@ def test_a_clip_that_warns_or_fails_is_read_channel_by_channel(tmp_path, caplog)
     path.write_text(json.dumps(document))
     with pytest.raises(ViewerError, match=rf"accessor {sampler['output']} \(animation 0 .* element 0 contains NaN"):
         load_gltf(path)
+
+
+def test_rgb_textures_read_without_conversion_are_convert_rgbas_pixels():
+    """RGB images skip PIL's convert("RGBA") pass: the same pixels (JPEG and PNG, read-only)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from viewer.gltf.container import _rgba
+
+    rng = np.random.default_rng(3)
+    pixels = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    for kind in ("PNG", "JPEG"):
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).save(buffer, kind)
+        for mode in ("RGB", "L", "P", "RGBA", "LA"):
+            source = Image.open(io.BytesIO(buffer.getvalue())).convert(mode)
+            stored = io.BytesIO()
+            source.save(stored, "PNG")
+            with Image.open(io.BytesIO(stored.getvalue())) as opened:
+                expected = np.asarray(opened.convert("RGBA"))
+            with Image.open(io.BytesIO(stored.getvalue())) as opened:
+                assert opened.mode == mode
+                np.testing.assert_array_equal(_rgba(opened), expected)
+        with Image.open(io.BytesIO(buffer.getvalue())) as opened:
+            expected = np.asarray(opened.convert("RGBA"))
+        with Image.open(io.BytesIO(buffer.getvalue())) as opened:
+            np.testing.assert_array_equal(_rgba(opened), expected)

@@ -397,7 +397,7 @@ class GltfFile:
                     if self._total_bytes > limits.MAX_TOTAL_BYTES:
                         raise self.error(f"image {index}: the model's data and images add up to more than "
                                          f"{limits.MAX_TOTAL_BYTES} bytes")
-                    return np.asarray(opened.convert("RGBA"))
+                    return _rgba(opened)
         except ViewerError:
             raise
         except UnidentifiedImageError:
@@ -407,6 +407,18 @@ class GltfFile:
         except Exception as error:  # Pillow's decoders raise many types on corrupt data
             raise self.error(f"image {index} does not decode as PNG or JPEG "
                              f"({type(error).__name__}: {short(error, 120)})") from None
+
+
+def _rgba(opened) -> np.ndarray:
+    """An opened PIL image decoded as (height, width, 4) uint8 RGBA: convert("RGBA")'s pixels.
+    An RGB image (most textures) is read in Pillow's own 4-byte layout, whose fourth byte its
+    decoders set to 255, with no conversion pass (checked; converted where it is not 255)."""
+    if opened.mode == "RGB":
+        width, height = opened.size
+        pixels = np.frombuffer(opened.tobytes("raw", "RGBX"), np.uint8).reshape(height, width, 4)
+        if (pixels[..., 3] == 255).all():
+            return pixels
+    return np.asarray(opened.convert("RGBA"))
 
 
 def referenced_files(path, role: str = "the model") -> dict[Path, str]:
