@@ -3,11 +3,11 @@
 //
 //   node scripts/bench_load_babylon.mjs <path to node_modules> '<json spec>'
 //
-// spec: {"files": ["a.glb", ...], "runs": 5, "rounds": 1}. A load is what load_gltf does: read
+// spec: {"files": ["a.glb", ...], "runs": 5, "rounds": 1, "warmup": 1}. A load is what load_gltf does: read
 // the file, then LoadAssetContainerAsync into a right-handed scene (NullEngine) with materials
 // skipped and animations not started (as the fidelity references load), then the container is
-// disposed. Each file is loaded once to warm up (the JIT, the loader's plugins); a round is the
-// best of `runs` loads. Prints {"a.glb": [best ms per round, ...], ...}.
+// disposed. Each file is loaded `warmup` times first (the JIT, the loader's plugins); a round is
+// the best of `runs` loads. Prints {"a.glb": [best ms per round, ...], ...}.
 import { readFileSync, realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
@@ -35,7 +35,7 @@ async function load(file) {
 
 const result = {};
 for (const file of spec.files) {
-    await load(file);  // warm
+    for (let i = 0; i < (spec.warmup ?? 1); i++) await load(file);  // warm
     result[file] = [];
 }
 for (let r = 0; r < (spec.rounds || 1); r++) {
