@@ -1,10 +1,13 @@
-"""The glTF loader's bulk paths against the element-by-element references they replaced:
-the same document, the same nodes, the same errors (scripts/bench_load.py times them).
+"""The glTF loader's bulk paths against the element-by-element references they replaced: the
+same document, nodes, bones, clips, bounds and pixels, bit for bit, and the same warnings and
+errors (scripts/bench_load.py times them).
 
 Validation checks each top-level array one field at a time over all its objects and hands
 anything off to the object-by-object walk (``checked_document(..., bulk=False)``), which words
 the first problem: here both run on the samples and on hypothesis's mutations of them (values
 of every wrong type, out of range, missing), and must agree on the document or the message.
+The node transforms, bone checks and clips are loaded both ways (the bulk path patched out)
+and compared; rest bounds against the full CPU skinning; RGB textures against PIL's convert.
 """
 
 from __future__ import annotations
@@ -37,10 +40,9 @@ def _json_of(path) -> dict:
 
 @pytest.fixture(scope="module")
 def documents(tmp_path_factory):
-    folder = SAMPLES_DIR
-    paths = [folder / "CesiumMan" / "CesiumMan.glb", folder / "Fox" / "Fox.glb",
-             folder / "RobotExpressive" / "RobotExpressive.glb", folder / "RiggedFigure" / "RiggedFigure.gltf",
-             folder / "CesiumMan-Draco" / "CesiumMan.gltf", build_base(tmp_path_factory.mktemp("base"))]
+    paths = [SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb", SAMPLES_DIR / "Fox" / "Fox.glb",
+             SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb", SAMPLES_DIR / "RiggedFigure" / "RiggedFigure.gltf",
+             SAMPLES_DIR / "CesiumMan-Draco" / "CesiumMan.gltf", build_base(tmp_path_factory.mktemp("base"))]
     return [_json_of(path) for path in paths]
 
 
