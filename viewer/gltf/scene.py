@@ -121,7 +121,7 @@ def _transform_nodes(file: GltfFile, specs: list[dict], hierarchy: NodeHierarchy
     parent, depth = hierarchy.parent, hierarchy.depth
     # Link deepest first, so each link's cycle check in TransformNode stops at once; then
     # restore the children's order as the file lists it.
-    for child in sorted(parent, key=lambda n: -depth[n]):
+    for child in sorted(parent, key=depth.__getitem__, reverse=True):
         nodes[child].parent = nodes[parent[child]]
     position = {id(node): i for i, node in enumerate(nodes)}
     for node, spec in zip(nodes, specs):
@@ -248,7 +248,7 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     below = dict.fromkeys(visited, 0)
     for joint in joints:
         below[joint] += 1
-    for n in sorted(visited, key=lambda n: -depth[n]):
+    for n in sorted(visited, key=depth.__getitem__, reverse=True):  # deepest first
         parent = parent_of.get(n)
         if parent is not None:
             below[parent] += below[n]
@@ -264,7 +264,7 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     # Bones: every joint and every node between a joint and the root (index -1, not
     # uploaded), parents first.
     members = visited if root is None else {n for n in visited if depth[n] >= depth[root]}
-    order = sorted(members, key=lambda n: (depth[n], n))
+    order = sorted(sorted(members), key=depth.__getitem__)  # by (depth, node): stable sorts without a Python key
     joint_row = {n: i for i, n in enumerate(joints)}
     # Each bone's absolute bind (the inverse of its joint's inverse bind matrix; identity for
     # the nodes between joints) and its inverse, for all bones in two batched inversions.
