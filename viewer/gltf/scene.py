@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode, transforms
 from ..model.batch import SINGULAR_BIND
-from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE, fits
+from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE
 from .animation import read_clip
 from .container import GltfFile
 from .meshes import read_mesh
@@ -207,12 +207,17 @@ def _world_matrices(file: GltfFile, nodes: list[TransformNode], local: list[np.n
     overflow (beyond the model's range, checks.py: each node's numbers fit, their product may
     not). Where meshes are placed; the Scene brings them up to date from the nodes."""
     world = [None] * len(nodes)
-    for n in sorted(range(len(nodes)), key=hierarchy.depth.__getitem__):
+    order = sorted(range(len(nodes)), key=hierarchy.depth.__getitem__)
+    for n in order:
         parent = hierarchy.parent.get(n)
         world[n] = local[n] if parent is None else local[n] @ world[parent]
-        if not fits(world[n]):
-            raise file.error(f"node {n} ({nodes[n].name!r}): its world transform overflows (the numbers in its "
-                             f"transform or its ancestors' are too large: beyond {LIMIT_TEXT} together)")
+    # Checked for all nodes at once; the first that does not fit, parents first, is refused
+    # (an overflow shows first in the ancestor where it happens).
+    fit = (np.abs(np.array(world).reshape(-1, 16)) <= MAX_MAGNITUDE).all(axis=1)
+    if not fit.all():
+        n = next(n for n in order if not fit[n])
+        raise file.error(f"node {n} ({nodes[n].name!r}): its world transform overflows (the numbers in its "
+                         f"transform or its ancestors' are too large: beyond {LIMIT_TEXT} together)")
     return world
 
 
