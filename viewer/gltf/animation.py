@@ -20,16 +20,96 @@ def read_clip(file: GltfFile, index: int, nodes: list[TransformNode], morphed: d
     """Animation ``index``, driving ``nodes`` (the scene's nodes, by node index) and the morph
     weights of ``morphed`` (node index -> the meshes built for it that have morph targets).
     Channels that target no node (an extension's target) are left out, and so are weights
-    channels of nodes not shown or without morph targets (with a warning); the rest plays."""
+    channels of nodes not shown or without morph targets (with a warning); the rest plays.
+
+    The keyframe values of all channels are read and checked at once when they are plain
+    floats that need no warning (most files); any other clip, and any problem, is read
+    channel by channel (``read_clip_by_channel``, the reference, which words it)."""
+    total = file._total_bytes
+    try:
+        clip = _read_clip_at_once(file, index, nodes, morphed or {})
+    except Exception:  # read again channel by channel, which raises the error in its words
+        clip = None
+    if clip is not None:
+        return clip
+    file._total_bytes = total  # what the attempt counted is counted again
+    return read_clip_by_channel(file, index, nodes, morphed)
+
+
+def _read_clip_at_once(file: GltfFile, index: int, nodes: list[TransformNode], morphed: dict):
+    """``read_clip_by_channel``'s clip, its transform channels' keyframe values read as one
+    array and checked in one pass, or None where that reading would warn or differ."""
+    spec = file.document["animations"][index]
+    accessors = file.document["accessors"]
+    name = spec.get("name") or f"animation{index}"
+    checked_times = {}
+    plain, morph_channels = [], []  # (node, path, times, interpolation, keys per value, float count)
+    pieces = []
+    for c, channel in enumerate(spec["channels"]):
+        target = channel["target"]
+        node = target.get("node")
+        if node is None:
+            continue
+        sampler = spec["samplers"][channel["sampler"]]
+        interpolation = sampler.get("interpolation") or "LINEAR"
+        input_index, output_index = sampler["input"], sampler["output"]
+        times_spec, values_spec = accessors[input_index], accessors[output_index]
+        if times_spec["type"] != "SCALAR" or times_spec["componentType"] != FLOAT:
+            return None
+        path = target["path"]
+        if path == "weights":
+            if not morphed.get(node):
+                return None  # skipped with a warning, or outside the scene shown
+            what = f"animation {index} ({short(name)}) channel {c}"
+            inputs = f"{what} sampler {channel['sampler']} input"
+            outputs = f"{what} sampler {channel['sampler']} output"
+            morph_channels.append(_weights_channel(file, what, node, morphed, interpolation, checked_times,
+                                                   (input_index, inputs), (output_index, outputs)))
+            continue
+        width = 4 if path == "rotation" else 3
+        if values_spec["type"] != f"VEC{width}" or values_spec["componentType"] != FLOAT:
+            return None
+        times = _keyframe_times(file, input_index, "", checked_times)
+        per_key = 3 if interpolation == "CUBICSPLINE" else 1
+        packed = file.packed_floats(output_index)
+        if packed is None or values_spec["count"] != len(times) * per_key:
+            return None
+        pieces.append(packed)
+        plain.append((nodes[node], path, times, interpolation, width, packed[2]))
+    values = np.concatenate([np.frombuffer(data, np.float32, count=n, offset=offset) for data, offset, n in pieces]
+                            or [np.zeros(0, np.float32)]).astype(np.float64)
+    if not np.isfinite(values).all():
+        return None
+    channels, start, rotations = [], 0, []
+    for node, path, times, interpolation, width, count in plain:
+        channel_values = values[start:start + count].reshape(-1, width)
+        start += count
+        if path == "rotation" and interpolation != "CUBICSPLINE":
+            rotations.append(channel_values)
+        channels.append(AnimationChannel(node, path, times, channel_values, interpolation, checked=True))
+    if rotations:
+        keys = np.concatenate(rotations)
+        norms = np.sqrt(np.add.reduce(keys * keys, axis=1))  # as _unit_keyframes measures them
+        if not (np.abs(norms - 1.0) <= 1e-3).all():
+            return None  # a key to refuse or normalize, with a warning
+    if morph_channels:
+        return MorphAnimationClip(name, channels, morph_channels)
+    return AnimationClip(name, channels)
+
+
+def read_clip_by_channel(file: GltfFile, index: int, nodes: list[TransformNode],
+                         morphed: dict | None = None) -> AnimationClip:
+    """``read_clip`` one channel at a time: each check in the file's order, worded."""
     spec = file.document["animations"][index]
     name = spec.get("name") or f"animation{index}"
     morphed = morphed or {}
     channels, morph_channels = [], []
     checked_times = {}  # input accessor -> its keyframe times, read and checked once per clip
+    clip = f"animation {index} ({short(name)})"
     for c, channel in enumerate(spec["channels"]):
         target = channel["target"]
         path = target["path"]
-        what = f"animation {index} ({short(name)}) channel {c}"
+        what = f"{clip} channel {c}"
         if target.get("node") is None:
             continue
         sampler_index = channel["sampler"]
@@ -37,7 +117,8 @@ def read_clip(file: GltfFile, index: int, nodes: list[TransformNode], morphed: d
         interpolation = sampler.get("interpolation") or "LINEAR"
         input_index, output_index = sampler["input"], sampler["output"]
         inputs, outputs = f"{what} sampler {sampler_index} input", f"{what} sampler {sampler_index} output"
-        file.require_accessor_kind(input_index, inputs, ("SCALAR",), (FLOAT,))
+        if input_index not in checked_times:  # read and checked already otherwise
+            file.require_accessor_kind(input_index, inputs, ("SCALAR",), (FLOAT,))
         if path == "weights":
             channel = _weights_channel(file, what, target["node"], morphed, interpolation, checked_times,
                                        (input_index, inputs), (output_index, outputs))
@@ -110,11 +191,11 @@ def _weights_channel(file: GltfFile, what: str, node: int, morphed: dict, interp
 def _unit_keyframes(file: GltfFile, quaternions: np.ndarray, what: str) -> np.ndarray:
     """Rotation keys within 1e-3 of unit length are kept as stored (files round them, and
     Babylon keeps them so); ones clearly off are normalized, with one warning."""
-    norms = np.linalg.norm(quaternions, axis=1)
-    if np.any(norms == 0):
-        raise file.error(f"{what}: rotation keyframe {int(np.flatnonzero(norms == 0)[0])} is the zero quaternion")
-    off = np.abs(norms - 1.0) > 1e-3
+    norms = np.sqrt(np.add.reduce(quaternions * quaternions, axis=1))  # np.linalg.norm's sum, without its checks
+    off = ~(np.abs(norms - 1.0) <= 1e-3)  # one test for the common case: every key unit already
     if off.any():
+        if np.any(norms == 0):
+            raise file.error(f"{what}: rotation keyframe {int(np.flatnonzero(norms == 0)[0])} is the zero quaternion")
         file.warn("keyframes", f"{what}: {int(off.sum())} rotation keyframes are not unit quaternions; normalized")
         quaternions = np.where(off[:, None], quaternions / norms[:, None], quaternions)
     return quaternions

@@ -29,6 +29,7 @@ log = logging.getLogger("boneviewer")
 GLB_MAGIC, GLB_JSON, GLB_BIN = b"glTF", 0x4E4F534A, 0x004E4942
 COMPRESSION_EXTRA = "pip install 'boneviewer[compression]'"
 MESHOPT_EXTENSIONS = ("EXT_meshopt_compression", "KHR_meshopt_compression")
+DTYPES = {component: np.dtype(name) for component, name in COMPONENT_TYPES.items()}
 
 
 class GltfError(ViewerError):
@@ -50,6 +51,7 @@ class GltfFile:
         self._total_bytes = 0
         self._buffers: dict[int, bytes] = {}
         self._decoded_views: dict[int, bytes] = {}
+        self._checked_views: dict[int, tuple] = {}  # bufferView -> buffer_view()'s answer (uncompressed views)
         self._provided: dict[int, np.ndarray] = {}  # accessor -> data decoded elsewhere (Draco)
         self._images: dict[int, np.ndarray] = {}
         self._image_data: dict[int, tuple[bytes, str]] = {}
@@ -191,9 +193,13 @@ class GltfFile:
         A view compressed with EXT_meshopt_compression is decoded (once) and its plain bytes
         returned; the view's own buffer is then only a fallback, which may hold no data.
         """
+        checked = self._checked_views.get(index)
+        if checked is not None:  # a view's bounds are checked once, however many accessors read it
+            return checked
         view = self.document["bufferViews"][index]
-        compressed = next((view.get("extensions", {}).get(name) for name in MESHOPT_EXTENSIONS
-                           if view.get("extensions", {}).get(name) is not None), None)
+        extensions = view.get("extensions")
+        compressed = None if not extensions else next(
+            (extensions[name] for name in MESHOPT_EXTENSIONS if extensions.get(name) is not None), None)
         if compressed is not None:
             if index not in self._decoded_views:
                 self._decoded_views[index] = self._meshopt_view(index, view, compressed)
@@ -207,7 +213,8 @@ class GltfFile:
         if offset + length > declared:
             raise self.error(f"bufferView {index} (bytes {offset}..{offset + length}) lies outside buffer "
                              f"{view['buffer']} ({declared} bytes)")
-        return data, offset, length, view.get("byteStride")
+        checked = self._checked_views[index] = (data, offset, length, view.get("byteStride"))
+        return checked
 
     def _meshopt_view(self, index: int, view: dict, spec: dict) -> bytes:
         try:
@@ -255,7 +262,7 @@ class GltfFile:
         """Accessor data as an array (count, components), normalized integers as floats."""
         label = f"accessor {index}" + (f" ({what})" if what else "")
         spec = self.document["accessors"][index]
-        dtype = np.dtype(COMPONENT_TYPES[spec["componentType"]])
+        dtype = DTYPES[spec["componentType"]]
         kind = spec["type"]
         components = TYPE_SIZES[kind]
         count = spec["count"]
@@ -302,12 +309,36 @@ class GltfFile:
         if spec.get("normalized") and array.dtype.kind in "iu":
             info = np.iinfo(dtype)
             array = np.maximum(array.astype(np.float32) / info.max, -1.0)
-        if array.dtype.kind == "f":
+        if array.dtype.kind == "f" and not np.isfinite(array).all():
             bad = ~np.isfinite(array)
             if bad.any():
                 row = int(np.flatnonzero(bad.any(axis=1))[0])
                 raise self.error(f"{label}: element {row} contains NaN or infinity")
         return array
+
+    def packed_floats(self, index: int) -> tuple[bytes, int, int] | None:
+        """(buffer bytes, byte offset, number of floats) of accessor ``index`` when it is plain
+        FLOAT data packed in an uncompressed bufferView (no stride, sparse values or data decoded
+        elsewhere), checked as ``accessor`` checks it and counted in the model's total as it
+        counts it; None for any other accessor and for any problem (``accessor`` words it). For
+        reading many accessors at once; the caller checks that the numbers are finite."""
+        spec = self.document["accessors"][index]
+        view_index = spec.get("bufferView")
+        if (spec["componentType"] != 5126 or view_index is None or spec.get("sparse") is not None
+                or spec.get("normalized") or index in self._provided
+                or self.document["bufferViews"][view_index].get("extensions")):
+            return None
+        components, count = TYPE_SIZES[spec["type"]], spec["count"]
+        item = 4 * components
+        if (count * components > limits.MAX_ELEMENTS or count * item > limits.MAX_BYTES
+                or self._total_bytes + count * item > limits.MAX_TOTAL_BYTES):
+            return None
+        data, view_offset, view_length, stride = self.buffer_view(view_index)
+        offset = spec.get("byteOffset", 0)
+        if (stride is not None and stride != item) or offset + count * item > view_length:
+            return None
+        self._total_bytes += count * item
+        return data, view_offset + offset, count * components
 
     def _apply_sparse(self, array: np.ndarray, sparse: dict, label: str, dtype, components: int) -> np.ndarray:
         count = sparse["count"]
@@ -366,7 +397,7 @@ class GltfFile:
                     if self._total_bytes > limits.MAX_TOTAL_BYTES:
                         raise self.error(f"image {index}: the model's data and images add up to more than "
                                          f"{limits.MAX_TOTAL_BYTES} bytes")
-                    return np.asarray(opened.convert("RGBA"))
+                    return _rgba(opened)
         except ViewerError:
             raise
         except UnidentifiedImageError:
@@ -376,6 +407,18 @@ class GltfFile:
         except Exception as error:  # Pillow's decoders raise many types on corrupt data
             raise self.error(f"image {index} does not decode as PNG or JPEG "
                              f"({type(error).__name__}: {short(error, 120)})") from None
+
+
+def _rgba(opened) -> np.ndarray:
+    """An opened PIL image decoded as (height, width, 4) uint8 RGBA: convert("RGBA")'s pixels.
+    An RGB image (most textures) is read in Pillow's own 4-byte layout, whose fourth byte its
+    decoders set to 255, with no conversion pass (checked; converted where it is not 255)."""
+    if opened.mode == "RGB":
+        width, height = opened.size
+        pixels = np.frombuffer(opened.tobytes("raw", "RGBX"), np.uint8).reshape(height, width, 4)
+        if (pixels.view("<u4") >= 0xFF000000).all():  # every fourth byte 255: one pass over words
+            return pixels
+    return np.asarray(opened.convert("RGBA"))
 
 
 def referenced_files(path, role: str = "the model") -> dict[Path, str]:

@@ -81,8 +81,10 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
         raise file.error(f"mesh {mesh_index} has no triangle primitives")
     if skeleton is not None:  # primitives with 4 influences padded to the widest (8)
         width = max(j.shape[1] for j in parts["joints"])
-        parts["joints"] = [np.pad(j, ((0, 0), (0, width - j.shape[1]))) for j in parts["joints"]]
-        parts["weights"] = [np.pad(w, ((0, 0), (0, width - w.shape[1]))) for w in parts["weights"]]
+        parts["joints"] = [j if j.shape[1] == width else np.pad(j, ((0, 0), (0, width - j.shape[1])))
+                           for j in parts["joints"]]
+        parts["weights"] = [w if w.shape[1] == width else np.pad(w, ((0, 0), (0, width - w.shape[1])))
+                            for w in parts["weights"]]
     joined = {key: np.concatenate(value) if value else None for key, value in parts.items()}
     weights = joined["weights"]
     if weights is not None:

@@ -16,8 +16,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ViewerError
-from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode
-from ..model.checks import LIMIT_TEXT, fits
+from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode, transforms
+from ..model.batch import SINGULAR_BIND
+from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE
 from .animation import read_clip
 from .container import GltfFile
 from .meshes import read_mesh
@@ -45,7 +46,7 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     chosen = _chosen_scene(file, scene)
     shown = None if chosen is None else _scene_nodes(file, chosen, hierarchy)
     nodes = _transform_nodes(file, specs, hierarchy)
-    local = [node.get_local_matrix() for node in nodes]
+    local = _local_matrices(nodes)
     world = _world_matrices(file, nodes, local, hierarchy)
 
     skeletons: dict[int, Skin] = {}
@@ -120,16 +121,55 @@ def _transform_nodes(file: GltfFile, specs: list[dict], hierarchy: NodeHierarchy
     parent, depth = hierarchy.parent, hierarchy.depth
     # Link deepest first, so each link's cycle check in TransformNode stops at once; then
     # restore the children's order as the file lists it.
-    for child in sorted(parent, key=lambda n: -depth[n]):
+    for child in sorted(parent, key=depth.__getitem__, reverse=True):
         nodes[child].parent = nodes[parent[child]]
     position = {id(node): i for i, node in enumerate(nodes)}
     for node, spec in zip(nodes, specs):
         if len(node.children) > 1:
             rank = {child: k for k, child in enumerate(spec["children"])}
             node.children.sort(key=lambda c: rank[position[id(c)]])
-    for i, spec in enumerate(specs):
-        _set_node_transform(file, nodes[i], spec, i)
+    _set_node_transforms(file, nodes, specs)
     return nodes
+
+
+def _set_node_transforms(file: GltfFile, nodes: list[TransformNode], specs: list[dict]) -> None:
+    """Every node's TRS. The plain ones (TRS given or left out, a unit rotation, numbers in the
+    model's range) are written into the table's rows at once; the rest (a matrix, a rotation
+    to normalize or refuse, a number out of range) node by node, in the file's order, by
+    ``_set_node_transform``, which warns and words the errors, as it does for every node alone."""
+    count = len(specs)
+    if not count:
+        return
+    translation = np.array([spec.get("translation") or (0.0, 0.0, 0.0) for spec in specs], dtype=np.float64)
+    rotation = np.array([spec.get("rotation") or (0.0, 0.0, 0.0, 1.0) for spec in specs], dtype=np.float64)
+    scale = np.array([spec.get("scale") or (1.0, 1.0, 1.0) for spec in specs], dtype=np.float64)
+    # Clearly unit rotations only (the norm here may differ from np.linalg.norm's in the last bit:
+    # a rotation near the 1e-3 tolerance goes node by node).
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain = np.abs(np.sqrt(np.add.reduce(rotation * rotation, axis=1)) - 1.0) <= 0.999e-3
+    plain &= (np.abs(translation) <= MAX_MAGNITUDE).all(axis=1) & (np.abs(scale) <= MAX_MAGNITUDE).all(axis=1)
+    plain &= [spec.get("matrix") is None or spec["matrix"] == IDENTITY_16 for spec in specs]
+    table = nodes[0].table
+    rows = np.array([node.table_row for node in nodes])[plain]
+    table.position[rows], table.quaternion[rows], table.scaling[rows] = translation[plain], rotation[plain], scale[plain]
+    table.version[rows] += 1
+    for i in np.flatnonzero(~plain).tolist():
+        _set_node_transform(file, nodes[i], specs[i], i)
+
+
+def _local_matrices(nodes: list[TransformNode]) -> list[np.ndarray]:
+    """Each node's local matrix, composed for all at once (transforms.compose: the same numbers
+    as each node's get_local_matrix), and kept by the node as its own."""
+    if not nodes:
+        return []
+    table = nodes[0].table
+    rows = [node.table_row for node in nodes]
+    local = transforms.compose(table.scaling[rows], table.quaternion[rows], table.position[rows])
+    local.flags.writeable = False  # shared as meshes' world matrices, as get_local_matrix's are
+    local = list(local)
+    for node, matrix in zip(nodes, local):
+        node.adopt_local_matrix(matrix)
+    return local
 
 
 def _set_node_transform(file: GltfFile, node: TransformNode, spec: dict, index: int) -> None:
@@ -167,12 +207,17 @@ def _world_matrices(file: GltfFile, nodes: list[TransformNode], local: list[np.n
     overflow (beyond the model's range, checks.py: each node's numbers fit, their product may
     not). Where meshes are placed; the Scene brings them up to date from the nodes."""
     world = [None] * len(nodes)
-    for n in sorted(range(len(nodes)), key=hierarchy.depth.__getitem__):
+    order = sorted(range(len(nodes)), key=hierarchy.depth.__getitem__)
+    for n in order:
         parent = hierarchy.parent.get(n)
         world[n] = local[n] if parent is None else local[n] @ world[parent]
-        if not fits(world[n]):
-            raise file.error(f"node {n} ({nodes[n].name!r}): its world transform overflows (the numbers in its "
-                             f"transform or its ancestors' are too large: beyond {LIMIT_TEXT} together)")
+    # Checked for all nodes at once; the first that does not fit, parents first, is refused
+    # (an overflow shows first in the ancestor where it happens).
+    fit = (np.abs(np.array(world).reshape(-1, 16)) <= MAX_MAGNITUDE).all(axis=1)
+    if not fit.all():
+        n = next(n for n in order if not fit[n])
+        raise file.error(f"node {n} ({nodes[n].name!r}): its world transform overflows (the numbers in its "
+                         f"transform or its ancestors' are too large: beyond {LIMIT_TEXT} together)")
     return world
 
 
@@ -208,7 +253,7 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     below = dict.fromkeys(visited, 0)
     for joint in joints:
         below[joint] += 1
-    for n in sorted(visited, key=lambda n: -depth[n]):
+    for n in sorted(visited, key=depth.__getitem__, reverse=True):  # deepest first
         parent = parent_of.get(n)
         if parent is not None:
             below[parent] += below[n]
@@ -224,37 +269,66 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     # Bones: every joint and every node between a joint and the root (index -1, not
     # uploaded), parents first.
     members = visited if root is None else {n for n in visited if depth[n] >= depth[root]}
-    order = sorted(members, key=lambda n: (depth[n], n))
+    order = sorted(sorted(members), key=depth.__getitem__)  # by (depth, node): stable sorts without a Python key
     joint_row = {n: i for i, n in enumerate(joints)}
     # Each bone's absolute bind (the inverse of its joint's inverse bind matrix; identity for
     # the nodes between joints) and its inverse, for all bones in two batched inversions.
     absolute_binds = _inverses(inverse_binds)
     absolute = {n: absolute_binds[joint_row[n]] if n in joint_row else np.eye(4) for n in order}
-    usable = [absolute[n] if absolute[n] is not None else np.eye(4) for n in order]  # a singular one stops the loop
-    inverse_absolute = dict(zip(order, _inverses(np.array(usable).reshape(-1, 4, 4))))
+    usable = np.array([absolute[n] if absolute[n] is not None else np.eye(4) for n in order]).reshape(-1, 4, 4)
+    inverse_absolute = dict(zip(order, _inverses(usable)))  # a singular one stops the loop below
+    finite = dict(zip(order, np.isfinite(usable).all(axis=(1, 2)).tolist()))
     skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"])
+    skeleton.batch.reserve(len(order))
     # The file's own inverse binds (joint order), which a writer gives back exactly while the bind is unchanged.
     skeleton.inverse_bind_matrices = np.array(inverse_binds)
-    bones = {}
+    # Each bone's bind first (a problem is raised once the bones before it are made, as when
+    # each was made in turn), then the matrices checked for all bones at once: the bones that
+    # pass are made without a second check; any other is made with Bone's own checks, which word
+    # the error.
+    binds, failure = [], None
     for n in order:
         parent = parent_of.get(n) if n != root else None
-        parent_bone = bones.get(parent)
-        if n in joint_row and (absolute[n] is None or not np.all(np.isfinite(absolute[n]))):
-            raise file.error(f"{what} joint {joint_row[n]} (node {n}, {nodes[n].name!r}): its inverse "
-                             f"bind matrix is singular")
+        if n in joint_row and (absolute[n] is None or not finite[n]):
+            failure = file.error(f"{what} joint {joint_row[n]} (node {n}, {nodes[n].name!r}): its inverse "
+                                 f"bind matrix is singular")
+            break
+        if parent is None or parent not in members:
+            binds.append(absolute[n])
+        elif inverse_absolute[parent] is None:
+            joint = f"joint {joint_row[n]} (node {n})" if n in joint_row else f"node {n}"
+            failure = file.error(f"{what} {joint}: Singular matrix")
+            break
+        else:
+            binds.append(absolute[n] @ inverse_absolute[parent])
+    made = order[:len(binds)]
+    checked = _usable_bone_matrices([local[n] for n in made], binds)
+    bones = {}
+    for n, bind, ok in zip(made, binds, checked):
+        parent = parent_of.get(n) if n != root else None
         try:
-            if parent_bone is not None and inverse_absolute[parent] is None:
-                raise np.linalg.LinAlgError("Singular matrix")
-            bind = absolute[n] if parent_bone is None else absolute[n] @ inverse_absolute[parent]
-            bone = Bone(nodes[n].name, skeleton, parent_bone, local_matrix=local[n], bind_matrix=bind,
-                        index=joint_row.get(n, -1))
+            bone = Bone(nodes[n].name, skeleton, bones.get(parent), local_matrix=local[n], bind_matrix=bind,
+                        index=joint_row.get(n, -1), checked=ok)
         except (ViewerError, np.linalg.LinAlgError) as error:
             joint = f"joint {joint_row[n]} (node {n})" if n in joint_row else f"node {n}"
             raise file.error(f"{what} {joint}: {error}") from None
         bone.link_transform_node(nodes[n])
         bones[n] = bone
+    if failure is not None:
+        raise failure
     placement = None if root is None else parent_of.get(root)
     return Skin(skeleton, placement, len(joints))
+
+
+def _usable_bone_matrices(locals_: list, binds: list) -> list[bool]:
+    """Per bone, whether its local and bind matrices pass Bone's checks, tested for all at once:
+    numbers in the model's range and a bind clearly invertible (transforms.singularity, which
+    may differ from Bone's own measure in the last bits: a bind near the limit is left to Bone)."""
+    if not binds:
+        return []
+    local, bind = np.array(locals_), np.array(binds)
+    usable = (np.abs(local) <= MAX_MAGNITUDE).all(axis=(1, 2)) & (np.abs(bind) <= MAX_MAGNITUDE).all(axis=(1, 2))
+    return (usable & (transforms.singularity(bind) > 2 * SINGULAR_BIND)).tolist()
 
 
 def _inverses(matrices: np.ndarray) -> list:

@@ -109,20 +109,26 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def checked_document(document, fail: Fail) -> tuple[dict, NodeHierarchy]:
+def checked_document(document, fail: Fail, bulk: bool = True) -> tuple[dict, NodeHierarchy]:
     """(the validated document, its node hierarchy).
 
     The document holds every top-level array the loader reads (empty when absent), each
     object with only the fields the loader reads and their types right, and ``scene`` (None
     when the file names none). The node hierarchy is checked first, right after the top-level
     arrays, so that a hostile one (a 200,000-node chain) is refused before the rest is walked.
+
+    Each top-level array is checked one field at a time over all its objects (``bulk``); where
+    anything is off, the object-by-object walk checks it again and words the first problem, so
+    the result and the error are the walk's (``bulk=False``: the reference the tests compare
+    against).
     """
-    return _Checker(fail).document(document)
+    return _Checker(fail, bulk).document(document)
 
 
 class _Checker:
-    def __init__(self, fail: Fail):
+    def __init__(self, fail: Fail, bulk: bool = True):
         self.fail_with = fail
+        self.bulk = bulk
         self.lengths: dict[str, int] = {}
         self.checks = {"ref": self.ref, "refs": self.refs, "uint": self.uint, "bool": self.boolean, "str": self.string,
                        "enum": self.enum, "nums": self.nums, "stride": self.stride, "obj": self.obj,
@@ -167,7 +173,10 @@ class _Checker:
         clean = {"asset": {"version": version}, **extensions}
         for key, schema in SCHEMAS.items():
             label = LABELS[key]
-            clean[key] = [self.object(item, schema, f"{label} {i}") for i, item in enumerate(arrays[key])]
+            checked = self.bulk_objects(arrays[key], schema) if self.bulk else None
+            if checked is None:  # the walk, which raises for the first problem
+                checked = [self.object(item, schema, f"{label} {i}") for i, item in enumerate(arrays[key])]
+            clean[key] = checked
         clean["scene"] = None
         if document.get("scene") is not None:
             clean["scene"] = self.field(document["scene"], ("ref", "scenes", False), "the document", "scene")
@@ -223,6 +232,96 @@ class _Checker:
                 children[i] = self.refs(value, spec, f"node {i}", "children")  # raises for a bad one
         return children
 
+    # --- in bulk: a field over all objects at once ------------------------------------------------
+    def bulk_objects(self, items: list, schema: dict) -> list[dict] | None:
+        """The clean objects of ``items`` (dicts), as ``object`` makes them, checked one field
+        at a time over all of them; None when any value is off (or of a kind only ``object``
+        checks well), for the walk to find and word."""
+        try:
+            return self._bulk_objects(items, schema)
+        except Exception:  # a value the bulk checks did not foresee: the walk words it
+            return None
+
+    def _bulk_objects(self, items: list, schema: dict) -> list[dict] | None:
+        names = [item.get("name") for item in items]
+        if not all(name is None or type(name) is str for name in names):
+            return None
+        result = [{} if name is None else {"name": name} for name in names]
+        given = set().union(*items)  # the fields any object has: the others need no column
+        for field, spec in schema.items():
+            kind, argument, required = spec
+            if field not in given:
+                if required and items:
+                    return None
+                continue
+            column = [item.get(field) for item in items]
+            if None in column:
+                if required:
+                    return None
+                present = [i for i, value in enumerate(column) if value is not None]
+                if not present:
+                    continue
+                values = self._bulk_values(kind, argument, required, field, [column[i] for i in present])
+                if values is None:
+                    return None
+                for i, value in zip(present, values):
+                    result[i][field] = value
+            else:
+                values = self._bulk_values(kind, argument, required, field, column)
+                if values is None:
+                    return None
+                for clean, value in zip(result, values):
+                    clean[field] = value
+        return result
+
+    def _bulk_values(self, kind: str, argument, required: bool, field: str, values: list) -> list | None:
+        """``values`` (all present) checked as ``kind`` and cleaned, or None when one is off."""
+        if kind == "ref":
+            count = self.lengths[argument]
+            return values if all(type(v) is int and 0 <= v < count for v in values) else None
+        if kind == "uint":
+            return values if all(type(v) is int and v >= argument for v in values) else None
+        if kind == "enum":
+            allowed = set(argument)
+            return values if all((type(v) is int or type(v) is str) and v in allowed for v in values) else None
+        if kind == "nums":
+            if not all(type(v) is list and (argument is None or len(v) == argument) for v in values):
+                return None
+            flat = [x for v in values for x in v]
+            if not all(type(x) is float or type(x) is int for x in flat) or not all(map(math.isfinite, flat)):
+                return None
+            return [[float(x) for x in v] for v in values]
+        if kind == "refs":
+            count = self.lengths[argument]
+            if not all(type(v) is list and (v or not required) for v in values):
+                return None
+            if not all(type(i) is int and 0 <= i < count for v in values for i in v):
+                return None
+            return [list(v) for v in values]
+        if kind == "bool":
+            return values if all(type(v) is bool for v in values) else None
+        if kind == "str":
+            return values if all(type(v) is str for v in values) else None
+        if kind == "stride":
+            return values if all(type(v) is int and 4 <= v <= 252 and not v % 4 for v in values) else None
+        if kind == "obj":
+            return self._bulk_objects(values, argument) if all(type(v) is dict for v in values) else None
+        if kind == "objs":
+            if not all(type(v) is list and v and all(type(item) is dict for item in v) for v in values):
+                return None
+            flat = self._bulk_objects([item for v in values for item in v], argument)
+            if flat is None:
+                return None
+            result, start = [], 0
+            for v in values:
+                result.append(flat[start:start + len(v)])
+                start += len(v)
+            return result
+        # The rarer kinds, value by value (a failure raises, and the walk words it).
+        check = self.checks[kind]
+        return [check(v, (kind, argument, required), "", field) for v in values]
+
+    # --- object by object: the reference, and the wording of every problem --------------------------
     def object(self, item: dict, schema: dict, what: str) -> dict:
         result = {}
         name = item.get("name")

@@ -185,6 +185,14 @@ class BoneBatch:
         self.mark_structure()
         return slot
 
+    def reserve(self, capacity: int) -> None:
+        """Room for ``capacity`` bones, so that adding that many grows the arrays at most once
+        (a loader that knows the count)."""
+        if capacity > self.rows.capacity:
+            grown = RowArrays(capacity)
+            grown.copy_rows(self.rows, self.count)
+            self._replace_rows(grown)
+
     def _replace_rows(self, rows: RowArrays) -> None:
         self.rows = rows
         self._kernel = None

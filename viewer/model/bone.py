@@ -34,16 +34,25 @@ SINGULAR_SPACE = 1e-12
 
 class Bone:
     def __init__(self, name: str, skeleton: Skeleton, parent: "Bone | str | None" = None,
-                 local_matrix=None, rest_matrix=None, bind_matrix=None, index: int | None = None):
+                 local_matrix=None, rest_matrix=None, bind_matrix=None, index: int | None = None, *,
+                 checked: bool = False):
+        """``checked=True``: float64 (4, 4) matrices a loader has already checked for many bones
+        at once (numbers in the model's range, an invertible bind), taken without a second pass."""
         if not isinstance(skeleton, Skeleton):
             raise ViewerError(f"bone {name!r}: skeleton must be a Skeleton, got {skeleton!r}")
         self.name = str(name)
         self._skeleton = skeleton
         parent = self._resolve_parent(parent)
-        local = np.eye(4) if local_matrix is None else finite_array(local_matrix, (4, 4), f"bone {self.name!r} local matrix")
-        rest = local if rest_matrix is None else finite_array(rest_matrix, (4, 4), f"bone {self.name!r} rest matrix")
-        bind = local if bind_matrix is None else finite_array(bind_matrix, (4, 4), f"bone {self.name!r} bind matrix")
-        self._check_bind(bind)
+        if checked:
+            local = np.eye(4) if local_matrix is None else local_matrix
+            rest = local if rest_matrix is None else rest_matrix
+            bind = local if bind_matrix is None else bind_matrix
+        else:
+            local = (np.eye(4) if local_matrix is None
+                     else finite_array(local_matrix, (4, 4), f"bone {self.name!r} local matrix"))
+            rest = local if rest_matrix is None else finite_array(rest_matrix, (4, 4), f"bone {self.name!r} rest matrix")
+            bind = local if bind_matrix is None else finite_array(bind_matrix, (4, 4), f"bone {self.name!r} bind matrix")
+            self._check_bind(bind)
         if index is not None and not isinstance(index, (int, np.integer)):
             raise ViewerError(f"bone {self.name!r}: index must be an integer or None, got {index!r}")
         self._index = None if index is None else int(index)

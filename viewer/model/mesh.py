@@ -150,7 +150,17 @@ class SkinnedMesh:
         return transform_points(positions, normals, self.world_matrix)
 
     def skinned_positions(self) -> np.ndarray:
-        return self.skinned()[0]
+        """The positions of ``skinned()`` (the same numbers), without the normals (bounds)."""
+        self.update_world_matrix()
+        positions = self.morphed()[0]
+        if self.skeleton is None:
+            positions = positions.astype(np.float64)
+        else:
+            self.skeleton.prepare()
+            positions = _skin_positions(positions, self.joints, self.weights,
+                                        self.skeleton.get_transform_matrices())[0]
+        matrix = np.asarray(self.world_matrix, dtype=np.float64)
+        return positions @ matrix[:3, :3] + matrix[3, :3]
 
 
 def skin(positions, normals, joints, weights, matrices):
@@ -159,12 +169,17 @@ def skin(positions, normals, joints, weights, matrices):
     Blends one (V,4,4) matrix stack influence by influence, so memory stays at one stack
     however many influences there are. Normals use the inverse transpose of the blend.
     """
+    skinned_positions, blended = _skin_positions(positions, joints, weights, matrices)
+    return skinned_positions, _transform_normals(normals, blended[:, :3, :3])
+
+
+def _skin_positions(positions, joints, weights, matrices):
+    """(skinned positions, the blended (V,4,4) matrices) of ``skin``."""
     matrices = np.asarray(matrices, dtype=np.float64)
     blended = np.zeros((len(positions), 4, 4))
     for k in range(joints.shape[1]):
         blended += weights[:, k, None, None] * matrices[joints[:, k]]
-    skinned_positions = np.einsum("vi,vij->vj", positions, blended[:, :3, :3]) + blended[:, 3, :3]
-    return skinned_positions, _transform_normals(normals, blended[:, :3, :3])
+    return np.einsum("vi,vij->vj", positions, blended[:, :3, :3]) + blended[:, 3, :3], blended
 
 
 def transform_points(positions, normals, matrix):
@@ -216,8 +231,8 @@ def _float_rows(values, width, what) -> np.ndarray:
         raise ViewerError(f"{what}: expected numbers") from None
     if array.ndim != 2 or array.shape[1] != width:
         raise ViewerError(f"{what}: expected shape (N, {width}), got {array.shape}")
-    bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
-    if bad.size:
+    if not np.isfinite(array).all():
+        bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
         raise ViewerError(f"{what}: vertex {bad[0]} has NaN or infinity ({bad.size} bad rows)")
     return np.ascontiguousarray(array)
 

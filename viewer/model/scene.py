@@ -67,8 +67,9 @@ class Scene:
 
     def current_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """World-space bounds of the CPU-skinned meshes as they are now."""
-        self.prepare()
-        points = [mesh.skinned()[0] for mesh in self.meshes]
+        # Each mesh brings its skeleton and world matrix up to date (Scene.prepare's work, done
+        # once); the normals are not needed.
+        points = [mesh.skinned_positions() for mesh in self.meshes]
         return bounds(np.concatenate(points) if points else np.zeros((0, 3)))
 
     def find_bone(self, name: str):

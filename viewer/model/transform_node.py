@@ -232,6 +232,13 @@ class TransformNode:
             self._local_version = self._version
         return self._local
 
+    def adopt_local_matrix(self, matrix: np.ndarray) -> None:
+        """Take ``matrix`` (read-only) as the local matrix of the TRS the node has now, composed
+        by the caller with ``transforms.compose`` (get_local_matrix's numbers, for many nodes in
+        one call: a loader)."""
+        self._local = matrix
+        self._local_version = self._version
+
     def get_world_matrix(self) -> np.ndarray:
         """local @ parent.world @ ... up to the root (world space), read-only.
 
@@ -242,7 +249,7 @@ class TransformNode:
         node = self
         while node is not None:
             chain.append(node)
-            node = node.parent
+            node = node._parent
         world, stamp = None, 0
         for node in reversed(chain):
             world, stamp = node.world_after(world, stamp)
@@ -250,7 +257,7 @@ class TransformNode:
 
     def world_after(self, parent_world, parent_stamp: int):
         """(world matrix, its stamp) given the parent's world matrix and stamp (None, 0 for a root)."""
-        key = (self._version, parent_stamp)
+        key = (int(self._table.version[self._row]), parent_stamp)  # (self._version, ...) inlined: deep chains ask often
         if key != self._world_key:
             local = self.get_local_matrix()
             self._world = local if parent_world is None else read_only(local @ parent_world)

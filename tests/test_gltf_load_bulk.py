@@ -1,0 +1,297 @@
+"""The glTF loader's bulk paths against the element-by-element references they replaced: the
+same document, nodes, bones, clips, bounds and pixels, bit for bit, and the same warnings and
+errors (scripts/bench_load.py times them).
+
+Validation checks each top-level array one field at a time over all its objects and hands
+anything off to the object-by-object walk (``checked_document(..., bulk=False)``), which words
+the first problem: here both run on the samples and on hypothesis's mutations of them (values
+of every wrong type, out of range, missing), and must agree on the document or the message.
+The node transforms, bone checks and clips are loaded both ways (the bulk path patched out)
+and compared; rest bounds against the full CPU skinning; RGB textures against PIL's convert.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gltf_cases import build_base
+from samples import SAMPLES_DIR
+from viewer.gltf.validate import checked_document
+
+WRONG_VALUES = [None, -1, 0, 1, 2, 3, 4, 7, 255, 5126, 5125, 2**40, 10**400, -0.0, 0.5, 1e308, math.inf, math.nan,
+                True, False, "", "x", "LINEAR", "rotation", "SCALAR", [], [0], [1.0, 2.0, 3.0], [0, 0, 0, 1],
+                ["a"], {}, {"x": 1}, {"POSITION": 0}]
+
+
+def _json_of(path) -> dict:
+    raw = path.read_bytes()
+    if raw[:4] == b"glTF":
+        length = struct.unpack_from("<I", raw, 12)[0]
+        raw = raw[20:20 + length]
+    return json.loads(raw)
+
+
+@pytest.fixture(scope="module")
+def documents(tmp_path_factory):
+    paths = [SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb", SAMPLES_DIR / "Fox" / "Fox.glb",
+             SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb", SAMPLES_DIR / "RiggedFigure" / "RiggedFigure.gltf",
+             SAMPLES_DIR / "CesiumMan-Draco" / "CesiumMan.gltf", build_base(tmp_path_factory.mktemp("base"))]
+    return [_json_of(path) for path in paths]
+
+
+class Refused(Exception):
+    pass
+
+
+def _outcome(document, bulk: bool):
+    """(clean document, hierarchy), or ("refused", the exception's type and message): a value
+    the walk does not foresee either (a 400-digit integer) raises what load_gltf wraps."""
+    try:
+        clean, hierarchy = checked_document(document, Refused, bulk)
+    except Exception as refused:
+        return "refused", f"{type(refused).__name__}: {refused}"
+    return clean, hierarchy
+
+
+def test_bulk_validation_gives_the_walks_document_for_the_samples(documents):
+    for document in documents:
+        bulk, walk = _outcome(document, True), _outcome(document, False)
+        assert bulk[0] != "refused", bulk
+        assert bulk == walk
+        assert json.dumps(bulk[0]) == json.dumps(walk[0])  # the same fields in the same order
+
+
+def _places(node, prefix=()):
+    """Every (container path, key) in a JSON document."""
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        yield prefix, key
+        yield from _places(value, prefix + (key,))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_bulk_validation_refuses_as_the_walk_does(documents, data):
+    document = copy.deepcopy(data.draw(st.sampled_from(documents), label="base"))
+    for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+        places = [place for place in _places(document) if place[0][:1] not in (("buffers",), ("images",))]
+        where, key = data.draw(st.sampled_from(places), label="place")
+        parent = document
+        for step in where:
+            parent = parent[step]
+        if data.draw(st.booleans(), label="delete"):
+            del parent[key]
+        else:
+            parent[key] = copy.deepcopy(data.draw(st.sampled_from(WRONG_VALUES), label="value"))
+    bulk, walk = _outcome(document, True), _outcome(document, False)
+    if walk[0] == "refused":
+        assert bulk == walk
+    else:
+        assert bulk[0] != "refused", bulk
+        assert json.dumps(bulk[0]) == json.dumps(walk[0]) and bulk[1] == walk[1]
+
+
+# --- node transforms: the table's rows at once, against node by node --------------------------------
+def _node_by_node(file, nodes, specs):
+    from viewer.gltf import scene as gltf_scene
+
+    for i, spec in enumerate(specs):
+        gltf_scene._set_node_transform(file, nodes[i], spec, i)
+
+
+def _tricky_nodes(folder):
+    """The base worm with nodes given every way: a matrix, an identity matrix, a rotation off
+    unit length (normalized, with a warning), one just inside the 1e-3 tolerance, defaults."""
+    path = build_base(folder)
+    document = json.loads(path.read_text())
+    half = math.sqrt(0.5)
+    extra = [{"name": "m", "matrix": [2, 0, 0, 0, 0, 0, 1, 0, 0, -1, 0, 0, 1, 2, 3, 1]},
+             {"name": "i", "matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], "translation": [1, 2, 3]},
+             {"name": "off", "rotation": [0, 0, 2 * half, 2 * half], "scale": [1, 2, 3]},
+             {"name": "near", "rotation": [0, 0, 0, 1.0009995]}, {"name": "bare"}]
+    document["nodes"] += extra
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_node_transforms_at_once_are_those_node_by_node(tmp_path, monkeypatch, caplog):
+    import numpy as np
+
+    from viewer.gltf import load_gltf
+    from viewer.gltf import scene as gltf_scene
+
+    paths = [SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb", SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb",
+             _tricky_nodes(tmp_path)]
+    for path in paths:
+        caplog.clear()
+        fast = load_gltf(path)
+        fast_log = caplog.text
+        with monkeypatch.context() as patch:
+            patch.setattr(gltf_scene, "_set_node_transforms", _node_by_node)
+            caplog.clear()
+            slow = load_gltf(path)
+        assert caplog.text == fast_log
+        for a, b in zip(fast.nodes, slow.nodes, strict=True):
+            for field in ("position", "rotation_quaternion", "scaling"):
+                np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=f"{path} {a.name}")
+        # The local matrices composed at once are each node's own, bit for bit.
+        at_once = gltf_scene._local_matrices(fast.nodes)
+        for node, local in zip(fast.nodes, at_once, strict=True):
+            np.testing.assert_array_equal(local, node.get_local_matrix())
+    assert "not a unit quaternion" in fast_log
+
+
+def test_positions_for_bounds_are_the_skinned_ones_without_normals():
+    """Scene.rest_bounds skins positions alone (mesh.skinned_positions): the same numbers as
+    skinned()'s positions, posed and animated (RobotExpressive: shared joints, morph targets)."""
+    import numpy as np
+
+    from viewer.gltf import load_gltf
+
+    for path in (SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb", SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb"):
+        scene = load_gltf(path)
+        scene.animations[0].apply(0.37 * scene.animations[0].duration)
+        for mesh in scene.morph_meshes:
+            mesh.morph_weights = np.linspace(0.2, 0.9, len(mesh.morph_weights))
+        for mesh in scene.meshes:
+            np.testing.assert_array_equal(mesh.skinned_positions(), mesh.skinned()[0])
+        low, high = scene.current_bounds()
+        points = np.concatenate([mesh.skinned()[0] for mesh in scene.meshes])
+        np.testing.assert_array_equal(low, points.min(axis=0))
+        np.testing.assert_array_equal(high, points.max(axis=0))
+
+
+def test_bones_checked_at_once_are_those_checked_one_by_one(monkeypatch):
+    """The loader checks every bone's local and bind matrices in one pass and makes the bones
+    that pass without Bone's own checks; with every bone made through those checks instead,
+    the skeletons hold the same matrices, bit for bit."""
+    import numpy as np
+
+    from viewer.gltf import load_gltf
+    from viewer.gltf import scene as gltf_scene
+
+    calls = []
+    at_once = gltf_scene._usable_bone_matrices
+    monkeypatch.setattr(gltf_scene, "_usable_bone_matrices", lambda *a: calls.append(at_once(*a)) or calls[-1])
+    for path in (SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb", SAMPLES_DIR / "Fox" / "Fox.glb"):
+        calls.clear()
+        fast = load_gltf(path)
+        assert calls and all(all(flags) for flags in calls)  # the bulk path ran for every bone
+        with monkeypatch.context() as patch:
+            patch.setattr(gltf_scene, "_usable_bone_matrices", lambda locals_, binds: [False] * len(binds))
+            slow = load_gltf(path)
+        for a, b in zip(fast.skeletons, slow.skeletons, strict=True):
+            rows_a, rows_b = a.batch.rows, b.batch.rows
+            for field in ("local", "bind", "rest", "absolute_bind", "absolute_inverse_bind"):
+                np.testing.assert_array_equal(getattr(rows_a, field)[:a.batch.count],
+                                              getattr(rows_b, field)[:b.batch.count], err_msg=field)
+            np.testing.assert_array_equal(a.get_transform_matrices(), b.get_transform_matrices())
+
+
+# --- clips: every channel's keyframe values at once, against channel by channel ----------------------
+def _clips_alike(fast, slow):
+    import numpy as np
+
+    assert type(fast) is type(slow) and fast.name == slow.name and fast.duration == slow.duration
+    for a, b in zip(fast.channels, slow.channels, strict=True):
+        assert (a.node.name, a.path, a.interpolation) == (b.node.name, b.path, b.interpolation)
+        np.testing.assert_array_equal(a.times, b.times)
+        np.testing.assert_array_equal(a.values, b.values)
+        assert a.values.shape == b.values.shape and a.values.dtype == b.values.dtype
+    for a, b in zip(getattr(fast, "morph_channels", []), getattr(slow, "morph_channels", []), strict=True):
+        np.testing.assert_array_equal(a.times, b.times)
+        np.testing.assert_array_equal(a.values, b.values)
+
+
+@pytest.mark.parametrize("case", ["base", "step", "cubicspline", "shared_and_multiple_skins"])
+def test_clips_read_at_once_are_those_read_channel_by_channel(case, tmp_path, monkeypatch):
+    from gltf_cases import make_case
+
+    from viewer.gltf import animation as gltf_animation
+    from viewer.gltf import load_gltf
+
+    path = build_base(tmp_path) if case == "base" else make_case(case, tmp_path)
+    paths = [path] if case != "base" else [path, SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb",
+                                           SAMPLES_DIR / "Fox" / "Fox.glb", SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb"]
+    at_once = gltf_animation._read_clip_at_once
+    for path in paths:
+        used = []
+        monkeypatch.setattr(gltf_animation, "_read_clip_at_once", lambda *a: used.append(at_once(*a)) or used[-1])
+        fast = load_gltf(path)
+        assert used and all(clip is not None for clip in used), path  # the clips were read at once
+        monkeypatch.setattr(gltf_animation, "_read_clip_at_once", lambda *a: None)
+        slow = load_gltf(path)
+        assert len(fast.animations) == len(slow.animations) > 0
+        for a, b in zip(fast.animations, slow.animations):
+            _clips_alike(a, b)
+            a.apply(0.37 * a.duration)
+            b.apply(0.37 * b.duration)
+        for a, b in zip(fast.nodes, slow.nodes):
+            assert a.position.tolist() == b.position.tolist()
+            assert a.rotation_quaternion.tolist() == b.rotation_quaternion.tolist()
+
+
+def test_a_clip_that_warns_or_fails_is_read_channel_by_channel(tmp_path, caplog):
+    """Keys to normalize (one warning) and a NaN key (the error names the accessor) come out as
+    the channel-by-channel reading words them."""
+    import base64
+    import struct
+
+    from viewer import ViewerError
+    from viewer.gltf import load_gltf
+
+    path = build_base(tmp_path)
+    document = json.loads(path.read_text())
+    sampler = document["animations"][0]["samplers"][0]
+    output = document["accessors"][sampler["output"]]
+    view = document["bufferViews"][output["bufferView"]]
+    prefix, _, payload = document["buffers"][0]["uri"].partition(",")
+    blob = bytearray(base64.b64decode(payload))
+    start = view.get("byteOffset", 0) + output.get("byteOffset", 0)
+    struct.pack_into("<4f", blob, start, 0.0, 0.0, 0.0, 2.0)  # the first rotation key twice unit length
+    document["buffers"][0]["uri"] = prefix + "," + base64.b64encode(bytes(blob)).decode()
+    path.write_text(json.dumps(document))
+    caplog.clear()
+    load_gltf(path)
+    assert "rotation keyframes are not unit quaternions; normalized" in caplog.text
+    struct.pack_into("<f", blob, start + 4, float("nan"))
+    document["buffers"][0]["uri"] = prefix + "," + base64.b64encode(bytes(blob)).decode()
+    path.write_text(json.dumps(document))
+    with pytest.raises(ViewerError, match=rf"accessor {sampler['output']} \(animation 0 .* element 0 contains NaN"):
+        load_gltf(path)
+
+
+def test_rgb_textures_read_without_conversion_are_convert_rgbas_pixels():
+    """RGB images skip PIL's convert("RGBA") pass: the same pixels (JPEG and PNG, read-only)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from viewer.gltf.container import _rgba
+
+    rng = np.random.default_rng(3)
+    pixels = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    for kind in ("PNG", "JPEG"):
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).save(buffer, kind)
+        for mode in ("RGB", "L", "P", "RGBA", "LA"):
+            source = Image.open(io.BytesIO(buffer.getvalue())).convert(mode)
+            stored = io.BytesIO()
+            source.save(stored, "PNG")
+            with Image.open(io.BytesIO(stored.getvalue())) as opened:
+                expected = np.asarray(opened.convert("RGBA"))
+            with Image.open(io.BytesIO(stored.getvalue())) as opened:
+                assert opened.mode == mode
+                np.testing.assert_array_equal(_rgba(opened), expected)
+        with Image.open(io.BytesIO(buffer.getvalue())) as opened:
+            expected = np.asarray(opened.convert("RGBA"))
+        with Image.open(io.BytesIO(buffer.getvalue())) as opened:
+            np.testing.assert_array_equal(_rgba(opened), expected)
