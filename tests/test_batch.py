@@ -116,6 +116,15 @@ def test_a_second_run_skips_unchanged_models_and_force_redoes_them(library, tmp_
     assert "4 processed, 0 unchanged" in forced.stdout
 
 
+def _timed_job():
+    from viewer.library import run
+
+    return run.timed_job
+
+
+_TIMED_JOB = _timed_job()  # the real one, taken before any test patches it
+
+
 def _fake_job(name, sources, options):
     import os
 
@@ -128,12 +137,20 @@ def _fake_job(name, sources, options):
     return {"row": {"status": "ok", "error": None}, "outputs": {"check.json": b"{}"}}
 
 
+def _fake_timed_job(name, sources, options, timeout):
+    """The pool's job in its worker: the pool's workers start from a fork server, not from this
+    process, so the fake job is put in place there (this module is imported by reference)."""
+    from viewer.library import run
+
+    run.model_job = _fake_job
+    return _TIMED_JOB(name, sources, options, timeout)
+
+
 def test_crashed_and_timed_out_workers_give_failed_rows(library, tmp_path, monkeypatch, capsys):
-    """The pool's workers fork from this process, so they run the patched job."""
     from viewer.cli import main
     from viewer.library import run
 
-    monkeypatch.setattr(run, "model_job", _fake_job)
+    monkeypatch.setattr(run, "timed_job", _fake_timed_job)
     monkeypatch.setattr(run, "GRACE", 0.5)
     status = main(["batch", str(library), "--out", str(tmp_path / "out"), "--workers", "2", "--timeout", "1", *TINY])
     assert status == 1

@@ -249,7 +249,7 @@ class TransformNode:
         node = self
         while node is not None:
             chain.append(node)
-            node = node._parent
+            node = node.parent
         world, stamp = None, 0
         for node in reversed(chain):
             world, stamp = node.world_after(world, stamp)
