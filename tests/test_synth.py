@@ -341,6 +341,7 @@ def test_keypoint_visibility_rule():
     assert np.allclose(points[0, :2], [50.0, 40.0 + 100 * 0.05 / 3.0]) and np.all(points[3:, :2] == 0)
 
 
+@pytest.mark.filterwarnings("ignore:__array__ implementation doesn't accept a copy keyword:DeprecationWarning")
 def test_rle_and_box_of_a_mask_match_pycocotools():
     from pycocotools import mask as mask_utils
 
