@@ -332,6 +332,17 @@ def test_connect_errors_are_one_viewer_error():
         connect("127.0.0.1:1", token="")
 
 
+def test_connect_without_a_token_says_how_to_give_one_and_a_bad_address_comes_first(monkeypatch):
+    """No token= and no BONEVIEWER_TOKEN: how to give it (not "token must be a string, got
+    NoneType None"); a wrong address is said before the missing token."""
+    monkeypatch.delenv("BONEVIEWER_TOKEN", raising=False)
+    with pytest.raises(ViewerError) as refused:
+        connect("ws://127.0.0.1:1/")
+    assert str(refused.value) == "connect: give token=... (printed by the server), or set BONEVIEWER_TOKEN"
+    with pytest.raises(ViewerError, match="http:// is not the server's transport"):
+        connect("http://127.0.0.1:8765/")
+
+
 # --- a fuzzer and a soak against the live server ----------------------------------------------------
 def _valid_messages():
     count = 86

@@ -86,18 +86,18 @@ class Client:
         from websockets.exceptions import InvalidHandshake, WebSocketException
         from websockets.sync.client import connect as ws_connect
 
+        host, port = parse_address(address)  # the first argument's mistake is said first
         token = os.environ.get("BONEVIEWER_TOKEN") if token is None else token
+        if token is None or token == "":  # none given and none in the environment: say how to give it
+            raise ViewerError("connect: give token=... (printed by the server), or set BONEVIEWER_TOKEN")
         if not isinstance(token, str):
             raise ViewerError(f"connect: token must be a string, got {protocol.shown(token)}")
-        if not token:
-            raise ViewerError("connect: give token=... (printed by the server), or set BONEVIEWER_TOKEN")
         try:
             timeout = protocol.check_number(timeout, "connect: timeout")
         except ValueError as error:
             raise ViewerError(str(error)) from None
         if not 0 < timeout < math.inf:
             raise ViewerError(f"connect: timeout must be a number of seconds above 0, got {timeout!r}")
-        host, port = parse_address(address)
         host_part = f"[{host}]" if ":" in host else host
         self.address = f"{host_part}:{port}"
         self._next_id = 1
