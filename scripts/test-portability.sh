@@ -10,6 +10,11 @@
 #   --all runs the whole suite under each condition instead of the number-sensitive files.
 # Prints one line per condition and exits non-zero if any failed (its log is kept under out/).
 set -uo pipefail
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
+    # The header above, before anything is installed or run (pytest's own --help goes after --all).
+    awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
+    exit 0
+fi
 BONEVIEWER_TESTS=1
 source "$(dirname "$0")/setup.sh"
 cd "$BONEVIEWER_ROOT"

@@ -138,3 +138,14 @@ def test_view_sh_keeps_the_callers_folder(tmp_path):
     image = np.asarray(Image.open(tmp_path / out))
     assert image.shape[:2] == (240, 320)
     assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 50  # a picture, not a flat fill
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_test_portability_sh_help_prints_its_usage_and_runs_nothing(tmp_path, flag):
+    """`--help` is the script's header (what it runs, its usage), not pytest's help under every
+    condition reported as a passed run, and nothing is installed or run first."""
+    result = run(["bash", ROOT / "scripts" / "test-portability.sh", flag], cwd=tmp_path, timeout=30)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Usage: bash scripts/test-portability.sh [--all] [PYTEST ARGS...]" in result.stdout
+    assert not any(line.startswith(("ok ", "FAILED ")) for line in result.stdout.splitlines()), result.stdout
+    assert result.stderr == "" and not (tmp_path / "out").exists()
