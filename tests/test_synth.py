@@ -303,6 +303,8 @@ def test_an_interrupted_run_resumes_without_redoing_whole_images(dataset, librar
     kept = {p: p.stat().st_mtime_ns for p in (resumed / "images").glob("0*.png") if p.stem not in ("000003",)}
     result = run_cli("synth", library, "--out", resumed, "--count", COUNT, *RANGES, "--seed", "7", "--workers", "1")
     assert result.returncode == 0, result.stderr
+    assert f"boneviewer: synth: resuming: {COUNT - 2} of {COUNT} images already written by an earlier run of the " \
+           "same options and inputs\n" in result.stderr
     assert all(path.stat().st_mtime_ns == mtime for path, mtime in kept.items())  # not redone
     (resumed / "images" / ".000006.tmp123-0.png").unlink()
     assert files_of(resumed) == files_of(out)
@@ -453,6 +455,8 @@ def test_a_capture_that_cannot_be_retargeted_skips_that_rig(capsys, tmp_path):
     said = []
     catalogue, categories = plan(folder, SynthOptions(), BVH / "wave_hello.bvh", say=said.append)
     assert [m.name for m in catalogue.models] == ["RobotExpressive.glb"]
+    assert said[0].startswith(f"boneviewer: {BVH / 'wave_hello.bvh'}: BVH scale ")  # the capture's import, as render says it
+    said = said[1:]
     assert len(said) == 1 and said[0].startswith("boneviewer: synth: skipped SimpleSkin.gltf: --motion "
                                                  "wave_hello.bvh cannot be retargeted onto it: ")
     robot = catalogue.models[0]
@@ -462,7 +466,7 @@ def test_a_capture_that_cannot_be_retargeted_skips_that_rig(capsys, tmp_path):
 
     result = run_cli("synth", folder / "SimpleSkin.gltf", "--out", tmp_path / "o", "--count", "1",
                      "--motion", BVH / "wave_hello.bvh")
-    assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+    assert result.returncode == 2 and result.stderr.strip().splitlines()[1:] == [
         "boneviewer: error: SimpleSkin.gltf: --motion wave_hello.bvh cannot be retargeted onto it: no bones of 'SimpleSkin.gltf' could be "
         "mapped to bones of 'wave_hello.bvh' by name: give a bone map"]
     assert not (tmp_path / "o" / "annotations.json").exists()
@@ -527,3 +531,61 @@ def test_backgrounds_are_composited_behind_the_character(tmp_path, capsys):
                                  "1", "--backgrounds", folder)
     assert status == 2 and err.strip().splitlines() == [f"boneviewer: error: --backgrounds {folder / 'broken.jpg'}: not "
                                                         "an image Pillow can read"]
+
+
+def test_ctrl_c_says_how_many_images_are_written_and_that_the_command_resumes(capsys, tmp_path, monkeypatch):
+    import viewer.synth.run
+
+    def interrupted(source, out, count, options, *args, progress=None, **kwargs):
+        progress(8, count)  # one run of 8 images written, then Ctrl+C
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(viewer.synth.run, "synth", interrupted)
+    status, err = run_in_process(capsys, SAMPLES / "CesiumMan" / "CesiumMan.glb", "--out", tmp_path / "o", "--count", "20")
+    assert status == 130
+    assert err.strip().splitlines()[-1] == ("boneviewer: synth: interrupted with 8 of 20 images written; the same "
+                                            "command resumes")
+
+
+def test_progress_off_a_terminal_shows_each_tenth_crossed_by_runs_of_images(capsys):
+    """synth reports runs of 8 images: 8, 16, ... of 50 cross a tenth at every update but are
+    multiples of a tenth (5) only at 40 and 50."""
+    from viewer.cli.common import Progress
+
+    progress = Progress(50, "images")
+    for done in (8, 16, 24, 32, 40, 48, 50):
+        progress.update(done)
+    shown = [line.split("]")[1].split(",")[0].strip() for line in capsys.readouterr().err.splitlines()]
+    assert shown == ["8/50 images", "16/50 images", "24/50 images", "32/50 images", "40/50 images", "48/50 images",
+                     "50/50 images"]
+
+
+def test_the_coarse_depth_of_several_models_is_one_line_and_a_flat_model_alone_is_not_told(tmp_path):
+    from viewer.synth.job import SynthOptions
+    from viewer.synth.run import plan
+
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for name in ("CesiumMan.glb", "Fox.glb", "RobotExpressive.glb"):
+        shutil.copy(next(SAMPLES.glob(f"*/{name}")), folder)
+    said = []
+    plan(folder, SynthOptions(), say=said.append)
+    assert len(said) == 1 and said[0].startswith("boneviewer: synth: warning: the depth of 2 models is coarse "
+                                                 "(CesiumMan.glb, RobotExpressive.glb: one 16-bit step is 1/")
+    assert "the depth_scale fits Fox.glb" in said[0]
+    # A capture lying flat along Y is coarse over its own height, and running it alone would not help.
+    said.clear()
+    plan(BVH / "lying_rest.bvh", SynthOptions(), say=said.append)
+    assert not [line for line in said if "coarse" in line], said
+
+
+def test_each_bvh_file_says_its_scale_up_axis_and_facing_as_render_does(tmp_path):
+    from viewer.synth.job import SynthOptions
+    from viewer.synth.run import plan
+
+    said = []
+    plan(BVH / "wave_hello.bvh", SynthOptions(), motion=BVH / "wave_hello.bvh", load={"bvh_up": "z"},
+         say=said.append)
+    line = (f"boneviewer: {BVH / 'wave_hello.bvh'}: BVH scale 0.0443097, up axis +z (given) turned to +Y, forward axis "
+            "+y (detected) turned 180° to +Z")
+    assert said == [line, line]  # the capture, then the model

@@ -208,6 +208,7 @@ class Progress:
     def __init__(self, total: int, unit: str = "frames"):
         self.total, self.unit, self.interactive = total, unit, sys.stderr.isatty()
         self.started = __import__("time").perf_counter()
+        self.tenths_shown = 0  # not a terminal: a line each time another tenth is done
 
     def update(self, done: int) -> None:
         elapsed = __import__("time").perf_counter() - self.started
@@ -215,7 +216,9 @@ class Progress:
         line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{self.total} {self.unit}, {elapsed:.1f} s"
         if self.interactive:
             print(f"\r{line}", end="", file=sys.stderr, flush=True)
-        elif done == self.total or done % max(1, self.total // 10) == 0:
+        elif done == self.total or done * 10 // self.total > self.tenths_shown:
+            # by tenths crossed, not multiples of a tenth: work done in runs (synth's 8 images) skips those
+            self.tenths_shown = done * 10 // self.total
             print(line, file=sys.stderr, flush=True)
 
     def close(self) -> None:

@@ -151,9 +151,20 @@ def run(args) -> int:
     else:
         load = bvh_options(args)  # warns when no file given is a .bvh
     progress = Progress(args.count, "images")
-    annotations = synth(args.model, args.out, args.count, options, args.motion, load, args.bone_map, args.workers,
-                        args.ray, say=lambda line: print(line, file=sys.stderr),
-                        progress=lambda done, todo: progress.update(args.count - todo + done))
+    written = [0]  # images whole on disk, for the line Ctrl+C leaves
+
+    def update(done: int, todo: int) -> None:
+        written[0] = args.count - todo + done
+        progress.update(written[0])
+
+    try:
+        annotations = synth(args.model, args.out, args.count, options, args.motion, load, args.bone_map,
+                            args.workers, args.ray, say=lambda line: print(line, file=sys.stderr), progress=update)
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"boneviewer: synth: interrupted with {written[0]} of {args.count} images written; the same command "
+              "resumes", file=sys.stderr)
+        raise
     progress.close()
     visible = sum(1 for a in annotations["annotations"] for v in a["keypoints"][2::3] if v == 2)
     print(f"{args.count} images, {len(annotations['annotations'])} annotations, {visible} visible keypoints; "

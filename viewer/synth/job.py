@@ -160,7 +160,7 @@ class LoadedModel:
         self.scene.prepare()
 
 
-_SOURCES: dict = {}  # capture path -> its loaded scene, per process
+_SOURCES: dict = {}  # (capture path, its load options) -> its loaded scene, per process
 
 
 def quiet_load(path: str, load: dict, quiet: bool = True):
@@ -179,13 +179,20 @@ def quiet_load(path: str, load: dict, quiet: bool = True):
         logger.disabled = was
 
 
+def capture_scene(motion: str, load: dict, quiet: bool = True):
+    """The capture's loaded scene, loaded once per process for each set of BVH options."""
+    key = (motion, tuple(sorted(load.items())))
+    source = _SOURCES.get(key)
+    if source is None:
+        source = _SOURCES[key] = quiet_load(motion, load, quiet)
+    return source
+
+
 def retargeted_clip(scene, motion: str, catalogue: Catalogue, quiet: bool = True):
     """The capture's first clip retargeted onto ``scene`` (kept out of its animations)."""
     from ..model.retarget import read_bone_map, retarget
 
-    source = _SOURCES.get(motion)
-    if source is None:
-        source = _SOURCES[motion] = quiet_load(motion, catalogue.load, quiet)
+    source = capture_scene(motion, catalogue.load, quiet)
     bone_map = None if catalogue.bone_map is None else read_bone_map(catalogue.bone_map)
     clip = retarget(source, scene, bone_map=bone_map)
     scene.animations.remove(clip)

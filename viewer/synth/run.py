@@ -18,7 +18,8 @@ import numpy as np
 
 from ..errors import ViewerError
 from ..files import write_file, write_files
-from .job import JOB_VERSION, Catalogue, ClipEntry, ModelEntry, SynthOptions, image_name, render_images, retargeted_clip
+from .job import (JOB_VERSION, Catalogue, ClipEntry, ModelEntry, SynthOptions, capture_scene, image_name, render_images,
+                  retargeted_clip)
 
 OUTPUT_FOLDERS = ("images", "depth", "parts", "labels")
 ANNOTATIONS = "annotations.json"
@@ -59,7 +60,9 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
          bone_map: Path | None = None, say=print) -> tuple[Catalogue, list]:
     """The catalogue the draws choose from. A model that does not load, or that a capture cannot
     be retargeted onto, is skipped with one line (``say``) naming why, in a folder; the one model
-    given is an error. A model without a skin is drawn as a rigid object, without keypoints."""
+    given is an error, as is a capture that does not load. A model without a skin is drawn as a
+    rigid object, without keypoints. Each BVH file's scale, up axis and facing is said, as
+    ``render`` says them."""
     from ..loaders import load_model
     from ..model.retarget import main_skeleton
     from .labels import skeleton_layout
@@ -70,9 +73,12 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
     layouts: dict = {}
     entries, reaches = [], []
     draft = Catalogue((), 1.0, load, None if bone_map is None else str(bone_map))
+    for capture in captures:  # one that does not load is an error (its loader's line names it)
+        say_bvh(say, capture, capture_scene(str(capture.resolve()), load, quiet=False))
     for path, name in models:
         try:
             scene = load_model(path, None, **load)
+            say_bvh(say, path, scene)
             clips = [ClipEntry(clip.name or index, index, None, float(clip.duration))
                      for index, clip in enumerate(scene.animations)]
             for capture in captures:
@@ -107,13 +113,7 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
     tan = np.tan(np.radians(options.fov) / 2.0)
     farthest = max(reach / (2.0 * tan * options.fill[0]) + reach for reach in reaches)
     depth_scale = float(f"{65535.0 / farthest * 0.999:.4g}")  # 4 significant digits, rounded down by the margin
-    largest = entries[int(np.argmax(reaches))]
-    for entry in entries:
-        steps = entry.height * depth_scale
-        if steps < FINE_DEPTH_STEPS:
-            say(f"boneviewer: synth: warning: {entry.name}'s depth is coarse (one 16-bit step is 1/{steps:.0f} of its "
-                f"height): the depth_scale fits {largest.name}, {largest.height / entry.height:.0f} times its height; "
-                "run models of such different sizes separately")
+    coarse_depth(entries, reaches, depth_scale, tan, options.fill[0], say)
     catalogue = Catalogue(tuple(entries), depth_scale, load, draft.bone_map)
     key = run_key(options, catalogue, [path for path, _ in models] + captures
                   + ([] if bone_map is None else [bone_map]) + [Path(b) for b in options.backgrounds])
@@ -121,6 +121,41 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
                    "keypoints": list(layout[0]), "skeleton": [list(pair) for pair in layout[1]]}
                   for layout, (number, first) in layouts.items()]
     return Catalogue(catalogue.models, depth_scale, load, draft.bone_map, key), categories
+
+
+def say_bvh(say, path, scene) -> None:
+    """The line ``render`` says for a BVH file: the scale, up axis and facing the loader chose."""
+    info = getattr(scene, "bvh_import", None)
+    if info is not None:
+        from ..bvh.build import describe_import
+
+        say(f"boneviewer: {path}: BVH {describe_import(info)}")
+
+
+def coarse_depth(entries: list, reaches: list, depth_scale: float, tan: float, smallest_fill: float, say) -> None:
+    """One line for the models whose depth is coarse under the run's depth_scale and would not be
+    alone (the largest model sets it; a model coarse by its own shape, flat along Y, is not told
+    to run separately, which would not help)."""
+    largest = entries[int(np.argmax(reaches))]
+    coarse = []
+    for entry, reach in zip(entries, reaches):
+        steps = entry.height * depth_scale
+        alone = entry.height * 65535.0 / (reach / (2.0 * tan * smallest_fill) + reach)
+        if steps < FINE_DEPTH_STEPS <= alone:
+            coarse.append((entry, steps))
+    if len(coarse) == 1:
+        (entry, steps), = coarse
+        say(f"boneviewer: synth: warning: {entry.name}'s depth is coarse (one 16-bit step is 1/{steps:.0f} of its "
+            f"height): the depth_scale fits {largest.name}, {largest.height / entry.height:.0f} times its height; "
+            "run models of such different sizes separately")
+    elif coarse:
+        names = [entry.name for entry, _ in coarse]
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        fewest, most = min(steps for _, steps in coarse), max(steps for _, steps in coarse)
+        ratios = [largest.height / entry.height for entry, _ in coarse]
+        say(f"boneviewer: synth: warning: the depth of {len(coarse)} models is coarse ({shown}: one 16-bit step is "
+            f"1/{fewest:.0f} to 1/{most:.0f} of their height): the depth_scale fits {largest.name}, {min(ratios):.0f} "
+            f"to {max(ratios):.0f} times their height; run models of such different sizes separately")
 
 
 def run_key(options: SynthOptions, catalogue: Catalogue, files) -> str:
@@ -186,6 +221,9 @@ def synth(source: Path, out: Path, count: int, options: SynthOptions, motion: Pa
             raise ViewerError(f"--out {out}: cannot create {folder}/ in it: {error.strerror}") from None
     done = done_images(out, count, catalogue.key)
     todo = [index for index in range(count) if index not in done]
+    if done:
+        say(f"boneviewer: synth: resuming: {len(done)} of {count} images already written by an earlier run "
+            f"of the same options and inputs{'' if todo else ', so none is rendered'}")
     if todo:
         from contextlib import closing
 
