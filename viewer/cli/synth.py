@@ -65,8 +65,9 @@ def add_parser(commands, common):
     group = synth.add_argument_group("motion")
     add_bvh_options(group)
     group.add_argument("--motion", type=Path, metavar="FILE.bvh|DIR",
-                       help="BVH captures (a file, or every .bvh under a folder) retargeted onto each rig, drawn "
-                            "from beside its own clips; a rig a capture cannot be retargeted onto is skipped")
+                       help="BVH captures (a file, or every .bvh under a folder), each retargeted onto each rig and "
+                            "drawn from beside the rig's own clips; a rig a capture cannot be retargeted onto is "
+                            "skipped")
     group.add_argument("--bone-map", type=Path, metavar="MAP.json",
                        help='--motion\'s bone map, {"target bone": "source bone"} (default: by the naming schemes)')
     ranges = synth.add_argument_group("the draws' ranges (written into annotations.json)")
@@ -83,7 +84,8 @@ def add_parser(commands, common):
                         help="a keypoint is hidden (v=1) when the surface drawn at its pixel is nearer than it by more "
                              "than F times the character's height (default 0.08)")
     ranges.add_argument("--backgrounds", type=Path, metavar="DIR",
-                        help="images (.png, .jpg) composited behind the character, one drawn per image")
+                        help="a folder of images (.png, .jpg): for each image, one of them drawn at random, "
+                             "scaled to cover the frame and cropped at random behind the character")
     run_group = synth.add_argument_group("workers")
     run_group.add_argument("--workers", type=positive_int, metavar="N",
                            help=f"worker processes of the local pool, each with one GL context (default: the number "
