@@ -409,6 +409,20 @@ def test_a_loaded_model_goes_back_to_its_loaded_pose_after_a_clip():
     np.testing.assert_allclose(scene.skeletons[0].get_transform_matrices(), loaded_finals, atol=1e-9)
 
 
+def test_a_motion_folder_gives_its_bvh_files_sorted_by_relative_path(tmp_path):
+    from viewer.errors import ViewerError
+    from viewer.synth.run import motion_inputs
+
+    for name in ("b/walk.bvh", "a.BVH", "b/a.bvh", "model.glb", "notes.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    (tmp_path / "folder.bvh").mkdir()
+    assert motion_inputs(tmp_path) == [tmp_path / "a.BVH", tmp_path / "b/a.bvh", tmp_path / "b/walk.bvh"]
+    assert motion_inputs(tmp_path / "b/walk.bvh") == [tmp_path / "b/walk.bvh"]
+    with pytest.raises(ViewerError, match="no .bvh captures"):
+        motion_inputs(tmp_path / "folder.bvh")
+
+
 def test_draws_depend_on_the_seed_and_index_alone():
     from viewer.synth.job import Catalogue, ClipEntry, ModelEntry, SynthOptions, draw
 
