@@ -238,3 +238,31 @@ def test_the_index_loads_in_headless_chromium_with_every_image_and_sorts(local_r
             assert names() == ["RiggedSimple.gltf"]
         finally:
             browser.close()
+
+
+def test_a_jobs_sources_are_the_files_the_loader_reads_inside_the_models_folder(tmp_path):
+    import struct
+
+    from viewer.library.job import model_sources
+
+    folder = tmp_path / "lib"
+    (folder / "textures").mkdir(parents=True)
+    (folder / "a.bin").write_bytes(b"buffer")
+    (folder / "textures" / "skin map.png").write_bytes(b"image")
+    (tmp_path / "outside.bin").write_bytes(b"not the model's")
+    document = {"asset": {"version": "2.0"},
+                "buffers": [{"uri": "a.bin"}, {"uri": "data:application/octet-stream;base64,AAAA"},
+                            {"uri": "../outside.bin"}, {"uri": "missing.bin"}],
+                "images": [{"uri": "textures/skin%20map.png"}]}
+    (folder / "m.gltf").write_text(json.dumps(document))
+    sources = model_sources(folder / "m.gltf")
+    assert sources == {"m.gltf": (folder / "m.gltf").read_bytes(), "a.bin": b"buffer",
+                       "textures/skin map.png": b"image"}
+    # A .glb may name external files too: the worker needs them as the loader does.
+    text = json.dumps({"asset": {"version": "2.0"}, "buffers": [{"uri": "a.bin"}]}).encode()
+    text += b" " * (-len(text) % 4)
+    glb = struct.pack("<4sII", b"glTF", 2, 20 + len(text)) + struct.pack("<II", len(text), 0x4E4F534A) + text
+    (folder / "g.glb").write_bytes(glb)
+    assert model_sources(folder / "g.glb") == {"g.glb": glb, "a.bin": b"buffer"}
+    (folder / "mocap.bvh").write_text("HIERARCHY\n")
+    assert model_sources(folder / "mocap.bvh") == {"mocap.bvh": b"HIERARCHY\n"}

@@ -66,6 +66,25 @@ def test_versions_and_cached_matrices_follow_every_write():
     assert child.get_world_matrix() is moved  # unchanged: the cached one
 
 
+def test_a_batched_write_sets_the_parts_given_and_moves_each_rows_version():
+    table = NodeTable(4)
+    parent, child, other = (TransformNode(name, table=table) for name in "pco")
+    child.parent = parent
+    world = child.get_world_matrix()
+    versions = [node.version for node in (parent, child, other)]
+    rows = np.array([parent.table_row, child.table_row])
+    table.write(rows, position=np.array([[0.0, 2, 0], [1, 0, 0]]))
+    assert [node.version for node in (parent, child, other)] == [versions[0] + 1, versions[1] + 1, versions[2]]
+    np.testing.assert_array_equal(child.rotation_quaternion, [0, 0, 0, 1])  # the parts not given stay
+    np.testing.assert_array_equal(child.scaling, [1, 1, 1])
+    moved = child.get_world_matrix()
+    assert moved is not world
+    np.testing.assert_array_equal(moved[3, :3], [1, 2, 0])
+    table.write(rows[:1], np.zeros((1, 3)), np.array([[0, 0, 0.6, 0.8]]), np.full((1, 3), 2.0))
+    np.testing.assert_array_equal(parent.rotation_quaternion, [0, 0, 0.6, 0.8])
+    np.testing.assert_array_equal(parent.scaling, [2, 2, 2])
+
+
 def test_rows_are_reused_after_a_node_is_collected_and_versions_only_grow():
     table = NodeTable(4)
     node = TransformNode("a", table=table)

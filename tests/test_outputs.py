@@ -143,6 +143,23 @@ def test_a_script_screenshot_pose_or_camera_never_lands_on_the_models_files(drac
     assert app.pending_screenshots == [draco / "shot.png"]
 
 
+def test_a_png_is_written_whole_or_the_old_one_stays(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from viewer.images import write_png
+
+    pixels = np.arange(4 * 3 * 4, dtype=np.uint8).reshape(4, 3, 4)
+    write_png(tmp_path / "a.png", pixels)
+    with Image.open(tmp_path / "a.png") as image:
+        np.testing.assert_array_equal(np.asarray(image), pixels)
+    before = (tmp_path / "a.png").read_bytes()
+    with pytest.raises(TypeError):  # Pillow refuses pixels that are no RGBA image (the temporary is open)
+        write_png(tmp_path / "a.png", np.zeros((4, 3, 4, 2), np.uint8))
+    assert (tmp_path / "a.png").read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["a.png"]  # no temporary left behind
+
+
 # --- modes: the user's umask, never mkstemp's 0600 or mkdtemp's 0700 ---------------------------
 @pytest.fixture(params=[0o022, 0o027])
 def umask(request):

@@ -386,6 +386,45 @@ def test_vertex_parts_follow_the_largest_weight_and_rigid_parts():
     assert parts[id(mesh)][vertex] == bones.index(next(b for b in bones if b.get_index() == joint)) + 1
 
 
+def test_a_loaded_model_goes_back_to_its_loaded_pose_after_a_clip():
+    from viewer.synth.job import Catalogue, LoadedModel, ModelEntry
+
+    path = SAMPLES / "CesiumMan" / "CesiumMan.glb"
+    loaded = LoadedModel(ModelEntry(str(path), path.name, (), 1, 1.0, 19), Catalogue((), 100.0))
+    scene = loaded.scene
+    nodes = list(scene.nodes)
+    loaded_trs = [(n.position, n.rotation_quaternion, n.scaling) for n in nodes]
+    scene.prepare()
+    loaded_finals = np.array(scene.skeletons[0].get_transform_matrices(), copy=True)
+    scene.animations[0].apply(0.7)
+    scene.prepare()
+    moved = np.array(scene.skeletons[0].get_transform_matrices(), copy=True)
+    assert not np.allclose(moved, loaded_finals, atol=1e-3)  # the clip moved it
+    versions = [n.version for n in nodes]
+    loaded.reset()
+    for node, (position, rotation, scaling), version in zip(nodes, loaded_trs, versions):
+        np.testing.assert_array_equal(node.position, position)  # copies: the very numbers loaded
+        np.testing.assert_array_equal(node.rotation_quaternion, rotation)
+        np.testing.assert_array_equal(node.scaling, scaling)
+        assert node.version > version  # linked bones and cached matrices see the change
+    scene.prepare()
+    np.testing.assert_allclose(scene.skeletons[0].get_transform_matrices(), loaded_finals, atol=1e-9)
+
+
+def test_a_motion_folder_gives_its_bvh_files_sorted_by_relative_path(tmp_path):
+    from viewer.errors import ViewerError
+    from viewer.synth.run import motion_inputs
+
+    for name in ("b/walk.bvh", "a.BVH", "b/a.bvh", "model.glb", "notes.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    (tmp_path / "folder.bvh").mkdir()
+    assert motion_inputs(tmp_path) == [tmp_path / "a.BVH", tmp_path / "b/a.bvh", tmp_path / "b/walk.bvh"]
+    assert motion_inputs(tmp_path / "b/walk.bvh") == [tmp_path / "b/walk.bvh"]
+    with pytest.raises(ViewerError, match="no .bvh captures"):
+        motion_inputs(tmp_path / "folder.bvh")
+
+
 def test_draws_depend_on_the_seed_and_index_alone():
     from viewer.synth.job import Catalogue, ClipEntry, ModelEntry, SynthOptions, draw
 

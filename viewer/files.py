@@ -136,10 +136,7 @@ def _identity(path: Path):
         info = os.stat(path)
         return info.st_dev, info.st_ino
     except OSError:
-        try:
-            return Path(path).resolve()
-        except (OSError, RuntimeError):
-            return Path(path).absolute()
+        return _resolved(path)
 
 
 def check_outputs(outputs, inputs: dict | None = None, replaceable=()) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ViewerError, symlink_fault
-from .files import discard as _discard, temporary_path
+from .files import discard as _discard, open_atomically, temporary_path
 from .words import counted
 
 
@@ -55,16 +55,11 @@ def write_png(path, pixels) -> None:
     from PIL import Image
 
     path = Path(path)
-    temporary = temporary_path(path)
     try:
-        Image.fromarray(np.ascontiguousarray(pixels), "RGBA").save(temporary, format="PNG")
-        os.replace(temporary, path)
+        with open_atomically(path) as handle:
+            Image.fromarray(np.ascontiguousarray(pixels), "RGBA").save(handle, format="PNG")
     except OSError as error:
-        _discard(temporary)
         raise ViewerError(f"cannot write {path}: {error.strerror or error}") from None
-    except BaseException:
-        _discard(temporary)
-        raise
 
 
 # --- sequences: one writer per kind of output, fed frame by frame -----------------------------------

@@ -23,8 +23,9 @@ def check_file(path, scene=None) -> FileReport:
     return CHECKERS[path.suffix.lower()](path, scene)
 
 
-def model_files(folder) -> list[Path]:
-    """Every model file under ``folder`` (recursively, sorted by relative path)."""
+def model_files(folder, suffixes=MODEL_SUFFIXES) -> list[Path]:
+    """Every model file under ``folder`` (recursively, sorted by relative path); ``suffixes``:
+    the extensions that count (synth's --motion folder: .bvh alone)."""
     folder = Path(folder)
-    return sorted((p for p in folder.rglob("*") if p.suffix.lower() in MODEL_SUFFIXES and p.is_file()),
+    return sorted((p for p in folder.rglob("*") if p.suffix.lower() in suffixes and p.is_file()),
                   key=lambda p: p.relative_to(folder).as_posix())

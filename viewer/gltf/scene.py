@@ -151,8 +151,7 @@ def _set_node_transforms(file: GltfFile, nodes: list[TransformNode], specs: list
     plain &= [spec.get("matrix") is None or spec["matrix"] == IDENTITY_16 for spec in specs]
     table = nodes[0].table
     rows = np.array([node.table_row for node in nodes])[plain]
-    table.position[rows], table.quaternion[rows], table.scaling[rows] = translation[plain], rotation[plain], scale[plain]
-    table.version[rows] += 1
+    table.write(rows, translation[plain], rotation[plain], scale[plain])
     for i in np.flatnonzero(~plain).tolist():
         _set_node_transform(file, nodes[i], specs[i], i)
 

@@ -35,30 +35,18 @@ class BatchOptions:
 
 # --- inputs ------------------------------------------------------------------------------------
 def model_sources(path: Path) -> dict:
-    """{path relative to the model's folder: bytes}: the model file, and for a .gltf the
-    buffers and images it names by a relative URI that exist inside its folder (the loader
-    refuses the others: they are left out here so the worker sees what the loader would)."""
+    """{path relative to the model's folder: bytes}: the model file, and the buffers and images
+    it names inside its folder (loaders.source_files, as the loader finds them) that exist (the
+    loader refuses the others: they are left out here so the worker sees what the loader would)."""
+    from ..loaders import source_files
+
     path = Path(path)
     sources = {path.name: path.read_bytes()}
-    if path.suffix.lower() != ".gltf":
-        return sources
-    try:
-        document = json.loads(sources[path.name])
-        uris = [item.get("uri") for key in ("buffers", "images") for item in document.get(key, [])
-                if isinstance(item, dict)]
-    except (ValueError, AttributeError, TypeError):
-        return sources
-    folder = path.parent.resolve()
-    for uri in uris:
-        if not isinstance(uri, str) or uri.startswith("data:") or ":" in uri.split("/")[0]:
+    folder = path.resolve().parent  # the loader's: URIs are relative to where the file really is
+    for file in source_files(path):
+        if file == path:
             continue
-        from urllib.parse import unquote
-
-        relative = unquote(uri).replace("\\", "/")
-        try:
-            target = (folder / relative).resolve()
-        except (OSError, RuntimeError, ValueError):
-            continue
+        target = (folder / file.relative_to(path.parent)).resolve()
         if target.is_relative_to(folder) and target.is_file():
             sources[target.relative_to(folder).as_posix()] = target.read_bytes()
     return sources

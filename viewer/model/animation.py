@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from . import native
-from .checks import OUT_OF_RANGE, finite_number, fits
+from .checks import OUT_OF_RANGE, fits
 
 INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
 PATHS = {"translation": 3, "rotation": 4, "scale": 3}

@@ -382,10 +382,7 @@ class BoneBatch:
             links = self._links = self._plan_links()
         rows = self.rows
         for table, _, _, _, (node_rows, slots) in links:
-            table.position[node_rows] = rows.position[slots]
-            table.quaternion[node_rows] = rows.quaternion[slots]
-            table.scaling[node_rows] = rows.scaling[slots]
-            table.version[node_rows] += 1
+            table.write(node_rows, rows.position[slots], rows.quaternion[slots], rows.scaling[slots])
 
     # --- update ---------------------------------------------------------------------------------
     def update_layout(self) -> None:

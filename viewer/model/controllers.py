@@ -113,10 +113,6 @@ def _vector(value, what: str, nonzero: bool = False) -> np.ndarray:
     return vector
 
 
-def _number(value, what: str) -> float:
-    return finite_number(value, what)
-
-
 def _check_bone(bone, what: str) -> Bone:
     if not isinstance(bone, Bone):
         raise ViewerError(f"{what}: expected a Bone, got {bone!r}")
@@ -278,7 +274,7 @@ class BoneIKController:
 
     @pole_angle.setter
     def pole_angle(self, value) -> None:
-        self._pole_angle = _number(value, f"{self._what} pole_angle")
+        self._pole_angle = finite_number(value, f"{self._what} pole_angle")
 
     @property
     def bend_axis(self) -> np.ndarray:
@@ -296,7 +292,7 @@ class BoneIKController:
     @max_angle.setter
     def max_angle(self, value) -> None:
         """Clamped to [0, pi], as Babylon's setter."""
-        self._max_angle = min(max(_number(value, f"{self._what} max_angle"), 0.0), math.pi)
+        self._max_angle = min(max(finite_number(value, f"{self._what} max_angle"), 0.0), math.pi)
 
     @property
     def max_reach(self) -> float:
@@ -310,7 +306,7 @@ class BoneIKController:
 
     @slerp_amount.setter
     def slerp_amount(self, value) -> None:
-        self._slerp_amount = _number(value, f"{self._what} slerp_amount")
+        self._slerp_amount = finite_number(value, f"{self._what} slerp_amount")
 
     @property
     def lengths(self) -> tuple[float, float]:
@@ -388,7 +384,7 @@ def _number_property(name: str, doc: str) -> property:
         return getattr(self, "_" + name)
 
     def setter(self, value) -> None:
-        setattr(self, "_" + name, _number(value, f"{self._what} {name}"))
+        setattr(self, "_" + name, finite_number(value, f"{self._what} {name}"))
 
     return property(getter, setter, doc=doc)
 

@@ -90,7 +90,7 @@ class MorphTargets:
         """One target's weight, the target given by name or index."""
         index = self.index(key)
         weights = self._weights.copy()
-        weights[index] = _finite_weight(value, f"{self.what} morph target {self.names[index]!r}")
+        weights[index] = finite_number(value, f"{self.what} morph target {self.names[index]!r} weight")
         self._weights = weights
         self.version += 1
 
@@ -130,10 +130,6 @@ def checked_weights(values, count: int, what: str, names=None) -> np.ndarray:
         target = repr(names[bad]) if names is not None else bad
         raise ViewerError(f"{what} morph weights: target {target} holds {OUT_OF_RANGE}: {float(array[bad])!r}")
     return array
-
-
-def _finite_weight(value, what: str) -> float:
-    return finite_number(value, f"{what} weight")
 
 
 def _deltas(values, shape, what) -> np.ndarray:

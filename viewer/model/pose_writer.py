@@ -66,9 +66,7 @@ class PoseWriter:
         if not parts:
             return
         for table, rows, inputs in self._node_groups:
-            for field, values in parts:
-                getattr(table, field)[rows] = values[inputs]
-            table.version[rows] += 1  # each row once: linked bones and caches see the change
+            table.write(rows, **{field: values[inputs] for field, values in parts})
         for batch, slots, inputs in self._bone_groups:
             bone_rows = batch.rows
             if bone_rows.need_decompose[slots].any():

@@ -72,6 +72,15 @@ class NodeTable:
     def release(self, row: int) -> None:
         self._free.append(row)
 
+    def write(self, rows, position=None, quaternion=None, scaling=None) -> None:
+        """The batched writers' one way in: ``rows`` (each once) set to the given (len(rows), 3),
+        (len(rows), 4) and (len(rows), 3) float64 values (None: that part unchanged), already
+        checked by the caller, and their versions bumped (linked bones and caches see the change)."""
+        for array, values in ((self.position, position), (self.quaternion, quaternion), (self.scaling, scaling)):
+            if values is not None:
+                array[rows] = values
+        self.version[rows] += 1
+
 
 SHARED_TABLE = NodeTable(64)  # nodes made without a table (a loader gives a scene its own)
 

@@ -125,8 +125,7 @@ class LoadedModel:
         self.parts = L.vertex_parts(self.scene, self.skeleton)
         self.own_clips = list(self.scene.animations)
         self.retargeted = {}
-        self.nodes = [(node, node.position.copy(), node.rotation_quaternion.copy(), node.scaling.copy())
-                      for node in self.scene.nodes]
+        self.nodes = loaded_node_rows(self.scene.nodes)
         self.morphs = [(mesh, mesh.morph_weights.copy()) for mesh in self.scene.morph_meshes]
 
     def reset(self) -> None:
@@ -134,8 +133,8 @@ class LoadedModel:
         previous image's clip must leave nothing behind."""
         for skeleton in self.scene.skeletons:
             skeleton.return_to_rest()
-        for node, position, rotation, scaling in self.nodes:
-            node.set_trs(position, rotation, scaling)
+        for table, rows, position, quaternion, scaling in self.nodes:  # a copy per table, not a setter per node
+            table.write(rows, position, quaternion, scaling)
         for mesh, weights in self.morphs:
             mesh.morph_weights = weights
 
@@ -158,6 +157,19 @@ class LoadedModel:
         else:
             self.reset()
         self.scene.prepare()
+
+
+def loaded_node_rows(nodes) -> list:
+    """(table, rows, positions, quaternions, scalings) per NodeTable of ``nodes``: their TRS as
+    they are now, to write back in one call per table."""
+    groups: dict = {}
+    for node in nodes:
+        groups.setdefault(id(node.table), (node.table, []))[1].append(node.table_row)
+    saved = []
+    for table, rows in groups.values():
+        rows = np.array(rows, dtype=np.intp)
+        saved.append((table, rows, table.position[rows], table.quaternion[rows], table.scaling[rows]))
+    return saved
 
 
 _SOURCES: dict = {}  # (capture path, its load options) -> its loaded scene, per process

@@ -48,8 +48,9 @@ def motion_inputs(motion: Path | None) -> list:
     if motion is None:
         return []
     if motion.is_dir():
-        files = sorted((p for p in motion.rglob("*") if p.suffix.lower() in MOTION_SUFFIXES and p.is_file()),
-                       key=lambda p: p.relative_to(motion).as_posix())
+        from ..checks import model_files
+
+        files = model_files(motion, MOTION_SUFFIXES)
         if not files:
             raise ViewerError(f"--motion {motion}: no .bvh captures in this folder")
         return files
