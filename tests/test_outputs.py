@@ -242,3 +242,32 @@ def test_batch_refuses_a_report_folder_that_would_replace_a_model_of_the_library
     assert "sub/fox.glb" in line and "the library's model" in line, line
     assert digests(library / "sub") == before and sorted(p.name for p in (library / "sub").iterdir()) == ["fox.glb"]
     assert main(["batch", str(library), "--out", str(tmp_path / "report"), "--workers", "1"]) == 0
+
+
+def test_a_gltf_whose_write_fails_part_way_leaves_the_old_set_whole(tmp_path, monkeypatch):
+    """A .gltf is several files renamed into place one after another: when a rename fails after
+    the .bin is placed, the .bin (and images) put back are the old ones, so the old .gltf still
+    loads as it was and nothing new or temporary is left."""
+    from viewer import save_gltf
+    from viewer.errors import ViewerError
+
+    out = tmp_path / "model.gltf"
+    save_gltf(load_gltf(CESIUM_MAN), out)
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()}
+    other = load_gltf(FOX)  # every file of it differs from CesiumMan's
+    real, renames = os.replace, []
+
+    def failing_second(source, target):
+        renames.append(target)
+        if len(renames) == 2:
+            raise OSError(28, "No space left on device")
+        return real(source, target)
+
+    monkeypatch.setattr(os, "replace", failing_second)
+    with pytest.raises(ViewerError, match="No space left on device"):
+        save_gltf(other, out)
+    monkeypatch.setattr(os, "replace", real)
+    assert len(renames) == 3 and renames[2] == renames[0]  # the file placed before the failure, put back
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()}
+    assert after == before
+    assert len(load_gltf(out).skeletons[0].bones) == 19

@@ -70,11 +70,13 @@ def open_atomically(path, mode: str = "wb", fsync: bool = False):
 
 def write_files(files, what: str | None = None) -> None:
     """Write each (path, bytes or str) to a temporary name beside it, then rename them all into
-    place in the order given (a model's side files first, the file that names them last); an OS
-    error removes every temporary file and becomes one ViewerError line about ``what`` (default:
-    the last file)."""
+    place in the order given (a model's side files first, the file that names them last). The
+    set is written whole or not at all: should a rename fail part way (a .gltf's .bin placed,
+    the .gltf not), the files already placed are put back as they were, so an old .gltf never
+    names a new .bin. An OS error removes every temporary file and becomes one ViewerError line
+    about ``what`` (default: the last file)."""
     files = [(Path(path), data.encode("utf-8") if isinstance(data, str) else data) for path, data in files]
-    temporary = []
+    temporary, placed = [], []  # placed: (target, its old file's backup name or None)
     try:
         for target, data in files:
             name = temporary_path(target)
@@ -82,15 +84,43 @@ def write_files(files, what: str | None = None) -> None:
                 temporary.append(name)
                 out.write(data)
         for name, (target, _) in zip(temporary, files):
+            placed.append((target, _backup(target)))
             os.replace(name, target)
-    except OSError as error:
+    except BaseException as error:
         for name in temporary:
             discard(name)
-        raise ViewerError(f"cannot write {what or files[-1][0]}: {error.strerror or error}") from None
-    except BaseException:
-        for name in temporary:
-            discard(name)
+        _put_back(placed)
+        if isinstance(error, OSError):
+            raise ViewerError(f"cannot write {what or files[-1][0]}: {error.strerror or error}") from None
         raise
+    for _, backup in placed:
+        if backup is not None:
+            discard(backup)
+
+
+def _backup(target: Path):
+    """A hard link to ``target``'s current file under a temporary name (None when there is
+    none, or the file system cannot link: then that file cannot be put back)."""
+    if not os.path.isfile(target):
+        return None
+    backup = temporary_path(target)
+    try:
+        os.link(target, backup)
+    except OSError:
+        return None
+    return backup
+
+
+def _put_back(placed) -> None:
+    """Undo the renames of a failed write_files, last first: each old file back, a new one removed."""
+    for target, backup in reversed(placed):
+        try:
+            if backup is not None:
+                os.replace(backup, target)
+            elif os.path.lexists(target):
+                os.unlink(target)
+        except OSError:
+            pass
 
 
 def write_file(path, data) -> None:
