@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..words import counted
-from .common import Progress, check_creatable_folder, positive_finite, positive_int, size
+from .common import Progress, add_pool_options, check_creatable_folder, check_pool_options, positive_finite, size
 
 
 def add_parser(commands, common):
@@ -20,12 +20,8 @@ def add_parser(commands, common):
                                             "Exit 0 when every model was processed, 1 when some failed.")
     batch.add_argument("dir", type=Path, metavar="DIR", help="the library: a folder of models (searched recursively)")
     batch.add_argument("--out", type=Path, required=True, metavar="REPORT", help="the report's folder (created)")
-    batch.add_argument("--workers", type=positive_int, metavar="N",
-                       help=f"worker processes of the local pool, each with one GL context (default: the number of "
-                            f"cores, {os.cpu_count()})")
-    batch.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                       help="run each model as a Ray task: on a local Ray runtime, or on the cluster at ADDRESS "
-                            "(HOST:PORT of its head); needs pip install 'boneviewer[ray]'")
+    add_pool_options(batch, "run each model as a Ray task: on a local Ray runtime, or on the cluster at ADDRESS "
+                            "(HOST:PORT of its head)")
     batch.add_argument("--size", type=size, default=(256, 256), metavar="WxH", help="WIDTHxHEIGHT of the pictures (default 256x256)")
     batch.add_argument("--gif-seconds", type=positive_finite, default=4.0, metavar="S",
                        help="each clip's GIF, and the turntable, last at most S seconds (default 4)")
@@ -48,8 +44,7 @@ def run(args) -> int:
                           f"(one file: boneviewer check {args.dir}, boneviewer render {args.dir})")
     if not args.dir.is_dir():
         raise ViewerError(f"{args.dir}: {why_missing(args.dir, 'folder')}")
-    if args.ray is not None and args.workers is not None:
-        raise ViewerError("--workers sizes the local pool; with --ray, Ray places the tasks on its workers")
+    check_pool_options(args)
     check_creatable_folder("--out", args.out)  # first: resolve() raises on a symlink loop
     if args.dir.resolve() == args.out.resolve():
         raise ViewerError(f"--out {args.out}: the report needs its own folder, not the library's")

@@ -287,6 +287,23 @@ def bvh_up(text: str) -> str:
     return text.lower()
 
 
+def add_pool_options(parser, ray_help: str) -> None:
+    """--workers and --ray, as batch and synth take them (``ray_help``: what --ray runs as Ray
+    tasks, and where); check_pool_options refuses the two together."""
+    parser.add_argument("--workers", type=positive_int, metavar="N",
+                        help=f"worker processes of the local pool, each with one GL context (default: the number "
+                             f"of cores, {os.cpu_count()})")
+    parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                        help=f"{ray_help}; needs pip install 'boneviewer[ray]'")
+
+
+def check_pool_options(args) -> None:
+    from ..errors import ViewerError
+
+    if args.ray is not None and args.workers is not None:
+        raise ViewerError("--workers sizes the local pool; with --ray, Ray places the tasks on its workers")
+
+
 def add_bvh_options(parser) -> None:
     """--bvh-scale, --bvh-up and --bvh-forward: how a BVH file (the model or --motion's) loads."""
     parser.add_argument("--bvh-scale", type=positive_finite, metavar="S",

@@ -4,12 +4,11 @@ part index, COCO annotations) of one model or a folder of models, in random pose
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from .common import (BVH_DESTS, Progress, add_bvh_options, bvh_options, check_creatable_folder, finite, positive_int,
-                     size)
+from .common import (BVH_DESTS, Progress, add_bvh_options, add_pool_options, bvh_options, check_creatable_folder,
+                     check_pool_options, finite, positive_int, size)
 
 
 def range_of(low: float, high: float, unit: str = ""):
@@ -87,12 +86,8 @@ def add_parser(commands, common):
                         help="a folder of images (.png, .jpg): for each image, one of them drawn at random, "
                              "scaled to cover the frame and cropped at random behind the character")
     run_group = synth.add_argument_group("workers")
-    run_group.add_argument("--workers", type=positive_int, metavar="N",
-                           help=f"worker processes of the local pool, each with one GL context (default: the number "
-                                f"of cores, {os.cpu_count()})")
-    run_group.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                           help="render as Ray tasks: on a local Ray runtime, or on the cluster at ADDRESS (its "
-                                "nodes read the models at the same paths); needs pip install 'boneviewer[ray]'")
+    add_pool_options(run_group, "render as Ray tasks: on a local Ray runtime, or on the cluster at ADDRESS (its "
+                                "nodes read the models at the same paths)")
     synth.set_defaults(run=run)
 
 
@@ -108,8 +103,7 @@ def run(args) -> int:
 
     if not args.model.exists():
         raise ViewerError(f"{args.model}: {why_missing(args.model, 'file or folder')}")
-    if args.ray is not None and args.workers is not None:
-        raise ViewerError("--workers sizes the local pool; with --ray, Ray places the tasks on its workers")
+    check_pool_options(args)
     if args.motion is not None and not args.motion.exists():
         raise ViewerError(f"--motion {args.motion}: {why_missing(args.motion, 'file or folder')}")
     if args.motion is not None and args.motion.is_file() and args.motion.suffix.lower() != ".bvh":
