@@ -43,7 +43,13 @@ class RenderOptions:
     background_top: tuple = (0.33, 0.36, 0.42)
     background_bottom: tuple = (0.12, 0.12, 0.14)
     transparent_background: bool = False  # clear to alpha 0 (RGBA PNGs to composite), no gradient
-    key_light: tuple = (0.45, 0.8, 0.6)   # direction towards the light
+    key_light: tuple = (0.45, 0.8, 0.6)   # direction towards the light (environment "none")
+    # The look (issue 27): image-based light from an environment, then exposure and tone mapping.
+    environment: str = "studio"           # "studio" (generated in code), "none" (the simple key light), or an .hdr path
+    environment_rotation: float = 0.0     # degrees about +Y
+    tone_mapping: str = "khr-neutral"     # "khr-neutral", "aces" (Babylon's TONEMAPPING_ACES) or "none"
+    exposure: float = 1.0                 # linear multiplier before tone mapping
+    show_environment: bool = False        # draw the environment as the background
 
     @property
     def bone_storage(self) -> str:
