@@ -20,12 +20,33 @@ def _glsl_dir() -> Path:
 GLSL_DIR = _glsl_dir()
 
 
-def shader_source(name: str, defines: dict | None = None) -> str:
+def _read(name: str) -> str:
     path = GLSL_DIR / name
     try:
-        source = path.read_text()
+        return path.read_text()
     except OSError as error:
         raise ViewerError(f"shader {name}: cannot read {path}: {error.strerror}") from None
+
+
+def _include(source: str, name: str) -> str:
+    """Each line ``#include "file.glsl"`` replaced by that file of glsl/ (one level: an included
+    file includes nothing), so shared functions (the light, tone mapping) live in one file."""
+    lines = []
+    for line in source.splitlines(keepends=True):
+        words = line.split()
+        if len(words) == 2 and words[0] == "#include" and words[1].startswith('"') and words[1].endswith('"'):
+            included = words[1][1:-1]
+            text = _read(included)
+            if "#include" in text:
+                raise ViewerError(f"shader {name}: {included} includes another file (one level only)")
+            lines.append(text if text.endswith("\n") else text + "\n")
+        else:
+            lines.append(line)
+    return "".join(lines)
+
+
+def shader_source(name: str, defines: dict | None = None) -> str:
+    source = _include(_read(name), name)
     if not defines:
         return source
     version, _, body = source.partition("\n")  # #version must stay the first line
