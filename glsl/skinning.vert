@@ -13,7 +13,8 @@
 //                 the CPU morphed the vertices): their deltas in u_morph_texture (RGBA32F,
 //                 MORPH_TEXTURE_WIDTH texels a row; vertex v, target t starts at texel
 //                 (v * MORPH_TARGETS + t) * MORPH_TEXELS: its position delta, then with
-//                 MORPH_NORMALS its normal delta), their weights packed four to a vec4
+//                 MORPH_NORMALS its normal delta, then with MORPH_TANGENTS its tangent's xyz
+//                 delta), their weights packed four to a vec4
 //   PAINT_NONE, PAINT_WEIGHTS, PAINT_BONE_MAP, PAINT_VERTEX  the values of u_paint (what colours
 //                 the mesh): its materials; joint u_paint_joint's weight as a heatmap, or each
 //                 vertex's dominant joint's colour, both from the joint/weight attributes here
@@ -30,7 +31,9 @@
 
 in vec3 in_position;
 in vec3 in_normal;
-in vec2 in_uv;
+in vec4 in_tangent;   // xyz and handedness w (glTF TANGENT); absent: (0, 0, 0, 1), unused
+in vec2 in_uv;        // TEXCOORD_0
+in vec2 in_uv1;       // TEXCOORD_1 (absent: zeros)
 in vec4 in_color;
 in vec4 in_paint;
 #if SKINNING != SKINNING_CPU
@@ -103,6 +106,12 @@ mat4 bone_matrix(int j) {
 #ifndef MORPH_TARGETS
 #define MORPH_TARGETS 0
 #endif
+#ifndef MORPH_NORMALS
+#define MORPH_NORMALS 0
+#endif
+#ifndef MORPH_TANGENTS
+#define MORPH_TANGENTS 0
+#endif
 #if MORPH_TARGETS > 0
 uniform sampler2D u_morph_texture;
 uniform vec4 u_morph_weights[(MORPH_TARGETS + 3) / 4];
@@ -113,13 +122,16 @@ vec4 morph_texel(int index) {
 
 out vec3 v_world_position;
 out vec3 v_normal;
+out vec4 v_tangent;   // world-space tangent, handedness in w
 out vec2 v_uv;
+out vec2 v_uv1;
 out vec4 v_color;
 out vec4 v_paint;
 
 void main() {
     vec3 position = in_position;
     vec3 normal = in_normal;
+    vec3 tangent = in_tangent.xyz;
 #if MORPH_TARGETS > 0
     // Morphing comes before skinning (glTF, Babylon); gl_VertexID is the vertex's index.
     for (int t = 0; t < MORPH_TARGETS; ++t) {
@@ -129,6 +141,9 @@ void main() {
             position += weight * morph_texel(texel).xyz;
 #if MORPH_NORMALS
             normal += weight * morph_texel(texel + 1).xyz;
+#endif
+#if MORPH_TANGENTS
+            tangent += weight * morph_texel(texel + 1 + MORPH_NORMALS).xyz;
 #endif
         }
     }
@@ -157,8 +172,11 @@ void main() {
 #if !PICK_IDS
     // Inverse transpose keeps normals perpendicular under non-uniform bone scale.
     v_normal = transpose(inverse(mat3(model))) * normal;
+    // A tangent lies in the surface: it moves with the surface (no inverse transpose).
+    v_tangent = vec4(mat3(model) * tangent, in_tangent.w);
     v_world_position = world_position.xyz;
     v_uv = in_uv;
+    v_uv1 = in_uv1;
     v_color = in_color;
     v_paint = in_paint;
 #if SKINNING != SKINNING_CPU

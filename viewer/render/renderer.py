@@ -1,5 +1,9 @@
-"""Draws a Scene with moderngl: skinned meshes, ground grid, skeleton overlay; and picks what
-is under a pixel with an ID pass (``Renderer.pick``, ``Renderer.pick_bone``).
+"""Draws a Scene with moderngl: skinned meshes with their glTF materials, lit by an environment
+(image-based light) or the simple light, ground grid, skeleton overlay; and picks what is under
+a pixel with an ID pass (``Renderer.pick``, ``Renderer.pick_bone``).
+
+Submeshes are drawn in two passes: the opaque and masked ones, then the blended ones back to
+front by their centre, depth-tested without writing depth (glTF's alpha modes, as Babylon.js).
 
 The renderer reads the model (final matrices, vertex arrays, world matrices) and never
 changes it; it knows nothing of windows or ImGui, so the window and the headless path share
@@ -18,8 +22,10 @@ from ..model.mesh import bounds, skin
 from ..model.weights import joint_row, triangle_bone
 from ..options import Axes, Paint, RenderOptions
 from .geometry import bone_axes, ground_grid, marker_overlay, skeleton_overlay
+from .materials import ENVIRONMENT_UNIT, GpuMaterial, set_sampler_units
 from .paint import paint_colors
 from .shaders import load_program
+from .tonemap import set_tone_mapping
 
 # Vertex uniform components kept back for everything that is not a bone matrix.
 RESERVED_UNIFORM_COMPONENTS = 256
@@ -31,6 +37,14 @@ MORPH_TEXTURE_WIDTH = 4096  # texels a row of a morph target texture
 # the model leave it opaque and over a transparent background are as opaque as they are drawn.
 # (GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA: moderngl is imported lazily.)
 OVER = (0x0302, 0x0303, 0x0001, 0x0303)
+MAX_LIGHTS = 8  # skinning.frag's uniform arrays
+LIGHT_KINDS = {"directional": 0, "point": 1, "spot": 2}
+# The simple light (environment "none"): radiance of a key and a fill light and of the sky and
+# the ground, chosen so a model looks about as it did under the lambert light before issue 27.
+SIMPLE_KEY = (2.2, 2.15, 2.1)
+SIMPLE_FILL = (0.8, 0.82, 0.88)
+SIMPLE_SKY = (0.36, 0.38, 0.44)
+SIMPLE_GROUND = (0.1, 0.095, 0.09)
 
 
 class SkinningMode(enum.IntEnum):
@@ -55,18 +69,19 @@ class ShaderPaint(enum.IntEnum):
 
 def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
                      morph_targets: int = 0, morph_normals: bool = False, pick: bool = False,
-                     labels: bool = False) -> dict:
+                     labels: bool = False, morph_tangents: bool = False) -> dict:
     """The skinning shader's #defines. ``morph_targets`` > 0 morphs on the GPU (MORPH_TARGETS,
-    MORPH_NORMALS, MORPH_TEXELS texels per vertex and target, MORPH_TEXTURE_WIDTH); ``pick``
-    builds it for the ID pass (PICK_IDS); ``labels`` for the labelled draw (LABELS: the part
-    index and the depth beside the colour)."""
+    MORPH_NORMALS, MORPH_TANGENTS, MORPH_TEXELS texels per vertex and target,
+    MORPH_TEXTURE_WIDTH); ``pick`` builds it for the ID pass (PICK_IDS); ``labels`` for the
+    labelled draw (LABELS: the part index and the depth beside the colour)."""
     defines = {f"SKINNING_{member.name}": int(member) for member in SkinningMode}
     defines.update({f"PAINT_{member.name}": int(member) for member in ShaderPaint})
     defines.update(SKINNING=int(mode), BONE_COUNT=max(bone_count, 1), INFLUENCES=max(influences, 4),
                    BONES_PER_ROW=bones_per_row)
     if morph_targets:
         defines.update(MORPH_TARGETS=morph_targets, MORPH_NORMALS=int(morph_normals),
-                       MORPH_TEXELS=2 if morph_normals else 1, MORPH_TEXTURE_WIDTH=MORPH_TEXTURE_WIDTH)
+                       MORPH_TANGENTS=int(morph_tangents), MORPH_TEXELS=1 + int(morph_normals) + int(morph_tangents),
+                       MORPH_TEXTURE_WIDTH=MORPH_TEXTURE_WIDTH)
     if pick:
         defines["PICK_IDS"] = 1
     if labels:
@@ -95,11 +110,13 @@ class MeshHit(NamedTuple):
     triangle: int
 
 
-def morph_texture_data(morph_targets) -> tuple[np.ndarray, tuple[int, int]]:
+def morph_texture_data(morph_targets, tangents: bool = False) -> tuple[np.ndarray, tuple[int, int]]:
     """A MorphTargets' deltas as RGBA32F texels laid out as the shader reads them (vertex by
-    vertex, each target's position delta, then its normal delta when there are normals), and
-    the texture's (width, height)."""
+    vertex, each target's position delta, then its normal delta when there are normals, then
+    with ``tangents`` its tangent delta), and the texture's (width, height)."""
     deltas = [morph_targets.positions] + ([morph_targets.normals] if morph_targets.normals is not None else [])
+    if tangents:
+        deltas.append(morph_targets.tangents)
     # (targets, vertices, texels, 3) -> (vertices, targets, texels, 4)
     stacked = np.stack(deltas, axis=2).transpose(1, 0, 2, 3)
     texels = np.zeros(stacked.shape[:3] + (4,), np.float32)
@@ -139,16 +156,19 @@ class Renderer:
         self._grid_key = None
         self._grid_vertices = np.zeros((0, 7), np.float32)
         self._pick_target = None  # (id texture, depth renderbuffer, framebuffer), made on the first pick
+        self._environments: dict = {}  # source: Environment, loaded on first use
 
     # --- resources -----------------------------------------------------------------------------
     def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
-                morph_targets: int = 0, morph_normals: bool = False, pick: bool = False, labels: bool = False):
+                morph_targets: int = 0, morph_normals: bool = False, morph_tangents: bool = False,
+                pick: bool = False, labels: bool = False):
         """The skinning program for these #defines (``pick``: skinning.vert with PICK_IDS and
         pick.frag, the ID pass; ``labels``: with LABELS, the labelled draw), built once per renderer."""
-        key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals, pick, labels)
+        key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals, morph_tangents, pick,
+               labels)
         if key not in self._programs:
             defines = skinning_defines(skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals,
-                                       pick, labels)
+                                       pick, labels, morph_tangents)
             fragment = "pick.frag" if pick else "skinning.frag"
             self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines)
         return self._programs[key]
@@ -180,6 +200,46 @@ class Renderer:
                          self._wide_lines, self._background_vao, self._background, *(self._pick_target or ())):
             resource.release()
         self._pick_target = None
+        self._environments.clear()  # the context's cache (viewer.render.environment) owns them
+
+    # --- the light ------------------------------------------------------------------------------
+    def environment(self, source):
+        """The Environment of ``source`` ("studio" or an .hdr path; loaded once per renderer),
+        or None for "none" (the simple light)."""
+        if source in (None, "", "none"):
+            return None
+        environment = self._environments.get(source)
+        if environment is None:
+            from .environment import Environment
+
+            environment = self._environments[source] = Environment.load(self.ctx, source)
+        return environment
+
+    def frame_light(self, scene, options: RenderOptions) -> "FrameLight":
+        """This frame's light: the environment (or none) and the punctual lights: the scene's
+        KHR_lights_punctual ones, with the simple light's key and fill first when there is no
+        environment (at most MAX_LIGHTS; the scene must be prepared, so nodes are placed)."""
+        environment = self.environment(options.environment)
+        lights = []
+        if environment is None:
+            key = np.asarray(options.key_light, np.float64)
+            fill = np.array([-key[0], 0.3, -key[2]])
+            for towards, color in ((key, SIMPLE_KEY), (fill, SIMPLE_FILL)):
+                norm = np.linalg.norm(towards)
+                if norm > 0:
+                    lights.append((0, np.zeros(3), -towards / norm, 0.0, np.asarray(color), (0.0, 0.0)))
+        for light in getattr(scene, "lights", ())[: MAX_LIGHTS - len(lights)]:
+            kind = LIGHT_KINDS[light.kind]
+            inverse_range2 = 0.0 if not light.range else 1.0 / float(light.range) ** 2
+            cone = (0.0, 0.0)
+            if light.kind == "spot":
+                inner, outer = np.cos(light.inner_cone_angle), np.cos(light.outer_cone_angle)
+                scale = 1.0 / max(1e-3, inner - outer)
+                cone = (scale, -outer * scale)
+            lights.append((kind, np.asarray(light.world_position(), np.float64),
+                           np.asarray(light.world_direction(), np.float64), inverse_range2,
+                           np.asarray(light.color, np.float64) * float(light.intensity), cone))
+        return FrameLight(environment, options, lights)
 
     # --- picking -------------------------------------------------------------------------------
     def pick(self, scene, camera, size, x: float, y: float) -> MeshHit | None:
@@ -255,11 +315,9 @@ class Renderer:
         options = options or RenderOptions()
         ctx = self.ctx
         height = size[1]
-        view, projection = self._begin_frame(camera, size, options)
-        if options.show_mesh or options.wireframe:
-            for mesh in scene.meshes:
-                self.gpu_mesh(mesh).draw(view, projection, camera.position, options, scene)
-        ctx.wireframe = False
+        light = self.frame_light(scene, options)
+        view, projection = self._begin_frame(camera, size, options, light)
+        self._draw_meshes(scene, view, projection, camera.position, options, light)
 
         ctx.enable(moderngl.BLEND)
         ctx.blend_func = OVER
@@ -292,10 +350,50 @@ class Renderer:
         alone) gets the background first. The part and depth targets must be cleared to 0 by
         the caller (an integer attachment is not cleared by glClear)."""
         color_target.use()
-        view, projection = self._begin_frame(camera, size, options)
+        light = self.frame_light(scene, options)
+        view, projection = self._begin_frame(camera, size, options, light)
         label_target.use()
-        for mesh in scene.meshes:
-            self.gpu_mesh(mesh).draw_labels(view, projection, camera.position, options, scene, parts[id(mesh)])
+        self._draw_meshes(scene, view, projection, camera.position, options, light, parts, label_target)
+
+    def _draw_meshes(self, scene, view, projection, camera_position, options, light, parts=None,
+                     label_target=None) -> None:
+        """Every mesh shaded (opaque and masked submeshes, then the blended ones back to front),
+        then the wireframe; ``parts``: the labelled draw's (see render_labels), whose blended
+        submeshes write colour only, so the labels show what is behind them."""
+        import moderngl
+
+        if not (options.show_mesh or options.wireframe):
+            return
+        ctx = self.ctx
+        meshes = [self.gpu_mesh(mesh) for mesh in scene.meshes]
+        builds = [gpu.build(parts[id(gpu.mesh)] if parts is not None else None) for gpu in meshes]
+        if options.show_mesh:
+            blended = []
+            for order, (gpu, (program, vao)) in enumerate(zip(meshes, builds)):
+                later = gpu.draw(view, projection, camera_position, options, scene, light, program, vao)
+                blended += [(gpu.view_depth(index, view), order, index) for index in later]
+            if blended:
+                blended.sort()  # farthest (most negative view z) first
+                ctx.enable(moderngl.BLEND)
+                ctx.blend_func = OVER
+                ctx.depth_mask = False
+                if label_target is not None:
+                    label_target.color_mask = [(True, True, True, True)] + [(False,) * 4] * 2
+                bound = None
+                for _, order, index in blended:
+                    gpu, (program, vao) = meshes[order], builds[order]
+                    if bound != order:
+                        gpu.bind(view, projection, camera_position, options, scene, light, program)
+                        bound = order
+                    gpu.draw_submesh(program, vao, index, options)
+                if label_target is not None:
+                    label_target.color_mask = [(True, True, True, True)] * 3
+                ctx.depth_mask = True
+                ctx.disable(moderngl.BLEND)
+            ctx.disable(moderngl.CULL_FACE)
+        if options.wireframe:
+            for gpu, (program, vao) in zip(meshes, builds):
+                gpu.draw_wireframe(view, projection, camera_position, options, scene, light, program, vao)
 
     def _draw_axes(self, scene, options, view, projection, size) -> None:
         """Bone axes (the selected bone's, or every bone's) over everything, a fixed size on screen."""
@@ -333,14 +431,14 @@ class Renderer:
         import moderngl
 
         options = options or RenderOptions()
-        view, projection = self._begin_frame(camera, size, options)
+        view, projection = self._begin_frame(camera, size, options, self.frame_light(crowd, options))
         entry = self._meshes.get(("crowd", id(crowd)))
         if entry is None or entry.crowd is not crowd or entry.instances != len(crowd):
             if entry is not None:
                 entry.release()
             entry = GpuCrowd(self, crowd)
             self._meshes[("crowd", id(crowd))] = entry
-        entry.draw(view, projection, camera.position, options)
+        entry.draw(view, projection, camera.position, options, self.frame_light(crowd, options))
         if options.show_grid:
             ground = entry.ground_bounds()
             self.ctx.enable(moderngl.BLEND)
@@ -350,23 +448,31 @@ class Renderer:
             self.ctx.depth_mask = True
             self.ctx.disable(moderngl.BLEND)
 
-    def _begin_frame(self, camera, size, options: RenderOptions):
-        """Viewport, cleared depth, background gradient, depth test on: (view, projection)."""
+    def _begin_frame(self, camera, size, options: RenderOptions, light=None):
+        """Viewport, cleared depth, background (the gradient, or the environment when
+        ``options.show_environment``), depth test on: (view, projection)."""
         import moderngl
 
         ctx = self.ctx
         width, height = size
         ctx.viewport = (0, 0, width, height)
         ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.BLEND)
+        ctx.front_face = "ccw"
+        view, projection = camera.view_matrix(), camera.projection_matrix(width / max(height, 1))
+        environment = light.environment if light is not None else None
         if options.transparent_background:
             ctx.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+        elif options.show_environment and environment is not None:
+            ctx.clear(depth=1.0)
+            environment.draw_background(view, projection, options.environment_rotation, options.exposure,
+                                        options.tone_mapping)
         else:
             ctx.clear(depth=1.0)
             self._background["u_top"].value = tuple(options.background_top)
             self._background["u_bottom"].value = tuple(options.background_bottom)
             self._background_vao.render(moderngl.TRIANGLES, vertices=3)
         ctx.enable(moderngl.DEPTH_TEST)
-        return camera.view_matrix(), camera.projection_matrix(width / max(height, 1))
+        return view, projection
 
     def _draw_lines(self, vertices, view, projection, mode, fade=None, point_size=1.0, line_width=None, size=None):
         """Lines or points; ``line_width`` (pixels) widens lines in the geometry shader."""
@@ -404,8 +510,93 @@ class Renderer:
         return self._grid_vertices
 
 
+class FrameLight:
+    """One frame's light, set into every mesh program (``set_frame_uniforms``): the environment
+    (or None: the simple light), the look's options, and the punctual lights as the shader's
+    uniform arrays."""
+
+    def __init__(self, environment, options: RenderOptions, lights):
+        self.environment, self.options = environment, options
+        self.count = len(lights)
+        position = np.zeros((MAX_LIGHTS, 4), np.float32)
+        direction = np.zeros((MAX_LIGHTS, 4), np.float32)
+        color = np.zeros((MAX_LIGHTS, 3), np.float32)
+        cone = np.zeros((MAX_LIGHTS, 2), np.float32)
+        for i, (kind, where, towards, inverse_range2, rgb, spot) in enumerate(lights):
+            position[i] = (*where, kind)
+            direction[i] = (*towards, inverse_range2)
+            color[i], cone[i] = rgb, spot
+        self.arrays = {"u_light_position": position.tobytes(), "u_light_direction": direction.tobytes(),
+                       "u_light_color": color.tobytes(), "u_light_cone": cone.tobytes()}
+
+
+def set_frame_uniforms(program, view, projection, camera_position, light: FrameLight) -> None:
+    """The per-frame uniforms every mesh program shares: camera, light, the look, sampler units."""
+    options = light.options
+    program["u_view"].write(view.astype(np.float32).tobytes())
+    program["u_projection"].write(projection.astype(np.float32).tobytes())
+    set_sampler_units(program)
+    for name, value in (("u_camera_position", tuple(camera_position)), ("u_key_direction", tuple(options.key_light)),
+                        ("u_environment", light.environment is not None), ("u_sky", SIMPLE_SKY),
+                        ("u_ground", SIMPLE_GROUND), ("u_light_count", light.count)):
+        if name in program:
+            program[name].value = value
+    set_tone_mapping(program, options.tone_mapping, options.exposure)
+    if "u_light_position" in program:
+        for name, data in light.arrays.items():
+            program[name].write(data)
+    if light.environment is not None:
+        light.environment.use(program, ENVIRONMENT_UNIT, options.environment_rotation)
+    else:  # unused, but a cube sampler left on unit 0 beside the 2D ones makes GL refuse the draw
+        for offset, name in enumerate(("u_env_specular", "u_env_brdf")):
+            if name in program:
+                program[name].value = ENVIRONMENT_UNIT + offset
+
+
+def _cull(ctx, double_sided: bool, world_matrix) -> None:
+    """Back faces culled for a single-sided material; a world matrix that mirrors (negative
+    determinant) turns the winding of front faces to clockwise (glTF)."""
+    import moderngl
+
+    if double_sided:
+        ctx.disable(moderngl.CULL_FACE)
+    else:
+        ctx.enable(moderngl.CULL_FACE)
+        ctx.front_face = "cw" if np.linalg.det(np.asarray(world_matrix, np.float64)[:3, :3]) < 0 else "ccw"
+
+
+class _DefaultMaterial:
+    """STAND-IN until fix-materials lands (Submesh.pbr): the submesh's base colour and image
+    as a dielectric."""
+
+    def __init__(self, submesh):
+        from types import SimpleNamespace
+
+        self.name = ""
+        self.base_color_factor = np.asarray(submesh.base_color, np.float64)
+        image = submesh.base_color_texture
+        self.base_color_texture = None if image is None else SimpleNamespace(
+            image=image, texcoord=0, transform=None, sampler=None, scale=1.0)
+        self.metallic_factor, self.roughness_factor = 0.0, 0.6
+        self.metallic_roughness_texture = self.normal_texture = self.occlusion_texture = None
+        self.emissive_factor, self.emissive_texture, self.emissive_strength = np.zeros(3), None, 1.0
+        self.alpha_mode, self.alpha_cutoff, self.double_sided, self.unlit = "OPAQUE", 0.5, True, False
+
+
+def material_of(submesh):
+    """The submesh's glTF material (Submesh.pbr)."""
+    material = getattr(submesh, "pbr", None)
+    return material if material is not None else _DefaultMaterial(submesh)
+
+
+def submesh_materials(ctx, mesh, textures: dict) -> list:
+    """A GpuMaterial per submesh of ``mesh`` (textures shared through ``textures``)."""
+    return [GpuMaterial(ctx, material_of(submesh), textures) for submesh in mesh.submeshes]
+
+
 class GpuMesh:
-    """GPU buffers of one SkinnedMesh, its bone matrix storage and its morph target texture.
+    """GPU buffers of one SkinnedMesh, its bone matrix storage, its morph target texture and
+    its materials.
 
     Morph targets are applied in the shader (deltas in an RGBA32F texture, weights in a
     uniform array), except with CPU skinning, where numpy morphs and skins the vertices."""
@@ -416,10 +607,13 @@ class GpuMesh:
         skeleton = mesh.skeleton
         bone_count = len(skeleton.bones) if skeleton is not None else 0
         self.influences = mesh.influences
+        self.tangents = getattr(mesh, "tangents", None)
         morph = mesh.morph_targets
         self.cpu_morph = morph is not None and renderer.cpu_skinning
         self.morph_targets = len(morph) if morph is not None and not self.cpu_morph else 0
         morph_normals = self.morph_targets > 0 and morph.normals is not None
+        morph_tangents = (self.morph_targets > 0 and self.tangents is not None
+                          and getattr(morph, "tangents", None) is not None)
         # The weights take uniform vectors the bone matrices cannot use.
         budget = renderer.uniform_bone_budget - (-(-self.morph_targets // 4) + 3) // 4
         if skeleton is None or renderer.cpu_skinning:
@@ -433,11 +627,12 @@ class GpuMesh:
                 storage = "uniform" if bone_count <= budget else "texture"
             self.skinning = SkinningMode.UNIFORM_ARRAY if storage == "uniform" else SkinningMode.BONE_TEXTURE
             self.bones_per_row = min(bone_count, MAX_TEXTURE_BONES_PER_ROW) if self.skinning is SkinningMode.BONE_TEXTURE else 1
-        self.program = renderer.program(self.skinning, bone_count, self.influences, self.bones_per_row,
-                                        self.morph_targets, morph_normals)
+        self._program_key = (self.skinning, bone_count, self.influences, self.bones_per_row, self.morph_targets,
+                             morph_normals, morph_tangents)
+        self.program = renderer.program(*self._program_key)
         self.morph_texture = None
         if self.morph_targets:
-            data, (width, height) = morph_texture_data(morph)
+            data, (width, height) = morph_texture_data(morph, morph_tangents)
             limit = int(ctx.info.get("GL_MAX_TEXTURE_SIZE", 16384))
             if height > limit:
                 raise ViewerError(f"mesh {mesh.name!r}: {len(morph)} morph targets of {morph.vertex_count} vertices "
@@ -459,15 +654,18 @@ class GpuMesh:
         self._uploaded_skin = None   # CPU skinning: (final matrices, morph weights) the vertices show
         self._painted = None         # (paint, bone, scene) whose numpy colours in_paint holds
         self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
-        content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
-                   if name in self.program]
-        self.vao = ctx.vertex_array(self.program, content, index_buffer=self.index_buffer, index_element_size=4)
-        self.textures = material_textures(ctx, mesh)
-        self._program_key = (self.skinning, bone_count, self.influences, self.bones_per_row, self.morph_targets,
-                             morph_normals)
+        self.vao = self._vertex_array(self.program)
+        self.textures: dict = {}
+        self.materials = submesh_materials(ctx, mesh, self.textures)
+        self.centers = submesh_centers(mesh)
         self.pick_program = self.pick_vao = None  # the ID pass's, made on the first pick
         self.label_program = self.label_vao = self.part_buffer = None  # the labelled draw's, made on its first
         self._parts = None  # the part array part_buffer holds
+
+    def _vertex_array(self, program, extra=()):
+        content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
+        return self.renderer.ctx.vertex_array(program, content + list(extra), index_buffer=self.index_buffer,
+                                              index_element_size=4)
 
     def update(self, program=None) -> None:
         """Upload this frame's bone matrices and morph weights to ``program`` (the drawing
@@ -480,9 +678,8 @@ class GpuMesh:
         skeleton = mesh.skeleton
         if skeleton is None:
             if self.cpu_morph and self._uploaded_morph != mesh.morph_targets.version:
-                positions, normals = mesh.morphed()
-                self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())
-                self.buffers["in_normal"][0].write(normals.astype(np.float32).tobytes())
+                positions, normals, tangents = self._morphed()
+                self._write_vertices(positions, normals, tangents)
                 self._uploaded_morph = mesh.morph_targets.version
             return
         matrices = skeleton.get_transform_matrices()
@@ -498,11 +695,29 @@ class GpuMesh:
             if (uploaded is not None and np.array_equal(uploaded[0], matrices)
                     and np.array_equal(uploaded[1], mesh.morph_weights)):
                 return
-            positions, normals = mesh.morphed()
-            positions, normals = skin(positions, normals, mesh.joints, mesh.weights, matrices)
-            self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())
-            self.buffers["in_normal"][0].write(normals.astype(np.float32).tobytes())
+            positions, normals, tangents = self._morphed()
+            skinned_positions, normals = skin(positions, normals, mesh.joints, mesh.weights, matrices)
+            if tangents is not None:
+                tangents = _skin_tangents(tangents, mesh.joints, mesh.weights, matrices)
+            self._write_vertices(skinned_positions, normals, tangents)
             self._uploaded_skin = (matrices.copy(), np.array(mesh.morph_weights, copy=True))
+
+    def _morphed(self):
+        """(positions, normals, tangents or None) morphed on the CPU."""
+        positions, normals = self.mesh.morphed()
+        tangents = self.tangents
+        morph = self.mesh.morph_targets
+        if tangents is not None and morph is not None and getattr(morph, "tangents", None) is not None:
+            weights = np.asarray(morph.weights, np.float64)
+            tangents = np.array(tangents, np.float64)
+            tangents[:, :3] += np.einsum("t,tvc->vc", weights, morph.tangents)
+        return positions, normals, tangents
+
+    def _write_vertices(self, positions, normals, tangents) -> None:
+        self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())
+        self.buffers["in_normal"][0].write(normals.astype(np.float32).tobytes())
+        if tangents is not None and "in_tangent" in self.buffers:
+            self.buffers["in_tangent"][0].write(np.asarray(tangents, np.float32).tobytes())
 
     def set_paint(self, options: RenderOptions, scene, program=None) -> None:
         """The skin view's uniforms; numpy's colours uploaded when the shader cannot paint them."""
@@ -524,57 +739,88 @@ class GpuMesh:
                     self._painted = key
         program["u_paint"].value = int(mode)
 
-    def draw(self, view, projection, camera_position, options: RenderOptions, scene=None, program=None,
-             vao=None) -> None:
-        """The mesh shaded (and its wireframe); ``program`` and ``vao``: another build of the
-        drawing program with its vertex array (the labelled draw's)."""
-        import moderngl
+    def build(self, parts=None):
+        """(program, vertex array) to draw with: the shading program's, or with ``parts`` ((V,)
+        part per vertex) the labelled draw's (the LABELS build, parts as the in_part attribute)."""
+        if parts is None:
+            return self.program, self.vao
+        if self.label_vao is None:
+            self.label_program = self.renderer.program(*self._program_key, labels=True)
+            self.part_buffer = self.renderer.ctx.buffer(reserve=4 * max(len(self.mesh.positions), 1))
+            self.label_vao = self._vertex_array(self.label_program, [(self.part_buffer, "1i", "in_part")])
+        if self._parts is not parts:
+            self.part_buffer.write(np.ascontiguousarray(parts, dtype=np.int32).tobytes())
+            self._parts = parts
+        return self.label_program, self.label_vao
 
+    def bind(self, view, projection, camera_position, options: RenderOptions, scene, light: FrameLight,
+             program=None) -> None:
+        """This mesh's pose, placement, the frame's view and light, and the paint, into
+        ``program`` (programs are shared by meshes built alike: bind before each mesh's draws)."""
         program = self.program if program is None else program
-        vao = self.vao if vao is None else vao
         self.update(program)
-        ctx = self.renderer.ctx
         program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
-        set_view_uniforms(program, view, projection, camera_position, options)
+        set_frame_uniforms(program, view, projection, camera_position, light)
         self.set_paint(options, scene, program)
+        if "u_has_tangents" in program:
+            program["u_has_tangents"].value = self.tangents is not None
         if self.bone_texture is not None:
             self.bone_texture.use(location=1)
             program["u_bone_texture"].value = 1
         if self.morph_texture is not None:
             self.morph_texture.use(location=2)
             program["u_morph_texture"].value = 2
-        if options.show_mesh:
-            program["u_flat_color"].value = False
-            for submesh in self.mesh.submeshes:
-                self.textures.get(id(submesh.base_color_texture), self.renderer.white_texture).use(location=0)
-                program["u_base_color"].value = tuple(submesh.base_color)
-                vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
-        if options.wireframe:
-            # Dark edges over the shaded mesh, light ones on their own.
-            program["u_flat_color"].value = True
-            program["u_base_color"].value = (0.05, 0.05, 0.05, 1.0) if options.show_mesh else (0.85, 0.9, 1.0, 1.0)
-            self.renderer.white_texture.use(location=0)
-            ctx.wireframe = True
-            ctx.depth_func = "<="  # edges lie exactly on the filled surface
-            vao.render(moderngl.TRIANGLES)
-            ctx.depth_func = "<"
-            ctx.wireframe = False
 
-    def draw_labels(self, view, projection, camera_position, options: RenderOptions, scene, parts) -> None:
-        """The labelled draw of this mesh (see Renderer.render_labels): ``draw`` with the LABELS
-        build of its program, ``parts`` ((V,) ints) as the in_part attribute."""
-        if self.label_vao is None:
-            self.label_program = self.renderer.program(*self._program_key, labels=True)
-            self.part_buffer = self.renderer.ctx.buffer(reserve=4 * max(len(self.mesh.positions), 1))
-            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
-                       if name in self.label_program]
-            content.append((self.part_buffer, "1i", "in_part"))
-            self.label_vao = self.renderer.ctx.vertex_array(self.label_program, content,
-                                                            index_buffer=self.index_buffer, index_element_size=4)
-        if self._parts is not parts:
-            self.part_buffer.write(np.ascontiguousarray(parts, dtype=np.int32).tobytes())
-            self._parts = parts
-        self.draw(view, projection, camera_position, options, scene, self.label_program, self.label_vao)
+    def draw(self, view, projection, camera_position, options: RenderOptions, scene, light: FrameLight,
+             program=None, vao=None) -> list:
+        """The opaque and masked submeshes shaded (every submesh, unculled, in a skin view);
+        returns the indices of the blended ones, for the caller to draw back to front after
+        every mesh's opaque ones (``draw_submesh``)."""
+        program = self.program if program is None else program
+        vao = self.vao if vao is None else vao
+        self.bind(view, projection, camera_position, options, scene, light, program)
+        program["u_flat_color"].value = False
+        shaded = options.paint is Paint.SHADED
+        blended = []
+        for index, material in enumerate(self.materials):
+            if shaded and material.blend:
+                blended.append(index)
+            else:
+                self.draw_submesh(program, vao, index, options)
+        return blended
+
+    def draw_submesh(self, program, vao, index: int, options: RenderOptions) -> None:
+        """One submesh with its material (culled as it says, in the shaded look)."""
+        import moderngl
+
+        submesh, material = self.mesh.submeshes[index], self.materials[index]
+        material.use(program)
+        if options.paint is Paint.SHADED:
+            _cull(self.renderer.ctx, material.double_sided, self.mesh.world_matrix)
+        vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
+
+    def draw_wireframe(self, view, projection, camera_position, options: RenderOptions, scene, light: FrameLight,
+                       program=None, vao=None) -> None:
+        """Dark edges over the shaded mesh, light ones on their own."""
+        import moderngl
+
+        program = self.program if program is None else program
+        vao = self.vao if vao is None else vao
+        ctx = self.renderer.ctx
+        self.bind(view, projection, camera_position, options, scene, light, program)
+        ctx.disable(moderngl.CULL_FACE)
+        program["u_flat_color"].value = True
+        program["u_base_color"].value = (0.05, 0.05, 0.05, 1.0) if options.show_mesh else (0.85, 0.9, 1.0, 1.0)
+        ctx.wireframe = True
+        ctx.depth_func = "<="  # edges lie exactly on the filled surface
+        vao.render(moderngl.TRIANGLES)
+        ctx.depth_func = "<"
+        ctx.wireframe = False
+
+    def view_depth(self, index: int, view) -> float:
+        """The view-space z of submesh ``index``'s centre (more negative: farther)."""
+        center = np.append(self.centers[index], 1.0) @ np.asarray(self.mesh.world_matrix, np.float64)
+        return float((center @ np.asarray(view, np.float64))[2])
 
     def draw_ids(self, view, projection, number: int) -> None:
         """The ID pass for this mesh (see Renderer.pick): its pose uploaded as ``draw`` does,
@@ -583,10 +829,7 @@ class GpuMesh:
 
         if self.pick_vao is None:
             self.pick_program = self.renderer.program(*self._program_key, pick=True)
-            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items()
-                       if name in self.pick_program]
-            self.pick_vao = self.renderer.ctx.vertex_array(self.pick_program, content, index_buffer=self.index_buffer,
-                                                           index_element_size=4)
+            self.pick_vao = self._vertex_array(self.pick_program)
         program = self.pick_program
         self.update(program)
         program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
@@ -640,7 +883,8 @@ class GpuCrowd:
         content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in self.program]
         content.append((self.world_buffer, "16f/i", "in_instance_world"))
         self.vao = ctx.vertex_array(self.program, content, index_buffer=self.index_buffer, index_element_size=4)
-        self.textures = material_textures(ctx, mesh)
+        self.textures: dict = {}
+        self.materials = submesh_materials(ctx, mesh, self.textures)
         # Corners of the first copy's box in mesh space, as posed now: placed by each world
         # matrix, they give the ground's extent without skinning every copy each frame.
         matrices = crowd.group.get_transform_matrices()[: crowd.bones_per_instance]
@@ -662,21 +906,33 @@ class GpuCrowd:
         self._world_data[...] = self.crowd.world_matrices
         self.world_buffer.write(self._world_data)
 
-    def draw(self, view, projection, camera_position, options: RenderOptions) -> None:
+    def draw(self, view, projection, camera_position, options: RenderOptions, light: FrameLight) -> None:
+        """Every copy in one instanced call per submesh (blended submeshes after the others,
+        unsorted: the copies share one draw)."""
         import moderngl
 
         self.update()
-        program = self.program
-        set_view_uniforms(program, view, projection, camera_position, options)
+        program, ctx = self.program, self.renderer.ctx
+        set_frame_uniforms(program, view, projection, camera_position, light)
         self.bone_texture.use(location=1)
         program["u_bone_texture"].value = 1
         program["u_flat_color"].value = False
         program["u_paint"].value = int(ShaderPaint.NONE)
-        for submesh in self.mesh.submeshes:
-            self.textures.get(id(submesh.base_color_texture), self.renderer.white_texture).use(location=0)
-            program["u_base_color"].value = tuple(submesh.base_color)
+        if "u_has_tangents" in program:
+            program["u_has_tangents"].value = getattr(self.mesh, "tangents", None) is not None
+        order = sorted(range(len(self.materials)), key=lambda index: self.materials[index].blend)
+        for index in order:
+            submesh, material = self.mesh.submeshes[index], self.materials[index]
+            material.use(program)
+            _cull(ctx, material.double_sided, self.mesh.world_matrix)
+            if material.blend:
+                ctx.enable(moderngl.BLEND)
+                ctx.blend_func = OVER
+                ctx.depth_mask = False
             self.vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index,
                             instances=self.instances)
+        ctx.depth_mask = True
+        ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
 
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
@@ -686,18 +942,10 @@ class GpuCrowd:
             resource.release()
 
 
-def set_view_uniforms(program, view, projection, camera_position, options: RenderOptions) -> None:
-    """The per-frame uniforms every mesh program shares: camera, light, texture unit 0."""
-    program["u_view"].write(view.astype(np.float32).tobytes())
-    program["u_projection"].write(projection.astype(np.float32).tobytes())
-    for name, value in (("u_camera_position", tuple(camera_position)), ("u_key_direction", tuple(options.key_light)),
-                        ("u_base_color_texture", 0)):
-        if name in program:
-            program[name].value = value
-
-
 def vertex_buffers(ctx, mesh, skinned: bool, dynamic: bool = False) -> dict:
-    """{attribute: (buffer, layout)} of a mesh; positions and normals dynamic for CPU skinning."""
+    """{attribute: (buffer, layout)} of a mesh; positions, normals and tangents dynamic for CPU
+    skinning. TANGENT and TEXCOORD_1 only when the mesh has them (a missing attribute reads as
+    its default, and the shader does not use it)."""
     f32 = lambda a: np.ascontiguousarray(a, dtype=np.float32).tobytes()  # noqa: E731
     buffers = {
         "in_position": (ctx.buffer(f32(mesh.positions), dynamic=dynamic), "3f"),
@@ -706,6 +954,12 @@ def vertex_buffers(ctx, mesh, skinned: bool, dynamic: bool = False) -> dict:
         "in_color": (ctx.buffer(f32(mesh.colors)), "4f"),
         "in_paint": (ctx.buffer(reserve=16 * max(len(mesh.positions), 1), dynamic=True), "4f"),  # skin views
     }
+    tangents = getattr(mesh, "tangents", None)
+    if tangents is not None:
+        buffers["in_tangent"] = (ctx.buffer(f32(tangents), dynamic=dynamic), "4f")
+    texcoords1 = getattr(mesh, "texcoords1", None)
+    if texcoords1 is not None:
+        buffers["in_uv1"] = (ctx.buffer(f32(texcoords1)), "2f")
     if skinned:
         joints = np.ascontiguousarray(mesh.joints, dtype=np.int32)
         for k in range(mesh.influences // 4):
@@ -714,19 +968,23 @@ def vertex_buffers(ctx, mesh, skinned: bool, dynamic: bool = False) -> dict:
     return buffers
 
 
-def material_textures(ctx, mesh) -> dict:
-    """One mipmapped texture per distinct base color image, keyed by the image's id.
+def submesh_centers(mesh) -> np.ndarray:
+    """(S, 3): the middle of each submesh's box in mesh space (the blended ones' sort key)."""
+    centers = np.zeros((len(mesh.submeshes), 3))
+    for index, submesh in enumerate(mesh.submeshes):
+        used = mesh.indices[submesh.first_index: submesh.first_index + submesh.index_count]
+        if len(used):
+            points = mesh.positions[used]
+            centers[index] = (points.min(axis=0) + points.max(axis=0)) / 2.0
+    return centers
 
-    glTF texture coordinates start at the image's top left, which is where GL's first
-    uploaded row lands, so rows are not flipped.
-    """
-    textures = {}
-    for submesh in mesh.submeshes:
-        image = submesh.base_color_texture
-        if image is not None and id(image) not in textures:
-            pixels = np.ascontiguousarray(image, dtype=np.uint8)
-            texture = ctx.texture((pixels.shape[1], pixels.shape[0]), 4, pixels.tobytes())
-            texture.build_mipmaps()
-            texture.filter = (ctx.LINEAR_MIPMAP_LINEAR, ctx.LINEAR)
-            textures[id(image)] = texture
-    return textures
+
+def _skin_tangents(tangents, joints, weights, matrices):
+    """STAND-IN until fix-materials' skin() skins tangents: xyz through the blended matrices, w kept."""
+    matrices = np.asarray(matrices, np.float64)
+    blended = np.zeros((len(tangents), 3, 3))
+    for k in range(joints.shape[1]):
+        blended += weights[:, k, None, None] * matrices[joints[:, k], :3, :3]
+    skinned = np.array(tangents, np.float64)
+    skinned[:, :3] = np.einsum("vi,vij->vj", skinned[:, :3], blended)
+    return skinned
