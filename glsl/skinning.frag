@@ -22,8 +22,21 @@
 //     occlusion; lights are not occluded;
 //   - emissive (factor x texture x KHR_materials_emissive_strength) is added; unlit is the base
 //     colour alone (still exposed and tone mapped, as Babylon's).
-// Debug looks stay as they were: wireframe draws a flat colour; a skin view (u_paint, see
-// skinning.vert) draws v_paint under a plain grey light that keeps its hue (no tone mapping).
+// Debug looks stay as they were: wireframe draws a flat colour; a skin view (SHADED 0; u_paint,
+// see skinning.vert) draws v_paint under a plain grey light that keeps its hue (no tone mapping).
+//
+// What a material has is compiled in, not branched on at run time (llvmpipe runs both sides of
+// every branch): viewer.render.materials.GpuMaterial.defines gives
+//   TEXTURES      bit s: slot s (SLOT_*) has a texture
+//   UV1           bit s: slot s reads TEXCOORD_1 (else TEXCOORD_0)
+//   MIRROR        bits 2s, 2s+1: slot s wraps s, t MIRRORED_REPEAT (emulated here: the texture
+//                 clamps to its edge and the coordinate is folded, sampled with the unfolded
+//                 coordinate's derivatives so the mip level is the same)
+//   ALPHA_MODE    ALPHA_OPAQUE, ALPHA_MASK or ALPHA_BLEND
+//   UNLIT         KHR_materials_unlit
+// and the renderer HAS_TANGENTS (the mesh has TANGENT; else the tangent frame comes from
+// screen-space derivatives), ENVIRONMENT (image-based light; 0: the simple light's sky and
+// ground) and SHADED (0: a skin view). u_uv_transform[s] is slot s's KHR_texture_transform.
 // LABELS 1 (skinning.vert) also writes the part index and the camera-space depth to render
 // targets 1 and 2, from the same draw as the colour.
 
@@ -38,11 +51,30 @@ in vec2 v_uv1;
 in vec4 v_color;
 in vec4 v_paint;
 
-// Texture slots (materials.Slot): bit s of u_textures says slot s has a texture; bit s of
-// u_uv1 that it reads TEXCOORD_1; u_uv_transform[s] is its KHR_texture_transform (identity by
-// default); bits 2s, 2s+1 of u_mirror say that s, t wrap MIRRORED_REPEAT (emulated here: the
-// texture clamps to its edge and the coordinate is folded, sampled with the unfolded
-// coordinate's derivatives so the mip level is the same).
+#ifndef TEXTURES
+#define TEXTURES 0
+#endif
+#ifndef UV1
+#define UV1 0
+#endif
+#ifndef MIRROR
+#define MIRROR 0
+#endif
+#ifndef ALPHA_MODE
+#define ALPHA_MODE 0
+#endif
+#ifndef UNLIT
+#define UNLIT 0
+#endif
+#ifndef HAS_TANGENTS
+#define HAS_TANGENTS 0
+#endif
+#ifndef ENVIRONMENT
+#define ENVIRONMENT 0
+#endif
+#ifndef SHADED
+#define SHADED 1
+#endif
 #define SLOT_BASE_COLOR 0
 #define SLOT_METALLIC_ROUGHNESS 1
 #define SLOT_NORMAL 2
@@ -63,9 +95,6 @@ uniform sampler2D u_metallic_roughness_texture;  // B metal, G rough
 uniform sampler2D u_normal_texture;
 uniform sampler2D u_occlusion_texture;           // R
 uniform sampler2D u_emissive_texture;            // sRGB texture
-uniform int u_textures;
-uniform int u_uv1;
-uniform int u_mirror;
 uniform mat3 u_uv_transform[SLOTS];
 
 uniform vec4 u_base_color;          // linear RGBA factor
@@ -74,16 +103,11 @@ uniform float u_metallic;
 uniform float u_roughness;
 uniform float u_normal_scale;
 uniform float u_occlusion_strength;
-uniform int u_alpha_mode;           // ALPHA_*
 uniform float u_alpha_cutoff;
-uniform bool u_unlit;
-uniform bool u_has_tangents;        // else the tangent frame comes from screen-space derivatives
 
 uniform vec3 u_camera_position;
 uniform vec3 u_key_direction;       // towards the key light (the skin views' light)
 uniform bool u_flat_color;          // wireframe overlay
-uniform int u_paint;                // PAINT_*: what colours the mesh
-uniform bool u_environment;         // image-based light; false: the simple light's sky and ground
 uniform vec3 u_sky;                 // the simple light's ambient radiance from above and below
 uniform vec3 u_ground;
 uniform int u_light_count;
@@ -103,15 +127,15 @@ layout(location = 1) out uint out_part;
 layout(location = 2) out float out_depth;
 #endif
 
-bool has_texture(int slot) { return ((u_textures >> slot) & 1) != 0; }
+bool has_texture(int slot) { return ((TEXTURES >> slot) & 1) != 0; }
 
 vec2 slot_uv(int slot) {
-    vec2 uv = ((u_uv1 >> slot) & 1) != 0 ? v_uv1 : v_uv;
+    vec2 uv = ((UV1 >> slot) & 1) != 0 ? v_uv1 : v_uv;
     return (u_uv_transform[slot] * vec3(uv, 1.0)).xy;
 }
 
 vec4 sample_slot(sampler2D image, int slot, vec2 uv) {
-    int mirror = (u_mirror >> (2 * slot)) & 3;
+    int mirror = (MIRROR >> (2 * slot)) & 3;
     if (mirror == 0) return texture(image, uv);
     vec2 folded = 1.0 - abs(mod(uv, 2.0) - 1.0);  // GL's MIRRORED_REPEAT
     return textureGrad(image, vec2((mirror & 1) != 0 ? folded.x : uv.x, (mirror & 2) != 0 ? folded.y : uv.y),
@@ -151,7 +175,7 @@ void main() {
     }
     vec3 view = normalize(u_camera_position - v_world_position);
     vec3 n = normalize(v_normal);
-    if (u_paint != PAINT_NONE) {
+    if (SHADED == 0) {
         if (dot(n, view) < 0.0) n = -n;  // two-sided lighting for open meshes
         out_color = vec4(v_paint.rgb * (0.55 + 0.45 * max(dot(n, normalize(u_key_direction)), 0.0)), 1.0);
         return;
@@ -159,13 +183,13 @@ void main() {
 
     vec4 base = u_base_color * v_color;
     if (has_texture(SLOT_BASE_COLOR)) base *= sample_slot(u_base_color_texture, SLOT_BASE_COLOR, slot_uv(SLOT_BASE_COLOR));
-    if (u_alpha_mode == ALPHA_MASK) {
+    if (ALPHA_MODE == ALPHA_MASK) {
         if (base.a < u_alpha_cutoff) discard;
         base.a = 1.0;
-    } else if (u_alpha_mode == ALPHA_OPAQUE) {
+    } else if (ALPHA_MODE == ALPHA_OPAQUE) {
         base.a = 1.0;
     }
-    if (u_unlit) {
+    if (UNLIT != 0) {
         out_color = vec4(tone_map(base.rgb), base.a);
         return;
     }
@@ -177,7 +201,7 @@ void main() {
     if (bumped) {
         vec2 uv = slot_uv(SLOT_NORMAL);
         vec3 t, b;
-        if (u_has_tangents) {
+        if (HAS_TANGENTS != 0) {
             t = normalize(v_tangent.xyz - n * dot(n, v_tangent.xyz));
             b = cross(n, t) * (v_tangent.w < 0.0 ? -1.0 : 1.0);
         } else {
@@ -224,11 +248,11 @@ void main() {
     float n_dot_v_signed = dot(n, view);
     float n_dot_v = abs(n_dot_v_signed) + 1e-7;
 
-    vec2 split = u_environment ? ibl_brdf(n_dot_v, roughness) : brdf_fit(n_dot_v, roughness);
+    vec2 split = ENVIRONMENT != 0 ? ibl_brdf(n_dot_v, roughness) : brdf_fit(n_dot_v, roughness);
     vec3 energy = 1.0 + f0 * (1.0 / (split.x + split.y) - 1.0);
     vec3 reflected = reflect(-view, n);
     vec3 irradiance, radiance;
-    if (u_environment) {
+    if (ENVIRONMENT != 0) {
         irradiance = ibl_diffuse(n);
         radiance = ibl_specular(reflected, sqrt(max(alpha - 0.0005, 0.0)));
     } else {

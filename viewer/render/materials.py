@@ -75,8 +75,8 @@ def upload_texture(ctx, image: np.ndarray, srgb: bool, sampler) -> object:
 
 
 class GpuMaterial:
-    """The textures and uniform values of one material; ``textures`` is a shared cache
-    {(id(image), sRGB, sampler key): texture} that owns them (one per GpuMesh)."""
+    """The textures, uniform values and shader #defines of one material; ``textures`` is a
+    shared cache {(id(image), sRGB, sampler key): texture} that owns them (one per GpuMesh)."""
 
     def __init__(self, ctx, material, textures: dict):
         self.material = material
@@ -114,13 +114,11 @@ class GpuMaterial:
             "u_roughness": float(material.roughness_factor),
             "u_normal_scale": scale_of("normal_texture"),
             "u_occlusion_strength": scale_of("occlusion_texture"),
-            "u_alpha_mode": ALPHA_MODES.get(material.alpha_mode, 0),
             "u_alpha_cutoff": float(material.alpha_cutoff),
-            "u_unlit": bool(material.unlit),
-            "u_textures": mask,
-            "u_uv1": uv1,
-            "u_mirror": mirror,
         }
+        # What skinning.frag compiles in (one program per distinct set).
+        self.defines = (("TEXTURES", mask), ("UV1", uv1), ("MIRROR", mirror),
+                        ("ALPHA_MODE", ALPHA_MODES.get(material.alpha_mode, 0)), ("UNLIT", int(bool(material.unlit))))
         # GLSL reads a mat3 column by column: the transposed rows of each 3x3.
         self.transforms = np.ascontiguousarray(transforms.transpose(0, 2, 1)).tobytes()
 
@@ -131,8 +129,9 @@ class GpuMaterial:
         for name, value in self.values.items():
             if name in program:
                 program[name].value = value
-        if "u_uv_transform" in program:
-            program["u_uv_transform"].write(self.transforms)
+        if "u_uv_transform" in program:  # the compiler keeps the array up to the last slot used
+            uniform = program["u_uv_transform"]
+            uniform.write(self.transforms[: 36 * uniform.array_length])
 
 
 def set_sampler_units(program) -> None:

@@ -161,14 +161,16 @@ class Renderer:
     # --- resources -----------------------------------------------------------------------------
     def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
                 morph_targets: int = 0, morph_normals: bool = False, morph_tangents: bool = False,
-                pick: bool = False, labels: bool = False):
+                pick: bool = False, labels: bool = False, shading: tuple = ()):
         """The skinning program for these #defines (``pick``: skinning.vert with PICK_IDS and
-        pick.frag, the ID pass; ``labels``: with LABELS, the labelled draw), built once per renderer."""
+        pick.frag, the ID pass; ``labels``: with LABELS, the labelled draw; ``shading``: the
+        material's and the frame's ((name, value), ...), see skinning.frag), built once per renderer."""
         key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals, morph_tangents, pick,
-               labels)
+               labels, shading)
         if key not in self._programs:
             defines = skinning_defines(skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals,
                                        pick, labels, morph_tangents)
+            defines.update(shading)
             fragment = "pick.frag" if pick else "skinning.frag"
             self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines)
         return self._programs[key]
@@ -366,11 +368,11 @@ class Renderer:
             return
         ctx = self.ctx
         meshes = [self.gpu_mesh(mesh) for mesh in scene.meshes]
-        builds = [gpu.build(parts[id(gpu.mesh)] if parts is not None else None) for gpu in meshes]
         if options.show_mesh:
             blended = []
-            for order, (gpu, (program, vao)) in enumerate(zip(meshes, builds)):
-                later = gpu.draw(view, projection, camera_position, options, scene, light, program, vao)
+            for order, gpu in enumerate(meshes):
+                mesh_parts = parts[id(gpu.mesh)] if parts is not None else None
+                later = gpu.draw(view, projection, camera_position, options, scene, light, mesh_parts)
                 blended += [(gpu.view_depth(index, view), order, index) for index in later]
             if blended:
                 blended.sort()  # farthest (most negative view z) first
@@ -381,10 +383,11 @@ class Renderer:
                     label_target.color_mask = [(True, True, True, True)] + [(False,) * 4] * 2
                 bound = None
                 for _, order, index in blended:
-                    gpu, (program, vao) = meshes[order], builds[order]
-                    if bound != order:
+                    gpu = meshes[order]
+                    program, vao = gpu.build(index, light, options, parts[id(gpu.mesh)] if parts is not None else None)
+                    if bound != (order, program):
                         gpu.bind(view, projection, camera_position, options, scene, light, program)
-                        bound = order
+                        bound = (order, program)
                     gpu.draw_submesh(program, vao, index, options)
                 if label_target is not None:
                     label_target.color_mask = [(True, True, True, True)] * 3
@@ -392,8 +395,9 @@ class Renderer:
                 ctx.disable(moderngl.BLEND)
             ctx.disable(moderngl.CULL_FACE)
         if options.wireframe:
-            for gpu, (program, vao) in zip(meshes, builds):
-                gpu.draw_wireframe(view, projection, camera_position, options, scene, light, program, vao)
+            for gpu in meshes:
+                gpu.draw_wireframe(view, projection, camera_position, options, scene, light,
+                                   parts[id(gpu.mesh)] if parts is not None else None)
 
     def _draw_axes(self, scene, options, view, projection, size) -> None:
         """Bone axes (the selected bone's, or every bone's) over everything, a fixed size on screen."""
@@ -517,6 +521,9 @@ class FrameLight:
 
     def __init__(self, environment, options: RenderOptions, lights):
         self.environment, self.options = environment, options
+        # What skinning.frag compiles in for this frame (beside the material's).
+        self.defines = (("ENVIRONMENT", int(environment is not None)),
+                        ("SHADED", int(options.paint is Paint.SHADED)))
         self.count = len(lights)
         position = np.zeros((MAX_LIGHTS, 4), np.float32)
         direction = np.zeros((MAX_LIGHTS, 4), np.float32)
@@ -629,7 +636,6 @@ class GpuMesh:
             self.bones_per_row = min(bone_count, MAX_TEXTURE_BONES_PER_ROW) if self.skinning is SkinningMode.BONE_TEXTURE else 1
         self._program_key = (self.skinning, bone_count, self.influences, self.bones_per_row, self.morph_targets,
                              morph_normals, morph_tangents)
-        self.program = renderer.program(*self._program_key)
         self.morph_texture = None
         if self.morph_targets:
             data, (width, height) = morph_texture_data(morph, morph_tangents)
@@ -654,12 +660,12 @@ class GpuMesh:
         self._uploaded_skin = None   # CPU skinning: (final matrices, morph weights) the vertices show
         self._painted = None         # (paint, bone, scene) whose numpy colours in_paint holds
         self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
-        self.vao = self._vertex_array(self.program)
         self.textures: dict = {}
         self.materials = submesh_materials(ctx, mesh, self.textures)
         self.centers = submesh_centers(mesh)
+        self._builds: dict = {}  # (shading defines, labels): (program, vertex array)
         self.pick_program = self.pick_vao = None  # the ID pass's, made on the first pick
-        self.label_program = self.label_vao = self.part_buffer = None  # the labelled draw's, made on its first
+        self.part_buffer = None  # the labelled draw's in_part, made on its first
         self._parts = None  # the part array part_buffer holds
 
     def _vertex_array(self, program, extra=()):
@@ -667,11 +673,10 @@ class GpuMesh:
         return self.renderer.ctx.vertex_array(program, content + list(extra), index_buffer=self.index_buffer,
                                               index_element_size=4)
 
-    def update(self, program=None) -> None:
-        """Upload this frame's bone matrices and morph weights to ``program`` (the drawing
-        program by default; the ID pass's) or the bone texture (or CPU-morphed and -skinned vertices)."""
+    def update(self, program) -> None:
+        """Upload this frame's bone matrices and morph weights to ``program`` (a drawing program
+        or the ID pass's) or the bone texture (or CPU-morphed and -skinned vertices)."""
         mesh = self.mesh
-        program = self.program if program is None else program
         if self.morph_targets:
             self._morph_weights[: self.morph_targets] = mesh.morph_weights
             program["u_morph_weights"].write(self._morph_weights.tobytes())
@@ -719,9 +724,9 @@ class GpuMesh:
         if tangents is not None and "in_tangent" in self.buffers:
             self.buffers["in_tangent"][0].write(np.asarray(tangents, np.float32).tobytes())
 
-    def set_paint(self, options: RenderOptions, scene, program=None) -> None:
+    def set_paint(self, options: RenderOptions, scene, program) -> None:
         """The skin view's uniforms; numpy's colours uploaded when the shader cannot paint them."""
-        program, mesh, paint = self.program if program is None else program, self.mesh, options.paint
+        mesh, paint = self.mesh, options.paint
         mode = ShaderPaint.NONE
         if paint is not Paint.SHADED:
             gpu = self.skinning is not SkinningMode.CPU and paint in (Paint.WEIGHTS, Paint.BONE_MAP)
@@ -737,33 +742,39 @@ class GpuMesh:
                     colors = paint_colors(mesh, scene, paint, bone)
                     self.buffers["in_paint"][0].write(colors.tobytes())
                     self._painted = key
-        program["u_paint"].value = int(mode)
+        if "u_paint" in program:  # the vertex shader paints with GPU skinning only
+            program["u_paint"].value = int(mode)
 
-    def build(self, parts=None):
-        """(program, vertex array) to draw with: the shading program's, or with ``parts`` ((V,)
-        part per vertex) the labelled draw's (the LABELS build, parts as the in_part attribute)."""
-        if parts is None:
-            return self.program, self.vao
-        if self.label_vao is None:
-            self.label_program = self.renderer.program(*self._program_key, labels=True)
-            self.part_buffer = self.renderer.ctx.buffer(reserve=4 * max(len(self.mesh.positions), 1))
-            self.label_vao = self._vertex_array(self.label_program, [(self.part_buffer, "1i", "in_part")])
-        if self._parts is not parts:
-            self.part_buffer.write(np.ascontiguousarray(parts, dtype=np.int32).tobytes())
-            self._parts = parts
-        return self.label_program, self.label_vao
+    def build(self, index: int, light: FrameLight, options: RenderOptions, parts=None):
+        """(program, vertex array) that draws submesh ``index`` in this frame: the skinning
+        program built with its material's and the frame's #defines (a skin view's: the same for
+        every material), and with ``parts`` ((V,) part per vertex) the labelled draw's (LABELS,
+        parts as the in_part attribute)."""
+        frame = light.defines + (("HAS_TANGENTS", int(self.tangents is not None)),)
+        shading = (self.materials[index].defines if options.paint is Paint.SHADED else ()) + frame
+        labels = parts is not None
+        if labels:
+            if self.part_buffer is None:
+                self.part_buffer = self.renderer.ctx.buffer(reserve=4 * max(len(self.mesh.positions), 1))
+            if self._parts is not parts:
+                self.part_buffer.write(np.ascontiguousarray(parts, dtype=np.int32).tobytes())
+                self._parts = parts
+        entry = self._builds.get((shading, labels))
+        if entry is None:
+            program = self.renderer.program(*self._program_key, labels=labels, shading=shading)
+            extra = [(self.part_buffer, "1i", "in_part")] if labels else []
+            entry = self._builds[(shading, labels)] = (program, self._vertex_array(program, extra))
+        return entry
 
     def bind(self, view, projection, camera_position, options: RenderOptions, scene, light: FrameLight,
-             program=None) -> None:
+             program) -> None:
         """This mesh's pose, placement, the frame's view and light, and the paint, into
         ``program`` (programs are shared by meshes built alike: bind before each mesh's draws)."""
-        program = self.program if program is None else program
         self.update(program)
         program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
         set_frame_uniforms(program, view, projection, camera_position, light)
         self.set_paint(options, scene, program)
-        if "u_has_tangents" in program:
-            program["u_has_tangents"].value = self.tangents is not None
+        program["u_flat_color"].value = False
         if self.bone_texture is not None:
             self.bone_texture.use(location=1)
             program["u_bone_texture"].value = 1
@@ -772,21 +783,21 @@ class GpuMesh:
             program["u_morph_texture"].value = 2
 
     def draw(self, view, projection, camera_position, options: RenderOptions, scene, light: FrameLight,
-             program=None, vao=None) -> list:
+             parts=None) -> list:
         """The opaque and masked submeshes shaded (every submesh, unculled, in a skin view);
         returns the indices of the blended ones, for the caller to draw back to front after
-        every mesh's opaque ones (``draw_submesh``)."""
-        program = self.program if program is None else program
-        vao = self.vao if vao is None else vao
-        self.bind(view, projection, camera_position, options, scene, light, program)
-        program["u_flat_color"].value = False
+        every mesh's opaque ones (``build``, ``bind``, ``draw_submesh``). ``parts``: see build."""
         shaded = options.paint is Paint.SHADED
-        blended = []
+        blended, bound = [], None
         for index, material in enumerate(self.materials):
             if shaded and material.blend:
                 blended.append(index)
-            else:
-                self.draw_submesh(program, vao, index, options)
+                continue
+            program, vao = self.build(index, light, options, parts)
+            if program is not bound:
+                self.bind(view, projection, camera_position, options, scene, light, program)
+                bound = program
+            self.draw_submesh(program, vao, index, options)
         return blended
 
     def draw_submesh(self, program, vao, index: int, options: RenderOptions) -> None:
@@ -800,12 +811,11 @@ class GpuMesh:
         vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
 
     def draw_wireframe(self, view, projection, camera_position, options: RenderOptions, scene, light: FrameLight,
-                       program=None, vao=None) -> None:
+                       parts=None) -> None:
         """Dark edges over the shaded mesh, light ones on their own."""
         import moderngl
 
-        program = self.program if program is None else program
-        vao = self.vao if vao is None else vao
+        program, vao = self.build(0, light, options, parts)
         ctx = self.renderer.ctx
         self.bind(view, projection, camera_position, options, scene, light, program)
         ctx.disable(moderngl.CULL_FACE)
@@ -850,8 +860,8 @@ class GpuMesh:
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
-        for resource in (self.index_buffer, self.vao, self.pick_vao, self.label_vao, self.part_buffer,
-                         self.bone_texture, self.morph_texture, *self.textures.values()):
+        for resource in (self.index_buffer, self.pick_vao, self.part_buffer, self.bone_texture, self.morph_texture,
+                         *(vao for _, vao in self._builds.values()), *self.textures.values()):
             if resource is not None:
                 resource.release()
 
@@ -869,10 +879,10 @@ class GpuCrowd:
         self.bones_per_row = max(1, min(total, MAX_TEXTURE_BONES_PER_ROW))
         rows = max(1, -(-total // self.bones_per_row))
         self.influences = mesh.influences
-        defines = skinning_defines(SkinningMode.BONE_TEXTURE, self.bones_per_instance, self.influences,
-                                   self.bones_per_row)
-        defines.update(INSTANCED=1, BONES_PER_INSTANCE=self.bones_per_instance)
-        self.program = load_program(ctx, "skinning.vert", "skinning.frag", defines)
+        self._defines = skinning_defines(SkinningMode.BONE_TEXTURE, self.bones_per_instance, self.influences,
+                                         self.bones_per_row)
+        self._defines.update(INSTANCED=1, BONES_PER_INSTANCE=self.bones_per_instance)
+        self._builds: dict = {}  # shading defines: (program, vertex array)
         self.bone_texture = ctx.texture((4 * self.bones_per_row, rows), 4, dtype="f4")
         self.bone_texture.filter = (ctx.NEAREST, ctx.NEAREST)
         self._texture_data = np.zeros((rows * self.bones_per_row, 4, 4), np.float32)
@@ -880,9 +890,6 @@ class GpuCrowd:
         self.buffers = vertex_buffers(ctx, mesh, skinned=True)
         self.world_buffer = ctx.buffer(reserve=max(64, 64 * self.instances), dynamic=True)
         self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
-        content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in self.program]
-        content.append((self.world_buffer, "16f/i", "in_instance_world"))
-        self.vao = ctx.vertex_array(self.program, content, index_buffer=self.index_buffer, index_element_size=4)
         self.textures: dict = {}
         self.materials = submesh_materials(ctx, mesh, self.textures)
         # Corners of the first copy's box in mesh space, as posed now: placed by each world
@@ -906,40 +913,55 @@ class GpuCrowd:
         self._world_data[...] = self.crowd.world_matrices
         self.world_buffer.write(self._world_data)
 
+    def build(self, index: int, light: FrameLight):
+        """(program, vertex array) for submesh ``index``: the instanced skinning program with
+        its material's and the frame's #defines."""
+        shading = (self.materials[index].defines + light.defines
+                   + (("HAS_TANGENTS", int(getattr(self.mesh, "tangents", None) is not None)),))
+        entry = self._builds.get(shading)
+        if entry is None:
+            ctx = self.renderer.ctx
+            program = load_program(ctx, "skinning.vert", "skinning.frag", {**self._defines, **dict(shading)})
+            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
+            content.append((self.world_buffer, "16f/i", "in_instance_world"))
+            entry = self._builds[shading] = (program, ctx.vertex_array(program, content, index_buffer=self.index_buffer,
+                                                                       index_element_size=4))
+        return entry
+
     def draw(self, view, projection, camera_position, options: RenderOptions, light: FrameLight) -> None:
         """Every copy in one instanced call per submesh (blended submeshes after the others,
         unsorted: the copies share one draw)."""
         import moderngl
 
         self.update()
-        program, ctx = self.program, self.renderer.ctx
-        set_frame_uniforms(program, view, projection, camera_position, light)
+        ctx = self.renderer.ctx
         self.bone_texture.use(location=1)
-        program["u_bone_texture"].value = 1
-        program["u_flat_color"].value = False
-        program["u_paint"].value = int(ShaderPaint.NONE)
-        if "u_has_tangents" in program:
-            program["u_has_tangents"].value = getattr(self.mesh, "tangents", None) is not None
         order = sorted(range(len(self.materials)), key=lambda index: self.materials[index].blend)
         for index in order:
             submesh, material = self.mesh.submeshes[index], self.materials[index]
+            program, vao = self.build(index, light)
+            set_frame_uniforms(program, view, projection, camera_position, light)
+            program["u_bone_texture"].value = 1
+            program["u_flat_color"].value = False
             material.use(program)
             _cull(ctx, material.double_sided, self.mesh.world_matrix)
             if material.blend:
                 ctx.enable(moderngl.BLEND)
                 ctx.blend_func = OVER
                 ctx.depth_mask = False
-            self.vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index,
-                            instances=self.instances)
+            vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index,
+                       instances=self.instances)
         ctx.depth_mask = True
         ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
 
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
-        for resource in (self.world_buffer, self.index_buffer, self.vao, self.bone_texture, self.program,
-                         *self.textures.values()):
+        for resource in (self.world_buffer, self.index_buffer, self.bone_texture, *self.textures.values()):
             resource.release()
+        for program, vao in self._builds.values():
+            vao.release()
+            program.release()
 
 
 def vertex_buffers(ctx, mesh, skinned: bool, dynamic: bool = False) -> dict:
