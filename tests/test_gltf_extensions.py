@@ -192,11 +192,15 @@ def test_quantized_positions_load_with_the_node_scale(tmp_path):
 
 
 def test_texture_transform_moves_the_texture_coordinates(tmp_path):
+    """The mesh keeps TEXCOORD_0 as the file has it; the base colour slot carries the transform
+    (the shader applies it), which moves the coordinates as the extension defines."""
     uv = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     transform = {"offset": [0.5, 0.25], "rotation": np.pi / 2, "scale": [2.0, 3.0]}
     path = static_file(tmp_path, texcoords=uv, texture_transform=transform,
                        extensions_used=["KHR_texture_transform"])
-    got = load_gltf(path).static_meshes[0].texcoords
+    mesh = load_gltf(path).static_meshes[0]
+    np.testing.assert_array_equal(mesh.texcoords, uv)
+    got = mesh.submeshes[0].pbr.base_color_texture.uv(mesh.texcoords, mesh.texcoords1)
     # glTF's order: scale, then rotate (counter-clockwise in uv, as the extension defines), then offset.
     scaled = uv * [2.0, 3.0]
     c, s = np.cos(np.pi / 2), np.sin(np.pi / 2)

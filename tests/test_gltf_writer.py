@@ -214,7 +214,8 @@ def test_bad_output_paths(tmp_path, name, message):
 
 def test_dropped_extensions_are_named_in_one_warning(tmp_path, caplog):
     source = json.loads((DATA_DIR / "gltf-samples" / "SimpleSkin" / "SimpleSkin.gltf").read_text())
-    source["extensionsUsed"] = ["KHR_materials_unlit", "KHR_texture_transform", "EXT_lights_image_based"]
+    source["extensionsUsed"] = ["KHR_materials_unlit", "KHR_texture_transform", "KHR_lights_punctual",
+                                "EXT_lights_image_based"]
     path = tmp_path / "in.gltf"
     path.write_text(json.dumps(source))
     scene = load_gltf(path)
@@ -223,7 +224,9 @@ def test_dropped_extensions_are_named_in_one_warning(tmp_path, caplog):
         save_gltf(scene, tmp_path / "out.glb")
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 1
-    assert "KHR_materials_unlit, EXT_lights_image_based" in lines[0] and "KHR_texture_transform" not in lines[0]
+    # The lights are read but not written; unlit materials and texture transforms are written.
+    assert "KHR_lights_punctual, EXT_lights_image_based" in lines[0], lines[0]
+    assert "KHR_texture_transform" not in lines[0] and "KHR_materials_unlit" not in lines[0]
     assert "extensionsUsed" not in json.loads(_json_chunk(tmp_path / "out.glb"))
 
 

@@ -36,6 +36,15 @@ class GltfError(ViewerError):
     """A problem with a glTF file; the message starts with the file's path."""
 
 
+class ImageError(GltfError):
+    """An image that cannot be read or decoded (not a limit: those stay GltfErrors). A model
+    is drawn without the textures that use it; ``detail`` is the message without the path."""
+
+    def __init__(self, message: str, detail: str):
+        super().__init__(message)
+        self.detail = detail
+
+
 class GltfFile:
     """One glTF file, read and validated: ``document`` is the checked JSON (plain dicts and
     lists) and ``hierarchy`` its node graph (see ``validate.checked_document``); the methods
@@ -54,6 +63,8 @@ class GltfFile:
         self._checked_views: dict[int, tuple] = {}  # bufferView -> buffer_view()'s answer (uncompressed views)
         self._provided: dict[int, np.ndarray] = {}  # accessor -> data decoded elsewhere (Draco)
         self._images: dict[int, np.ndarray] = {}
+        self._image_errors: dict[int, ImageError] = {}
+        self.built_materials: dict[int, tuple] = {}  # material -> what meshes.py built of it, built once
         self._image_data: dict[int, tuple[bytes, str]] = {}
         raw = self._read_file(path, "the model")
         self.binary_chunk = None
@@ -363,16 +374,23 @@ class GltfFile:
 
     # --- images ---------------------------------------------------------------------------------
     def image(self, index: int) -> np.ndarray:
-        """Image ``index`` decoded to RGBA (height, width, 4) uint8, decoded once."""
+        """Image ``index`` decoded to RGBA (height, width, 4) uint8, decoded once. An image that
+        cannot be read or decoded raises an ImageError (each time it is asked for); one over the
+        limits, or whose bufferView does not fit its buffer, a GltfError."""
+        if index in self._image_errors:
+            raise self._image_errors[index]
         if index not in self._images:
             spec = self.document["images"][index]
             if spec.get("bufferView") is not None:
                 data, offset, length, _ = self.buffer_view(spec["bufferView"])
                 raw = data[offset:offset + length]
             elif spec.get("uri") is not None:
-                raw = self.read_uri(spec["uri"], f"image {index}")
+                try:
+                    raw = self.read_uri(spec["uri"], f"image {index}")
+                except GltfError as error:  # a missing file, a refused URI: read nothing, draw without it
+                    raise self._image_error(index, str(error)[len(f"{self.path}: "):]) from None
             else:
-                raise self.error(f"image {index} has neither uri nor bufferView")
+                raise self._image_error(index, f"image {index} has neither uri nor bufferView")
             self._images[index] = self._decode_image(raw, index)
             self._image_data[index] = (bytes(raw), "image/png" if bytes(raw[:4]) == b"\x89PNG" else "image/jpeg")
         return self._images[index]
@@ -381,6 +399,10 @@ class GltfFile:
         """Image ``index`` as the file stores it: (its encoded bytes, MIME type), once decoded."""
         self.image(index)
         return self._image_data[index]
+
+    def _image_error(self, index: int, detail: str) -> ImageError:
+        error = self._image_errors[index] = ImageError(f"{self.path}: {detail}", detail)
+        return error
 
     def _decode_image(self, raw: bytes, index: int) -> np.ndarray:
         from PIL import Image, UnidentifiedImageError
@@ -401,12 +423,12 @@ class GltfFile:
         except ViewerError:
             raise
         except UnidentifiedImageError:
-            raise self.error(f"image {index} is not a PNG or JPEG image") from None
+            raise self._image_error(index, f"image {index} is not a PNG or JPEG image") from None
         except Image.DecompressionBombError as error:
             raise self.error(f"image {index} is too large to decode ({short(error, 120)})") from None
         except Exception as error:  # Pillow's decoders raise many types on corrupt data
-            raise self.error(f"image {index} does not decode as PNG or JPEG "
-                             f"({type(error).__name__}: {short(error, 120)})") from None
+            raise self._image_error(index, f"image {index} does not decode as PNG or JPEG "
+                                           f"({type(error).__name__}: {short(error, 120)})") from None
 
 
 def _rgba(opened) -> np.ndarray:

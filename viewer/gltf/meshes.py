@@ -1,16 +1,21 @@
 """glTF meshes: primitives joined into one SkinnedMesh with submeshes, their skin attributes
-(JOINTS_n/WEIGHTS_n checked against the skin) and their materials' base colour and texture."""
+(JOINTS_n/WEIGHTS_n checked against the skin), their tangents (TANGENT, else MikkTSpace where a
+normal map needs them) and their materials (every field of glTF's metallic-roughness material)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import ViewerError
 from ..model import Skeleton, SkinnedMesh
-from ..model.mesh import Submesh
+from ..model.material import Material, Sampler, TextureSlot, uv_transform
+from ..model.mesh import Submesh, vertex_normals
 from ..model.morph import MorphTargets
+from ..model.tangents import generate_tangents
 from ..model.weights import SHADER_INFLUENCES, WEIGHT_SUM_TOLERANCE
-from .container import COMPRESSION_EXTRA, GltfFile
+from .container import COMPRESSION_EXTRA, GltfFile, ImageError
 from .validate import short
 
 TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN = 4, 5, 6
@@ -23,8 +28,8 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
     """Mesh ``mesh_index`` as used by node ``node_index``: skinned by ``skeleton`` (whose skin
     has ``joint_count`` joints) or static when it is None. Points and lines are skipped."""
     spec = file.document["meshes"][mesh_index]
-    parts = {"positions": [], "normals": [], "texcoords": [], "colors": [], "joints": [], "weights": [],
-             "extra": [], "indices": []}
+    parts = {"positions": [], "normals": [], "texcoords": [], "texcoords1": [], "tangents": [], "colors": [],
+             "joints": [], "weights": [], "extra": [], "indices": []}
     submeshes, vertex_offset, index_offset = [], 0, 0
     has_normals = True
     morph = []  # per drawn primitive: (vertex count, its targets' deltas by attribute)
@@ -56,25 +61,43 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
         indices = triangle_list(indices.astype(np.int64), mode)
         normal = _vertex_rows(file, attributes.get("NORMAL"), count, 3, f"{what} NORMAL")
         has_normals &= normal is not None
-        parts["positions"].append(positions)
-        parts["normals"].append(normal if normal is not None else np.zeros((count, 3), np.float32))
-        base_color, texture, texcoord_set, uv_transform = _material(file, primitive.get("material"))
-        texcoords = _vertex_rows(file, attributes.get(f"TEXCOORD_{texcoord_set}"), count, 2,
-                                 f"{what} TEXCOORD_{texcoord_set}")
-        if texcoords is not None and uv_transform is not None:
-            texcoords = (np.c_[texcoords, np.ones(count)] @ uv_transform.T)[:, :2].astype(np.float32)
-        parts["texcoords"].append(texcoords if texcoords is not None else np.zeros((count, 2), np.float32))
-        parts["colors"].append(_colors(file, attributes.get("COLOR_0"), count, f"{what} COLOR_0"))
+        uv = [_vertex_rows(file, attributes.get(f"TEXCOORD_{k}"), count, 2, f"{what} TEXCOORD_{k}") for k in (0, 1)]
+        tangents = _vertex_rows(file, attributes.get("TANGENT"), count, 4, f"{what} TANGENT")
+        material, material_spec, texture_data = _primitive_material(file, primitive.get("material"), what)
+        normal_map = material.normal_texture
+        if normal_map is not None and uv[normal_map.texcoord] is None:
+            file.warn("normal map without uvs", f"{what}: its material's normal map reads "
+                      f"TEXCOORD_{normal_map.texcoord}, which the primitive does not have; drawn without the normal map")
+            material = replace(material, normal_texture=None)
+        vertex = {"positions": positions,
+                  "normals": normal if normal is not None else np.zeros((count, 3), np.float32),
+                  "texcoords": uv[0] if uv[0] is not None else np.zeros((count, 2), np.float32),
+                  "texcoords1": uv[1] if uv[1] is not None else np.zeros((count, 2), np.float32),
+                  "colors": _colors(file, attributes.get("COLOR_0"), count, f"{what} COLOR_0")}
         if skeleton is not None:
-            joints, weights = skin_attributes(file, attributes, count, what, joint_count, skin_index)
-            parts["joints"].append(joints)
-            parts["weights"].append(weights)
-            parts["extra"].append(extra_influences(file, attributes, count, what))
-        morph.append((count, _morph_deltas(file, primitive.get("targets"), count, what)))
+            vertex["joints"], vertex["weights"] = skin_attributes(file, attributes, count, what, joint_count,
+                                                                  skin_index)
+            vertex["extra"] = extra_influences(file, attributes, count, what)
+        deltas = _morph_deltas(file, primitive.get("targets"), count, what)
+        if tangents is None and material.normal_texture is not None and len(indices):
+            # MikkTSpace over the normal map's uvs, as glTF asks where a file gives no TANGENT;
+            # vertices on mirrored-uv seams are split (every attribute copied).
+            normals_used = normal if normal is not None else vertex_normals(positions, indices)
+            tangents, remap, indices = generate_tangents(positions, normals_used, uv[normal_map.texcoord], indices)
+            if len(remap) > count:
+                vertex = {key: array[remap] for key, array in vertex.items()}
+                deltas = {key: None if array is None else array[:, remap] for key, array in deltas.items()}
+                count = len(remap)
+        vertex["tangents"] = tangents
+        for key, array in vertex.items():
+            parts[key].append(array)
+        morph.append((count, deltas))
         parts["indices"].append(indices + vertex_offset)
-        material, image_data = _material_source(file, primitive.get("material"), texture is not None)
-        submeshes.append(Submesh(index_offset, len(indices), base_color, texture,
-                                 f"{spec.get('name') or mesh_index}/{p}", material, image_data))
+        image_data = texture_data.get("base_color_texture")
+        submesh = Submesh(index_offset, len(indices), name=f"{spec.get('name') or mesh_index}/{p}",
+                          material=material_spec, image_data=image_data, pbr=material)
+        submesh.texture_data = texture_data
+        submeshes.append(submesh)
         vertex_offset += count
         index_offset += len(indices)
     if not submeshes:
@@ -85,7 +108,12 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
                            for j in parts["joints"]]
         parts["weights"] = [w if w.shape[1] == width else np.pad(w, ((0, 0), (0, width - w.shape[1])))
                             for w in parts["weights"]]
+    tangent_parts = parts.pop("tangents")
     joined = {key: np.concatenate(value) if value else None for key, value in parts.items()}
+    tangents = None
+    if any(t is not None for t in tangent_parts):  # primitives without tangents get +x, w +1 (unused)
+        tangents = np.concatenate([t if t is not None else np.tile(np.float32([1, 0, 0, 1]), (len(n), 1))
+                                   for t, n in zip(tangent_parts, parts["normals"])])
     weights = joined["weights"]
     if weights is not None:
         sums = weights.sum(axis=1)
@@ -105,7 +133,8 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
                            joints=joined["joints"], weights=weights,
                            normals=joined["normals"] if has_normals else None, texcoords=joined["texcoords"],
                            colors=joined["colors"], submeshes=submeshes, node_index=node_index,
-                           morph_targets=morph_targets, extra_influences=joined["extra"])
+                           morph_targets=morph_targets, extra_influences=joined["extra"],
+                           texcoords1=joined["texcoords1"], tangents=tangents)
     except ViewerError as error:  # the model's own checks
         raise file.error(f"mesh {mesh_index} (node {node_index}): {error}") from None
 
@@ -251,45 +280,112 @@ def _colors(file: GltfFile, index: int | None, count: int, what: str) -> np.ndar
     return colors
 
 
-def _material(file: GltfFile, index: int | None) -> tuple[tuple, np.ndarray | None, int, np.ndarray | None]:
-    """(base colour factor, base colour image or None, its texcoord set, its KHR_texture_transform
-    as a 3x3 matrix or None) of a material; white, untextured for a primitive without one."""
+# A material's texture slots: (Material field, where the file has its textureInfo, its scale's name).
+SLOTS = (("base_color_texture", ("pbrMetallicRoughness", "baseColorTexture"), None),
+         ("metallic_roughness_texture", ("pbrMetallicRoughness", "metallicRoughnessTexture"), None),
+         ("normal_texture", ("normalTexture",), "scale"),
+         ("occlusion_texture", ("occlusionTexture",), "strength"),
+         ("emissive_texture", ("emissiveTexture",), None))
+
+
+def _primitive_material(file: GltfFile, index: int | None, what: str) -> tuple[Material, dict | None, dict]:
+    """(the Material a primitive is drawn with, the material's checked JSON or None, {slot:
+    (encoded image bytes, MIME type)} of its textures): glTF's default material for a primitive
+    without one, or whose material does not exist (with a warning). Each material is read once
+    per file and shared by the primitives that use it."""
     if index is None:
-        return (1, 1, 1, 1), None, 0, None
-    factor, image, texcoord, transform = (1.0, 1.0, 1.0, 1.0), None, 0, None
-    pbr = file.document["materials"][index].get("pbrMetallicRoughness")
-    if pbr is not None:
-        if pbr.get("baseColorFactor") is not None:
-            factor = tuple(pbr["baseColorFactor"])
-        texture = pbr.get("baseColorTexture")
+        return Material(), None, {}
+    count = len(file.document["materials"])
+    if index >= count:
+        file.warn("material index", f"{what}: material {index} does not exist ({count} materials); drawn with the "
+                  "default material")
+        return Material(), None, {}
+    if index not in file.built_materials:
+        file.built_materials[index] = _read_material(file, index)
+    material, texture_data = file.built_materials[index]
+    return material, file.document["materials"][index], texture_data
+
+
+def _read_material(file: GltfFile, index: int) -> tuple[Material, dict]:
+    """Material ``index`` (every field glTF 2.0's metallic-roughness material has, with
+    KHR_texture_transform, KHR_materials_emissive_strength and KHR_materials_unlit) and its
+    textures' encoded images. Factors outside glTF's ranges are clamped, with a warning; a
+    texture that cannot be drawn (its image does not decode, its texCoord is not 0 or 1) is
+    left out, with a warning."""
+    spec = file.document["materials"][index]
+    what = f"material {index}" + (f" ({spec['name']!r})" if spec.get("name") else "")
+    pbr = spec.get("pbrMetallicRoughness", {})
+    extensions = spec.get("extensions", {})
+    clamped = []
+
+    def clamp(value, low, high, field):
+        array = np.asarray(value, dtype=np.float64)
+        inside = np.clip(array, low, high)
+        if not np.array_equal(inside, array):
+            clamped.append(field)
+        return inside if array.ndim else float(inside)
+
+    material = Material(
+        name=spec.get("name", ""),
+        base_color_factor=clamp(pbr.get("baseColorFactor", (1.0, 1.0, 1.0, 1.0)), 0.0, 1.0, "baseColorFactor"),
+        metallic_factor=clamp(pbr.get("metallicFactor", 1.0), 0.0, 1.0, "metallicFactor"),
+        roughness_factor=clamp(pbr.get("roughnessFactor", 1.0), 0.0, 1.0, "roughnessFactor"),
+        emissive_factor=clamp(spec.get("emissiveFactor", (0.0, 0.0, 0.0)), 0.0, 1.0, "emissiveFactor"),
+        emissive_strength=clamp(extensions.get("KHR_materials_emissive_strength", {}).get("emissiveStrength", 1.0),
+                                0.0, np.inf, "emissiveStrength"),
+        alpha_mode=spec.get("alphaMode", "OPAQUE"),
+        alpha_cutoff=clamp(spec.get("alphaCutoff", 0.5), 0.0, np.inf, "alphaCutoff"),
+        double_sided=spec.get("doubleSided", False),
+        unlit="KHR_materials_unlit" in extensions)
+    texture_data = {}
+    for slot, path, scale_name in SLOTS:
+        info = spec
+        for key in path:
+            info = info.get(key, {})
+        if not info:
+            continue
+        scale = 1.0
+        if scale_name == "strength":
+            scale = clamp(info.get("strength", 1.0), 0.0, 1.0, "occlusionTexture.strength")
+        elif scale_name == "scale":
+            scale = float(info.get("scale", 1.0))
+        texture = _texture_slot(file, info, f"{what} {path[-1]}", scale)
         if texture is not None:
-            image = _texture_image(file, texture["index"])
-            texcoord = texture.get("texCoord", 0)
-            uv = texture.get("extensions", {}).get("KHR_texture_transform")
-            if uv is not None:
-                texcoord = uv.get("texCoord", texcoord)
-                transform = uv_matrix(uv.get("offset", (0.0, 0.0)), uv.get("rotation", 0.0), uv.get("scale", (1.0, 1.0)))
-    return factor, image, texcoord, transform
+            setattr(material, slot, texture[0])
+            texture_data[slot] = texture[1]
+    if clamped:
+        file.warn("material range", f"{what}: {', '.join(clamped)} outside glTF's range; clamped")
+    return material, texture_data
 
 
-def _material_source(file: GltfFile, index: int | None, textured: bool) -> tuple[dict | None, tuple | None]:
-    """(the material's JSON, its base colour image as the file stores it: (bytes, MIME type) or
-    None): what a writer gives back as loaded."""
-    if index is None:
-        return None, None
-    material = file.document["materials"][index]
-    if not textured:
-        return material, None
-    source = file.document["textures"][material["pbrMetallicRoughness"]["baseColorTexture"]["index"]]["source"]
-    return material, file.image_data(source)
-
-
-def uv_matrix(offset, rotation: float, scale) -> np.ndarray:
-    """KHR_texture_transform's matrix, translation x rotation x scale, for column uv vectors."""
-    c, s = np.cos(rotation), np.sin(rotation)
-    translation = np.array([[1.0, 0.0, offset[0]], [0.0, 1.0, offset[1]], [0.0, 0.0, 1.0]])
-    turn = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
-    return translation @ turn @ np.diag([scale[0], scale[1], 1.0])
+def _texture_slot(file: GltfFile, info: dict, what: str, scale: float) -> tuple[TextureSlot, tuple] | None:
+    """(the TextureSlot of a textureInfo, its image as the file stores it), or None when it
+    cannot be drawn: a texCoord other than 0 or 1, an image that does not decode (warned), or
+    an image only an extension gives (KTX2, WebP: the extension's warning says so)."""
+    texcoord, transform = info.get("texCoord", 0), None
+    uv = info.get("extensions", {}).get("KHR_texture_transform")
+    if uv is not None:
+        texcoord = uv.get("texCoord", texcoord)
+        transform = uv_transform(uv.get("offset", (0.0, 0.0)), uv.get("rotation", 0.0), uv.get("scale", (1.0, 1.0)))
+    if texcoord > 1:
+        file.warn("texcoord", f"{what}: texCoord {texcoord} is not 0 or 1 (boneviewer reads TEXCOORD_0 and "
+                  "TEXCOORD_1); drawn without that texture")
+        return None
+    texture = file.document["textures"][info["index"]]
+    source = texture.get("source")
+    if source is None:
+        return None
+    try:
+        image = file.image(source)
+    except ImageError as error:
+        file.warn("texture", f"{what}: texture {info['index']}: {error.detail}; drawn without it")
+        return None
+    sampler = Sampler()
+    if texture.get("sampler") is not None:
+        given = file.document["samplers"][texture["sampler"]]
+        sampler = Sampler(given.get("magFilter"), given.get("minFilter"), given.get("wrapS", 10497),
+                          given.get("wrapT", 10497))
+    return TextureSlot(image, texcoord, transform, sampler, scale), file.image_data(source)
 
 
 def _decode_draco(file: GltfFile, primitive: dict, draco: dict, what: str) -> None:
@@ -316,13 +412,6 @@ def _decode_draco(file: GltfFile, primitive: dict, draco: dict, what: str) -> No
         file.provide(accessor, values.reshape(len(values), -1))
     if primitive.get("indices") is not None:
         file.provide(primitive["indices"], np.asarray(mesh.faces).reshape(-1, 1))
-
-
-def _texture_image(file: GltfFile, texture_index: int) -> np.ndarray | None:
-    source = file.document["textures"][texture_index].get("source")
-    if source is None:
-        return None  # the image comes from an extension (KTX2, WebP) this viewer does not read
-    return file.image(source)
 
 
 def triangle_list(indices: np.ndarray, mode: int) -> np.ndarray:

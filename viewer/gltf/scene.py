@@ -19,6 +19,7 @@ from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode, transforms
 from ..model.batch import SINGULAR_BIND
 from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE
+from ..model.light import PunctualLight
 from .animation import read_clip
 from .container import GltfFile
 from .meshes import read_mesh
@@ -85,8 +86,45 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     scene.file_scene = chosen
     scene.file_path = file.path
     scene.file_extensions = list(document["extensionsUsed"])  # what a writer must say it drops
+    scene.lights = _lights(file, nodes, shown)
     file.log_warnings()
     return scene
+
+
+def _lights(file: GltfFile, nodes: list[TransformNode], shown: set[int] | None) -> list[PunctualLight]:
+    """The KHR_lights_punctual lights on the nodes shown, in node order. Values outside the
+    extension's ranges are brought into them, with one warning."""
+    lights, document = [], file.document
+    for i, spec in enumerate(document["nodes"]):
+        used = spec.get("extensions", {}).get("KHR_lights_punctual")
+        if used is None or (shown is not None and i not in shown):
+            continue
+        index = used["light"]
+        light = document["lights"][index]
+        what = f"light {index}" + (f" ({light['name']!r})" if light.get("name") else "")
+        fixed = []
+        color = np.asarray(light.get("color", (1.0, 1.0, 1.0)), dtype=np.float64)
+        if (color < 0).any():
+            color, _ = np.maximum(color, 0.0), fixed.append("a negative color")
+        intensity = float(light.get("intensity", 1.0))
+        if intensity < 0:
+            intensity, _ = 0.0, fixed.append("a negative intensity (0 used)")
+        kind = light["type"]
+        light_range = light.get("range")
+        if light_range is not None and (light_range <= 0 or kind == "directional"):
+            if light_range <= 0:
+                fixed.append(f"range {light_range:g} (must be > 0; infinite used)")
+            light_range = None
+        spot = light.get("spot", {})
+        inner, outer = float(spot.get("innerConeAngle", 0.0)), float(spot.get("outerConeAngle", math.pi / 4))
+        if kind == "spot" and not 0.0 <= inner < outer <= math.pi / 2:
+            fixed.append(f"cone angles {inner:g}..{outer:g} (need 0 <= inner < outer <= pi/2)")
+            outer = min(max(outer, 1e-4), math.pi / 2)
+            inner = min(max(inner, 0.0), outer * 0.999)
+        if fixed:
+            file.warn("light values", f"{what} (node {i}): {', '.join(fixed)}; corrected")
+        lights.append(PunctualLight(kind, color, intensity, light_range, inner, outer, nodes[i], light.get("name", "")))
+    return lights
 
 
 def _chosen_scene(file: GltfFile, scene: int | None) -> int | None:

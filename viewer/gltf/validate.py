@@ -25,11 +25,21 @@ TYPE_SIZES = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9
 # The extensions this loader implements. A file that requires any other is refused (glTF says it
 # must not be loaded); one that only uses another loads, with a warning.
 SUPPORTED_EXTENSIONS = ("KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_meshopt_compression",
-                        "KHR_mesh_quantization", "KHR_texture_transform")
+                        "KHR_mesh_quantization", "KHR_texture_transform", "KHR_materials_emissive_strength",
+                        "KHR_materials_unlit", "KHR_lights_punctual")
 MESHOPT = {"buffer": ("ref", "buffers", True), "byteOffset": ("uint", 0, False), "byteLength": ("uint", 1, True),
            "byteStride": ("uint", 1, True), "count": ("uint", 1, True),
            "mode": ("enum", ("ATTRIBUTES", "TRIANGLES", "INDICES"), True),
            "filter": ("enum", ("NONE", "OCTAHEDRAL", "QUATERNION", "EXPONENTIAL", "COLOR"), False)}
+# A material's textureInfo (normalTexture and occlusionTexture add their scale and strength).
+TEXTURE_INFO = {"index": ("ref", "textures", True), "texCoord": ("uint", 0, False),
+                "extensions": ("obj", {"KHR_texture_transform": ("obj", {
+                    "offset": ("nums", 2, False), "rotation": ("num", None, False), "scale": ("nums", 2, False),
+                    "texCoord": ("uint", 0, False)}, False)}, False)}
+# KHR_lights_punctual's lights (the document's extensions), which nodes name by index.
+LIGHT = {"type": ("enum", ("directional", "point", "spot"), True), "color": ("nums", 3, False),
+         "intensity": ("num", None, False), "range": ("num", None, False),
+         "spot": ("obj", {"innerConeAngle": ("num", None, False), "outerConeAngle": ("num", None, False)}, False)}
 ATTRIBUTE_NAME = re.compile(r"(POSITION|NORMAL|TANGENT|(TEXCOORD|COLOR|JOINTS|WEIGHTS)_[0-9]{1,3})")
 
 REQUIRED = True
@@ -61,23 +71,33 @@ SCHEMAS = {
     "nodes": {"children": ("refs", "nodes", False), "mesh": ("ref", "meshes", False),
               "skin": ("ref", "skins", False), "matrix": ("nums", 16, False), "rotation": ("nums", 4, False),
               "scale": ("nums", 3, False), "translation": ("nums", 3, False),
-              "weights": ("weights", None, False)},
+              "weights": ("weights", None, False),
+              "extensions": ("obj", {"KHR_lights_punctual": ("obj", {"light": ("ref", "lights", True)}, False)},
+                             False)},
     "meshes": {"primitives": ("objs", {
         "attributes": ("attrs", None, REQUIRED), "indices": ("ref", "accessors", False),
-        "material": ("ref", "materials", False), "mode": ("enum", (0, 1, 2, 3, 4, 5, 6), False),
+        # A material that does not exist is drawn with the default one (the loader warns).
+        "material": ("uint", 0, False), "mode": ("enum", (0, 1, 2, 3, 4, 5, 6), False),
         "extensions": ("obj", {"KHR_draco_mesh_compression": ("obj", {
             "bufferView": ("ref", "bufferViews", REQUIRED), "attributes": ("ids", None, REQUIRED)}, False)},
             False), "targets": ("targets", None, False)}, REQUIRED),
         "weights": ("weights", None, False), "extras": ("extras", None, False)},
-    "materials": {"pbrMetallicRoughness": ("obj", {
-        "baseColorFactor": ("nums", 4, False),
-        "baseColorTexture": ("obj", {"index": ("ref", "textures", REQUIRED), "texCoord": ("uint", 0, False),
-                                     "extensions": ("obj", {"KHR_texture_transform": ("obj", {
-                                         "offset": ("nums", 2, False), "rotation": ("num", None, False),
-                                         "scale": ("nums", 2, False), "texCoord": ("uint", 0, False)}, False)},
-                                         False)}, False)},
-        False)},
-    "textures": {"source": ("ref", "images", False)},
+    "materials": {
+        "pbrMetallicRoughness": ("obj", {
+            "baseColorFactor": ("nums", 4, False), "baseColorTexture": ("obj", TEXTURE_INFO, False),
+            "metallicFactor": ("num", None, False), "roughnessFactor": ("num", None, False),
+            "metallicRoughnessTexture": ("obj", TEXTURE_INFO, False)}, False),
+        "normalTexture": ("obj", {**TEXTURE_INFO, "scale": ("num", None, False)}, False),
+        "occlusionTexture": ("obj", {**TEXTURE_INFO, "strength": ("num", None, False)}, False),
+        "emissiveTexture": ("obj", TEXTURE_INFO, False), "emissiveFactor": ("nums", 3, False),
+        "alphaMode": ("enum", ("OPAQUE", "MASK", "BLEND"), False), "alphaCutoff": ("num", None, False),
+        "doubleSided": ("bool", None, False),
+        "extensions": ("obj", {"KHR_materials_emissive_strength": ("obj", {
+            "emissiveStrength": ("num", None, False)}, False), "KHR_materials_unlit": ("obj", {}, False)}, False)},
+    "samplers": {"magFilter": ("enum", (9728, 9729), False),
+                 "minFilter": ("enum", (9728, 9729, 9984, 9985, 9986, 9987), False),
+                 "wrapS": ("enum", (33071, 33648, 10497), False), "wrapT": ("enum", (33071, 33648, 10497), False)},
+    "textures": {"source": ("ref", "images", False), "sampler": ("ref", "samplers", False)},
     "images": {"uri": ("str", None, False), "bufferView": ("ref", "bufferViews", False),
                "mimeType": ("str", None, False)},
     "skins": {"joints": ("refs", "nodes", REQUIRED), "inverseBindMatrices": ("ref", "accessors", False),
@@ -91,7 +111,8 @@ SCHEMAS = {
     "scenes": {"nodes": ("refs", "nodes", False)},
 }
 LABELS = {"buffers": "buffer", "bufferViews": "bufferView", "accessors": "accessor", "nodes": "node",
-          "meshes": "mesh", "materials": "material", "textures": "texture", "images": "image", "skins": "skin",
+          "meshes": "mesh", "materials": "material", "samplers": "sampler", "textures": "texture", "images": "image",
+          "skins": "skin",
           "animations": "animation", "scenes": "scene"}
 
 
@@ -170,7 +191,7 @@ class _Checker:
             arrays[key] = value
             self.lengths[key] = len(value)
         hierarchy = node_hierarchy(self.node_children(arrays["nodes"]), self.fail_with)
-        clean = {"asset": {"version": version}, **extensions}
+        clean = {"asset": {"version": version}, **extensions, "lights": self.lights(document.get("extensions"))}
         for key, schema in SCHEMAS.items():
             label = LABELS[key]
             checked = self.bulk_objects(arrays[key], schema) if self.bulk else None
@@ -190,6 +211,16 @@ class _Checker:
             if len(set(skin["joints"])) != len(skin["joints"]):
                 self.fail(f"skin {s}: a node is listed twice among its joints")
         return clean, hierarchy
+
+    def lights(self, extensions) -> list[dict]:
+        """KHR_lights_punctual's lights (the document's ``extensions``), checked; [] without them."""
+        self.lengths["lights"] = 0
+        if not isinstance(extensions, dict) or extensions.get("KHR_lights_punctual") is None:
+            return []
+        punctual = self.field(extensions["KHR_lights_punctual"], ("obj", {"lights": ("objs", LIGHT, True)}, True),
+                              "the document's extensions", "KHR_lights_punctual")
+        self.lengths["lights"] = len(punctual["lights"])
+        return punctual["lights"]
 
     def morph_counts(self, clean: dict) -> None:
         """Every primitive of a mesh with targets has the same number of them (primitives

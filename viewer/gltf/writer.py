@@ -3,10 +3,12 @@
 What is written is what the loader builds from, so that loading the file gives the scene back:
 every node's current TRS (the pose on screen is the file's pose), skins with inverse bind
 matrices, every clip (loaded or authored; LINEAR, STEP, CUBICSPLINE), meshes as one primitive
-per submesh with their attributes (4 or 8 influences, weights normalized as drawn), morph
-targets with their names and current weights, materials with their images' original bytes,
-names and the node hierarchy. Compressed inputs come out uncompressed, texture transforms baked
-into the texture coordinates (the loader baked them), and extensions the loader ignored are
+per submesh with their attributes (4 or 8 influences, weights normalized as drawn; TEXCOORD_0
+and TEXCOORD_1 as loaded; TANGENT where a normal map uses them), morph targets with their names
+and current weights, materials as drawn (every metallic-roughness field, samplers, texture
+transforms, KHR_materials_emissive_strength and KHR_materials_unlit) with their images' original
+bytes, names and the node hierarchy. Compressed inputs come out uncompressed, and extensions
+the writer does not write (KHR_lights_punctual among them, and those the loader ignored) are
 dropped with one warning line.
 
 The GLB container is a 12-byte header and two chunks; it is written here directly (a library
@@ -32,10 +34,10 @@ import numpy as np
 
 from ..errors import ViewerError
 from ..model.checks import OUT_OF_RANGE, first_bad_row, fits
+from ..model.material import Sampler
 from ..model.mesh import skin
 from ..model.morph import MorphAnimationClip
 from ..model.transforms import decompose_one
-from .validate import SUPPORTED_EXTENSIONS
 
 __all__ = ["glb_bytes", "save_gltf"]
 
@@ -45,9 +47,11 @@ FLOAT, UNSIGNED_BYTE, UNSIGNED_SHORT, UNSIGNED_INT = 5126, 5121, 5123, 5125
 ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
 GLB_MAGIC, GLB_VERSION, JSON_CHUNK, BIN_CHUNK = b"glTF", 2, 0x4E4F534A, 0x004E4942
 TYPES = {1: "SCALAR", 2: "VEC2", 3: "VEC3", 4: "VEC4", 16: "MAT4"}
-# A material's own fields kept as loaded (the model draws only the base colour and its texture).
-MATERIAL_FIELDS = ("name", "emissiveFactor", "alphaMode", "alphaCutoff", "doubleSided")
-PBR_FIELDS = ("metallicFactor", "roughnessFactor")
+# The extensions a file may use that what is written keeps (the compressions and quantization
+# by writing plain data); the writer names the others a scene's file used as dropped.
+WRITTEN_EXTENSIONS = ("KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_meshopt_compression",
+                      "KHR_mesh_quantization", "KHR_texture_transform", "KHR_materials_emissive_strength",
+                      "KHR_materials_unlit")
 # Unit length tolerance for normals written as NORMAL (the glTF-Validator's)
 UNIT_TOLERANCE = 5e-4
 
@@ -76,7 +80,7 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
     replaces_model = scene.file_path is not None and _same_file(path, scene.file_path)
     if replaces_model and not force:
         raise ViewerError(f"{path}: that would overwrite the model {scene.file_path}; give --force to replace it")
-    dropped = [name for name in getattr(scene, "file_extensions", ()) if name not in SUPPORTED_EXTENSIONS]
+    dropped = [name for name in getattr(scene, "file_extensions", ()) if name not in WRITTEN_EXTENSIONS]
     builder = _Builder(binary=suffix == ".glb", stem=path.stem)
     _Scene(scene, builder, bool(apply_pose_as_bind)).write()
     files = builder.files(path)
@@ -84,7 +88,7 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
                   {**model, **(inputs or {})}, replaceable=model if replaces_model else ())
     write_files(files, what=path)
     if dropped:
-        log.warning("%s: dropped extension%s %s (boneviewer does not read %s)", path, "s" if len(dropped) > 1 else "",
+        log.warning("%s: dropped extension%s %s (boneviewer does not write %s)", path, "s" if len(dropped) > 1 else "",
                     ", ".join(dropped), "them" if len(dropped) > 1 else "it")
     return path
 
@@ -117,6 +121,7 @@ class _Builder:
         self.keys_view: int | None = None
         self.keys_chunks: list[bytes] = []
         self.keys_length = 0
+        self.extensions: set[str] = set()  # the extensions what is written uses
 
     def add(self, key: str, spec: dict) -> int:
         items = self.document.setdefault(key, [])
@@ -180,6 +185,8 @@ class _Builder:
             self.length += self.keys_length
         blob = b"".join(self.chunks)
         document = self.document
+        if self.extensions:
+            document["extensionsUsed"] = sorted(self.extensions)
         if blob:
             document["buffers"] = [{"byteLength": len(blob)}]
         if self.binary:
@@ -220,8 +227,10 @@ class _Scene:
         self.sources: list = []  # node index -> the TransformNode or Bone it comes from
         self.bone_names: dict[int, str] = {}  # id(pose target) -> its bone's name, for errors
         self.mesh_node: dict[int, int] = {}  # id(mesh) -> the node its mesh is on
-        self.materials: dict[tuple, int] = {}
-        self.images: dict[int, int] = {}  # id(image bytes or array) -> texture index
+        self.materials: dict[str, int] = {}  # a material's JSON -> its index (equal materials written once)
+        self.images: dict[int, int] = {}  # id(image bytes or array) -> image index
+        self.samplers: dict[tuple, int] = {}
+        self.textures: dict[tuple, int] = {}  # (image, sampler) -> texture index
 
     def write(self) -> None:
         scene = self.scene
@@ -380,11 +389,11 @@ class _Scene:
 
     # --- meshes ----------------------------------------------------------------------------------
     def _mesh(self, mesh, skin) -> int:
-        positions, normals = mesh.positions, mesh.normals
+        positions, normals, tangents = mesh.positions, mesh.normals, mesh.tangents
         targets = mesh.morph_targets
-        deltas = None if targets is None else (targets.positions, targets.normals)
+        deltas = None if targets is None else (targets.positions, targets.normals, targets.tangents)
         if skin is not None and skin[1] is not None:  # apply pose as bind: the drawn shape
-            positions, normals, deltas = _posed(mesh, skin[1])
+            positions, normals, tangents, deltas = _posed(mesh, skin[1])
         spec = {"name": mesh.name, "primitives": []}
         for submesh, (start, end) in zip(mesh.submeshes, _vertex_ranges(mesh)):
             rows = slice(start, end)
@@ -393,9 +402,14 @@ class _Scene:
             part_normals = np.asarray(normals[rows], dtype=np.float32)
             if len(part_normals) and np.abs(np.linalg.norm(part_normals, axis=1) - 1).max() <= UNIT_TOLERANCE:
                 attributes["NORMAL"] = self.out.floats(part_normals, ARRAY_BUFFER)
-            texcoords = mesh.texcoords[rows]
-            if submesh.base_color_texture is not None or texcoords.any():
-                attributes["TEXCOORD_0"] = self.out.floats(texcoords, ARRAY_BUFFER)
+            sets = {slot.texcoord for slot in submesh.pbr.textures().values()}
+            for k, texcoords in enumerate((mesh.texcoords[rows], mesh.texcoords1[rows])):
+                if k in sets or texcoords.any():
+                    attributes[f"TEXCOORD_{k}"] = self.out.floats(texcoords, ARRAY_BUFFER)
+            if tangents is not None and submesh.pbr.normal_texture is not None and "NORMAL" in attributes:
+                part_tangents = np.asarray(tangents[rows], dtype=np.float32)
+                if np.abs(np.linalg.norm(part_tangents[:, :3], axis=1) - 1).max() <= UNIT_TOLERANCE:
+                    attributes["TANGENT"] = self.out.floats(part_tangents, ARRAY_BUFFER)
             colors = mesh.colors[rows]
             if not (colors == 1).all():
                 attributes["COLOR_0"] = self.out.floats(colors, ARRAY_BUFFER)
@@ -415,6 +429,8 @@ class _Scene:
                     target = {"POSITION": self.out.floats(deltas[0][t, rows], ARRAY_BUFFER, bounds=True)}
                     if deltas[1] is not None and "NORMAL" in attributes:
                         target["NORMAL"] = self.out.floats(deltas[1][t, rows], ARRAY_BUFFER)
+                    if deltas[2] is not None and "TANGENT" in attributes:
+                        target["TANGENT"] = self.out.floats(deltas[2][t, rows], ARRAY_BUFFER)
                     primitive["targets"].append(target)
             spec["primitives"].append(primitive)
         if targets is not None:
@@ -441,41 +457,91 @@ class _Scene:
         return [float(w) for w in weights]
 
     def _material(self, submesh) -> int | None:
-        image = submesh.base_color_texture
-        source = submesh.material
-        key = (id(source), tuple(submesh.base_color), None if image is None else id(image))
-        if key in self.materials:
-            return self.materials[key]
-        spec = {}
-        if source is not None:
-            spec.update({k: source[k] for k in MATERIAL_FIELDS if k in source})
-        pbr = {k: source["pbrMetallicRoughness"][k] for k in PBR_FIELDS
-               if source is not None and k in source.get("pbrMetallicRoughness", {})}
-        if source is None:
-            pbr.update(metallicFactor=0.0, roughnessFactor=1.0)  # a plain matte colour
-        if not _is_default(submesh.base_color, (1, 1, 1, 1)):
-            pbr["baseColorFactor"] = [float(v) for v in submesh.base_color]
-        if image is not None:
-            pbr["baseColorTexture"] = {"index": self._texture(submesh)}
+        """The submesh's Material as drawn (glTF's defaults left out), written once however many
+        primitives use it; None for glTF's default material (a primitive without one)."""
+        material = submesh.pbr
+        spec = {"name": material.name} if material.name else {}
+        pbr = {}
+        if not _is_default(material.base_color_factor, (1, 1, 1, 1)):
+            pbr["baseColorFactor"] = [float(v) for v in material.base_color_factor]
+        if material.base_color_texture is not None:
+            pbr["baseColorTexture"] = self._texture_info(submesh, "base_color_texture")
+        if material.metallic_factor != 1:
+            pbr["metallicFactor"] = float(material.metallic_factor)
+        if material.roughness_factor != 1:
+            pbr["roughnessFactor"] = float(material.roughness_factor)
+        if material.metallic_roughness_texture is not None:
+            pbr["metallicRoughnessTexture"] = self._texture_info(submesh, "metallic_roughness_texture")
         spec["pbrMetallicRoughness"] = pbr
-        index = self.out.add("materials", spec)
-        self.materials[key] = index
-        return index
+        if material.normal_texture is not None:
+            spec["normalTexture"] = self._texture_info(submesh, "normal_texture", "scale")
+        if material.occlusion_texture is not None:
+            spec["occlusionTexture"] = self._texture_info(submesh, "occlusion_texture", "strength")
+        if material.emissive_texture is not None:
+            spec["emissiveTexture"] = self._texture_info(submesh, "emissive_texture")
+        if not _is_default(material.emissive_factor, (0, 0, 0)):
+            spec["emissiveFactor"] = [float(v) for v in material.emissive_factor]
+        if material.alpha_mode != "OPAQUE":
+            spec["alphaMode"] = material.alpha_mode
+            if material.alpha_mode == "MASK" and material.alpha_cutoff != 0.5:
+                spec["alphaCutoff"] = float(material.alpha_cutoff)
+        if material.double_sided:
+            spec["doubleSided"] = True
+        extensions = {}
+        if material.emissive_strength != 1:
+            extensions["KHR_materials_emissive_strength"] = {"emissiveStrength": float(material.emissive_strength)}
+        if material.unlit:
+            extensions["KHR_materials_unlit"] = {}
+        if extensions:
+            spec["extensions"] = extensions
+            self.out.extensions.update(extensions)
+        if spec == {"pbrMetallicRoughness": {}}:
+            return None
+        key = json.dumps(spec, sort_keys=True)
+        if key not in self.materials:
+            self.materials[key] = self.out.add("materials", spec)
+        return self.materials[key]
 
-    def _texture(self, submesh) -> int:
-        key = id(submesh.image_data[0]) if submesh.image_data is not None else id(submesh.base_color_texture)
-        if key not in self.images:
-            if submesh.image_data is not None:
-                data, mime = submesh.image_data
+    def _texture_info(self, submesh, slot_name: str, scale_name: str | None = None) -> dict:
+        """A textureInfo for one of the submesh's texture slots: the texture (image and sampler,
+        each written once), texCoord, the scale or strength, KHR_texture_transform."""
+        slot = getattr(submesh.pbr, slot_name)
+        data = submesh.image_data if slot_name == "base_color_texture" else submesh.texture_data.get(slot_name)
+        image_key = id(data[0]) if data is not None else id(slot.image)
+        if image_key not in self.images:
+            if data is not None:
+                encoded, mime = data
             else:  # an image made in memory: encoded once, as PNG
                 from PIL import Image
 
                 buffer = io.BytesIO()
-                Image.fromarray(np.asarray(submesh.base_color_texture, dtype=np.uint8)).save(buffer, "PNG")
-                data, mime = buffer.getvalue(), "image/png"
-            image = self.out.image(data, mime)
-            self.images[key] = self.out.add("textures", {"source": image})
-        return self.images[key]
+                Image.fromarray(np.asarray(slot.image, dtype=np.uint8)).save(buffer, "PNG")
+                encoded, mime = buffer.getvalue(), "image/png"
+            self.images[image_key] = self.out.image(encoded, mime)
+        sampler = None
+        if slot.sampler != Sampler():
+            fields = (("magFilter", slot.sampler.mag_filter), ("minFilter", slot.sampler.min_filter),
+                      ("wrapS", slot.sampler.wrap_s), ("wrapT", slot.sampler.wrap_t))
+            sampler_spec = {name: int(value) for name, value in fields if value is not None}
+            key = tuple(sampler_spec.items())
+            if key not in self.samplers:
+                self.samplers[key] = self.out.add("samplers", sampler_spec)
+            sampler = self.samplers[key]
+        texture_key = (self.images[image_key], sampler)
+        if texture_key not in self.textures:
+            texture = {"source": self.images[image_key]}
+            if sampler is not None:
+                texture["sampler"] = sampler
+            self.textures[texture_key] = self.out.add("textures", texture)
+        info = {"index": self.textures[texture_key]}
+        if slot.texcoord:
+            info["texCoord"] = int(slot.texcoord)
+        if scale_name is not None and slot.scale != 1:
+            info[scale_name] = float(slot.scale)
+        if slot.transform is not None and not _is_default(slot.transform, np.eye(3)):
+            info["extensions"] = {"KHR_texture_transform": _texture_transform(slot.transform)}
+            self.out.extensions.add("KHR_texture_transform")
+        return info
 
     # --- clips -----------------------------------------------------------------------------------
     def _clip(self, clip) -> None:
@@ -561,12 +627,31 @@ def _vertex_ranges(mesh) -> list[tuple[int, int]]:
     return [(0, count)] * len(submeshes)
 
 
+def _texture_transform(matrix: np.ndarray) -> dict:
+    """KHR_texture_transform's offset, rotation and scale (defaults left out) of the 3x3 that
+    ``material.uv_transform`` makes of them: translation x rotation x scale."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    rotation = float(np.arctan2(-matrix[1, 0], matrix[0, 0]))
+    c, s = np.cos(rotation), np.sin(rotation)
+    scale = [float(np.hypot(matrix[0, 0], matrix[1, 0])), float(s * matrix[0, 1] + c * matrix[1, 1])]
+    result = {}
+    if matrix[0, 2] or matrix[1, 2]:
+        result["offset"] = [float(matrix[0, 2]), float(matrix[1, 2])]
+    if rotation:
+        result["rotation"] = rotation
+    if scale != [1.0, 1.0]:
+        result["scale"] = scale
+    return result
+
+
 def _posed(mesh, finals: np.ndarray):
-    """(positions, normals, (position deltas, normal deltas)) of a skinned mesh as drawn now,
-    in the skeleton root's space: morphed by the current weights, then skinned by ``finals``.
-    Morph deltas turn with each vertex's blended matrix, so targets still move the posed shape."""
-    positions, normals = mesh.morphed()
-    posed, posed_normals = skin(positions, normals, mesh.joints, mesh.weights, finals)
+    """(positions, normals, tangents or None, (position, normal, tangent deltas)) of a skinned
+    mesh as drawn now, in the skeleton root's space: morphed by the current weights, then skinned
+    by ``finals``. Morph deltas turn with each vertex's blended matrix, so targets still move the
+    posed shape."""
+    positions, normals, tangents = mesh.morphed(tangents=True)
+    posed, posed_normals, *posed_tangents = skin(positions, normals, mesh.joints, mesh.weights, finals, tangents)
+    posed_tangents = posed_tangents[0] if posed_tangents else None
     deltas = None
     if mesh.morph_targets is not None:
         blend = np.zeros((len(positions), 3, 3))
@@ -575,9 +660,10 @@ def _posed(mesh, finals: np.ndarray):
         targets = mesh.morph_targets
         moved = np.einsum("tvi,vij->tvj", targets.positions, blend)
         moved_normals = None if targets.normals is None else np.einsum("tvi,vij->tvj", targets.normals, blend)
-        deltas = (moved, moved_normals)
+        moved_tangents = None if targets.tangents is None else np.einsum("tvi,vij->tvj", targets.tangents, blend)
+        deltas = (moved, moved_normals, moved_tangents)
     if not (fits(posed) and np.isfinite(posed_normals).all()):
         raise ViewerError(f"mesh {mesh.name!r}: its posed shape holds {OUT_OF_RANGE} (a pose too large for "
                           "float32); nothing was written")
-    return posed, posed_normals, deltas
+    return posed, posed_normals, posed_tangents, deltas
 

@@ -12,31 +12,71 @@ import numpy as np
 from ..errors import ViewerError
 from ..words import counted
 from .checks import finite_array
+from .material import Material, TextureSlot
 from .morph import MorphTargets
 from .skeleton import Skeleton
 
 
 class Submesh:
-    """A range of a mesh's triangle indices drawn with one material (a glTF primitive)."""
+    """A range of a mesh's triangle indices drawn with one material (a glTF primitive).
+
+    ``pbr`` is the Material it is drawn with; without one, a plain dielectric of
+    ``base_color`` and ``base_color_texture`` (Material.dielectric: meshes made in code).
+    ``base_color`` and ``base_color_texture`` read and write that material's base colour
+    factor and image.
+    """
 
     def __init__(self, first_index: int, index_count: int, base_color=(1.0, 1.0, 1.0, 1.0),
-                 base_color_texture=None, name: str = "", material=None, image_data=None):
+                 base_color_texture=None, name: str = "", material=None, image_data=None,
+                 pbr: Material | None = None):
         self.first_index, self.index_count = int(first_index), int(index_count)
-        self.base_color = finite_array(base_color, (4,), f"submesh {name!r} base color")
-        self.base_color_texture = base_color_texture  # (H, W, 4) uint8 or None
         self.name = name
+        if pbr is None:
+            pbr = Material.dielectric(finite_array(base_color, (4,), f"submesh {name!r} base color"),
+                                      base_color_texture)
+        else:
+            pbr.base_color_factor = finite_array(pbr.base_color_factor, (4,), f"submesh {name!r} base color")
+        self.pbr = pbr
         # What a writer needs to give the material back as loaded: the glTF material's own
-        # fields (name, factors, alphaMode, doubleSided; a dict or None) and the texture's image
-        # as its file had it, (encoded bytes, MIME type) or None (written without re-encoding).
+        # fields (a dict or None) and the base colour texture's image as its file had it,
+        # (encoded bytes, MIME type) or None (written without re-encoding); ``texture_data``
+        # the same for every texture slot, by Material field name ({} for images made in memory).
         self.material = material
         self.image_data = image_data
+        self.texture_data: dict[str, tuple[bytes, str]] = {}
+
+    @property
+    def base_color(self) -> np.ndarray:
+        """The base colour factor, (4,) linear RGBA."""
+        return self.pbr.base_color_factor
+
+    @base_color.setter
+    def base_color(self, value) -> None:
+        self.pbr.base_color_factor = finite_array(value, (4,), f"submesh {self.name!r} base color")
+
+    @property
+    def base_color_texture(self) -> np.ndarray | None:
+        """The base colour image, (H, W, 4) uint8, or None."""
+        slot = self.pbr.base_color_texture
+        return None if slot is None else slot.image
+
+    @base_color_texture.setter
+    def base_color_texture(self, image) -> None:
+        if image is None:
+            self.pbr.base_color_texture = None
+        elif self.pbr.base_color_texture is None:
+            self.pbr.base_color_texture = TextureSlot(image)
+        else:
+            self.pbr.base_color_texture.image = image
 
 
 class SkinnedMesh:
     """Triangles with joint indices and weights (4 or 8 per vertex) for one skeleton.
 
     Arrays: positions (V,3), normals (V,3; computed when absent), joints (V,4|8) ints,
-    weights (V,4|8), indices (T*3,), texcoords (V,2), colors (V,4). Weights that do not sum
+    weights (V,4|8), indices (T*3,), texcoords (V,2) and texcoords1 (V,2) (TEXCOORD_0 and
+    TEXCOORD_1 as the file has them; zeros when absent), colors (V,4), tangents (V,4) or None
+    (xyz and the bitangent sign w, +1 or -1: glTF's TANGENT). Weights that do not sum
     to 1 are renormalized, as engines do for old exports; ``raw_weight_sums`` (V,) keeps each
     vertex's sum as given. ``extra_influences`` (V,) counts, per vertex, the weights beyond the
     8 influences the shader reads that a loader had to leave out (zeros by default).
@@ -47,7 +87,7 @@ class SkinnedMesh:
                  normals=None, texcoords=None, colors=None, world_matrix=None,
                  base_color=(1.0, 1.0, 1.0, 1.0), base_color_texture=None, submeshes=None,
                  node_index: int | None = None, world_node=None, morph_targets: MorphTargets | None = None,
-                 extra_influences=None):
+                 extra_influences=None, texcoords1=None, tangents=None):
         self.name = str(name)
         what = f"mesh {self.name!r}"
         self.positions = _float_rows(positions, 3, f"{what} positions")
@@ -64,10 +104,14 @@ class SkinnedMesh:
                         else _float_rows(normals, 3, f"{what} normals"))
         self.texcoords = (np.zeros((count, 2), np.float32) if texcoords is None
                           else _float_rows(texcoords, 2, f"{what} texcoords"))
+        self.texcoords1 = (np.zeros((count, 2), np.float32) if texcoords1 is None
+                           else _float_rows(texcoords1, 2, f"{what} texcoords1"))
         self.colors = (np.ones((count, 4), np.float32) if colors is None
                        else _float_rows(colors, 4, f"{what} colors"))
-        for label, array in (("normals", self.normals), ("texcoords", self.texcoords), ("colors", self.colors)):
-            if len(array) != count:
+        self.tangents = None if tangents is None else _tangent_rows(tangents, f"{what} tangents")
+        for label, array in (("normals", self.normals), ("texcoords", self.texcoords), ("texcoords1", self.texcoords1),
+                             ("colors", self.colors), ("tangents", self.tangents)):
+            if array is not None and len(array) != count:
                 raise ViewerError(f"{what} {label}: {len(array)} rows for {count} vertices")
         self.world_matrix = np.eye(4) if world_matrix is None else world_matrix
         # Materials: one submesh per glTF primitive; by default one over all triangles.
@@ -124,30 +168,43 @@ class SkinnedMesh:
             raise ViewerError(f"mesh {self.name!r} has no morph targets")
         self.morph_targets.set_weight(target, weight)
 
-    def morphed(self) -> tuple[np.ndarray, np.ndarray]:
-        """(positions, normals) in mesh space with the current morph weights, before skinning."""
+    def morphed(self, tangents: bool = False) -> tuple:
+        """(positions, normals) in mesh space with the current morph weights, before skinning;
+        with ``tangents``, (positions, normals, tangents) (None for a mesh without tangents)."""
         if self.morph_targets is None:
-            return self.positions, self.normals
-        return self.morph_targets.apply(self.positions, self.normals)
+            return (self.positions, self.normals, self.tangents) if tangents else (self.positions, self.normals)
+        if tangents and self.tangents is not None:
+            return self.morph_targets.apply(self.positions, self.normals, tangents=self.tangents)
+        morphed = self.morph_targets.apply(self.positions, self.normals)
+        return (*morphed, None) if tangents else morphed
 
     def update_world_matrix(self) -> None:
         """Follow the placement node, when there is one (glTF: the skeleton root's parent)."""
         if self.world_node is not None:
             self.world_matrix = self.world_node.get_world_matrix()
 
-    def skinned(self, matrices=None) -> tuple[np.ndarray, np.ndarray]:
+    def skinned(self, matrices=None, tangents: bool = False) -> tuple:
         """World-space (positions, normals) morphed and skinned on the CPU with ``matrices``
-        (default: the skeleton's current final matrices)."""
+        (default: the skeleton's current final matrices); with ``tangents``, (positions,
+        normals, tangents): the tangents' xyz turned with the vertices, w kept (None for a
+        mesh without tangents)."""
         self.update_world_matrix()
-        positions, normals = self.morphed()
+        positions, normals, vertex_tangents = self.morphed(tangents=True)
+        if not tangents:
+            vertex_tangents = None
         if self.skeleton is None:
             positions, normals = positions.astype(np.float64), normals.astype(np.float64)
         else:
             if matrices is None:
                 self.skeleton.prepare()
                 matrices = self.skeleton.get_transform_matrices()
-            positions, normals = skin(positions, normals, self.joints, self.weights, matrices)
-        return transform_points(positions, normals, self.world_matrix)
+            skinned = skin(positions, normals, self.joints, self.weights, matrices, vertex_tangents)
+            positions, normals = skinned[:2]
+            vertex_tangents = skinned[2] if vertex_tangents is not None else None
+        moved = transform_points(positions, normals, self.world_matrix, vertex_tangents)
+        if not tangents:
+            return moved
+        return moved if vertex_tangents is not None else (*moved, None)
 
     def skinned_positions(self) -> np.ndarray:
         """The positions of ``skinned()`` (the same numbers), without the normals (bounds)."""
@@ -163,14 +220,19 @@ class SkinnedMesh:
         return positions @ matrix[:3, :3] + matrix[3, :3]
 
 
-def skin(positions, normals, joints, weights, matrices):
-    """Linear blend skinning: (positions, normals) in skeleton-root space.
+def skin(positions, normals, joints, weights, matrices, tangents=None):
+    """Linear blend skinning: (positions, normals) in skeleton-root space; with ``tangents``
+    ((V,4): xyz and the bitangent sign w), (positions, normals, tangents).
 
     Blends one (V,4,4) matrix stack influence by influence, so memory stays at one stack
-    however many influences there are. Normals use the inverse transpose of the blend.
+    however many influences there are. Normals use the inverse transpose of the blend;
+    tangents (directions in the surface) the blend itself, renormalized, their w kept.
     """
     skinned_positions, blended = _skin_positions(positions, joints, weights, matrices)
-    return skinned_positions, _transform_normals(normals, blended[:, :3, :3])
+    skinned_normals = _transform_normals(normals, blended[:, :3, :3])
+    if tangents is None:
+        return skinned_positions, skinned_normals
+    return skinned_positions, skinned_normals, _transform_tangents(tangents, blended[:, :3, :3])
 
 
 def _skin_positions(positions, joints, weights, matrices):
@@ -182,11 +244,27 @@ def _skin_positions(positions, joints, weights, matrices):
     return np.einsum("vi,vij->vj", positions, blended[:, :3, :3]) + blended[:, 3, :3], blended
 
 
-def transform_points(positions, normals, matrix):
-    """Positions and normals (row vectors) through one affine matrix."""
+def transform_points(positions, normals, matrix, tangents=None):
+    """Positions and normals (row vectors) through one affine matrix; with ``tangents``
+    ((V,4)), the tangents too (xyz turned and renormalized, w kept)."""
     matrix = np.asarray(matrix, dtype=np.float64)
     moved = positions @ matrix[:3, :3] + matrix[3, :3]
-    return moved, _transform_normals(normals, matrix[:3, :3])
+    if tangents is None:
+        return moved, _transform_normals(normals, matrix[:3, :3])
+    return moved, _transform_normals(normals, matrix[:3, :3]), _transform_tangents(tangents, matrix[:3, :3])
+
+
+def _transform_tangents(tangents, linear):
+    """(V,4) tangents' xyz @ L (L (3,3) or (V,3,3)), renormalized (zero stays zero), w kept."""
+    tangents = np.asarray(tangents, dtype=np.float64)
+    linear = np.asarray(linear, dtype=np.float64)
+    if linear.ndim == 3:
+        moved = np.einsum("vi,vij->vj", tangents[:, :3], linear)
+    else:
+        moved = tangents[:, :3] @ linear
+    length = np.linalg.norm(moved, axis=-1, keepdims=True)
+    moved = np.divide(moved, length, out=np.zeros_like(moved), where=length > 0)
+    return np.concatenate([moved, tangents[:, 3:4]], axis=1)
 
 
 def _transform_normals(normals, linear):
@@ -235,6 +313,16 @@ def _float_rows(values, width, what) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
         raise ViewerError(f"{what}: vertex {bad[0]} has NaN or infinity ({bad.size} bad rows)")
     return np.ascontiguousarray(array)
+
+
+def _tangent_rows(values, what) -> np.ndarray:
+    """(V,4) float32 tangents whose w is the bitangent sign: +1 or -1 (glTF's rule; a file's
+    other values are read by their sign, 0 as +1)."""
+    array = _float_rows(values, 4, what)
+    if not np.isin(array[:, 3], (-1.0, 1.0)).all():
+        array = array.copy()
+        array[:, 3] = np.where(array[:, 3] < 0, -1.0, 1.0)
+    return array
 
 
 def _indices(values, vertex_count, what) -> np.ndarray:

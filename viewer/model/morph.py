@@ -94,19 +94,25 @@ class MorphTargets:
         self._weights = weights
         self.version += 1
 
-    def apply(self, positions, normals=None, weights=None) -> tuple[np.ndarray, np.ndarray | None]:
+    def apply(self, positions, normals=None, weights=None, tangents=None) -> tuple:
         """(positions, normals) morphed by ``weights`` (default: the current ones), float64.
-        Targets at weight 0 cost nothing, as in Babylon's ApplyMorph."""
+        With ``tangents`` ((V,4): xyz and the bitangent sign w), (positions, normals, tangents):
+        the TANGENT deltas added to xyz, w kept (glTF's targets move only xyz). Targets at
+        weight 0 cost nothing, as in Babylon's ApplyMorph."""
         weights = self._weights if weights is None else checked_weights(weights, len(self), self.what, self.names)
         active = np.flatnonzero(weights)
         morphed = np.asarray(positions, dtype=np.float64)
         normals = None if normals is None else np.asarray(normals, dtype=np.float64)
+        if tangents is not None:
+            tangents = np.array(tangents, dtype=np.float64)
         if active.size:
             w = weights[active]
             morphed = morphed + np.einsum("t,tvc->vc", w, self.positions[active], dtype=np.float64)
             if normals is not None and self.normals is not None:
                 normals = normals + np.einsum("t,tvc->vc", w, self.normals[active], dtype=np.float64)
-        return morphed, normals
+            if tangents is not None and self.tangents is not None:
+                tangents[:, :3] += np.einsum("t,tvc->vc", w, self.tangents[active], dtype=np.float64)
+        return (morphed, normals) if tangents is None else (morphed, normals, tangents)
 
     def copy(self) -> "MorphTargets":
         """The same deltas (shared, they are never written) with their own weights."""

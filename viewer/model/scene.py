@@ -33,6 +33,7 @@ class Scene:
         self.file_scene: int | None = None  # the one of them it shows
         self.file_path = None  # the file it was loaded from, if any (another of its scenes; never written over)
         self.file_extensions: list[str] = []  # the glTF extensions that file used
+        self.lights: list = []  # PunctualLight (KHR_lights_punctual), each placed by its node
         with np.errstate(over="ignore", invalid="ignore"):  # huge but finite numbers overflow here
             self.rest_bounds = self.current_bounds()
         if not (np.isfinite(self.rest_bounds[0]).all() and np.isfinite(self.rest_bounds[1]).all()):

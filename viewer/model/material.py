@@ -1,0 +1,113 @@
+"""glTF 2.0 metallic-roughness materials as the renderer draws them (numpy only).
+
+A ``Material`` holds every field of a glTF material the viewer reads: the factors, the five
+texture slots (each a ``TextureSlot``: the decoded image, which TEXCOORD_n it reads, its
+KHR_texture_transform and its sampler), the alpha mode, doubleSided, and the extensions
+KHR_materials_emissive_strength and KHR_materials_unlit. ``Material()`` is glTF's default
+material (white, metallic 1, roughness 1); ``Material.dielectric`` is the plain painted look
+of meshes made in code (the built-in character, BVH capsules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# glTF's sampler enums, as the file stores them (OpenGL's).
+NEAREST, LINEAR = 9728, 9729
+NEAREST_MIPMAP_NEAREST, LINEAR_MIPMAP_NEAREST, NEAREST_MIPMAP_LINEAR, LINEAR_MIPMAP_LINEAR = 9984, 9985, 9986, 9987
+REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT = 10497, 33071, 33648
+MAG_FILTERS = (NEAREST, LINEAR)
+MIN_FILTERS = (NEAREST, LINEAR, NEAREST_MIPMAP_NEAREST, LINEAR_MIPMAP_NEAREST, NEAREST_MIPMAP_LINEAR,
+               LINEAR_MIPMAP_LINEAR)
+WRAP_MODES = (REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT)
+ALPHA_MODES = ("OPAQUE", "MASK", "BLEND")
+# The texture slots of a Material, in glTF's order.
+TEXTURE_SLOTS = ("base_color_texture", "metallic_roughness_texture", "normal_texture", "occlusion_texture",
+                 "emissive_texture")
+
+
+@dataclass
+class Sampler:
+    """A glTF sampler; GL enums as glTF stores them."""
+
+    mag_filter: int | None = None  # 9728 NEAREST, 9729 LINEAR (None: LINEAR)
+    min_filter: int | None = None  # 9728..9987 (None: LINEAR_MIPMAP_LINEAR)
+    wrap_s: int = REPEAT  # 10497 REPEAT, 33071 CLAMP_TO_EDGE, 33648 MIRRORED_REPEAT
+    wrap_t: int = REPEAT
+
+
+@dataclass
+class TextureSlot:
+    """One texture of a material: the image, the UV set it reads and how."""
+
+    image: np.ndarray  # (H, W, 4) uint8 RGBA, as decoded (rows top first)
+    texcoord: int = 0  # 0 or 1: which TEXCOORD_n
+    transform: np.ndarray | None = None  # KHR_texture_transform as a 3x3 for column (u, v, 1); None = identity
+    sampler: Sampler = field(default_factory=Sampler)
+    scale: float = 1.0  # normalTexture.scale, occlusionTexture.strength; 1 elsewhere
+
+    def uv(self, texcoords0, texcoords1=None) -> np.ndarray:
+        """The (V, 2) texture coordinates this slot samples at: its TEXCOORD_n through its
+        transform (what the shader computes per fragment)."""
+        uv = np.asarray(texcoords1 if self.texcoord == 1 and texcoords1 is not None else texcoords0)
+        return apply_uv_transform(self.transform, uv)
+
+
+@dataclass
+class Material:
+    """A glTF metallic-roughness material; the defaults are glTF's."""
+
+    name: str = ""
+    base_color_factor: np.ndarray = field(default_factory=lambda: np.ones(4))  # linear RGBA
+    base_color_texture: TextureSlot | None = None  # sRGB
+    metallic_factor: float = 1.0
+    roughness_factor: float = 1.0
+    metallic_roughness_texture: TextureSlot | None = None  # B metal, G rough (linear)
+    normal_texture: TextureSlot | None = None  # scale in .scale
+    occlusion_texture: TextureSlot | None = None  # R, strength in .scale
+    emissive_factor: np.ndarray = field(default_factory=lambda: np.zeros(3))  # linear RGB
+    emissive_texture: TextureSlot | None = None  # sRGB
+    emissive_strength: float = 1.0  # KHR_materials_emissive_strength
+    alpha_mode: str = "OPAQUE"  # OPAQUE | MASK | BLEND
+    alpha_cutoff: float = 0.5
+    double_sided: bool = False
+    unlit: bool = False  # KHR_materials_unlit
+
+    @classmethod
+    def dielectric(cls, color=(1.0, 1.0, 1.0, 1.0), texture: np.ndarray | None = None, name: str = "",
+                   roughness: float = 0.6) -> "Material":
+        """A plain painted surface (metallic 0, roughness 0.6): meshes made in code (the built-in
+        character, BVH capsules, markers) keep the look they had under the simple light."""
+        return cls(name=name, base_color_factor=np.array(color, np.float64),
+                   base_color_texture=None if texture is None else TextureSlot(texture),
+                   metallic_factor=0.0, roughness_factor=float(roughness))
+
+    def textures(self) -> dict[str, TextureSlot]:
+        """{slot name: TextureSlot} of the slots that hold a texture, in glTF's order."""
+        return {name: getattr(self, name) for name in TEXTURE_SLOTS if getattr(self, name) is not None}
+
+    @property
+    def uses_texcoord1(self) -> bool:
+        return any(slot.texcoord == 1 for slot in self.textures().values())
+
+
+def uv_transform(offset=(0.0, 0.0), rotation: float = 0.0, scale=(1.0, 1.0)) -> np.ndarray:
+    """KHR_texture_transform's matrix, translation x rotation x scale, for column (u, v, 1)
+    vectors (the extension's own formula: the rotation turns uv counter-clockwise)."""
+    c, s = np.cos(rotation), np.sin(rotation)
+    translation = np.array([[1.0, 0.0, offset[0]], [0.0, 1.0, offset[1]], [0.0, 0.0, 1.0]])
+    turn = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
+    return translation @ turn @ np.diag([scale[0], scale[1], 1.0])
+
+
+def apply_uv_transform(transform: np.ndarray | None, uv) -> np.ndarray:
+    """(V, 2) float32 texture coordinates through a 3x3 uv transform (None: unchanged)."""
+    uv = np.asarray(uv, dtype=np.float32)
+    if transform is None:
+        return uv
+    return (np.c_[uv, np.ones(len(uv))] @ np.asarray(transform).T)[:, :2].astype(np.float32)
+
+
+__all__ = ["ALPHA_MODES", "Material", "Sampler", "TEXTURE_SLOTS", "TextureSlot", "apply_uv_transform", "uv_transform"]
