@@ -20,7 +20,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 DATA = ROOT / "tests" / "data" / "environment"
-STUDIO_HDR = ROOT.parent / "shared" / "pbr" / "studio.hdr"
+# Where the environments are: the tests' own, and shared/pbr beside the checkout (studio.hdr).
+ENVIRONMENT_FOLDERS = (ROOT / "tests" / "data" / "environments", ROOT.parent / "shared" / "pbr")
+ENVIRONMENTS = {"studio": "studio.hdr", "coloured": "coloured.hdr"}
 SIZE = (256, 256)
 CAMERA = {"yaw": 20.0, "pitch": 10.0, "distance": 4.2, "target": [0.0, 0.0, 0.0], "fov": 40.0}
 
@@ -157,16 +159,20 @@ def render_sphere(ctx, environment, case: str, tone_mapping="khr-neutral", expos
             resource.release()
 
 
+def environment_file(name: str):
+    """The path of environment file ``name``, or None when it is not here."""
+    return next((folder / name for folder in ENVIRONMENT_FOLDERS if (folder / name).is_file()), None)
+
+
 def reference_cases():
-    """(name, case, environment file, tone mapping) of every recorded Babylon picture."""
-    environments = {"studio": STUDIO_HDR, "coloured": ROOT / "tests" / "data" / "environments" / "coloured.hdr"}
-    for env_name, env_path in environments.items():
+    """(name, case, environment file or None, tone mapping) of every Babylon picture to record."""
+    for env_name, file_name in ENVIRONMENTS.items():
         for case in SPHERES:
             for tone_mapping in TONE_MAPPINGS:
-                yield f"{case}-{env_name}-{tone_mapping}", case, env_path, tone_mapping
+                yield f"{case}-{env_name}-{tone_mapping}", case, environment_file(file_name), tone_mapping
 
 
-def _sha256(path) -> str:
+def sha256(path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
@@ -184,8 +190,8 @@ def record(folder=DATA) -> None:
         camera_file = Path(tmp) / "camera.json"
         camera_file.write_text(json.dumps(CAMERA))
         for name, case, env_path, tone_mapping in reference_cases():
-            if not Path(env_path).is_file():
-                print(f"skip {name}: no {env_path}")
+            if env_path is None:
+                print(f"skip {name}: its environment is not here")
                 continue
             model = Path(tmp) / f"{case}.glb"
             if not model.exists():
@@ -193,8 +199,8 @@ def record(folder=DATA) -> None:
                 sphere_glb(model, metallic, roughness, base)
             pixels, info = recorder.picture(model, env_path, camera_file, tone_mapping, 1.0, SIZE)
             write_png(folder / f"{name}.png", pixels)
-            entries[name] = {"case": case, "environment": Path(env_path).name, "environment_sha256": _sha256(env_path),
-                             "model_sha256": _sha256(model), "camera": CAMERA, "tone_mapping": tone_mapping,
+            entries[name] = {"case": case, "environment": Path(env_path).name, "environment_sha256": sha256(env_path),
+                             "model_sha256": sha256(model), "camera": CAMERA, "tone_mapping": tone_mapping,
                              "exposure": 1.0, "size": list(SIZE), "babylon": info["babylon"]}
             print(f"recorded {name}")
     (folder / "references.json").write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")

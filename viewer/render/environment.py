@@ -396,8 +396,8 @@ class Environment:
     def draw_background(self, view, projection, rotation_degrees: float = 0.0, exposure: float = 1.0,
                         tone_mapping: str = "khr-neutral", first_unit: int = 8) -> None:
         """Fill the viewport with the environment seen through the camera (view and projection
-        in pyrr's layout), tone mapped like the model. Writes no depth and tests none: draw it
-        first, right after clearing."""
+        in pyrr's layout), tone mapped like the model. Tests no depth and writes none (the depth
+        mask is left on, depth test off): draw it first, right after clearing."""
         import moderngl
 
         if self._background is None:
@@ -410,11 +410,10 @@ class Environment:
         program["u_clip_to_direction"].write(clip_to_direction.astype(np.float32).tobytes())
         self.use(program, first_unit, rotation_degrees)
         set_tone_mapping(program, tone_mapping, exposure)
-        depth_mask = self.ctx.depth_mask
         self.ctx.depth_mask = False
         self.ctx.disable(moderngl.DEPTH_TEST)
         vao.render(moderngl.TRIANGLES, vertices=3)
-        self.ctx.depth_mask = depth_mask
+        self.ctx.depth_mask = True
 
     def release(self) -> None:
         """Free the GPU resources (the in-process cache keeps the numbers)."""
