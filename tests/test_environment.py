@@ -173,22 +173,108 @@ def test_bad_environment_file_is_one_error_naming_it(ctx, fresh_caches, tmp_path
         Environment.load(ctx, "studio", filtering="blurry")
 
 
+def _sample_cube(ctx, cube, directions, lod):
+    """textureLod(cube, d, lod) for each direction, read back as float32 (N, 3)."""
+    import moderngl
+
+    from viewer.render.shaders import shader_source
+
+    fragment = """#version 330 core
+uniform samplerCube u_cube;
+uniform vec3 u_directions[16];
+uniform float u_lod;
+out vec4 out_color;
+void main() { out_color = textureLod(u_cube, u_directions[int(gl_FragCoord.x)], u_lod); }
+"""
+    program = ctx.program(vertex_shader=shader_source("background.vert"), fragment_shader=fragment)
+    vao = ctx.vertex_array(program, [])
+    target = ctx.texture((len(directions), 1), 4, dtype="f4")
+    framebuffer = ctx.framebuffer(color_attachments=[target])
+    try:
+        framebuffer.use()
+        cube.use(location=0)
+        program["u_cube"].value = 0
+        program["u_lod"].value = float(lod)
+        padded = np.zeros((16, 3), np.float32)
+        padded[:len(directions)] = directions
+        program["u_directions"].write(padded.tobytes())
+        vao.render(moderngl.TRIANGLES, vertices=3)
+        return np.frombuffer(framebuffer.read(components=4, dtype="f4"), np.float32).reshape(-1, 4)[:, :3]
+    finally:
+        for resource in (framebuffer, target, vao, program):
+            resource.release()
+
+
+@pytest.mark.parametrize("filtering", ["mipmaps", "ggx"])
+def test_every_mip_level_is_in_the_cube(ctx, fresh_caches, filtering):
+    environment = Environment.load(ctx, "studio", filtering=filtering)
+    baked = env_module._BAKED[environment.key]
+    assert len(baked.levels) == MIP_COUNT
+    directions = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]   # face centres
+    for level in (0, 3, 6, 8):
+        size = CUBE_SIZE >> level
+        faces = baked.levels[level].astype(np.float32)
+        # A face centre falls between the middle 2x2 texels (one texel at 1x1): their average.
+        middle = faces[:, max(size // 2 - 1, 0):size // 2 + 1, max(size // 2 - 1, 0):size // 2 + 1].mean(axis=(1, 2))
+        np.testing.assert_allclose(_sample_cube(ctx, environment.specular, directions, level), middle,
+                                   rtol=2e-3, atol=2e-3)
+
+
 def test_ggx_filtering_blurs_and_keeps_the_light(ctx, fresh_caches):
     box = Environment.load(ctx, "studio")
     ggx = Environment.load(ctx, "studio", filtering="ggx")
     assert ggx is not box
-    baked_box = env_module._BAKED[box.key]
-    baked_ggx = env_module._BAKED[ggx.key]
-    assert len(baked_box.levels) == 1 and len(baked_ggx.levels) == MIP_COUNT
-    level0 = baked_ggx.levels[0].astype(np.float64)
-    for level in (2, 5):
-        faces = baked_ggx.levels[level].astype(np.float64)
-        # Blurring moves light around the sphere but keeps it (texel solid angles aside: within 10 %).
-        assert faces.mean() == pytest.approx(level0.mean(), rel=0.1)
-        assert faces.max() < level0.max()
-    # The levels went into the texture: the cube reads back its level 0 as baked.
-    face = np.frombuffer(ggx.specular.read(0), np.float16).reshape(CUBE_SIZE, CUBE_SIZE, 4)[..., :3]
-    np.testing.assert_array_equal(face, baked_ggx.levels[0][0])
+    box_levels = env_module._BAKED[box.key].levels
+    ggx_levels = env_module._BAKED[ggx.key].levels
+    np.testing.assert_array_equal(ggx_levels[0], box_levels[0])    # level 0 is the mirror either way
+    for level in (3, 6):
+        blurred, boxed = ggx_levels[level].astype(np.float64), box_levels[level].astype(np.float64)
+        # Blurring moves light around the sphere but keeps it (texel solid angles aside: within 10 %),
+        # and a GGX lobe is wider than a box of the same level: the peak drops.
+        assert blurred.mean() == pytest.approx(boxed.mean(), rel=0.1)
+        assert blurred.max() < (0.99 if level == 3 else 0.8) * boxed.max()
+
+
+def test_box_mips_are_two_by_two_averages():
+    faces = np.random.default_rng(0).random((6, 8, 8, 3)).astype(np.float32)
+    levels = env_module.box_mips(faces)
+    assert [level.shape[1] for level in levels] == [8, 4, 2, 1]
+    np.testing.assert_allclose(levels[1][2, 1, 3], faces[2, 2:4, 6:8].mean(axis=(0, 1)), rtol=1e-6)
+    np.testing.assert_allclose(levels[3][4, 0, 0], faces[4].mean(axis=(0, 1)), rtol=1e-5)
+
+
+def test_cube_faces_pick_babylons_pixels():
+    """Each face texel holds the picture's pixel in Babylon's orientation: the face towards -Z
+    sees the middle of the picture, +X three quarters across, +Y the top row."""
+    height, width = 32, 64
+    rows, columns = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
+    picture = np.stack([columns, rows, np.zeros_like(rows)], axis=-1).astype(np.float32)
+    faces = env_module.cube_from_equirect(picture, size=16)
+    centre = lambda face: faces[face, 7:9, 7:9].mean(axis=(0, 1))  # noqa: E731
+    assert centre(5)[0] == pytest.approx(width / 2, abs=1) and centre(5)[1] == pytest.approx(height / 2, abs=1)
+    assert centre(0)[0] == pytest.approx(3 * width / 4, abs=1)   # +X
+    assert centre(1)[0] == pytest.approx(width / 4, abs=1)       # -X
+    assert faces[2, ..., 1].max() < height / 3                   # +Y: the top rows
+    assert faces[3, ..., 1].min() > 2 * height / 3               # -Y: the bottom rows
+    seam = faces[4, 7:9, 7:9, 0].ravel()                         # +Z: the seam, both edges
+    assert seam.min() < 2 and seam.max() > width - 3 and np.all((seam < 2) | (seam > width - 3))
+
+
+def test_studio_version_is_bumped_with_the_picture():
+    """The studio's cache key is STUDIO_VERSION, not its pixels (so a cached load need not
+    generate it): this fingerprint fails when the generator changes; then bump the version and
+    record the new fingerprint."""
+    picture = studio_environment()
+    blocks = picture.reshape(4, 64, 8, 64, 3).mean(axis=(1, 3, 4))
+    assert env_module.STUDIO_VERSION == 1
+    np.testing.assert_allclose(blocks, STUDIO_FINGERPRINT, atol=1e-3)
+
+
+STUDIO_FINGERPRINT = [  # mean radiance of 4 x 8 blocks of studio_environment(), STUDIO_VERSION 1
+    [0.9799, 1.5432, 1.2074, 0.7257, 0.7257, 1.2074, 1.2074, 0.7257],
+    [2.9635, 3.6137, 0.3529, 0.7126, 1.5546, 0.5469, 1.2535, 0.3529],
+    [0.0754, 0.0754, 0.0754, 0.0754, 0.0754, 0.0755, 0.3766, 0.0754],
+    [0.0622, 0.0622, 0.0622, 0.0622, 0.0622, 0.0622, 0.0622, 0.0622]]
 
 
 # --- pictures -----------------------------------------------------------------------------------

@@ -9,8 +9,9 @@ their mips and its harmonics), and what we do:
   **prefilterOnLoad false**, supersample false. So Babylon does *not* GGX-prefilter this texture:
   PanoramaToCubeMapTools picks each texel of a 256 cube from the picture (nearest pixel, rounded),
   the faces go up as RGBA32F and ``gl.generateMipmap`` makes the mips (2x2 box averages: 9 levels).
-  lodGenerationScale 0.8, lodGenerationOffset 0. We build the same cube on the GPU (same pixel
-  picks; a picture wider than 4 x 256 is averaged per texel instead of point-sampled) as RGBA16F.
+  lodGenerationScale 0.8, lodGenerationOffset 0. We pick the same texels (numpy: on llvmpipe a
+  gather beats compiling a shader; a picture wider than 8 x 256 is averaged down first where
+  Babylon would alias) and the same 2x2 box mips, stored as RGBA16F.
   ``filtering="mipmaps"`` (the default) keeps Babylon's box mips; ``filtering="ggx"`` replaces
   levels 1.. by GGX importance sampling (a fixed count, each sample read from the mip matching its
   solid angle), with Babylon's own prefilter mapping alpha(level) = 2**(level / 0.8) / 256 (what
@@ -77,12 +78,13 @@ MIP_COUNT = CUBE_SIZE.bit_length()  # 9: 256 .. 1
 LOD_SCALE = 0.8                    # Babylon's lodGenerationScale (offset 0)
 SH_MAX_RADIANCE = 4096.0           # Babylon's CubeMapToSphericalPolynomialTools.MAX_HDRI_VALUE
 PREFILTER_SAMPLES = 128
-BRDF_LUT_SIZE = 128
+BRDF_LUT_SIZE = 64
 BRDF_LUT_SAMPLES = 512
 FILTERINGS = ("mipmaps", "ggx")
 DEFAULT_FILTERING = "mipmaps"
 CACHE_VERSION = 1
 STUDIO_WIDTH = 512
+STUDIO_VERSION = 1                 # bump with any change to studio_environment (its cache key)
 
 _GL_TEXTURE_CUBE_MAP_SEAMLESS = 0x884F
 
@@ -103,6 +105,49 @@ def rotation_matrix(rotation_degrees: float) -> np.ndarray:
     a = np.radians(rotation_degrees)
     c, s = np.cos(a), np.sin(a)
     return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def cube_face_directions(face: int, size: int) -> np.ndarray:
+    """(size, size, 3) unit directions through the texel centres of one cube face, as OpenGL
+    samples a cube (faces +X -X +Y -Y +Z -Z, rows in upload order); glsl/cubemap.glsl's twin."""
+    c = (np.arange(size) + 0.5) / size * 2.0 - 1.0
+    t, s = np.meshgrid(c, c, indexing="ij")          # t: row, s: column
+    one = np.ones_like(s)
+    x, y, z = ((one, -t, -s), (-one, -t, s), (s, one, t), (s, -one, -t), (s, -t, one), (-s, -t, -one))[face]
+    d = np.stack([x, y, z], axis=-1)
+    return d / np.linalg.norm(d, axis=-1, keepdims=True)
+
+
+def cube_from_equirect(equirect: np.ndarray, size: int = CUBE_SIZE) -> np.ndarray:
+    """(6, size, size, 3) float32 faces from an equirectangular picture, each texel the picture's
+    pixel Babylon's PanoramaToCubeMapTools picks for that direction (nearest, rounded as it
+    rounds), in Babylon's right-handed orientation (module docstring). A picture wider than 8
+    faces is first halved (2x2 averages) down to about 4 faces' width, so wide files are averaged
+    where Babylon would alias."""
+    picture = np.asarray(equirect, np.float32)
+    while picture.shape[1] >= 8 * size and picture.shape[0] >= 2:
+        h, w = picture.shape[0] // 2, picture.shape[1] // 2
+        picture = picture[:2 * h, :2 * w].reshape(h, 2, w, 2, 3).mean(axis=(1, 3))
+    height, width = picture.shape[:2]
+    faces = np.empty((6, size, size, 3), np.float32)
+    for face in range(6):
+        d = cube_face_directions(face, size)
+        u = np.arctan2(d[..., 0], -d[..., 2]) / (2.0 * np.pi) + 0.5
+        column = np.clip(np.floor(u * width + 0.5).astype(np.int64), 0, width - 1)
+        from_bottom = np.arccos(np.clip(-d[..., 1], -1.0, 1.0)) / np.pi
+        row = height - 1 - np.clip(np.floor(from_bottom * height + 0.5).astype(np.int64), 0, height - 1)
+        faces[face] = picture[row, column]
+    return faces
+
+
+def box_mips(faces: np.ndarray) -> list:
+    """[(6, s, s, 3)] float32: the faces and their 2x2 averages down to 1x1, as glGenerateMipmap
+    (Babylon's mips) makes them."""
+    levels = [np.asarray(faces, np.float32)]
+    while levels[-1].shape[1] > 1:
+        s = levels[-1].shape[1] // 2
+        levels.append(levels[-1].reshape(6, s, 2, s, 2, 3).mean(axis=(2, 4)))
+    return levels
 
 
 # --- the studio -------------------------------------------------------------------------------
@@ -242,9 +287,10 @@ def _read_cache(path: Path, expected: dict) -> dict | None:
     if set(arrays) != set(expected):
         return None
     for name, (shape, dtype) in expected.items():
-        if arrays[name].shape != shape or arrays[name].dtype != dtype or not np.isfinite(arrays[name]).all():
+        if arrays[name].shape != shape or arrays[name].dtype != dtype:
             return None
-    return arrays
+    # The zip's checksums catch damaged bytes; values that were never finite are refused too.
+    return arrays if all(np.isfinite(arrays[name]).all() for name in arrays if arrays[name].size < 4096) else None
 
 
 def _write_cache(path: Path, arrays: dict) -> None:
@@ -297,9 +343,8 @@ def _source_key(source, filtering: str) -> tuple[str, object]:
     """(cache key, what to build it from: an equirect array, or a path read only when needed)."""
     settings = f"|cube={CUBE_SIZE}|filtering={filtering}|samples={PREFILTER_SAMPLES}|v={CACHE_VERSION}"
     if isinstance(source, str) and source == "studio":
-        picture = studio_environment()
-        digest = hashlib.sha256(b"studio|" + picture.tobytes() + settings.encode()).hexdigest()
-        return digest, picture
+        key = f"studio|v{STUDIO_VERSION}|{STUDIO_WIDTH}{settings}"
+        return hashlib.sha256(key.encode()).hexdigest(), "studio"
     path = Path(source)
     try:
         data = path.read_bytes()
@@ -311,8 +356,8 @@ def _source_key(source, filtering: str) -> tuple[str, object]:
 
 
 def _equirect(material) -> np.ndarray:
-    if isinstance(material, np.ndarray):
-        return material
+    if isinstance(material, str):
+        return studio_environment()
     from ..hdr import decode_hdr
 
     path, data = material
@@ -334,14 +379,7 @@ class Environment:
         self.irradiance_sh = baked.sh
         self.mip_count = MIP_COUNT
         ctx.enable_direct(_GL_TEXTURE_CUBE_MAP_SEAMLESS)
-        level0 = baked.levels[0]
-        self.specular = ctx.texture_cube((CUBE_SIZE, CUBE_SIZE), 4, dtype="f2")
-        for face in range(6):
-            self.specular.write(face, _rgba(level0[face]).tobytes())
-        self.specular.build_mipmaps()   # Babylon's box mips; "ggx" overwrites levels 1..
-        for level, faces in enumerate(baked.levels[1:], start=1):
-            _write_cube_level(self.specular, level, faces)
-        self.specular.filter = (moderngl.LINEAR_MIPMAP_LINEAR, moderngl.LINEAR)
+        self.specular = _cube_texture(ctx, baked.levels)
         table = cached_brdf_table()
         self.brdf_lut = ctx.texture((table.shape[1], table.shape[0]), 2, table.astype(np.float16).tobytes(), dtype="f2")
         self.brdf_lut.filter = (moderngl.LINEAR, moderngl.LINEAR)
@@ -369,7 +407,7 @@ class Environment:
                 baked = _bake(ctx, _equirect(material), filtering)
                 _write_cache(path, {**{f"level{i}": level for i, level in enumerate(baked.levels)}, "sh": baked.sh})
             else:
-                baked = _Baked([arrays[f"level{i}"] for i in range(len(arrays) - 1)], arrays["sh"])
+                baked = _Baked([arrays[f"level{i}"] for i in range(MIP_COUNT)], arrays["sh"])
             if len(_BAKED) >= _BAKED_KEEP:
                 _BAKED.pop(next(iter(_BAKED)))
             _BAKED[key] = baked
@@ -431,63 +469,45 @@ def _rgba(faces: np.ndarray) -> np.ndarray:
 
 
 def _cache_layout(filtering: str) -> dict:
-    levels = 1 if filtering == "mipmaps" else MIP_COUNT
-    layout = {f"level{i}": ((6, CUBE_SIZE >> i, CUBE_SIZE >> i, 3), np.dtype(np.float16)) for i in range(levels)}
+    layout = {f"level{i}": ((6, CUBE_SIZE >> i, CUBE_SIZE >> i, 3), np.dtype(np.float16)) for i in range(MIP_COUNT)}
     layout["sh"] = ((9, 3), np.dtype(np.float32))
     return layout
 
 
 def _bake(ctx, equirect: np.ndarray, filtering: str) -> _Baked:
-    """The cube's level 0 (and for "ggx" every level) rendered on the GPU, read back."""
+    """Every level of the cube (box mips, or GGX-prefiltered on the GPU) and the harmonics."""
+    levels = box_mips(cube_from_equirect(equirect))
+    if filtering == "ggx":
+        levels[1:] = _prefilter(ctx, levels)
+    half = [np.minimum(level, 65504.0).astype(np.float16) for level in levels]
+    return _Baked(half, irradiance_sh(equirect))
+
+
+def _cube_texture(ctx, levels: list):
+    """An RGBA16F TextureCube holding ``levels`` (moderngl writes level 0; the others go up
+    with glTexImage2D, which costs nothing next to generating them on llvmpipe)."""
     import moderngl
 
-    limit = ctx.info["GL_MAX_TEXTURE_SIZE"]
-    picture = np.ascontiguousarray(equirect, np.float32)
-    while picture.shape[1] > limit:  # wider than the GPU takes: halve (an 8k picture into 256 faces)
-        h, w = picture.shape[0] // 2, picture.shape[1] // 2
-        picture = picture[:2 * h, :2 * w].reshape(h, 2, w, 2, 3).mean(axis=(1, 3))
-    height, width = picture.shape[:2]
-    source = ctx.texture((width, height), 3, picture.tobytes(), dtype="f4")
-    source.filter = (moderngl.NEAREST, moderngl.NEAREST)
-    program = load_program(ctx, "background.vert", "environment_face.frag")
-    vao = ctx.vertex_array(program, [])
-    program["u_equirect"].value = 0
-    program["u_size"].value = float(CUBE_SIZE)
-    program["u_samples"].value = max(1, round(width / (4 * CUBE_SIZE)))
-    target = ctx.texture((CUBE_SIZE, CUBE_SIZE), 4, dtype="f4")
-    framebuffer = ctx.framebuffer(color_attachments=[target])
-    level0 = np.empty((6, CUBE_SIZE, CUBE_SIZE, 3), np.float16)
-    try:
-        framebuffer.use()
-        ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
-        source.use(location=0)
-        for face in range(6):
-            program["u_face"].value = face
-            vao.render(moderngl.TRIANGLES, vertices=3)
-            level0[face] = _read_face(framebuffer, CUBE_SIZE)
-        levels = [level0]
-        if filtering == "ggx":
-            levels += _prefilter(ctx, level0)
-    finally:
-        for resource in (framebuffer, target, vao, program, source):
-            resource.release()
-    return _Baked(levels, irradiance_sh(equirect))
+    cube = ctx.texture_cube(levels[0].shape[1:3], 4, dtype="f2")
+    for face in range(6):
+        cube.write(face, _rgba(levels[0][face]).tobytes())
+    for level, faces in enumerate(levels[1:], start=1):
+        _write_cube_level(cube, level, faces)
+    cube.filter = (moderngl.LINEAR_MIPMAP_LINEAR, moderngl.LINEAR)
+    return cube
 
 
 def _read_face(framebuffer, size: int) -> np.ndarray:
     data = np.frombuffer(framebuffer.read(viewport=(0, 0, size, size), components=4, dtype="f4"), np.float32)
-    return np.minimum(data.reshape(size, size, 4)[..., :3], 65504.0).astype(np.float16)
+    return data.reshape(size, size, 4)[..., :3].copy()
 
 
-def _prefilter(ctx, level0: np.ndarray) -> list:
-    """Levels 1.. of the GGX-prefiltered cube (Babylon's alpha for each level)."""
+def _prefilter(ctx, box_levels: list) -> list:
+    """Levels 1.. of the GGX-prefiltered cube (Babylon's alpha for each level), sampled from the
+    box-filtered levels."""
     import moderngl
 
-    cube = ctx.texture_cube((CUBE_SIZE, CUBE_SIZE), 4, dtype="f2")
-    for face in range(6):
-        cube.write(face, _rgba(level0[face]).tobytes())
-    cube.build_mipmaps()
-    cube.filter = (moderngl.LINEAR_MIPMAP_LINEAR, moderngl.LINEAR)
+    cube = _cube_texture(ctx, [np.minimum(level, 65504.0).astype(np.float16) for level in box_levels])
     program = load_program(ctx, "background.vert", "environment_prefilter.frag")
     vao = ctx.vertex_array(program, [])
     target = ctx.texture((CUBE_SIZE // 2, CUBE_SIZE // 2), 4, dtype="f4")
@@ -505,7 +525,7 @@ def _prefilter(ctx, level0: np.ndarray) -> list:
             program["u_size"].value = float(size)
             program["u_alpha"].value = 2.0 ** (level / LOD_SCALE) / CUBE_SIZE
             ctx.viewport = (0, 0, size, size)
-            faces = np.empty((6, size, size, 3), np.float16)
+            faces = np.empty((6, size, size, 3), np.float32)
             for face in range(6):
                 program["u_face"].value = face
                 vao.render(moderngl.TRIANGLES, vertices=3)
@@ -518,7 +538,7 @@ def _prefilter(ctx, level0: np.ndarray) -> list:
 
 
 def _write_cube_level(cube, level: int, faces: np.ndarray) -> None:
-    """glTexSubImage2D into one mip level of a cube (moderngl writes level 0 only)."""
+    """glTexImage2D of one mip level of a cube, RGBA16F (moderngl writes level 0 only)."""
     import ctypes
 
     gl = _gl()
@@ -527,8 +547,8 @@ def _write_cube_level(cube, level: int, faces: np.ndarray) -> None:
     size = faces.shape[1]
     for face in range(6):
         data = np.ascontiguousarray(_rgba(faces[face]))
-        gl.glTexSubImage2D(0x8515 + face, level, 0, 0, size, size, 0x1908, 0x140B,  # RGBA, HALF_FLOAT
-                           data.ctypes.data_as(ctypes.c_void_p))
+        gl.glTexImage2D(0x8515 + face, level, 0x881A, size, size, 0, 0x1908, 0x140B,  # RGBA16F; RGBA, HALF_FLOAT
+                        data.ctypes.data_as(ctypes.c_void_p))
 
 
 _GL_LIBRARY = None
@@ -547,9 +567,9 @@ def _gl():
             except OSError:
                 continue
         else:
-            raise ViewerError("GGX prefiltering needs libGL.so.1 (apt-get install libgl1)")
-        library.glTexSubImage2D.argtypes = [ctypes.c_uint, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                            ctypes.c_int, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p]
+            raise ViewerError("environment light needs libGL.so.1 for its cube's mip levels (apt-get install libgl1)")
+        library.glTexImage2D.argtypes = [ctypes.c_uint, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                         ctypes.c_int, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p]
         library.glPixelStorei.argtypes = [ctypes.c_uint, ctypes.c_int]
         _GL_LIBRARY = library
     return _GL_LIBRARY
