@@ -9,9 +9,10 @@ is not fully transparent; then
 
     score = 10 * log10( sqrt(mean(delta ** 2)) / 35215 )   dB
 
-35215 is the largest colorDelta (black against white). colorDelta is already a squared colour
-distance, and the mean is of its square, as model-viewer has it. Lower is closer: identical
-pictures score -inf; model-viewer fails a scenario above -22 dB, this project above PASS_DB.
+35215 is pixelmatch's largest colorDelta between two colours (black against white gives 32857).
+colorDelta is already a squared colour distance, and the mean is of its square, as model-viewer
+has it. Lower is closer: identical pictures score -inf; model-viewer fails a scenario above
+-22 dB, this project above PASS_DB.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-MAX_COLOR_DISTANCE = 35215.0  # colorDelta of black against white
+MAX_COLOR_DISTANCE = 35215.0  # pixelmatch's largest colorDelta between two colours
+FULL_RED = 0.3  # difference_image: full red from this fraction of the largest YIQ distance
 PASS_DB = -20.0  # a case passes at or below this score
 
 # pixelmatch's rgb2y / rgb2i / rgb2q rows and the weights of colorDelta's y, i, q terms
@@ -69,16 +71,16 @@ def score_db(ours: np.ndarray, theirs: np.ndarray) -> float:
 
 
 def difference_image(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:
-    """model-viewer's delta picture: white where equal, red where most different (relative to the
-    largest difference), over the model's pixels; (H, W, 3) uint8."""
+    """A heat map of the difference over the model's pixels, (H, W, 3) uint8: white where equal,
+    full red from a YIQ distance (sqrt of colorDelta) of FULL_RED of the largest on; one fixed scale,
+    so pictures of different cases compare. Pixels ours leaves transparent (not scored) are light grey."""
     _same_shape(ours, theirs)
-    delta = np.where(ours[..., 3] != 0, color_delta(ours, theirs), 0.0)
-    intensity = np.round(255.0 * delta / MAX_COLOR_DISTANCE)
-    peak = intensity.max()
-    relative = np.round(255.0 - 255.0 * intensity / peak) if peak > 0 else np.full(delta.shape, 255.0)
-    out = np.empty(delta.shape + (3,), np.uint8)
+    distance = np.sqrt(color_delta(ours, theirs) / MAX_COLOR_DISTANCE)
+    t = np.clip(distance / FULL_RED, 0.0, 1.0)
+    out = np.empty(distance.shape + (3,), np.uint8)
     out[..., 0] = 255
-    out[..., 1] = out[..., 2] = relative.astype(np.uint8)
+    out[..., 1] = out[..., 2] = np.round(255.0 * (1.0 - t)).astype(np.uint8)
+    out[ours[..., 3] == 0] = 235
     return out
 
 
