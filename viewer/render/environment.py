@@ -339,29 +339,35 @@ _BAKED_KEEP = 4
 _LOADED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # ctx -> {key: Environment}
 
 
+_FILE_KEYS: dict = {}   # (path, size, mtime, filtering) -> cache key: a loaded file is not hashed again
+
+
 def _source_key(source, filtering: str) -> tuple[str, object]:
-    """(cache key, what to build it from: an equirect array, or a path read only when needed)."""
+    """(cache key, what to build it from: "studio", or the path whose bytes are read when needed).
+    A file's key is the sha256 of its bytes and the settings."""
     settings = f"|cube={CUBE_SIZE}|filtering={filtering}|samples={PREFILTER_SAMPLES}|v={CACHE_VERSION}"
     if isinstance(source, str) and source == "studio":
         key = f"studio|v{STUDIO_VERSION}|{STUDIO_WIDTH}{settings}"
         return hashlib.sha256(key.encode()).hexdigest(), "studio"
     path = Path(source)
     try:
-        data = path.read_bytes()
+        stat = path.stat()
+        identity = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, filtering)
+        if identity not in _FILE_KEYS:
+            _FILE_KEYS[identity] = hashlib.sha256(path.read_bytes() + settings.encode()).hexdigest()
     except OSError:
         from ..hdr import read_hdr
         read_hdr(path)  # raises the one-line error that names the file
         raise
-    return hashlib.sha256(data + settings.encode()).hexdigest(), (path, data)
+    return _FILE_KEYS[identity], path
 
 
 def _equirect(material) -> np.ndarray:
     if isinstance(material, str):
         return studio_environment()
-    from ..hdr import decode_hdr
+    from ..hdr import read_hdr
 
-    path, data = material
-    return decode_hdr(data, str(path))
+    return read_hdr(material)
 
 
 class Environment:
