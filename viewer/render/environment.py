@@ -15,7 +15,10 @@ their mips and its harmonics), and what we do:
   ``filtering="mipmaps"`` (the default) keeps Babylon's box mips; ``filtering="ggx"`` replaces
   levels 1.. by GGX importance sampling (a fixed count, each sample read from the mip matching its
   solid angle), with Babylon's own prefilter mapping alpha(level) = 2**(level / 0.8) / 256 (what
-  ``prefilterOnLoad: true`` gives). The fidelity figures for both are in the report of issue 27.
+  ``prefilterOnLoad: true`` gives). Against Babylon's own pictures of spheres (model-viewer's
+  metric, tests/test_environment.py): box mips -25 dB (mirror) to -50 dB (white) in studio.hdr,
+  rough metal -31 / -35 dB; GGX levels put rough metal at -19 / -21 dB (-15 in a coloured light),
+  since Babylon's shader reads unfiltered box mips at that lod. Hence the default.
 * Orientation: Babylon's faces hold direction g at u = 0.5 + atan2(g.x, g.z) / 2pi, v = acos(g.y)
   / pi from the top, and in a right-handed scene its shader flips z before the lookup
   (REFLECTIONMAP_OPPOSITEZ = useRightHandedSystem != invertZ). So a world direction d sees the
@@ -46,18 +49,23 @@ their mips and its harmonics), and what we do:
   (MS_BRDF_ENERGY_CONSERVATION: specular *= 1 + f0 * (1 / (scale + bias) - 1)), height-correlated
   visibility on, **legacy specular energy conservation on**, so the diffuse is *not* scaled by
   (1 - specular): the metallic workflow's albedo is base * (1 - 0.04 * specularWeight) * (1 - metallic),
-  f0 = mix(0.04, base, metallic), f90 = 1; final = irradiance * albedo + radiance * reflectance
-  * energy factor (+ emissive).
+  f0 = mix(0.04, base, metallic), f90 = 1; final = irradiance * albedo * ao + radiance * reflectance
+  * energy factor (+ emissive). The table is read at (n.v, perceptual roughness). Radiance and
+  horizon occlusion are on by default: the specular reflectance is also multiplied by
+  saturate((n.v + ao)^2 - 1 + ao) (1 without an occlusion texture) and, with a normal map, by
+  saturate(1 + 1.1 * dot(reflected view, geometric normal))^2.
 * Image processing (imageProcessingFunctions): colour * exposure, tone curve
   (TONEMAPPING_ACES is Stephen Hill's fitted ACES; KHR_PBR_NEUTRAL the Khronos curve), then
   ``pow(c, 1/2.2)`` (not the exact sRGB curve: the engine's useExactSrgbConversions is off), then a
   clamp. glsl/tonemap.glsl does the same; ``u_tone_mapping`` (int) picks the curve
   (viewer.render.tonemap).
 
-Cost: the studio and shared/pbr/studio.hdr build in a fraction of a second on llvmpipe; the
-result is cached in memory per context and on disk under
-``$XDG_CACHE_HOME/boneviewer/environments/<sha256>.npz`` (``~/.cache`` without it), so a second
-process only reads and uploads it. A cache file that does not read back is rebuilt, never an error.
+Cost, measured on llvmpipe (2 busy cores): a first load of studio.hdr or the generated studio
+takes about 0.5 s ("ggx": 2-3 s), of which 0.1 s is the BRDF table, computed once per machine.
+The result is cached in memory per context (a second load there: 0.1 ms) and on disk under
+``$XDG_CACHE_HOME/boneviewer/environments/<sha256>.npz`` (``~/.cache`` without it), so another
+process only reads and uploads it: 45-95 ms. A cache file that does not read back is rebuilt,
+never an error.
 """
 
 from __future__ import annotations
