@@ -12,14 +12,11 @@ import enum
 
 import numpy as np
 
-# glTF sampler enums (the GL ones)
-NEAREST, LINEAR = 9728, 9729
-MIPMAP_FILTERS = (9984, 9985, 9986, 9987)
-LINEAR_MIPMAP_LINEAR = 9987
-REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT = 10497, 33071, 33648
-SRGB8_ALPHA8 = 0x8C43
+from ..model.material import (ALPHA_MODES, LINEAR, LINEAR_MIPMAP_LINEAR, LINEAR_MIPMAP_NEAREST, MIRRORED_REPEAT,
+                              NEAREST_MIPMAP_LINEAR, NEAREST_MIPMAP_NEAREST, REPEAT)
 
-ALPHA_MODES = {"OPAQUE": 0, "MASK": 1, "BLEND": 2}
+MIPMAP_FILTERS = (NEAREST_MIPMAP_NEAREST, LINEAR_MIPMAP_NEAREST, NEAREST_MIPMAP_LINEAR, LINEAR_MIPMAP_LINEAR)
+SRGB8_ALPHA8 = 0x8C43
 ENVIRONMENT_UNIT = 7
 ANISOTROPY = 1.0  # Babylon asks for 4 (Texture.DEFAULT_ANISOTROPIC_FILTERING_LEVEL); its pictures match 1 better
 
@@ -47,8 +44,6 @@ SAMPLER_UNIFORMS = {uniform: unit for _, uniform, unit, _ in SLOTS.values()}
 
 def sampler_key(sampler) -> tuple:
     """(min filter, mag filter, wrap s, wrap t) with glTF's defaults filled in."""
-    if sampler is None:
-        return LINEAR_MIPMAP_LINEAR, LINEAR, REPEAT, REPEAT
     return (sampler.min_filter or LINEAR_MIPMAP_LINEAR, sampler.mag_filter or LINEAR,
             int(sampler.wrap_s), int(sampler.wrap_t))
 
@@ -86,7 +81,7 @@ class GpuMaterial:
         mask = uv1 = mirror = 0
         transforms = np.tile(np.eye(3, dtype=np.float32), (len(Slot), 1, 1))
         for slot, (attribute, uniform, unit, srgb) in SLOTS.items():
-            entry = getattr(material, attribute, None)
+            entry = getattr(material, attribute)
             if entry is None:
                 continue
             key = (id(entry.image), srgb, sampler_key(entry.sampler))
@@ -103,7 +98,7 @@ class GpuMaterial:
                 transforms[slot] = np.asarray(entry.transform, np.float32)
 
         def scale_of(attribute):
-            entry = getattr(material, attribute, None)
+            entry = getattr(material, attribute)
             return 1.0 if entry is None else float(entry.scale)
 
         emissive = np.asarray(material.emissive_factor, np.float64) * float(material.emissive_strength)
@@ -118,7 +113,7 @@ class GpuMaterial:
         }
         # What skinning.frag compiles in (one program per distinct set).
         self.defines = (("TEXTURES", mask), ("UV1", uv1), ("MIRROR", mirror),
-                        ("ALPHA_MODE", ALPHA_MODES.get(material.alpha_mode, 0)), ("UNLIT", int(bool(material.unlit))))
+                        ("ALPHA_MODE", ALPHA_MODES.index(material.alpha_mode)), ("UNLIT", int(bool(material.unlit))))
         # GLSL reads a mat3 column by column: the transposed rows of each 3x3.
         self.transforms = np.ascontiguousarray(transforms.transpose(0, 2, 1)).tobytes()
 

@@ -230,7 +230,7 @@ class Renderer:
                 norm = np.linalg.norm(towards)
                 if norm > 0:
                     lights.append((0, np.zeros(3), -towards / norm, 0.0, np.asarray(color), (0.0, 0.0)))
-        for light in getattr(scene, "lights", ())[: MAX_LIGHTS - len(lights)]:
+        for light in getattr(scene, "lights", ())[: MAX_LIGHTS - len(lights)]:  # a Crowd has none
             kind = LIGHT_KINDS[light.kind]
             inverse_range2 = 0.0 if not light.range else 1.0 / float(light.range) ** 2
             cone = (0.0, 0.0)
@@ -572,33 +572,9 @@ def _cull(ctx, double_sided: bool, world_matrix) -> None:
         ctx.front_face = "cw" if np.linalg.det(np.asarray(world_matrix, np.float64)[:3, :3]) < 0 else "ccw"
 
 
-class _DefaultMaterial:
-    """STAND-IN until fix-materials lands (Submesh.pbr): the submesh's base colour and image
-    as a dielectric."""
-
-    def __init__(self, submesh):
-        from types import SimpleNamespace
-
-        self.name = ""
-        self.base_color_factor = np.asarray(submesh.base_color, np.float64)
-        image = submesh.base_color_texture
-        self.base_color_texture = None if image is None else SimpleNamespace(
-            image=image, texcoord=0, transform=None, sampler=None, scale=1.0)
-        self.metallic_factor, self.roughness_factor = 0.0, 0.6
-        self.metallic_roughness_texture = self.normal_texture = self.occlusion_texture = None
-        self.emissive_factor, self.emissive_texture, self.emissive_strength = np.zeros(3), None, 1.0
-        self.alpha_mode, self.alpha_cutoff, self.double_sided, self.unlit = "OPAQUE", 0.5, True, False
-
-
-def material_of(submesh):
-    """The submesh's glTF material (Submesh.pbr)."""
-    material = getattr(submesh, "pbr", None)
-    return material if material is not None else _DefaultMaterial(submesh)
-
-
 def submesh_materials(ctx, mesh, textures: dict) -> list:
     """A GpuMaterial per submesh of ``mesh`` (textures shared through ``textures``)."""
-    return [GpuMaterial(ctx, material_of(submesh), textures) for submesh in mesh.submeshes]
+    return [GpuMaterial(ctx, submesh.pbr, textures) for submesh in mesh.submeshes]
 
 
 class GpuMesh:
@@ -614,13 +590,12 @@ class GpuMesh:
         skeleton = mesh.skeleton
         bone_count = len(skeleton.bones) if skeleton is not None else 0
         self.influences = mesh.influences
-        self.tangents = getattr(mesh, "tangents", None)
+        self.tangents = mesh.tangents
         morph = mesh.morph_targets
         self.cpu_morph = morph is not None and renderer.cpu_skinning
         self.morph_targets = len(morph) if morph is not None and not self.cpu_morph else 0
         morph_normals = self.morph_targets > 0 and morph.normals is not None
-        morph_tangents = (self.morph_targets > 0 and self.tangents is not None
-                          and getattr(morph, "tangents", None) is not None)
+        morph_tangents = self.morph_targets > 0 and self.tangents is not None and morph.tangents is not None
         # The weights take uniform vectors the bone matrices cannot use.
         budget = renderer.uniform_bone_budget - (-(-self.morph_targets // 4) + 3) // 4
         if skeleton is None or renderer.cpu_skinning:
@@ -683,8 +658,7 @@ class GpuMesh:
         skeleton = mesh.skeleton
         if skeleton is None:
             if self.cpu_morph and self._uploaded_morph != mesh.morph_targets.version:
-                positions, normals, tangents = self._morphed()
-                self._write_vertices(positions, normals, tangents)
+                self._write_vertices(*mesh.morphed(tangents=True))
                 self._uploaded_morph = mesh.morph_targets.version
             return
         matrices = skeleton.get_transform_matrices()
@@ -700,25 +674,11 @@ class GpuMesh:
             if (uploaded is not None and np.array_equal(uploaded[0], matrices)
                     and np.array_equal(uploaded[1], mesh.morph_weights)):
                 return
-            positions, normals, tangents = self._morphed()
-            skinned_positions, normals = skin(positions, normals, mesh.joints, mesh.weights, matrices)
-            if tangents is not None:
-                tangents = _skin_tangents(tangents, mesh.joints, mesh.weights, matrices)
-            self._write_vertices(skinned_positions, normals, tangents)
+            positions, normals, tangents = mesh.morphed(tangents=True)
+            self._write_vertices(*skin(positions, normals, mesh.joints, mesh.weights, matrices, tangents=tangents))
             self._uploaded_skin = (matrices.copy(), np.array(mesh.morph_weights, copy=True))
 
-    def _morphed(self):
-        """(positions, normals, tangents or None) morphed on the CPU."""
-        positions, normals = self.mesh.morphed()
-        tangents = self.tangents
-        morph = self.mesh.morph_targets
-        if tangents is not None and morph is not None and getattr(morph, "tangents", None) is not None:
-            weights = np.asarray(morph.weights, np.float64)
-            tangents = np.array(tangents, np.float64)
-            tangents[:, :3] += np.einsum("t,tvc->vc", weights, morph.tangents)
-        return positions, normals, tangents
-
-    def _write_vertices(self, positions, normals, tangents) -> None:
+    def _write_vertices(self, positions, normals, tangents=None) -> None:
         self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())
         self.buffers["in_normal"][0].write(normals.astype(np.float32).tobytes())
         if tangents is not None and "in_tangent" in self.buffers:
@@ -917,7 +877,7 @@ class GpuCrowd:
         """(program, vertex array) for submesh ``index``: the instanced skinning program with
         its material's and the frame's #defines."""
         shading = (self.materials[index].defines + light.defines
-                   + (("HAS_TANGENTS", int(getattr(self.mesh, "tangents", None) is not None)),))
+                   + (("HAS_TANGENTS", int(self.mesh.tangents is not None)),))
         entry = self._builds.get(shading)
         if entry is None:
             ctx = self.renderer.ctx
@@ -976,12 +936,10 @@ def vertex_buffers(ctx, mesh, skinned: bool, dynamic: bool = False) -> dict:
         "in_color": (ctx.buffer(f32(mesh.colors)), "4f"),
         "in_paint": (ctx.buffer(reserve=16 * max(len(mesh.positions), 1), dynamic=True), "4f"),  # skin views
     }
-    tangents = getattr(mesh, "tangents", None)
-    if tangents is not None:
-        buffers["in_tangent"] = (ctx.buffer(f32(tangents), dynamic=dynamic), "4f")
-    texcoords1 = getattr(mesh, "texcoords1", None)
-    if texcoords1 is not None:
-        buffers["in_uv1"] = (ctx.buffer(f32(texcoords1)), "2f")
+    if mesh.tangents is not None:
+        buffers["in_tangent"] = (ctx.buffer(f32(mesh.tangents), dynamic=dynamic), "4f")
+    if any(submesh.pbr.uses_texcoord1 for submesh in mesh.submeshes):
+        buffers["in_uv1"] = (ctx.buffer(f32(mesh.texcoords1)), "2f")
     if skinned:
         joints = np.ascontiguousarray(mesh.joints, dtype=np.int32)
         for k in range(mesh.influences // 4):
@@ -999,14 +957,3 @@ def submesh_centers(mesh) -> np.ndarray:
             points = mesh.positions[used]
             centers[index] = (points.min(axis=0) + points.max(axis=0)) / 2.0
     return centers
-
-
-def _skin_tangents(tangents, joints, weights, matrices):
-    """STAND-IN until fix-materials' skin() skins tangents: xyz through the blended matrices, w kept."""
-    matrices = np.asarray(matrices, np.float64)
-    blended = np.zeros((len(tangents), 3, 3))
-    for k in range(joints.shape[1]):
-        blended += weights[:, k, None, None] * matrices[joints[:, k], :3, :3]
-    skinned = np.array(tangents, np.float64)
-    skinned[:, :3] = np.einsum("vi,vij->vj", skinned[:, :3], blended)
-    return skinned
