@@ -417,10 +417,30 @@ def type_into(session, label: str, text: str) -> None:
     session.run(2)
 
 
+def open_look(session) -> None:
+    """Unfold Display's "Light and tone mapping" (folded by default) and fold the sections below."""
+    from panel_driver import click
+
+    click(session, "Light and tone mapping")
+    for section in ("Bones", "Selected bone"):
+        click(session, section)
+    session.run()
+
+
+def test_the_look_folds_in_the_display_section(panel_session):
+    session = panel_session
+    assert "Light and tone mapping" in session.panel.rects and "exposure" not in session.panel.rects
+    open_look(session)
+    for label in ("Studio light", "Key light only", "environment file", "Load .hdr", "environment turn", "exposure",
+                  "tone mapping", "Show environment"):
+        assert label in session.panel.rects, label
+
+
 def test_panel_environment_choices_and_a_bad_file_in_the_status_line(panel_session, good_hdr, tmp_path):
     from panel_driver import click
 
     session, display = panel_session, panel_session.editor.display
+    open_look(session)
     click(session, "Key light only", near_left=True)
     assert display.environment == "none" and session.editor.status.text == "environment: none"
     click(session, "Studio light", near_left=True)
@@ -444,6 +464,7 @@ def test_panel_rotation_exposure_tone_mapping_and_background(panel_session):
     from panel_driver import centre, click, click_at, move
 
     session, display = panel_session, panel_session.editor.display
+    open_look(session)
     x0, y0, x1, y1 = session.panel.rects["exposure"]
     click_at(session, (x0 + (x1 - x0) * 0.9, (y0 + y1) / 2))   # right on the log slider: brighter
     assert display.exposure > 4.0

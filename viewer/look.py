@@ -83,17 +83,19 @@ def environment_name(value: str) -> str:
     return value if value in BUILT_IN_ENVIRONMENTS else os.path.basename(value)
 
 
-def checked_look(settings: dict, prefix: str = "") -> dict:
-    """``settings`` (the look's names, RenderOptions.look()'s) each checked by its rule above; an
-    error names ``prefix`` + the setting."""
+def check(name: str, value, what: str | None = None):
+    """``value`` for the look's setting ``name`` (RenderOptions.look()'s names), checked by that
+    setting's rule above; an error names ``what`` (default: the setting)."""
     from .options import LOOK_FIELDS
 
-    checked = {}
-    for name, value in settings.items():
-        if name not in LOOK_FIELDS:
-            raise ViewerError(f"{prefix}{name}: not a setting of the look ({', '.join(LOOK_FIELDS)})")
-        checked[name] = globals()[name](value, f"{prefix}{name}")
-    return checked
+    if name not in LOOK_FIELDS:
+        raise ViewerError(f"{what or name}: not a setting of the look ({', '.join(LOOK_FIELDS)})")
+    return globals()[name](value, what or name)
+
+
+def checked_look(settings: dict, prefix: str = "") -> dict:
+    """``settings`` (the look's names) each checked; an error names ``prefix`` + the setting."""
+    return {name: check(name, value, f"{prefix}{name}") for name, value in settings.items()}
 
 
 def environment_digest(value: str) -> str | None:

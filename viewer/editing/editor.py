@@ -576,11 +576,9 @@ class Editor:
         tone_mapping, exposure, show_environment), checked by viewer.look's rule of that name: a
         refused value is one ViewerError naming ``what`` (default: the setting's name) and changes
         nothing. An environment file is checked whole (viewer.hdr.check_hdr) before it is taken."""
-        from .. import look
+        from ..look import check
 
-        if name not in LOOK_FIELDS:
-            raise ViewerError(f"{what or name}: not a setting of the look ({', '.join(LOOK_FIELDS)})")
-        setattr(self.display, name, getattr(look, name)(value, what or name))
+        setattr(self.display, name, check(name, value, what))
 
     def use_look(self, settings: dict) -> None:
         """Take the look of another RenderOptions (``RenderOptions.look()``, already checked)."""

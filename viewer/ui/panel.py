@@ -197,7 +197,12 @@ class PosePanel:
         if self._button("Copy camera"):
             requests.copy_camera = True
         self._skin_views(editor)
-        self._look(editor)
+        # The look folds, so the sections below keep their place on a small window.
+        opened = imgui.tree_node_ex("Light and tone mapping", imgui.TreeNodeFlags_.span_avail_width)
+        self._record("Light and tone mapping")
+        if opened:
+            self._look(editor)
+            imgui.tree_pop()
 
     EXPOSURE_RANGE = (1.0 / 16.0, 16.0)  # the slider's reach, four stops either way (Ctrl+click types any)
 
