@@ -10,6 +10,20 @@ import sys
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_home(tmp_path_factory):
+    """XDG_CACHE_HOME in a temporary folder for the whole run (this process and the commands it
+    starts), so the suite never writes boneviewer's caches (prefiltered environments) into the
+    user's home and every run starts cold."""
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield os.environ["XDG_CACHE_HOME"]
+    if previous is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
+
+
 @pytest.fixture(scope="session")
 def xvfb_display():
     """A private X server for real-window tests: ``":N"``.

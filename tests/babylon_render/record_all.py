@@ -1,0 +1,96 @@
+"""Re-records Babylon.js's picture of every fidelity case (tests/fidelity_cases.py) into
+tests/data/babylon_pictures/<case>.png, and tests/data/babylon_pictures.json with each case's
+inputs (the model's files, the environment and the camera by sha256; tone mapping, exposure, size)
+and Babylon's version:
+
+    (cd tests/babylon_render && npm ci)       # once: Babylon.js 9.28 (package-lock.json)
+    python tests/babylon_render/record_all.py [--only PATTERN ...] [--reframe]
+
+--only: cases whose name matches a shell pattern (e.g. 'Fox-*'); the others keep their record.
+--reframe: write the samples' camera files again with boneviewer's framing
+(tests/data/fidelity_cameras/<model>.json; by default an existing one is kept, since it is an input).
+Needs Debian's chromium and Playwright (record.py). About 5 s a picture.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE), str(HERE.parents[1])]
+
+import fidelity_cases as fc  # noqa: E402
+from framed_camera import framed_description  # noqa: E402
+from record import Recorder, write_png  # noqa: E402
+
+
+def package_version(name: str) -> str:
+    return json.loads((HERE / "node_modules" / name / "package.json").read_text())["version"]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="PATTERN", help="re-record only the cases matching these")
+    parser.add_argument("--reframe", action="store_true", help="rewrite the samples' camera files")
+    args = parser.parse_args(argv)
+
+    cases = fc.all_cases()
+    chosen = [c for c in cases if not args.only or any(fnmatch.fnmatchcase(c.name, p) for p in args.only)]
+    if not chosen:
+        print(f"no case matches {' '.join(args.only)}", file=sys.stderr)
+        return 2
+    fc.CAMERAS_DIR.mkdir(parents=True, exist_ok=True)
+    for model in sorted({c.model for c in chosen if not c.is_scene}):
+        path = fc.CAMERAS_DIR / f"{model}.json"
+        if args.reframe or not path.exists():
+            framed_description(fc.SAMPLES[model], fc.SIZE).save(path)
+            print(f"framed {path.relative_to(fc.ROOT)}")
+
+    record = fc.recorded() if args.only else {"cases": {}}
+    versions = {"babylon": package_version("babylonjs"), "babylon_loaders": package_version("babylonjs-loaders")}
+    if args.only and record.get("versions", versions) != versions:
+        print(f"note: the other cases were recorded with {record.get('versions')}, these with {versions}",
+              file=sys.stderr)
+    record_cases = dict(record.get("cases", {}))
+    fc.PICTURES_DIR.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scenes_dir, Recorder() as recorder:
+        for number, case in enumerate(chosen, 1):
+            start = time.perf_counter()
+            model, camera = case.model_and_camera(scenes_dir)
+            pixels, info = recorder.picture(model, case.environment_file, camera, case.tone_mapping, case.exposure,
+                                            case.size)
+            if info["babylon"] != versions["babylon"]:
+                raise SystemExit(f"the page ran Babylon.js {info['babylon']}, not {versions['babylon']}")
+            write_png(case.picture, pixels)
+            record_cases[case.name] = {"picture": case.picture.relative_to(fc.DATA_DIR).as_posix(),
+                                       "inputs": case.inputs(scenes_dir), "webgl_renderer": info["renderer"]}
+            print(f"[{number}/{len(chosen)}] {case.name}: {time.perf_counter() - start:.1f} s")
+    names = [c.name for c in cases]
+    if not args.only:  # pictures of cases that are gone
+        for stale in fc.PICTURES_DIR.glob("*.png"):
+            if stale.stem not in names:
+                stale.unlink()
+    ordered = {name: record_cases[name] for name in names if name in record_cases}
+    document = {
+        "description": "Babylon.js's own pictures of the fidelity cases (tests/fidelity_cases.py), drawn by "
+                       "tests/babylon_render/record.py in headless Chromium (WebGL2 on SwiftShader): right-handed "
+                       "scene, the file's rest pose, HDRCubeTexture(environment, scene, 256) as the only light, "
+                       "no skybox, the tone mapping and exposure given (contrast 1), boneviewer's camera, "
+                       "transparent background, no antialiasing. Inputs are recorded by sha256; a picture whose "
+                       "inputs changed must be recorded again.",
+        "generator": "tests/babylon_render/record_all.py", "versions": versions, "cases": ordered,
+    }
+    fc.RECORD_FILE.write_text(json.dumps(document, indent=1) + "\n")
+    total = sum(p.stat().st_size for p in fc.PICTURES_DIR.glob("*.png"))
+    print(f"wrote {fc.RECORD_FILE.relative_to(fc.ROOT)} ({len(ordered)} cases; pictures {total / 1e6:.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

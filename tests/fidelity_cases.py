@@ -1,0 +1,206 @@
+"""The fidelity cases: which model, environment, camera, tone mapping, exposure and size each of
+Babylon.js's recorded pictures (tests/data/babylon_pictures/<case>.png) was drawn with, and how
+boneviewer draws the same case. A plain module shared by tests/test_fidelity.py,
+tests/babylon_render/record_all.py and scripts/fidelity.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from samples import DATA_DIR, SAMPLES_DIR
+
+ROOT = Path(__file__).resolve().parents[1]
+PICTURES_DIR = DATA_DIR / "babylon_pictures"
+RECORD_FILE = DATA_DIR / "babylon_pictures.json"
+ENVIRONMENTS_DIR = DATA_DIR / "environments"
+CAMERAS_DIR = DATA_DIR / "fidelity_cameras"  # the samples' cameras (boneviewer's framing, recorded)
+RECORD_COMMAND = "python tests/babylon_render/record_all.py"
+
+ENVIRONMENTS = {"studio": ENVIRONMENTS_DIR / "studio.hdr", "coloured": ENVIRONMENTS_DIR / "coloured.hdr"}
+SAMPLES = {
+    "CesiumMan": SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb",
+    "Fox": SAMPLES_DIR / "Fox" / "Fox.glb",
+    "RiggedFigure": SAMPLES_DIR / "RiggedFigure" / "RiggedFigure.gltf",
+    "RiggedSimple": SAMPLES_DIR / "RiggedSimple" / "RiggedSimple.gltf",
+    "SimpleSkin": SAMPLES_DIR / "SimpleSkin" / "SimpleSkin.gltf",
+    "RobotExpressive": SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb",
+}
+SIZE = (384, 384)
+
+
+def _scene_names() -> list[str]:
+    import pbr_scenes
+
+    return list(pbr_scenes.SCENES)
+
+
+@dataclass(frozen=True)
+class Case:
+    model: str               # a SAMPLES key or a pbr_scenes.SCENES key
+    environment: str         # an ENVIRONMENTS key
+    tone_mapping: str = "khr-neutral"
+    exposure: float = 1.0
+    size: tuple = SIZE
+
+    @property
+    def name(self) -> str:
+        name = f"{self.model}-{self.environment}"
+        if self.tone_mapping != "khr-neutral":
+            name += f"-{self.tone_mapping}"
+        if self.exposure != 1.0:
+            name += f"-exposure{self.exposure:g}"
+        return name
+
+    @property
+    def is_scene(self) -> bool:
+        return self.model not in SAMPLES
+
+    def model_and_camera(self, scenes_dir) -> tuple[Path, Path]:
+        """The model file and the camera file (a scene's are written by pbr_scenes into scenes_dir)."""
+        if self.is_scene:
+            folder = Path(scenes_dir)
+            model, camera = folder / f"{self.model}.glb", folder / f"{self.model}.camera.json"
+            if not model.exists():
+                import pbr_scenes
+
+                pbr_scenes.write_scene(self.model, folder)
+            return model, camera
+        return SAMPLES[self.model], CAMERAS_DIR / f"{self.model}.json"
+
+    @property
+    def environment_file(self) -> Path:
+        return ENVIRONMENTS[self.environment]
+
+    @property
+    def picture(self) -> Path:
+        return PICTURES_DIR / f"{self.name}.png"
+
+    def settings(self) -> dict:
+        return {"tone_mapping": self.tone_mapping, "exposure": self.exposure, "size": list(self.size)}
+
+    def inputs(self, scenes_dir) -> dict:
+        """What Babylon's picture depends on, as recorded: the files by sha256, and the settings."""
+        model, camera = self.model_and_camera(scenes_dir)
+        model_label = f"tests/pbr_scenes.py:{self.model}" if self.is_scene else _relative(model)
+        return {"model": model_label,
+                "model_files": {name: sha256(path) for name, path in model_files(model).items()},
+                "environment": _relative(self.environment_file), "environment_sha256": sha256(self.environment_file),
+                "camera": json.loads(camera.read_text()), "camera_sha256": sha256(camera), **self.settings()}
+
+
+def _relative(path: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def sha256(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def model_files(model: Path) -> dict[str, Path]:
+    """The model and every file it names (a .gltf's external buffers and images), by name relative to
+    the model's folder."""
+    files = {model.name: model}
+    if model.suffix.lower() == ".gltf":
+        document = json.loads(model.read_text(encoding="utf-8"))
+        for item in document.get("buffers", []) + document.get("images", []):
+            uri = item.get("uri")
+            if uri and not uri.startswith("data:"):
+                from urllib.parse import unquote
+
+                files[unquote(uri)] = model.parent / unquote(uri)
+    return files
+
+
+def all_cases() -> list[Case]:
+    """Every model in both environments with Khronos PBR Neutral at exposure 1, and a few with ACES
+    and other exposures."""
+    models = list(SAMPLES) + _scene_names()
+    cases = [Case(model, environment) for model in models for environment in ENVIRONMENTS]
+    cases += [Case("CesiumMan", "studio", "aces"),
+              Case("Fox", "coloured", "aces", 1.5),
+              Case("metal_rough_grid", "studio", "khr-neutral", 2.0),
+              Case("emissive", "coloured", "aces", 0.7),
+              Case("RobotExpressive", "studio", "none", 0.8)]
+    return cases
+
+
+def recorded() -> dict:
+    """tests/data/babylon_pictures.json, or an empty record."""
+    if not RECORD_FILE.exists():
+        return {"cases": {}}
+    return json.loads(RECORD_FILE.read_text())
+
+
+def changed_inputs(case: Case, record: dict, scenes_dir) -> list[str]:
+    """What differs between the case's inputs now and those Babylon's picture was recorded with;
+    one readable line each (empty: the picture still holds)."""
+    was = record.get("cases", {}).get(case.name)
+    if was is None:
+        return [f"{case.name}: no recorded picture"]
+    now = case.inputs(scenes_dir)
+    problems = []
+    for name, digest in now["model_files"].items():
+        before = was["inputs"]["model_files"].get(name)
+        if before != digest:
+            problems.append(f"{case.name}: model file {name} ({now['model']}) changed since Babylon's picture was "
+                            f"recorded (sha256 {digest[:12]}, recorded {str(before)[:12]})")
+    for name in set(was["inputs"]["model_files"]) - set(now["model_files"]):
+        problems.append(f"{case.name}: model file {name} is no longer part of {now['model']}")
+    for key in ("environment_sha256", "camera_sha256", "tone_mapping", "exposure", "size"):
+        if was["inputs"].get(key) != now[key]:
+            problems.append(f"{case.name}: {key.replace('_sha256', '')} changed since Babylon's picture was "
+                            f"recorded ({was['inputs'].get(key)!r} -> {now[key]!r})")
+    return problems
+
+
+# --- boneviewer's side --------------------------------------------------------------------------
+
+LOOK_FLAGS = ("--environment", "--tone-mapping", "--exposure")
+
+
+def render_flags_supported() -> dict[str, bool]:
+    """Which of the look's flags `boneviewer render` takes in this checkout (its argparse parser)."""
+    import argparse
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from viewer.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    options = {option for action in commands.choices["render"]._actions for option in action.option_strings}
+    return {flag: flag in options for flag in LOOK_FLAGS}
+
+
+def render_command(case: Case, scenes_dir, out: Path, supported: dict[str, bool]) -> list[str]:
+    """`boneviewer render` of the case (the look's flags the CLI does not take yet are left out)."""
+    model, camera = case.model_and_camera(scenes_dir)
+    command = [sys.executable, "-m", "viewer.cli", "render", str(model), "--rest", "--camera", str(camera),
+               "--background", "transparent", "--no-skeleton", "--no-grid",
+               "--size", f"{case.size[0]}x{case.size[1]}", "--out", str(out)]
+    for flag, value in (("--environment", str(case.environment_file)), ("--tone-mapping", case.tone_mapping),
+                        ("--exposure", f"{case.exposure:g}")):
+        if supported.get(flag):
+            command += [flag, value]
+    return command
+
+
+def render_ours(case: Case, scenes_dir, out: Path, supported: dict[str, bool]) -> subprocess.CompletedProcess:
+    return subprocess.run(render_command(case, scenes_dir, out, supported), capture_output=True, text=True,
+                          cwd=ROOT, env=_env(), timeout=300)
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env.pop("DISPLAY", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env

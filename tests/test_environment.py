@@ -1,0 +1,408 @@
+"""The environment light (viewer.render.environment, glsl/ibl.glsl, glsl/tonemap.glsl): the
+numbers, the caches, and pictures of spheres against Babylon.js's own pictures of them."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+from viewer.errors import ViewerError
+from viewer.hdr import write_hdr
+from viewer.render import environment as env_module
+from viewer.render.environment import (CUBE_SIZE, MIP_COUNT, Environment, brdf_table, cache_directory,
+                                       equirect_directions, irradiance_sh, sh_basis, studio_environment)
+from viewer.render.headless import create_headless_context, release_egl_current
+
+import environment_spheres as spheres
+from fidelity import PASS_DB, read_rgba, score_db
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    context = create_headless_context()
+    yield context
+    context.release()
+    release_egl_current()
+
+
+@pytest.fixture
+def fresh_caches(monkeypatch, tmp_path):
+    """An empty on-disk cache folder and no environment remembered in this process."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(env_module, "_BAKED", {})
+    monkeypatch.setattr(env_module, "_LOADED", env_module.weakref.WeakKeyDictionary())
+    return tmp_path / "cache" / "boneviewer" / "environments"
+
+
+def luminance(rgb):
+    return rgb @ np.array([0.2126, 0.7152, 0.0722])
+
+
+# --- numbers without GL ------------------------------------------------------------------------
+
+def test_studio_is_a_studio_not_a_flat_grey():
+    picture = studio_environment()
+    assert picture.shape == (256, 512, 3) and picture.dtype == np.float32
+    assert np.isfinite(picture).all() and picture.min() > 0.0
+    light = luminance(picture)
+    assert light.max() > 20 * np.median(light)          # soft boxes far above the room
+    upper, lower = light[:128].mean(), light[128:].mean()
+    assert upper > 2 * lower                             # a bright sky over a darker floor
+    # The key light is up on the camera's left (-X, +Z side): irradiance from there beats the right.
+    sh = irradiance_sh(picture)
+    irradiance = lambda d: luminance(sh_basis(np.asarray(d, float) / np.linalg.norm(d)) @ sh)  # noqa: E731
+    assert irradiance([-1, 1, 1]) > 1.5 * irradiance([1, 1, 1]) > 0
+    assert irradiance([0, 1, 0]) > 3 * irradiance([0, -1, 0])
+
+
+def test_equirect_orientation_is_babylons_right_handed_one():
+    d = equirect_directions(4, 8)
+    # The middle of the picture is -Z, three quarters across +X, a quarter -X, the top row up.
+    assert d[2, 6, 0] > 0.8 and d[2, 2, 0] < -0.8 and d[2, 4, 2] < -0.8
+    assert d[0, :, 1].min() > 0.9 and d[-1, :, 1].max() < -0.9
+
+
+def test_irradiance_of_a_uniform_sky_is_its_radiance_everywhere():
+    sh = irradiance_sh(np.full((64, 128, 3), 0.7, np.float32))
+    directions = np.random.default_rng(0).normal(size=(50, 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    np.testing.assert_allclose(sh_basis(directions) @ sh, 0.7, rtol=2e-3)
+
+
+def test_irradiance_of_one_bright_patch_points_at_it():
+    picture = np.zeros((64, 128, 3), np.float32)
+    picture[20:24, 96:100] = 100.0                        # three quarters across, above the horizon: +X, up
+    sh = irradiance_sh(picture)
+    toward = sh_basis(np.array([0.9, 0.45, 0.0]) / np.linalg.norm([0.9, 0.45, 0.0])) @ sh
+    away = sh_basis(np.array([-0.9, -0.45, 0.0]) / np.linalg.norm([0.9, 0.45, 0.0])) @ sh
+    assert toward[0] > 0 and toward[0] > 10 * abs(away[0])
+
+
+def test_brdf_table_matches_babylons_split_sum():
+    table = brdf_table(size=64, samples=256)
+    total, bias = table[..., 0] + table[..., 1], table[..., 1]
+    assert total.max() <= 1.03 and total.min() > 0.25
+    # Babylon's shipped table at (n.v, roughness) = (0.5, 0.5): bias 0.022, scale + bias 0.851;
+    # at (1.0, 1.0): 0.0, 0.307; at (0.5, 0.25): 0.032, 0.983 (read from Babylon.js 9.28).
+    for n_dot_v, roughness, babylon_bias, babylon_total in ((0.5, 0.5, 0.022, 0.851), (0.99, 0.99, 0.0, 0.307),
+                                                            (0.5, 0.25, 0.032, 0.983)):
+        row, column = int(roughness * 64), int(n_dot_v * 64)
+        assert abs(bias[row, column] - babylon_bias) < 0.01
+        assert abs(total[row, column] - babylon_total) < 0.02
+
+
+def test_cache_folder_follows_xdg_cache_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_directory() == tmp_path / "boneviewer" / "environments"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")          # ignored, as the XDG spec says
+    assert cache_directory().parts[-3:] == (".cache", "boneviewer", "environments")
+
+
+def test_the_suite_never_writes_into_home():
+    import os
+
+    assert not cache_directory().is_relative_to(os.path.expanduser("~/.cache"))
+
+
+# --- GPU resources ------------------------------------------------------------------------------
+
+def test_load_builds_babylons_cube_and_caches_it(ctx, fresh_caches):
+    start = time.perf_counter()
+    environment = Environment.load(ctx, "studio")
+    assert environment.specular.size == (CUBE_SIZE, CUBE_SIZE) and environment.mip_count == MIP_COUNT == 9
+    assert environment.specular.dtype == "f2" and environment.brdf_lut.components == 2
+    assert environment.irradiance_sh.shape == (9, 3)
+    assert Environment.load(ctx, "studio") is environment          # once per context
+    files = list(fresh_caches.glob("*.npz"))
+    assert len([f for f in files if not f.name.startswith("brdf")]) == 1
+    first = time.perf_counter() - start
+
+    # Another process: nothing in memory, the disk cache read, no GPU work.
+    env_module._BAKED.clear()
+    env_module._LOADED.clear()
+    environment.release()
+    original = env_module._bake
+    env_module._bake = lambda *args: pytest.fail("rebaked although cached on disk")
+    try:
+        start = time.perf_counter()
+        again = Environment.load(ctx, "studio")
+        cached = time.perf_counter() - start
+    finally:
+        env_module._bake = original
+    np.testing.assert_array_equal(again.irradiance_sh, environment.irradiance_sh)
+    assert cached < first
+
+
+def test_a_corrupt_cache_file_is_rebuilt_not_an_error(ctx, fresh_caches, tmp_path):
+    picture = np.full((32, 64, 3), 0.5, np.float32)
+    picture[4:8, 40:44] = 20.0
+    write_hdr(tmp_path / "e.hdr", picture)
+    first = Environment.load(ctx, tmp_path / "e.hdr")
+    sh = first.irradiance_sh.copy()
+    first.release()
+    (cache_file,) = [f for f in fresh_caches.glob("*.npz") if not f.name.startswith("brdf")]
+    for garbage in (b"", b"PK\x03\x04 not a zip", cache_file.read_bytes()[:1000]):
+        cache_file.write_bytes(garbage)
+        env_module._BAKED.clear()
+        rebuilt = Environment.load(ctx, tmp_path / "e.hdr")
+        np.testing.assert_allclose(rebuilt.irradiance_sh, sh, rtol=1e-6)
+        rebuilt.release()
+        assert np.load(cache_file)["sh"].shape == (9, 3)   # written again, whole
+
+
+def test_changed_file_is_a_new_environment(ctx, fresh_caches, tmp_path):
+    path = tmp_path / "e.hdr"
+    write_hdr(path, np.full((16, 32, 3), 0.25, np.float32))
+    dim = Environment.load(ctx, path).irradiance_sh[0, 0]
+    write_hdr(path, np.full((16, 32, 3), 1.0, np.float32))
+    bright = Environment.load(ctx, path).irradiance_sh[0, 0]
+    assert bright == pytest.approx(4 * dim, rel=1e-3)
+
+
+def test_bad_environment_file_is_one_error_naming_it(ctx, fresh_caches, tmp_path):
+    path = tmp_path / "not.hdr"
+    path.write_bytes(b"#?RADIANCE\n\n-Y 99999 +X 99999\n")
+    with pytest.raises(ViewerError, match="not.hdr"):
+        Environment.load(ctx, path)
+    with pytest.raises(ViewerError, match="no such file"):
+        Environment.load(ctx, tmp_path / "missing.hdr")
+    with pytest.raises(ViewerError, match="filtering"):
+        Environment.load(ctx, "studio", filtering="blurry")
+
+
+def _sample_cube(ctx, cube, directions, lod):
+    """textureLod(cube, d, lod) for each direction, read back as float32 (N, 3)."""
+    import moderngl
+
+    from viewer.render.shaders import shader_source
+
+    fragment = """#version 330 core
+uniform samplerCube u_cube;
+uniform vec3 u_directions[16];
+uniform float u_lod;
+out vec4 out_color;
+void main() { out_color = textureLod(u_cube, u_directions[int(gl_FragCoord.x)], u_lod); }
+"""
+    program = ctx.program(vertex_shader=shader_source("background.vert"), fragment_shader=fragment)
+    vao = ctx.vertex_array(program, [])
+    target = ctx.texture((len(directions), 1), 4, dtype="f4")
+    framebuffer = ctx.framebuffer(color_attachments=[target])
+    try:
+        framebuffer.use()
+        cube.use(location=0)
+        program["u_cube"].value = 0
+        program["u_lod"].value = float(lod)
+        padded = np.zeros((16, 3), np.float32)
+        padded[:len(directions)] = directions
+        program["u_directions"].write(padded.tobytes())
+        vao.render(moderngl.TRIANGLES, vertices=3)
+        return np.frombuffer(framebuffer.read(components=4, dtype="f4"), np.float32).reshape(-1, 4)[:, :3]
+    finally:
+        for resource in (framebuffer, target, vao, program):
+            resource.release()
+
+
+@pytest.mark.parametrize("filtering", ["mipmaps", "ggx"])
+def test_every_mip_level_is_in_the_cube(ctx, fresh_caches, filtering):
+    environment = Environment.load(ctx, "studio", filtering=filtering)
+    baked = env_module._BAKED[environment.key]
+    assert len(baked.levels) == MIP_COUNT
+    directions = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]   # face centres
+    for level in (0, 3, 6, 8):
+        size = CUBE_SIZE >> level
+        faces = baked.levels[level].astype(np.float32)
+        # A face centre falls between the middle 2x2 texels (one texel at 1x1): their average.
+        middle = faces[:, max(size // 2 - 1, 0):size // 2 + 1, max(size // 2 - 1, 0):size // 2 + 1].mean(axis=(1, 2))
+        np.testing.assert_allclose(_sample_cube(ctx, environment.specular, directions, level), middle,
+                                   rtol=2e-3, atol=2e-3)
+
+
+def test_ggx_filtering_blurs_and_keeps_the_light(ctx, fresh_caches):
+    box = Environment.load(ctx, "studio")
+    ggx = Environment.load(ctx, "studio", filtering="ggx")
+    assert ggx is not box
+    box_levels = env_module._BAKED[box.key].levels
+    ggx_levels = env_module._BAKED[ggx.key].levels
+    np.testing.assert_array_equal(ggx_levels[0], box_levels[0])    # level 0 is the mirror either way
+    for level in (3, 6):
+        blurred, boxed = ggx_levels[level].astype(np.float64), box_levels[level].astype(np.float64)
+        # Blurring moves light around the sphere but keeps it (texel solid angles aside: within 10 %),
+        # and a GGX lobe is wider than a box of the same level: the peak drops.
+        assert blurred.mean() == pytest.approx(boxed.mean(), rel=0.1)
+        assert blurred.max() < (0.99 if level == 3 else 0.8) * boxed.max()
+
+
+def test_box_mips_are_two_by_two_averages():
+    faces = np.random.default_rng(0).random((6, 8, 8, 3)).astype(np.float32)
+    levels = env_module.box_mips(faces)
+    assert [level.shape[1] for level in levels] == [8, 4, 2, 1]
+    np.testing.assert_allclose(levels[1][2, 1, 3], faces[2, 2:4, 6:8].mean(axis=(0, 1)), rtol=1e-6)
+    np.testing.assert_allclose(levels[3][4, 0, 0], faces[4].mean(axis=(0, 1)), rtol=1e-5)
+
+
+def test_cube_faces_pick_babylons_pixels():
+    """Each face texel holds the picture's pixel in Babylon's orientation: the face towards -Z
+    sees the middle of the picture, +X three quarters across, +Y the top row."""
+    height, width = 32, 64
+    rows, columns = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
+    picture = np.stack([columns, rows, np.zeros_like(rows)], axis=-1).astype(np.float32)
+    faces = env_module.cube_from_equirect(picture, size=16)
+    centre = lambda face: faces[face, 7:9, 7:9].mean(axis=(0, 1))  # noqa: E731
+    assert centre(5)[0] == pytest.approx(width / 2, abs=1) and centre(5)[1] == pytest.approx(height / 2, abs=1)
+    assert centre(0)[0] == pytest.approx(3 * width / 4, abs=1)   # +X
+    assert centre(1)[0] == pytest.approx(width / 4, abs=1)       # -X
+    assert faces[2, ..., 1].max() < height / 3                   # +Y: the top rows
+    assert faces[3, ..., 1].min() > 2 * height / 3               # -Y: the bottom rows
+    seam = faces[4, 7:9, 7:9, 0].ravel()                         # +Z: the seam, both edges
+    assert seam.min() < 2 and seam.max() > width - 3 and np.all((seam < 2) | (seam > width - 3))
+
+
+def test_studio_version_is_bumped_with_the_picture():
+    """The studio's cache key is STUDIO_VERSION, not its pixels (so a cached load need not
+    generate it): this fingerprint fails when the generator changes; then bump the version and
+    record the new fingerprint."""
+    picture = studio_environment()
+    blocks = picture.reshape(4, 64, 8, 64, 3).mean(axis=(1, 3, 4))
+    assert env_module.STUDIO_VERSION == 1
+    np.testing.assert_allclose(blocks, STUDIO_FINGERPRINT, atol=1e-3)
+
+
+STUDIO_FINGERPRINT = [  # mean radiance of 4 x 8 blocks of studio_environment(), STUDIO_VERSION 1
+    [0.9799, 1.5432, 1.2074, 0.7257, 0.7257, 1.2074, 1.2074, 0.7257],
+    [2.9635, 3.6137, 0.3529, 0.7126, 1.5546, 0.5469, 1.2535, 0.3529],
+    [0.0754, 0.0754, 0.0754, 0.0754, 0.0754, 0.0755, 0.3766, 0.0754],
+    [0.0622, 0.0622, 0.0622, 0.0622, 0.0622, 0.0622, 0.0622, 0.0622]]
+
+
+# --- pictures -----------------------------------------------------------------------------------
+
+def _references():
+    manifest = spheres.DATA / "references.json"
+    return json.loads(manifest.read_text()) if manifest.is_file() else {}
+
+
+# What each recorded case scores against Babylon.js (measured at most a dB or two below these).
+FIDELITY_BOUNDS = {"mirror": -23.0, "white": -40.0, "metal_rough_0_3": -27.0, "metal_rough_0_6": -30.0,
+                   "plastic_0_4": -35.0}
+
+
+@pytest.mark.parametrize("name", sorted(_references()))
+def test_spheres_look_as_babylon_draws_them(ctx, name, tmp_path):
+    """The orientation and brightness proof: a mirror, a white diffuse, two rough metals and a
+    plastic sphere in the same .hdr, ours (ibl.glsl + tonemap.glsl) against Babylon.js's picture,
+    with model-viewer's fidelity metric."""
+    entry = _references()[name]
+    environment_file = spheres.environment_file(entry["environment"])
+    if environment_file is None:
+        pytest.skip(f"{entry['environment']} is not here")
+    assert spheres.sha256(environment_file) == entry["environment_sha256"], "re-record: the environment changed"
+    environment = Environment.load(ctx, environment_file)
+    ours = spheres.render_sphere(ctx, environment, entry["case"], entry["tone_mapping"], entry["exposure"],
+                                 tuple(entry["size"]))
+    score = score_db(ours, read_rgba(spheres.DATA / f"{name}.png"))
+    assert score <= min(PASS_DB, FIDELITY_BOUNDS[entry["case"]]), f"{name}: {score:.2f} dB"
+
+
+def test_a_turned_environment_no_longer_matches(ctx):
+    """The proof has teeth: the mirror sphere in the environment turned half way round (or the
+    orientation three.js or a z-flip would give) is far from Babylon's picture."""
+    name = "mirror-studio-khr-neutral"
+    if name not in _references() or spheres.environment_file("studio.hdr") is None:
+        pytest.skip("no studio.hdr reference")
+    environment = Environment.load(ctx, spheres.environment_file("studio.hdr"))
+    theirs = read_rgba(spheres.DATA / f"{name}.png")
+    right = score_db(spheres.render_sphere(ctx, environment, "mirror"), theirs)
+    turned = score_db(spheres.render_sphere(ctx, environment, "mirror", rotation_degrees=180.0), theirs)
+    assert turned > right + 8.0 and turned > PASS_DB
+
+
+def test_background_shows_the_environment_through_the_camera(ctx, fresh_caches, tmp_path):
+    from pyrr import Matrix44
+
+    picture = np.zeros((64, 128, 3), np.float32)
+    picture[:, :, 0] = 0.2
+    picture[28:36, 60:68] = (0.0, 2.0, 0.0)              # green in the middle of the picture: -Z
+    picture[:4] = (0.0, 0.0, 3.0)                         # blue at the top: up
+    write_hdr(tmp_path / "e.hdr", picture)
+    environment = Environment.load(ctx, tmp_path / "e.hdr")
+    size = (64, 64)
+    color = ctx.renderbuffer(size, 4)
+    framebuffer = ctx.framebuffer(color_attachments=[color])
+    framebuffer.use()
+    projection = Matrix44.perspective_projection(60.0, 1.0, 0.1, 100.0)
+    try:
+        for target, expect in (((0, 0, -1), 1), ((0, 1, 0.0001), 2), ((1, 0, 0), 0)):
+            view = Matrix44.look_at((0, 0, 0), target, (0, 1, 0) if target[1] == 0 else (0, 0, -1))
+            framebuffer.clear(0, 0, 0, 0)
+            environment.draw_background(view, projection, tone_mapping="none")
+            pixels = np.frombuffer(framebuffer.read(components=4), np.uint8).reshape(64, 64, 4)
+            centre = pixels[30:34, 30:34, :3].reshape(-1, 3).mean(axis=0)
+            assert np.argmax(centre) == expect, (target, centre)
+    finally:
+        framebuffer.release()
+        color.release()
+
+
+# --- tone mapping ---------------------------------------------------------------------------------
+
+def _khr_neutral(color):
+    color = color.copy()
+    x = color.min(axis=-1, keepdims=True)
+    color -= np.where(x < 0.08, x - 6.25 * x * x, 0.04)
+    peak = color.max(axis=-1, keepdims=True)
+    d = 1.0 - 0.76
+    new_peak = 1.0 - d * d / (peak + d - 0.76)
+    g = 1.0 - 1.0 / (0.15 * (peak - new_peak) + 1.0)
+    compressed = color * new_peak / np.maximum(peak, 1e-9) * (1.0 - g) + new_peak * g
+    return np.where(peak < 0.76, color, compressed)
+
+
+def _aces(color):
+    inp = np.array([[0.59719, 0.35458, 0.04823], [0.07600, 0.90834, 0.01566], [0.02840, 0.13383, 0.83777]])
+    out = np.array([[1.60475, -0.53108, -0.07367], [-0.10208, 1.10813, -0.00605], [-0.00327, -0.07276, 1.07602]])
+    v = color @ inp.T
+    v = (v * (v + 0.0245786) - 0.000090537) / (v * (0.983729 * v + 0.4329510) + 0.238081)
+    return np.clip(v @ out.T, 0.0, 1.0)
+
+
+@pytest.mark.parametrize("mode", ["none", "khr-neutral", "aces"])
+def test_tone_map_is_babylons_image_processing(ctx, mode):
+    import moderngl
+
+    from viewer.render.shaders import GLSL_DIR, shader_source
+    from viewer.render.tonemap import set_tone_mapping
+
+    rng = np.random.default_rng(3)
+    colors = np.concatenate([rng.random((60, 3)) * 4, [[0, 0, 0], [0.01, 0.02, 0.03], [10, 5, 1], [0.5, 0.5, 0.5]]])
+    fragment = ("#version 330 core\n" + (GLSL_DIR / "tonemap.glsl").read_text()
+                + "uniform vec3 u_colors[64];\nout vec4 out_color;\n"
+                + "void main() { out_color = vec4(tone_map(u_colors[int(gl_FragCoord.x)]), 1.0); }\n")
+    program = ctx.program(vertex_shader=shader_source("background.vert"), fragment_shader=fragment)
+    vao = ctx.vertex_array(program, [])
+    target = ctx.texture((64, 1), 4, dtype="f4")
+    framebuffer = ctx.framebuffer(color_attachments=[target])
+    try:
+        framebuffer.use()
+        program["u_colors"].write(colors.astype(np.float32).tobytes())
+        exposure = 1.5
+        set_tone_mapping(program, mode, exposure)
+        vao.render(moderngl.TRIANGLES, vertices=3)
+        got = np.frombuffer(framebuffer.read(components=4, dtype="f4"), np.float32).reshape(64, 4)[:, :3]
+    finally:
+        for resource in (framebuffer, target, vao, program):
+            resource.release()
+    exposed = colors * exposure
+    curve = {"none": lambda c: c, "khr-neutral": _khr_neutral, "aces": _aces}[mode](exposed)
+    expected = np.clip(np.maximum(curve, 0.0) ** (1 / 2.2), 0.0, 1.0)   # Babylon's toGammaSpace, then saturate
+    np.testing.assert_allclose(got, expected, atol=2e-4)
+
+
+def test_unknown_tone_mapping_is_a_viewer_error():
+    from viewer.render.tonemap import tone_mapping_code
+
+    assert tone_mapping_code("aces") == 2
+    with pytest.raises(ViewerError, match="khr-neutral"):
+        tone_mapping_code("filmic")

@@ -1,0 +1,248 @@
+"""boneviewer's pictures against Babylon.js's own (tests/data/babylon_pictures, recorded by
+tests/babylon_render/record_all.py): the metric (tests/fidelity.py), the recorded inputs, the
+feature scenes and environments being what was recorded, and one fidelity test per case.
+
+The suite needs no browser: Babylon's pictures are recorded with the sha256 of their inputs; a
+case whose model, environment or camera changed is reported by name until it is recorded again.
+Pictures are compared within the fidelity score's tolerance, never byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import numpy as np
+import pytest
+
+import fidelity
+import fidelity_cases as fc
+import make_environments
+import pbr_scenes
+
+CASES = fc.all_cases()
+RECORD = fc.recorded()
+
+
+@pytest.fixture(scope="module")
+def scenes_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pbr_scenes")
+    pbr_scenes.write_all(folder)
+    return folder
+
+
+def solid(rgba, size=(4, 4)) -> np.ndarray:
+    return np.tile(np.array(rgba, np.uint8), size + (1,))
+
+
+# --- the metric ---------------------------------------------------------------------------------
+
+def test_identical_pictures_score_minus_infinity():
+    picture = np.random.default_rng(1).integers(0, 256, (16, 16, 4), dtype=np.uint8)
+    picture[..., 3] = 255
+    assert fidelity.score_db(picture, picture.copy()) == -math.inf
+
+
+def test_a_uniform_grey_shift_gives_the_hand_computed_score():
+    # Each channel 10 lower: the YIQ difference is (10 * (0.29889531 + 0.58662247 + 0.11448223), 0, 0)
+    # (the I and Q rows sum to 0), so colorDelta = 0.5053 * 10.0000001^2 = 50.53 at every pixel, and
+    # the score is 10 log10(50.53 / 35215) = -28.4318 dB.
+    ours, theirs = solid((100, 100, 100, 255)), solid((110, 110, 110, 255))
+    assert fidelity.color_delta(ours, theirs)[0, 0] == pytest.approx(50.53, rel=1e-6)
+    assert fidelity.score_db(ours, theirs) == pytest.approx(-28.4318, abs=1e-3)
+
+
+def test_black_against_white():
+    # colorDelta 0.5053 * 255^2 = 32857.13 (not the maximum, 35215): 10 log10(32857.13 / 35215) = -0.301 dB
+    assert fidelity.score_db(solid((0, 0, 0, 255)), solid((255, 255, 255, 255))) == pytest.approx(-0.30098, abs=1e-4)
+
+
+def test_a_pure_red_difference_weighs_i_and_q_too():
+    # (255, 0, 0) against black: y = 255 * 0.29889531, i = 255 * 0.59597799, q = 255 * 0.21147017
+    y, i, q = 255 * 0.29889531, 255 * 0.59597799, 255 * 0.21147017
+    expected = 0.5053 * y * y + 0.299 * i * i + 0.1957 * q * q
+    assert fidelity.color_delta(solid((255, 0, 0, 255)), solid((0, 0, 0, 255)))[0, 0] == pytest.approx(expected)
+
+
+def test_only_pixels_where_ours_is_not_transparent_count():
+    ours, theirs = solid((50, 60, 70, 255)), solid((50, 60, 70, 255))
+    ours[:, :2] = 0  # transparent in ours: not scored, whatever Babylon drew there
+    theirs[:, :2] = (255, 0, 255, 255)
+    assert fidelity.score_db(ours, theirs) == -math.inf
+    theirs[:, 2:, 3] = 0  # Babylon transparent where ours drew: compared with white
+    assert fidelity.score_db(ours, theirs) == pytest.approx(
+        fidelity.score_db(solid((50, 60, 70, 255)), solid((255, 255, 255, 255))))
+
+
+def test_both_pictures_are_blended_on_white_first():
+    # half-transparent black is 255 + (0 - 255) * 128/255 = 127 on white: the same as opaque 127 grey
+    assert fidelity.score_db(solid((0, 0, 0, 128)), solid((127, 127, 127, 255))) == -math.inf
+
+
+def test_mismatched_or_empty_pictures_are_refused():
+    with pytest.raises(ValueError, match="one size"):
+        fidelity.score_db(solid((0, 0, 0, 255)), solid((0, 0, 0, 255), (4, 5)))
+    with pytest.raises(ValueError, match="fully transparent"):
+        fidelity.score_db(solid((0, 0, 0, 0)), solid((0, 0, 0, 255)))
+
+
+def test_the_command_prints_the_score(tmp_path, capsys):
+    from PIL import Image
+
+    Image.fromarray(solid((100, 100, 100, 255))).save(tmp_path / "ours.png")
+    Image.fromarray(solid((110, 110, 110, 255))).save(tmp_path / "theirs.png")
+    assert fidelity.main([str(tmp_path / "ours.png"), str(tmp_path / "theirs.png")]) == 0
+    assert capsys.readouterr().out.startswith("-28.43 dB (pass at -20 dB")
+
+
+def test_side_by_side_is_ours_babylons_and_the_difference():
+    ours, theirs = solid((0, 0, 0, 255)), solid((255, 255, 255, 255))
+    ours[0, 0] = 0
+    picture = fidelity.side_by_side(ours, theirs, gap=2)
+    assert picture.shape == (4, 4 * 3 + 4, 3)
+    assert tuple(picture[1, 1]) == (0, 0, 0) and tuple(picture[1, 7]) == (255, 255, 255)
+    assert tuple(picture[1, 13]) == (255, 0, 0)  # the largest difference: full red
+    assert tuple(picture[0, 12]) == (235, 235, 235)  # not scored (transparent in ours): grey
+
+
+# --- what was recorded --------------------------------------------------------------------------
+
+def test_every_case_has_a_recorded_picture():
+    missing = [c.name for c in CASES if c.name not in RECORD["cases"] or not c.picture.exists()]
+    assert not missing, f"no Babylon.js picture for {missing}: run {fc.RECORD_COMMAND}"
+    assert RECORD["versions"]["babylon"] == "9.28.0"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_recorded_inputs_are_todays(case, scenes_dir):
+    """The model (every file of it), environment, camera, tone mapping, exposure and size Babylon's
+    picture was drawn with are those the case has now: otherwise the picture no longer says what
+    Babylon draws, and must be recorded again."""
+    problems = fc.changed_inputs(case, RECORD, scenes_dir)
+    assert not problems, "\n".join(problems) + f"\nrecord it again: {fc.RECORD_COMMAND} --only '{case.name}'"
+
+
+def test_a_changed_input_is_reported_by_name(scenes_dir, tmp_path):
+    case = next(c for c in CASES if c.model == "CesiumMan")
+    record = json.loads(json.dumps(RECORD))
+    record["cases"][case.name]["inputs"]["model_files"]["CesiumMan.glb"] = "0" * 64
+    record["cases"][case.name]["inputs"]["exposure"] = 2.0
+    problems = fc.changed_inputs(case, record, scenes_dir)
+    assert any("model file CesiumMan.glb" in p and "changed since Babylon's picture was recorded" in p
+               for p in problems), problems
+    assert any("exposure changed" in p and "2.0 -> 1.0" in p for p in problems), problems
+    assert fc.changed_inputs(fc.Case("Fox", "nowhere"), record, scenes_dir) == ["Fox-nowhere: no recorded picture"]
+
+
+def test_a_gltf_models_external_files_are_its_inputs(tmp_path):
+    source = fc.SAMPLES_DIR / "CesiumMan-Draco"
+    shutil.copytree(source, tmp_path / "m")
+    files = fc.model_files(tmp_path / "m" / "CesiumMan.gltf")
+    assert sorted(files) == ["CesiumMan.gltf", "CesiumMan_data.bin", "CesiumMan_img0.jpg"]
+
+
+def test_scenes_are_written_the_same_every_time(tmp_path, scenes_dir):
+    again = tmp_path / "again"
+    pbr_scenes.write_all(again)
+    for name in pbr_scenes.SCENES:
+        for suffix in (".glb", ".camera.json"):
+            assert (again / f"{name}{suffix}").read_bytes() == (scenes_dir / f"{name}{suffix}").read_bytes(), name
+
+
+def test_scenes_load_in_boneviewer(scenes_dir):
+    from viewer.loaders import load_model
+
+    for name in pbr_scenes.SCENES:
+        scene = load_model(str(scenes_dir / f"{name}.glb"), None)
+        assert scene.meshes, name
+
+
+def test_the_png_writer_round_trips():
+    from io import BytesIO
+
+    from PIL import Image
+
+    pixels = np.random.default_rng(2).integers(0, 256, (70, 300, 4), dtype=np.uint8)  # over one stored block
+    with Image.open(BytesIO(pbr_scenes.png_bytes(pixels))) as image:
+        assert np.array_equal(np.asarray(image), pixels)
+
+
+def test_the_coloured_environment_is_what_its_generator_writes(tmp_path):
+    out = tmp_path / "coloured.hdr"
+    make_environments.main([str(out)])
+    assert out.read_bytes() == fc.ENVIRONMENTS["coloured"].read_bytes(), \
+        "tests/make_environments.py writes other bytes: run it, then record Babylon's pictures again"
+    pixels = make_environments.read_hdr_rle(out)
+    wanted = make_environments.coloured_environment()
+    assert pixels.shape == (256, 512, 3)
+    # RGBE keeps 8 bits of mantissa under the brightest channel's exponent
+    assert np.all(np.abs(pixels - wanted) <= wanted.max(axis=-1, keepdims=True) / 128 + 1e-6)
+    assert wanted[..., 0].max() > 10 * wanted[..., 2][wanted[..., 0] == wanted[..., 0].max()].max()  # orange key
+
+
+def test_the_studio_environment_is_the_shared_one():
+    assert fc.sha256(fc.ENVIRONMENTS["studio"]) == "31ce67c1cc32a62f8991a87f9c356404d6720273b60fbb90e8fef1a7141724e1"
+
+
+# --- boneviewer against Babylon.js ----------------------------------------------------------------
+
+SUPPORTED = fc.render_flags_supported()
+# Until `boneviewer render` takes --environment (issue 27, the lit renderer), its pictures are the
+# unlit base-colour look and miss Babylon's by far more than the pass mark: the threshold test runs
+# but is expected to fail. Once the flag exists, every case must pass (strict): the integrator makes
+# this unconditional when the lit renderer lands.
+LIT = SUPPORTED["--environment"]
+threshold = pytest.mark.xfail(not LIT, strict=False,
+                              reason="the CLI has no --environment yet: today's unlit look is not Babylon's")
+
+
+@threshold
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_fidelity_to_babylon(case, scenes_dir, tmp_path):
+    """boneviewer's picture of the case scores at or below -20 dB against Babylon.js's."""
+    out = tmp_path / "ours.png"
+    result = fc.render_ours(case, scenes_dir, out, SUPPORTED)
+    assert result.returncode == 0, result.stderr
+    ours, theirs = fidelity.read_rgba(out), fidelity.read_rgba(case.picture)
+    assert ours.shape == theirs.shape
+    score = fidelity.score_db(ours, theirs)
+    assert score <= fidelity.PASS_DB, (f"{case.name}: {score:.1f} dB from Babylon.js's picture (pass: "
+                                       f"{fidelity.PASS_DB:g} dB or lower); see scripts/fidelity.py --only "
+                                       f"'{case.name}'")
+
+
+def test_ours_covers_what_babylon_draws(scenes_dir, tmp_path):
+    """The camera and the rest pose agree: the silhouettes overlap (IoU), whatever the shading, on the
+    samples (the scenes' BLEND and single-sided parts are looks, tested above)."""
+    low = []
+    for case in [c for c in CASES if not c.is_scene and c.environment == "studio" and c.tone_mapping == "khr-neutral"]:
+        out = tmp_path / f"{case.name}.png"
+        assert fc.render_ours(case, scenes_dir, out, SUPPORTED).returncode == 0
+        ours, theirs = fidelity.read_rgba(out)[..., 3] > 0, fidelity.read_rgba(case.picture)[..., 3] > 0
+        iou = (ours & theirs).sum() / (ours | theirs).sum()
+        if iou < 0.95:
+            low.append(f"{case.name}: IoU {iou:.3f}")
+    assert not low, low
+
+
+def test_a_recorded_picture_is_what_babylon_draws_today(scenes_dir, tmp_path):
+    """Re-records one case when a browser and Babylon.js are at hand, and compares within a tolerance
+    (SwiftShader and Chromium versions may move a few pixels): the recording is reproducible."""
+    import sys
+
+    if not (fc.ROOT / "tests" / "babylon_render" / "node_modules" / "babylonjs").exists():
+        pytest.skip("Babylon.js not installed: (cd tests/babylon_render && npm ci)")
+    if shutil.which("chromium") is None:
+        pytest.skip("no chromium")
+    sys.path.insert(0, str(fc.ROOT / "tests" / "babylon_render"))
+    try:
+        import record
+    finally:
+        sys.path.remove(str(fc.ROOT / "tests" / "babylon_render"))
+    case = next(c for c in CASES if c.name == "CesiumMan-studio")
+    model, camera = case.model_and_camera(scenes_dir)
+    with record.Recorder() as recorder:
+        pixels, _ = recorder.picture(model, case.environment_file, camera, case.tone_mapping, case.exposure, case.size)
+    recorded = fidelity.read_rgba(case.picture)
+    assert fidelity.score_db(recorded, pixels) <= -35.0
