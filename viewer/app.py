@@ -12,23 +12,28 @@ from .render.headless import DEFAULT_SIZE, HeadlessRenderer
 
 def render_image(model=None, pose=None, size=DEFAULT_SIZE, *, cpu_skinning: bool = False,
                  bone_texture: bool = False, skeleton: bool = True, grid: bool = True,
-                 camera: OrbitCamera | None = None) -> np.ndarray:
+                 camera: OrbitCamera | None = None, **look) -> np.ndarray:
     """Render a model (a Scene, a path, or None for the built-in character) with an optional
-    pose (a dict or a pose file path) to an RGBA uint8 array of shape (height, width, 4)."""
-    from .loaders import load_model
+    pose (a dict or a pose file path) to an RGBA uint8 array of shape (height, width, 4).
+    ``look``: environment ("studio", "none" or an .hdr path), environment_rotation (degrees),
+    tone_mapping ("khr-neutral", "aces", "none"), exposure, show_environment, as the
+    command line's options (checked the same way)."""
     from .editing.pose import apply_pose
+    from .loaders import load_model
+    from .look import checked_look
 
+    look = checked_look(look)  # a bad environment file is refused before the model loads or GL starts
     scene = load_model(model)
     if pose is not None:
         apply_pose(scene, pose)
     options = RenderOptions(show_skeleton=skeleton, show_grid=grid, cpu_skinning=cpu_skinning,
-                            bone_texture=bone_texture)
+                            bone_texture=bone_texture, **look)
     with HeadlessRenderer(size, bone_storage=options.bone_storage, cpu_skinning=cpu_skinning) as headless:
         return headless.render(scene, camera, options)
 
 
 def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch: bool = False,
-               screenshot=None, play: bool = True, debug: bool = False, camera=None) -> int:
+               screenshot=None, play: bool = True, debug: bool = False, camera=None, **look) -> int:
     """Open the viewer window on ``model`` (a Scene, a path, or None for the built-in character)
     and run it until it is closed, or for ``frames`` frames (``screenshot``: save the last one).
 
@@ -38,13 +43,17 @@ def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch:
     viewer.ui.window.WindowUnavailable (a ViewerError) when no window can be opened here.
     ``camera``: where the view starts, a dict with the ``--camera`` file's keys (yaw, pitch,
     distance, target, fov) or a viewer.camera.CameraDescription; what it leaves out is framed.
+    ``look``: the look it starts with, as render_image takes it (the panel's Display section and
+    a script's ``app.environment`` and the rest change it).
     """
     from pathlib import Path
 
     from .camera import CameraDescription
     from .loaders import load_model
+    from .look import checked_look
     from .model import Scene
 
+    look = checked_look(look)
     if isinstance(camera, dict):
         camera = CameraDescription.from_dict(camera, "camera")
     if isinstance(script, (str, Path)):
@@ -59,5 +68,5 @@ def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch:
     from .ui.window import ViewerWindow
 
     window = ViewerWindow(scene, name, size=tuple(size), play=play, script=script, watch=watch, debug=debug,
-                          camera=camera)
+                          camera=camera, look=look)
     return window.run(frames=frames, screenshot=None if screenshot is None else str(screenshot))

@@ -8,7 +8,9 @@ Babylon.js's reader decodes it (Radiance adds half a step: within 1/256 of the s
 EXPOSURE and other header lines are read past and ignored (Babylon.js ignores them too).
 
 Every problem is one ViewerError naming the file. Sizes are checked against the bytes the file
-has before anything is allocated, so a hostile header costs nothing.
+has before anything is allocated, so a hostile header costs nothing. ``check_hdr`` is what the
+command line, scripts and the panel call before any GL work (viewer/look.py): read_hdr's checks
+without the float image; ``read_hdr_header`` reads the header alone.
 """
 
 from __future__ import annotations
@@ -29,21 +31,58 @@ _RESOLUTION = re.compile(rb"^-Y (\d{1,9}) \+X (\d{1,9})$")
 
 def read_hdr(path) -> np.ndarray:
     """(H, W, 3) float32 linear radiance, rows top first."""
+    return decode_hdr(_file_bytes(path), str(path))
+
+
+def read_hdr_header(path) -> tuple[int, int]:
+    """(width, height) from the header alone (its first kilobytes; no pixel is read)."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as file:
+            head = file.read(MAX_HEADER + 128)
     except IsADirectoryError:
         raise ViewerError(f"{path}: is a folder, not a Radiance .hdr file") from None
     except OSError:
         raise ViewerError(f"{path}: {why_missing(path)}") from None
-    return decode_hdr(data, str(path))
+    width, height, _ = _header(head, _fault(str(path)))
+    return width, height
+
+
+def check_hdr(path) -> tuple[int, int]:
+    """(width, height) once the whole file reads: header, sizes and every scanline (read_hdr's
+    checks, without the float image); a bad file is one ViewerError naming it, in milliseconds."""
+    rgbe = decode_rgbe(_file_bytes(path), str(path))
+    return rgbe.shape[1], rgbe.shape[0]
+
+
+def _file_bytes(path) -> bytes:
+    path = Path(path)
+    try:
+        return path.read_bytes()
+    except IsADirectoryError:
+        raise ViewerError(f"{path}: is a folder, not a Radiance .hdr file") from None
+    except OSError:
+        raise ViewerError(f"{path}: {why_missing(path)}") from None
+
+
+def _fault(name: str):
+    def bad(why: str) -> ViewerError:
+        return ViewerError(f"{name}: not a readable Radiance .hdr file: {why}")
+
+    return bad
 
 
 def decode_hdr(data: bytes, name: str = "<bytes>") -> np.ndarray:
     """read_hdr on bytes already in memory; ``name`` is what errors call the file."""
-    def bad(why: str) -> ViewerError:
-        return ViewerError(f"{name}: not a readable Radiance .hdr file: {why}")
+    rgbe = decode_rgbe(data, name)
+    exponent = rgbe[..., 3].astype(np.int32)
+    scale = np.where(exponent > 0, np.ldexp(np.float32(1.0), exponent - 136), 0.0).astype(np.float32)
+    return rgbe[..., :3].astype(np.float32) * scale[..., None]
 
+
+def decode_rgbe(data: bytes, name: str = "<bytes>") -> np.ndarray:
+    """(H, W, 4) uint8 RGBE pixels of a file's bytes, every size checked first."""
+    bad = _fault(name)
     width, height, start = _header(data, bad)
     size = len(data) - start
     # Smallest possible encoding: a run-length scanline of W bytes per channel takes at least
@@ -51,10 +90,7 @@ def decode_hdr(data: bytes, name: str = "<bytes>") -> np.ndarray:
     smallest = height * min(4 + 8 * -(-width // 127), 4 * width)
     if size < smallest:
         raise bad(f"{width}x{height} pixels need at least {smallest} bytes of pixels, the file has {size} (truncated?)")
-    rgbe = _pixels(memoryview(data)[start:], width, height, bad)
-    exponent = rgbe[..., 3].astype(np.int32)
-    scale = np.where(exponent > 0, np.ldexp(np.float32(1.0), exponent - 136), 0.0).astype(np.float32)
-    return rgbe[..., :3].astype(np.float32) * scale[..., None]
+    return _pixels(memoryview(data)[start:], width, height, bad)
 
 
 def _header(data: bytes, bad) -> tuple[int, int, int]:

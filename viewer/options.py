@@ -51,10 +51,18 @@ class RenderOptions:
     exposure: float = 1.0                 # linear multiplier before tone mapping
     show_environment: bool = False        # draw the environment as the background
 
+    def look(self) -> dict:
+        """The look's settings (LOOK_FIELDS) by name: what carries over to another model, and what
+        a command passes on to the options it builds."""
+        return {name: getattr(self, name) for name in LOOK_FIELDS}
+
     @property
     def bone_storage(self) -> str:
         """The renderer's bone storage for these options: "texture" or "auto"."""
         return "texture" if self.bone_texture else "auto"
+
+
+LOOK_FIELDS = ("environment", "environment_rotation", "tone_mapping", "exposure", "show_environment")
 
 
 class MarkerKind(enum.Enum):

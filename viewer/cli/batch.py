@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from ..words import counted
-from .common import Progress, add_pool_options, check_creatable_folder, check_pool_options, positive_finite, size
+from .common import (Progress, add_look_options, add_pool_options, check_creatable_folder, check_pool_options,
+                     look_options, positive_finite, size)
 
 
 def add_parser(commands, common):
@@ -28,6 +29,7 @@ def add_parser(commands, common):
     batch.add_argument("--timeout", type=positive_finite, metavar="S",
                        help="a model taking longer than S seconds gets a failed row (default: no limit)")
     batch.add_argument("--force", action="store_true", help="redo every model, changed or not")
+    add_look_options(batch)
     batch.set_defaults(run=run)
 
 
@@ -37,6 +39,7 @@ def run(args) -> int:
     from ..files import write_file
     from ..library.job import BatchOptions
     from ..library.report import index_html, model_findings, model_html
+    from ..look import environment_digest
     from ..library.run import REPORT_JSON, map_local, map_ray, plan, write_json, write_model
 
     if args.dir.is_file():
@@ -45,6 +48,7 @@ def run(args) -> int:
     if not args.dir.is_dir():
         raise ViewerError(f"{args.dir}: {why_missing(args.dir, 'folder')}")
     check_pool_options(args)
+    look = look_options(args)
     check_creatable_folder("--out", args.out)  # first: resolve() raises on a symlink loop
     if args.dir.resolve() == args.out.resolve():
         raise ViewerError(f"--out {args.out}: the report needs its own folder, not the library's")
@@ -55,7 +59,8 @@ def run(args) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ViewerError(f"--out {args.out}: cannot create it: {error.strerror}") from None
-    options = BatchOptions(size=tuple(args.size), gif_seconds=args.gif_seconds)
+    options = BatchOptions(size=tuple(args.size), gif_seconds=args.gif_seconds, **look,
+                           environment_sha256=environment_digest(look["environment"]))
     todo, kept = plan(args.dir, args.out, options, args.force)
     rows = {model.name: model.row for model in kept}
     if todo:

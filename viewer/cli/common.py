@@ -386,7 +386,7 @@ def load_scene(args):
 def input_files(args) -> dict:
     """{file: what uses it} for every file the command reads: the model and the files it names
     (a glTF file's buffers and images), the --motion file and its files, and the --pose,
-    --camera, --script and bone map files; no output may be written over one of them."""
+    --camera, --script, bone map and --environment files; no output may be written over one of them."""
     from ..loaders import source_files
 
     _split_bone_map(args)
@@ -400,6 +400,11 @@ def input_files(args) -> dict:
         value = getattr(args, dest, None)
         if isinstance(value, (str, Path)):
             files.setdefault(Path(value), f"the {option} file")
+    from ..look import BUILT_IN_ENVIRONMENTS
+
+    environment = getattr(args, "environment", None)
+    if isinstance(environment, str) and environment.strip().lower() not in BUILT_IN_ENVIRONMENTS:
+        files.setdefault(Path(environment), "the --environment file")
     return files
 
 
@@ -421,3 +426,82 @@ def _say_bvh(path, scene) -> None:
     from ..bvh.build import describe_import
 
     print(f"boneviewer: {path}: BVH {describe_import(info)}", file=sys.stderr)
+
+
+# --- the look: image-based light, tone mapping, exposure (render, view, serve, batch, synth) --------
+LOOK_DESTS = ("environment", "environment_rotation", "tone_mapping", "exposure")
+
+
+def value_or_range(parse):
+    """An argparse type for X (always X) or MIN:MAX (each image draws one), each part read by ``parse``."""
+
+    def parse_range(text: str):
+        parts = text.split(":")
+        if len(parts) > 2:
+            raise argparse.ArgumentTypeError(f"expected a number or MIN:MAX, got {text!r}")
+        values = tuple(parse(part) for part in parts)
+        if values[0] > values[-1]:
+            raise argparse.ArgumentTypeError(f"{text}: need MIN <= MAX")
+        return values[0], values[-1]
+
+    return parse_range
+
+
+def tone_mapping(text: str) -> str:
+    from ..look import TONE_MAPPINGS
+
+    if text.strip().lower() not in TONE_MAPPINGS:
+        raise argparse.ArgumentTypeError(f"expected {', '.join(TONE_MAPPINGS)}, got {text!r}")
+    return text.strip().lower()
+
+
+def add_look_options(parser, draws: bool = False) -> None:
+    """--environment, --environment-rotation, --tone-mapping and --exposure, defined once for every
+    command that draws the model lit. ``draws`` (synth): --environment may be given more than
+    once, and the rotation and the exposure may be MIN:MAX ranges; each image draws its own."""
+    from ..look import DRAWN_EXPOSURE, DRAWN_ROTATION
+    from ..options import RenderOptions
+
+    default = RenderOptions()
+    group = parser.add_argument_group("the look: image-based light, tone mapping, exposure")
+    light = ("the light: an equirectangular Radiance .hdr (Babylon.js's orientation for it), studio (a neutral "
+             "studio generated in code) or none (the simple key light)")
+    if draws:
+        group.add_argument("--environment", action="append", metavar="FILE.hdr|studio|none",
+                           help=f"{light}; give it more than once and each image draws one of them "
+                                f"(default {default.environment})")
+        group.add_argument("--environment-rotation", type=value_or_range(finite), default=DRAWN_ROTATION,
+                           metavar="DEG|MIN:MAX",
+                           help="the environment's turn about +Y in degrees: each image draws one in MIN:MAX "
+                                f"(default {DRAWN_ROTATION[0]:g}:{DRAWN_ROTATION[1]:g}), or DEG for every image")
+        group.add_argument("--exposure", type=value_or_range(positive_finite), default=DRAWN_EXPOSURE,
+                           metavar="X|MIN:MAX",
+                           help="a linear multiplier before tone mapping: each image draws one in MIN:MAX, evenly in "
+                                f"stops (default {DRAWN_EXPOSURE[0]:g}:{DRAWN_EXPOSURE[1]:g}), or X for every image")
+    else:
+        group.add_argument("--environment", default=default.environment, metavar="FILE.hdr|studio|none",
+                           help=f"{light} (default {default.environment})")
+        group.add_argument("--environment-rotation", type=finite, default=default.environment_rotation,
+                           metavar="DEG", help="turn the environment DEG degrees about +Y (default 0)")
+        group.add_argument("--exposure", type=positive_finite, default=default.exposure, metavar="X",
+                           help="a linear multiplier before tone mapping, more than 0, as Babylon.js's "
+                                f"imageProcessingConfiguration.exposure (default {default.exposure:g})")
+    group.add_argument("--tone-mapping", type=tone_mapping, default=default.tone_mapping,
+                       metavar="khr-neutral|aces|none",
+                       help="Khronos PBR Neutral, ACES (Babylon.js's TONEMAPPING_ACES) or none; sRGB out "
+                            f"(default {default.tone_mapping})")
+
+
+def look_options(args) -> dict:
+    """RenderOptions' look fields from the look options of ``args`` (add_look_options), with the
+    --environment file checked whole: a bad one is one line naming it, before any GL work."""
+    from ..look import environment
+
+    return {"environment": environment(args.environment, "--environment"),
+            "environment_rotation": args.environment_rotation, "tone_mapping": args.tone_mapping,
+            "exposure": args.exposure}
+
+
+def look_namespace(args) -> dict:
+    """The look options of ``args``, to pass on to another command's namespace."""
+    return {name: getattr(args, name) for name in LOOK_DESTS}

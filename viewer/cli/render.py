@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
-from .common import (Progress, add_motion_options, apply_pose_data, check_creatable_folder, finite, frames, input_files,
-                     load_scene, logger, named_bone, pitch, positive_finite, positive_int, read_pose, scene_index,
-                     select_animation, size)
+from .common import (Progress, add_look_options, add_motion_options, apply_pose_data, check_creatable_folder, finite,
+                     frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
+                     positive_int, read_pose, scene_index, select_animation, size)
 
 DEFAULT_CLIP_FPS = 30.0  # --frames all
 TRANSPARENT = "transparent"
@@ -120,6 +120,7 @@ def add_parser(commands, common):
                              "once before each frame (t: the sequence time, dt: the --frames step); an error in "
                              "them prints one line, keeps the last good pose and exits 1 after writing the frames; "
                              "a script that cannot load (or has neither function) writes nothing and exits 1")
+    add_look_options(render)
     add_motion_options(render, bone_map=False)
     render.set_defaults(run=run)
 
@@ -162,6 +163,7 @@ def render_command(args) -> int:
 
     check_outputs(args)
     check_not_inputs(args)
+    look = look_options(args)  # a bad --environment file: one line, before any GL work
     if args.rest:
         given = [name for name, value in (("--animation", args.animation), ("--time", args.time),
                                           ("--frames", args.frames)) if value is not None]
@@ -173,7 +175,7 @@ def render_command(args) -> int:
         from ..editing.script import check_script_path
 
         check_script_path(script)
-        return render_scripted(args, description)
+        return render_scripted(args, description, look)
     scene = load_scene(args)
     clip = None if args.rest else select_animation(scene, args.animation)
     times = sequence_times(args, clip)
@@ -197,7 +199,7 @@ def render_command(args) -> int:
         cameras = turntable_cameras(scene, args.turntable, description, aspect)
     else:
         cameras = [description.camera(scene, aspect, times=times, pose_at=pose_at)] * len(times)
-    options = render_options(args, paint, axes)
+    options = render_options(args, paint, axes, look)
     options.selected_bone = selected
 
     def sequence():
@@ -240,11 +242,13 @@ def write_frames(args, scene, options, times, count: int, frames) -> None:
     print(f"wrote {written} ({args.size[0]}x{args.size[1]})")
 
 
-def render_options(args, paint, axes):
+def render_options(args, paint, axes, look: dict):
+    """The RenderOptions of the render options of ``args``, with ``look`` (common.look_options)."""
     from ..options import RenderOptions
 
     options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
-                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture, paint=paint, axes=axes)
+                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture, paint=paint, axes=axes,
+                            **look)
     chosen = getattr(args, "background", None)
     if chosen == TRANSPARENT:
         options.transparent_background = True
@@ -374,11 +378,12 @@ class SinglePng:
 class RecordedFrame:
     """One frame of a scripted render, recorded in the script's one pass and drawn after."""
 
-    def __init__(self, pose, camera, selected, screenshots):
+    def __init__(self, pose, camera, selected, screenshots, look):
         self.pose, self.camera, self.selected, self.screenshots = pose, camera, selected, screenshots
+        self.look = look  # app.environment, app.exposure, ... as the script left them (RenderOptions.look())
 
 
-def render_scripted(args, description) -> int:
+def render_scripted(args, description, look: dict) -> int:
     """`render --script`: as render_command, with the script's setup once and its update once
     before each frame.
 
@@ -411,7 +416,7 @@ def render_scripted(args, description) -> int:
         pitch=VIEW_PITCH if description.pitch is None else description.pitch,
         fov_y=40.0 if description.fov is None else description.fov)
     unplaced = (placeholder.distance, tuple(placeholder.target))  # the script may change it in place
-    app = HeadlessApp(scene, args.size, camera=placeholder, clip_index=index)
+    app = HeadlessApp(scene, args.size, camera=placeholder, clip_index=index, look=look)
     app.begin_frame(times[0], 0)
     if pose is not None:
         apply_pose_data(scene, pose, args.pose)
@@ -442,7 +447,7 @@ def render_scripted(args, description) -> int:
                                       OrbitCamera(target=camera.target, distance=camera.distance, yaw=camera.yaw,
                                                   pitch=camera.pitch, fov_y=camera.fov_y),
                                       app.selected_bone if app.selection_made else chosen,
-                                      list(app.pending_screenshots)))
+                                      list(app.pending_screenshots), app.editor.display.look()))
         app.pending_screenshots.clear()
         if number in samples:
             deciding.append(framing.deciding_points(drawn_points(scene), aspect))
@@ -455,13 +460,15 @@ def render_scripted(args, description) -> int:
         for frame, own in zip(recorded, placed):
             if not own:  # the script left target and distance to the framing: theirs, its angles
                 frame.camera.target, frame.camera.distance = framed.target, framed.distance
-    options = render_options(args, paint, axes)
+    options = render_options(args, paint, axes, look)
 
     def sequence():
         for frame in recorded:
             frame.pose.restore()
             # As without a script; a bone the script selects wins over --weights/--axes BONE.
             options.selected_bone = frame.selected
+            for name, value in frame.look.items():  # the look the script set for this frame
+                setattr(options, name, value)
             yield frame.camera, functools.partial(drawn, frame)
 
     def drawn(frame, pixels):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from .common import add_bvh_options, add_listen_options, scene_index
+from .common import add_bvh_options, add_listen_options, add_look_options, look_options, scene_index
 
 IDLE_WAIT = 0.5            # seconds between polls when nothing plays and nothing comes
 PLAYING_WAIT = 1.0 / 60.0  # a playing clip moves on at about 60 steps a second
@@ -16,12 +16,13 @@ def add_parser(commands, common):
                                 description="Load MODEL (default: the built-in character) in a headless context "
                                             "(EGL, no display) and serve viewer.remote clients: they set poses, "
                                             "the camera and the time, and get images rendered as `boneviewer "
-                                            "render` renders them. An animated model starts paused at its first "
-                                            "clip's start, as `render` shows it.")
+                                            "render` renders them (with the same look options). An animated model "
+                                            "starts paused at its first clip's start, as `render` shows it.")
     serve.add_argument("model", nargs="?", help="model file, .gltf, .glb or .bvh (default: the built-in character)")
     serve.add_argument("--scene", type=scene_index, metavar="N",
                        help="which scene of a glTF file to serve (default: the file's default scene)")
     add_listen_options(serve, required=True)
+    add_look_options(serve)
     add_bvh_options(serve.add_argument_group("BVH files"))
     serve.set_defaults(run=run)
 
@@ -38,8 +39,9 @@ def run(args) -> int:
 
         def render(self, size):
             headless.resize(size)
-            return headless.render(self.scene, self.camera_for(size), RenderOptions())
+            return headless.render(self.scene, self.camera_for(size), RenderOptions(**look))
 
+    look = look_options(args)  # the look every render has, as `render` takes it; a bad file said before any GL work
     scene = load_scene(args)
     editor = Editor(scene)  # paused; the first clip (if any) at its start, as `render` shows it
     editor.seek(0.0)

@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import (BVH_DESTS, Progress, add_bvh_options, add_pool_options, bvh_options, check_creatable_folder,
-                     check_pool_options, finite, positive_int, size)
+from .common import (BVH_DESTS, Progress, add_bvh_options, add_look_options, add_pool_options, bvh_options,
+                     check_creatable_folder, check_pool_options, finite, positive_int, size)
 
 
 def range_of(low: float, high: float, unit: str = ""):
@@ -50,7 +50,8 @@ def add_parser(commands, common):
     synth = commands.add_parser(
         "synth", parents=[common], help="labelled images for pose estimation (keypoints, depth, parts, COCO)",
         description="Render N images of a model, or of every model under a folder, each a random draw (model, "
-                    "clip, time, camera, light, background) reproducible from --seed and its index alone, with "
+                    "clip, time, camera, light, background, environment, its rotation, exposure) reproducible from "
+                    "--seed and its index alone, with "
                     "labels: OUT/images/NNNNNN.png, OUT/depth/NNNNNN.png (16-bit depth times info.depth_scale), "
                     "OUT/parts/NNNNNN.png (1 + the bone that most influences the surface), OUT/annotations.json "
                     "(COCO keypoints: 2D keypoints with visibility, keypoints_3d, boxes, RLE masks, K and "
@@ -85,6 +86,7 @@ def add_parser(commands, common):
     ranges.add_argument("--backgrounds", type=Path, metavar="DIR",
                         help="a folder of images (.png, .jpg): for each image, one of them drawn at random, "
                              "scaled to cover the frame and cropped at random behind the character")
+    add_look_options(synth, draws=True)
     run_group = synth.add_argument_group("workers")
     add_pool_options(run_group, "render as Ray tasks: on a local Ray runtime, or on the cluster at ADDRESS (its "
                                 "nodes read the models at the same paths)")
@@ -98,12 +100,14 @@ def run(args) -> int:
     from ..errors import ViewerError, why_missing
     from ..files import check_folder_outputs, check_outputs
     from ..loaders import source_files
+    from ..look import BUILT_IN_ENVIRONMENTS
     from ..synth.run import ANNOTATIONS, OUTPUT_FOLDERS, model_inputs, motion_inputs, synth
     from ..synth.job import SynthOptions
 
     if not args.model.exists():
         raise ViewerError(f"{args.model}: {why_missing(args.model, 'file or folder')}")
     check_pool_options(args)
+    environments = synth_environments(args)
     if args.motion is not None and not args.motion.exists():
         raise ViewerError(f"--motion {args.motion}: {why_missing(args.motion, 'file or folder')}")
     if args.motion is not None and args.motion.is_file() and args.motion.suffix.lower() != ".bvh":
@@ -133,6 +137,9 @@ def run(args) -> int:
         inputs[capture] = "a --motion capture"
     for background in backgrounds:
         inputs[Path(background)] = "a --backgrounds image"
+    for environment in environments:
+        if environment not in BUILT_IN_ENVIRONMENTS:
+            inputs[Path(environment)] = "an --environment file"
     check_outputs([(f"--out {args.out}", args.out / name) for name in (ANNOTATIONS, "index.html")], inputs)
     check_folder_outputs(f"--out {args.out}", [args.out / name for name in OUTPUT_FOLDERS], inputs)
     try:
@@ -141,7 +148,9 @@ def run(args) -> int:
         raise ViewerError(f"--out {args.out}: cannot create it: {error.strerror}") from None
     options = SynthOptions(size=tuple(args.size), seed=args.seed, pitch=tuple(args.pitch), fill=tuple(args.fill),
                            target_offset=args.target_offset, fov=args.fov, occlusion_distance=args.occlusion_distance,
-                           backgrounds=backgrounds)
+                           backgrounds=backgrounds, environments=environments,
+                           environment_rotation=tuple(args.environment_rotation), exposure=tuple(args.exposure),
+                           tone_mapping=args.tone_mapping)
     if args.model.is_dir() or (args.motion is not None and args.motion.is_dir()):
         load = {name: getattr(args, name) for name in BVH_DESTS}  # for the .bvh files among them
     else:
@@ -166,6 +175,14 @@ def run(args) -> int:
     print(f"{args.count} images, {len(annotations['annotations'])} annotations, {visible} visible keypoints; "
           f"{args.out / ANNOTATIONS}, preview: {args.out / 'index.html'}")
     return 0
+
+
+def synth_environments(args) -> tuple:
+    """The environments the images draw from (--environment, each checked whole; default studio)."""
+    from ..look import environment
+    from ..options import RenderOptions
+
+    return tuple(environment(value, "--environment") for value in args.environment or [RenderOptions.environment])
 
 
 def check_backgrounds(paths) -> None:

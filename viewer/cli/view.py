@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from ..images import check_png_path
-from .common import (DEFAULT_PNG, add_listen_options, add_motion_options, apply_pose_data, has_display, load_scene,
-                     motion_namespace, positive_int, read_pose, scene_index, size)
+from .common import (DEFAULT_PNG, add_listen_options, add_look_options, add_motion_options, apply_pose_data, has_display,
+                     load_scene, look_namespace, look_options, motion_namespace, positive_int, read_pose, scene_index,
+                     size)
 from .render import add_camera_arguments, camera_description, render_command
 
 
@@ -34,6 +35,7 @@ def add_parser(commands, common):
     view.add_argument("--watch", action="store_true",
                       help="reload --script (and --pose) in the running window when the file is saved")
     add_camera_arguments(view)
+    add_look_options(view)
     add_listen_options(view, required=False)
     add_motion_options(view)
     view.set_defaults(run=run)
@@ -60,6 +62,7 @@ def view_command(args) -> int:
     if args.watch and args.script is None and args.pose is None:
         raise ViewerError("--watch reloads --script (and --pose) when saved: give --script FILE.py or --pose")
     camera = camera_description(args)  # checked before a window opens
+    look = look_options(args)  # as is the --environment file
     for option, value in (("--token", args.token), ("--max-clients", args.max_clients)):
         if value is not None and args.listen is None:
             raise ViewerError(f"{option} goes with --listen [HOST:]PORT")
@@ -80,7 +83,7 @@ def view_command(args) -> int:
     try:
         window = ViewerWindow(scene, name, size=args.size, play=args.pose is None and not args.rest,
                               script=args.script, watch=args.watch, pose_path=args.pose, debug=args.debug,
-                              camera=camera)
+                              camera=camera, look=look)
     except WindowUnavailable as error:
         if args.debug:
             print(f"boneviewer: {error}", file=sys.stderr)
@@ -109,7 +112,8 @@ def render_instead(args, reason: str) -> int:
         no_skeleton=False, no_grid=False, yaw=args.yaw, pitch=args.pitch, target=args.target, distance=args.distance,
         fov=args.fov, camera=args.camera, background=None, animation=None, time=None,
         rest=args.rest, frames=None, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
-        debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None, **motion_namespace(args))
+        debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None,
+        **motion_namespace(args), **look_namespace(args))
     status = render_command(render_args)
     # Said once it is done: a model that fails to load gets its error line alone.
     if status == 0:

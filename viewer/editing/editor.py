@@ -22,7 +22,7 @@ from ..model.controllers import BoneIKController, BoneLookController
 from ..model.space import Space, checked_space, tnode_world_matrix
 from ..model.transforms import quaternion_from_yaw_pitch_roll, yaw_pitch_roll_from_quaternion
 from ..model.weights import WeightCheck, weight_check
-from ..options import Axes, Marker, MarkerKind, Paint, RenderOptions, Status
+from ..options import LOOK_FIELDS, Axes, Marker, MarkerKind, Paint, RenderOptions, Status
 from .pose import apply_pose, pose_of, save_pose, set_bone_pose
 
 UNDO_LIMIT = 200
@@ -569,6 +569,22 @@ class Editor:
             self._restore(self._redo.pop())
             self._edit_open = False
             self.pause()
+
+    # --- the look ------------------------------------------------------------------------------
+    def set_look(self, name: str, value, what: str | None = None) -> None:
+        """One of the look's settings (options.LOOK_FIELDS: environment, environment_rotation,
+        tone_mapping, exposure, show_environment), checked by viewer.look's rule of that name: a
+        refused value is one ViewerError naming ``what`` (default: the setting's name) and changes
+        nothing. An environment file is checked whole (viewer.hdr.check_hdr) before it is taken."""
+        from ..look import check
+
+        setattr(self.display, name, check(name, value, what))
+
+    def use_look(self, settings: dict) -> None:
+        """Take the look of another RenderOptions (``RenderOptions.look()``, already checked)."""
+        for name in LOOK_FIELDS:
+            if name in settings:
+                setattr(self.display, name, settings[name])
 
     # --- skin views ------------------------------------------------------------------------------
     def set_paint(self, paint) -> None:

@@ -19,6 +19,18 @@ from ..model.checks import finite_number
 from ..options import Status
 
 
+def _look_property(name: str, doc: str) -> property:
+    """``app.<name>``: one of the look's settings, read from and checked into the editor's display."""
+
+    def get(self):
+        return getattr(self.editor.display, name)
+
+    def set(self, value) -> None:
+        self.editor.set_look(name, value, f"app.{name}")
+
+    return property(get, set, doc=doc)
+
+
 class App:
     """What a script sees: ``setup(app)`` once the model has loaded (and after each reload),
     ``update(app, t, dt)`` every frame, after playback moved the clip and before the skeleton
@@ -43,6 +55,12 @@ class App:
     - ``app.screenshot(path)``: save this frame to a PNG once it is drawn.
     - ``app.log(message)``: a line on the console and in the panel's status line.
     - ``app.close()``: close the window after this frame (in render: end the sequence).
+    - The look, read and written: ``app.environment`` ("studio", "none" or an .hdr file's path; a
+      file is checked whole when set), ``app.environment_rotation`` (degrees about +Y),
+      ``app.exposure`` (more than 0), ``app.tone_mapping`` ("khr-neutral", "aces" or "none") and
+      ``app.show_environment`` (the environment as the background). A refused value raises one
+      error naming it and changes nothing. In ``render --script`` each frame is drawn with the
+      look its update left.
 
     Posing: set a bone's local ``position`` / ``rotation_quaternion`` / ``rotation`` /
     ``scaling`` through ``bone.get_pose_target()`` (for a glTF bone that is its joint node,
@@ -180,6 +198,12 @@ class App:
     def close(self) -> None:
         self.closed = True
 
+    environment = _look_property("environment", "\"studio\", \"none\" or the absolute path of an .hdr file")
+    environment_rotation = _look_property("environment_rotation", "the environment's turn about +Y, degrees")
+    exposure = _look_property("exposure", "a linear multiplier before tone mapping, more than 0")
+    tone_mapping = _look_property("tone_mapping", "\"khr-neutral\", \"aces\" or \"none\"")
+    show_environment = _look_property("show_environment", "whether the environment is drawn as the background")
+
 
 class HeadlessApp(App):
     """The ``app`` of ``boneviewer render --script``: an Editor over the scene without a window.
@@ -189,11 +213,14 @@ class HeadlessApp(App):
     deterministic whatever the machine.
     """
 
-    def __init__(self, scene, size, camera: OrbitCamera | None = None, clip_index: int | None = None):
+    def __init__(self, scene, size, camera: OrbitCamera | None = None, clip_index: int | None = None,
+                 look: dict | None = None):
+        """``look``: the look it starts with (RenderOptions.look()'s names; the command's options)."""
         from .editor import Editor
 
         super().__init__()
         self._editor = Editor(scene)
+        self._editor.use_look(look or {})
         self._editor.playback.clip_index = clip_index
         self._editor.playback.playing = clip_index is not None
         self._size = (int(size[0]), int(size[1]))

@@ -20,17 +20,32 @@ from pathlib import Path
 
 import numpy as np
 
+from ..options import RenderOptions
+
 GIF_FPS = 10.0
-JOB_VERSION = 3  # bump when the outputs for the same inputs change: a second run then redoes every model
+JOB_VERSION = 4  # bump when the outputs for the same inputs change: a second run then redoes every model
 
 
 @dataclass(frozen=True)
 class BatchOptions:
     size: tuple = (256, 256)     # pixels of every picture and GIF frame
     gif_seconds: float = 4.0     # each clip's GIF (and the turntable) lasts at most this long
+    # The look of every picture (RenderOptions' fields of the same names; the command's options).
+    # A file environment is read by each worker at this path (on a Ray cluster: the same path on
+    # every node); its sha256 is in the options, so a changed file redoes every model.
+    environment: str = RenderOptions.environment
+    environment_rotation: float = RenderOptions.environment_rotation
+    tone_mapping: str = RenderOptions.tone_mapping
+    exposure: float = RenderOptions.exposure
+    environment_sha256: str | None = None
 
     def as_json(self) -> dict:
         return {**asdict(self), "size": list(self.size), "fps": GIF_FPS, "job_version": JOB_VERSION}
+
+    def look(self) -> dict:
+        """RenderOptions' look fields."""
+        return {"environment": self.environment, "environment_rotation": self.environment_rotation,
+                "tone_mapping": self.tone_mapping, "exposure": self.exposure}
 
 
 # --- inputs ------------------------------------------------------------------------------------
@@ -133,20 +148,21 @@ def _render(scene, out: Path, options: BatchOptions) -> list:
     from ..camera import VIEW_PITCH, CameraDescription, framed_camera, turntable_cameras
     from ..images import AnimationFile, write_png
     from ..model.animation import clip_time
-    from ..options import Paint, RenderOptions
+    from ..options import Paint
 
+    look = options.look()
     headless = _renderer(options.size)
     aspect = options.size[0] / options.size[1]
     frames = max(1, int(round(options.gif_seconds * GIF_FPS)))
     camera = framed_camera(scene, aspect=aspect)
-    write_png(out / "thumb.png", headless.render(scene, camera, RenderOptions()))
+    write_png(out / "thumb.png", headless.render(scene, camera, RenderOptions(**look)))
     skinned = bool(scene.skeletons)
     for file, paint in (("bone-map.png", Paint.BONE_MAP), ("weight-check.png", Paint.WEIGHT_CHECK)):
-        painted = RenderOptions(paint=paint if skinned else Paint.SHADED, show_skeleton=False)
+        painted = RenderOptions(paint=paint if skinned else Paint.SHADED, show_skeleton=False, **look)
         write_png(out / file, headless.render(scene, camera, painted))
     gif = AnimationFile(out / "turntable.gif", GIF_FPS)
     for turning in turntable_cameras(scene, frames, CameraDescription(pitch=VIEW_PITCH), aspect):
-        gif.write(headless.render(scene, turning, RenderOptions()))
+        gif.write(headless.render(scene, turning, RenderOptions(**look)))
     gif.close()
     names = []
     for index, clip in enumerate(scene.animations):
@@ -161,7 +177,7 @@ def _render(scene, out: Path, options: BatchOptions) -> list:
         gif = AnimationFile(out / name, GIF_FPS)
         for time in times:
             pose_at(time)
-            gif.write(headless.render(scene, camera, RenderOptions()))
+            gif.write(headless.render(scene, camera, RenderOptions(**look)))
         gif.close()
         names.append(name)
         for skeleton in scene.skeletons:

@@ -1,7 +1,7 @@
 """One synthetic image: a pure function of (seed, index, options, the catalogue of models).
 
 ``draw`` takes every random choice of image ``index`` (model, clip, time, camera, light,
-background) from a numpy Generator seeded by (seed, index) alone, so workers split the images
+background, environment, its rotation, exposure) from a numpy Generator seeded by (seed, index) alone, so workers split the images
 without talking, and a rerun, another number of workers or a Ray run gives the same bytes.
 ``render_images`` is the worker's task: it poses, draws (colour, part index and depth in one
 draw) and labels a run of images, encoding the PNGs on a writer thread while the next image
@@ -19,9 +19,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..look import DRAWN_EXPOSURE, DRAWN_ROTATION
+from ..options import RenderOptions
 from . import labels as L
 
-JOB_VERSION = 1  # bump when the outputs for the same inputs change: a resumed run then redoes every image
+JOB_VERSION = 2  # bump when the outputs for the same inputs change: a resumed run then redoes every image
 PNG_LEVEL = 1  # zlib level of the written PNGs: the fastest, a little larger than the default (6)
 
 
@@ -38,11 +40,21 @@ class SynthOptions:
     light_pitch: tuple = (15.0, 75.0)    # degrees above the horizon of the key light; its yaw all round
     occlusion_distance: float = 0.08     # of the character's height: self-occlusion allowance of a keypoint
     backgrounds: tuple = ()              # background image files, composited behind (sorted)
+    # The look (issue 27): each image draws one environment ("studio", "none" or an .hdr file's
+    # absolute path), its turn about +Y in degrees, and an exposure (evenly in stops).
+    environments: tuple = (RenderOptions.environment,)
+    environment_rotation: tuple = DRAWN_ROTATION
+    exposure: tuple = DRAWN_EXPOSURE
+    tone_mapping: str = RenderOptions.tone_mapping
 
     def as_json(self) -> dict:
+        from ..look import environment_name
+
         data = asdict(self)
         return {**data, "size": list(self.size), "pitch": list(self.pitch), "fill": list(self.fill),
                 "light_pitch": list(self.light_pitch), "backgrounds": [os.path.basename(b) for b in self.backgrounds],
+                "environments": [environment_name(e) for e in self.environments],
+                "environment_rotation": list(self.environment_rotation), "exposure": list(self.exposure),
                 "yaw": [0.0, 360.0], "job_version": JOB_VERSION}
 
 
@@ -82,9 +94,12 @@ class Draw:
     pitch: float
     fill: float
     offset: tuple            # (right, up) target shift, fractions of the character's height
-    light: tuple             # key light direction (towards the light)
+    light: tuple             # key light direction (towards the light; environment "none")
     background: int | None
     crop: tuple              # (x, y) of the background's crop, fractions of the free room
+    environment: int         # which of options.environments
+    environment_rotation: float
+    exposure: float
 
 
 def draw(seed: int, index: int, options: SynthOptions, catalogue: Catalogue) -> Draw:
@@ -104,7 +119,14 @@ def draw(seed: int, index: int, options: SynthOptions, catalogue: Catalogue) -> 
              float(np.cos(light_yaw) * np.cos(light_pitch)))
     background_pick, crop = rng.integers(1 << 30), tuple(float(v) for v in rng.random(2))
     background = int(background_pick % len(options.backgrounds)) if options.backgrounds else None
-    return Draw(model, clip, time, float(yaw), float(pitch), float(fill), offset, light, background, crop)
+    # The look, drawn after everything above (whose places in the stream it leaves as they were).
+    environment = int(rng.integers(1 << 30) % len(options.environments))
+    rotation = float(rng.uniform(*options.environment_rotation))
+    low, high = options.exposure
+    stops = rng.uniform(np.log2(low), np.log2(high))
+    exposure = float(low) if low == high else float(np.exp2(stops))
+    return Draw(model, clip, time, float(yaw), float(pitch), float(fill), offset, light, background, crop,
+                environment, rotation, exposure)
 
 
 def image_name(index: int) -> str:
@@ -326,7 +348,7 @@ def encode_all(color, parts, depth):
 
 def render_one(state: Worker, index: int, options: SynthOptions, catalogue: Catalogue):
     """(colour (H, W, 3), part image, 16-bit depth image, label dict) of image ``index``."""
-    from ..options import RenderOptions
+    from ..look import environment_name
 
     choice = draw(options.seed, index, options, catalogue)
     entry = catalogue.models[choice.model]
@@ -337,7 +359,10 @@ def render_one(state: Worker, index: int, options: SynthOptions, catalogue: Cata
     view, projection = camera.view_matrix(), camera.projection_matrix(width / height)
     K, world_to_camera = L.opencv_camera(view, projection, width, height)
     render_options = RenderOptions(show_skeleton=False, show_grid=False, key_light=choice.light,
-                                   transparent_background=choice.background is not None)
+                                   transparent_background=choice.background is not None,
+                                   environment=options.environments[choice.environment],
+                                   environment_rotation=choice.environment_rotation, exposure=choice.exposure,
+                                   tone_mapping=options.tone_mapping)
     rgba, parts, view_depth = state.headless.render_labels(loaded.scene, camera, render_options, loaded.parts)
     color = rgba[..., :3]
     if choice.background is not None:
@@ -364,6 +389,8 @@ def render_one(state: Worker, index: int, options: SynthOptions, catalogue: Cata
              "clip": None if clip is None else clip.name, "time": choice.time,
              "motion": None if clip is None or clip.motion is None else os.path.basename(clip.motion),
              "occlusion_distance": occlusion,
+             "environment": environment_name(options.environments[choice.environment]),
+             "environment_rotation": choice.environment_rotation, "exposure": choice.exposure,
              "camera": {"K": K.tolist(), "world_to_camera": world_to_camera.tolist()}}
     if choice.background is not None:
         image["background"] = os.path.basename(options.backgrounds[choice.background])

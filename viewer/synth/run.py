@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from ..files import write_file, write_files
+from ..look import BUILT_IN_ENVIRONMENTS
 from .job import (JOB_VERSION, Catalogue, ClipEntry, ModelEntry, SynthOptions, capture_scene, image_name, render_images,
                   retargeted_clip)
 
@@ -117,7 +118,8 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
     coarse_depth(entries, reaches, depth_scale, tan, options.fill[0], say)
     catalogue = Catalogue(tuple(entries), depth_scale, load, draft.bone_map)
     key = run_key(options, catalogue, [path for path, _ in models] + captures
-                  + ([] if bone_map is None else [bone_map]) + [Path(b) for b in options.backgrounds])
+                  + ([] if bone_map is None else [bone_map]) + [Path(b) for b in options.backgrounds]
+                  + [Path(e) for e in options.environments if e not in BUILT_IN_ENVIRONMENTS])
     categories = [{"id": number, "name": first, "supercategory": "character",
                    "keypoints": list(layout[0]), "skeleton": [list(pair) for pair in layout[1]]}
                   for layout, (number, first) in layouts.items()]

@@ -14,6 +14,7 @@ from imgui_bundle import imgui
 
 from ..editing.editor import IK, LOOK
 from ..errors import ViewerError
+from ..look import BUILT_IN_ENVIRONMENTS, NONE, STUDIO, TONE_MAPPINGS, environment_name
 from ..model.bone import Bone
 from ..model.space import Space
 from ..options import Axes, Paint, Status
@@ -44,6 +45,7 @@ class PosePanel:
         self.error_rect = None    # where they were drawn last frame (None: not shown)
         self.screenshot_path = screenshot_path
         self.model_path = ""
+        self.environment_path = ""       # the Display section's environment file field
         self.export_path = "export.glb"  # Export glTF... writes the pose and clips here (.glb or .gltf)
         self.new_clip_name = "Clip"
         # Where each widget was drawn last frame (label -> (x0, y0, x1, y1) in window
@@ -195,6 +197,77 @@ class PosePanel:
         if self._button("Copy camera"):
             requests.copy_camera = True
         self._skin_views(editor)
+        # The look folds, so the sections below keep their place on a small window.
+        opened = imgui.tree_node_ex("Light and tone mapping", imgui.TreeNodeFlags_.span_avail_width)
+        self._record("Light and tone mapping")
+        if opened:
+            self._look(editor)
+            imgui.tree_pop()
+
+    EXPOSURE_RANGE = (1.0 / 16.0, 16.0)  # the slider's reach, four stops either way (Ctrl+click types any)
+
+    def _look(self, editor) -> None:
+        """The light and the picture: the environment (studio, none, or an .hdr file typed and
+        loaded; a file that is not a sound .hdr leaves the light as it was and says why in the
+        status line), its turn about +Y, the exposure (a log slider), the tone mapping, and
+        whether the environment shows as the background. Each calls Editor.set_look, as
+        ``app.environment`` and the rest do."""
+        display = editor.display
+        for i, (label, value) in enumerate((("Studio light", STUDIO), ("Key light only", NONE))):
+            if i:
+                imgui.same_line()
+            if imgui.radio_button(label, display.environment == value) and display.environment != value:
+                self._set_look(editor, "environment", value, f"environment: {value}")
+            self._record(label)
+        if display.environment not in BUILT_IN_ENVIRONMENTS:
+            imgui.same_line()
+            imgui.text_colored(SELECTED_TEXT, environment_name(display.environment))
+            self._record("environment shown")
+            if imgui.is_item_hovered():
+                imgui.set_tooltip(display.environment)
+        imgui.set_next_item_width(-110)
+        _, self.environment_path = imgui.input_text_with_hint("##environment file", "FILE.hdr", self.environment_path)
+        self._record("environment file")
+        imgui.same_line()
+        if self._button("Load .hdr") and self.environment_path.strip():
+            self._set_look(editor, "environment", self.environment_path.strip(),
+                           f"environment: {self.environment_path.strip()}")
+        imgui.set_next_item_width(-150)
+        changed, rotation = imgui.slider_float("environment turn", float(display.environment_rotation), -180.0, 180.0,
+                                               "%.0f deg")
+        self._record("environment turn", fields_only=True)
+        if changed:
+            self._set_look(editor, "environment_rotation", rotation)
+        imgui.set_next_item_width(-150)
+        changed, exposure = imgui.slider_float("exposure", float(display.exposure), *self.EXPOSURE_RANGE, "%.3f",
+                                               imgui.SliderFlags_.logarithmic)
+        self._record("exposure", fields_only=True)
+        if changed:
+            self._set_look(editor, "exposure", exposure)
+        imgui.set_next_item_width(120)
+        if imgui.begin_combo("tone mapping", display.tone_mapping):
+            for name in TONE_MAPPINGS:
+                if imgui.selectable(name, name == display.tone_mapping)[0] and name != display.tone_mapping:
+                    self._set_look(editor, "tone_mapping", name)
+                self._record(f"tone mapping/{name}")
+            imgui.end_combo()
+        self._record("tone mapping", fields_only=True)
+        imgui.same_line()
+        changed, flag = imgui.checkbox("Show environment", display.show_environment)
+        self._record("Show environment")
+        if changed:
+            self._set_look(editor, "show_environment", flag)
+
+    @staticmethod
+    def _set_look(editor, name: str, value, said: str | None = None) -> None:
+        """Editor.set_look; a refused value (a bad file, a typed exposure of 0) goes to the status line."""
+        try:
+            editor.set_look(name, value)
+        except ViewerError as error:
+            editor.status = Status.error(error)
+            return
+        if said is not None:
+            editor.status = Status(said)
 
     PAINTS = (("Shaded", Paint.SHADED), ("Weights", Paint.WEIGHTS), ("Bone map", Paint.BONE_MAP),
               ("Weight check", Paint.WEIGHT_CHECK))

@@ -44,7 +44,9 @@ class SessionTarget(RemoteTarget):
             self._target = OffscreenTarget(ctx, size)
         self.scene.prepare()
         self._target.framebuffer.use()
-        self._renderer.render(self.scene, self.camera_for(size), tuple(size), RenderOptions())
+        # As `boneviewer render` draws, in the look the window shows (its environment, exposure, ...).
+        options = RenderOptions(**self._session.editor.display.look())
+        self._renderer.render(self.scene, self.camera_for(size), tuple(size), options)
         pixels = self._target.read()
         ctx.screen.use()
         return pixels

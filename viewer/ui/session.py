@@ -32,11 +32,14 @@ START_FRAMING_SAMPLES = 24  # poses of the playing clip that the first view cove
 
 class ViewerSession:
     def __init__(self, ctx, scene, model_name: str = "built-in character", play: bool = True,
-                 camera: CameraDescription | None = None):
+                 camera: CameraDescription | None = None, look: dict | None = None):
         """``play``: an animated model starts playing its first clip, as in Babylon's loader;
         else it stays paused in the pose it has (a pose file, or the rest pose). ``camera``: where
-        the view starts (--camera, --yaw, ...); what it does not give is framed on the model."""
+        the view starts (--camera, --yaw, ...); what it does not give is framed on the model.
+        ``look``: the look it starts with (RenderOptions.look()'s names, checked: --environment
+        and the rest); it stays when another model is opened."""
         self.ctx = ctx
+        self.editor = None
         self.imgui_context = imgui.create_context()
         io = imgui.get_io()
         io.set_ini_filename(None)  # no imgui.ini littered into the user's folder
@@ -52,6 +55,7 @@ class ViewerSession:
         self.camera_description = camera or CameraDescription()
         self._frame_after_update = None  # (camera, target, distance) until a new script's first update
         self._start(scene, play)
+        self.editor.use_look(look or {})
         self._frame_times: list[float] = []
         self._drag_button = None
         self.window_size = (800.0, 600.0)  # window coordinates (framebuffer / scale), known after a frame
@@ -79,7 +83,10 @@ class ViewerSession:
         """A new model: a fresh editor, and a camera placed as the view starts (what the camera
         description leaves open framed on the model whole; if it plays, over its clip)."""
         self.scene = scene
+        previous = self.editor
         self.editor = Editor(scene)
+        if previous is not None:
+            self.editor.use_look(previous.display.look())  # the light and exposure are the view's, not the model's
         self.camera = None
         if getattr(self, "gestures", None) is not None:
             self.gestures = Gestures()  # a new model: no gesture or hover carries over

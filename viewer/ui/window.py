@@ -41,11 +41,13 @@ class WindowUnavailable(ViewerError):
 
 class ViewerWindow:
     def __init__(self, scene, model_name: str, size=(1280, 720), title="boneviewer", play: bool = True,
-                 script=None, watch: bool = False, pose_path=None, debug: bool = False, camera=None):
+                 script=None, watch: bool = False, pose_path=None, debug: bool = False, camera=None,
+                 look: dict | None = None):
         """``play``: an animated model starts playing its first clip (else paused, as posed).
         ``script``: a .py path or an object with setup/update (see viewer.editing.script_app.App), set up
         once the window is open; ``watch``: reload it, and ``pose_path``, when saved. ``camera``: a
-        viewer.camera.CameraDescription of where the view starts (what it leaves out is framed)."""
+        viewer.camera.CameraDescription of where the view starts (what it leaves out is framed).
+        ``look``: the look it starts with (RenderOptions.look()'s names, checked)."""
         import moderngl
 
         from .session import ViewerSession
@@ -68,7 +70,7 @@ class ViewerWindow:
         glfw.make_context_current(self.window)
         glfw.swap_interval(1)
         self.ctx = moderngl.create_context(require=330)
-        self.session = ViewerSession(self.ctx, scene, model_name, play=play, camera=camera)
+        self.session = ViewerSession(self.ctx, scene, model_name, play=play, camera=camera, look=look)
         self.session.clipboard = lambda text: glfw.set_clipboard_string(self.window, text)
         if script is not None or (watch and pose_path is not None):
             self.session.attach_script(script, watch=watch,

@@ -1,0 +1,108 @@
+"""The look's settings (issue 27), checked wherever a user gives them: the command line, a
+script's ``app.environment`` and the rest, the panel, synth's draws. One rule each, and every
+refusal one ViewerError line that names the option and the value (a bad environment file: the
+file and what is wrong with it). No GL: a bad file is refused before any GL work.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import ViewerError, why_missing
+from .model.checks import finite_number
+
+STUDIO, NONE = "studio", "none"             # the environment generated in code; the simple key light
+BUILT_IN_ENVIRONMENTS = (STUDIO, NONE)
+TONE_MAPPINGS = ("khr-neutral", "aces", "none")
+HDR_SUFFIX = ".hdr"
+ENVIRONMENT_VALUES = "FILE.hdr, studio or none"
+# What synth's images draw from by default: the environment turned all round, and the exposure
+# within half a stop either way of 1.
+DRAWN_ROTATION = (0.0, 360.0)
+DRAWN_EXPOSURE = (0.7, 1.4)
+
+
+def environment(value, what: str = "environment") -> str:
+    """"studio", "none", or the absolute path of a sound Radiance .hdr file (checked whole: a
+    file that is missing, a folder, not an .hdr, truncated or absurdly large is refused)."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value.strip():
+        raise ViewerError(f"{what}: expected {ENVIRONMENT_VALUES}, got {value!r}")
+    if value.strip().lower() in BUILT_IN_ENVIRONMENTS:
+        return value.strip().lower()
+    check_environment_file(Path(value), what)
+    return os.path.abspath(value)
+
+
+def check_environment_file(path: Path, what: str = "environment") -> None:
+    from .hdr import check_hdr
+
+    if path.is_dir():
+        raise ViewerError(f"{what} {path}: is a folder; give a Radiance .hdr file ({ENVIRONMENT_VALUES})")
+    if not path.is_file():
+        raise ViewerError(f"{what} {path}: {why_missing(path)} ({ENVIRONMENT_VALUES})")
+    if path.suffix.lower() != HDR_SUFFIX:
+        raise ViewerError(f"{what} {path}: expected a Radiance .hdr file ({ENVIRONMENT_VALUES})")
+    try:
+        check_hdr(path)
+    except ViewerError as error:
+        raise ViewerError(f"{what} {error}") from None  # its line starts with the path
+
+
+def environment_rotation(value, what: str = "environment_rotation") -> float:
+    """Degrees about +Y, any finite number (checks.py's rule)."""
+    return finite_number(value, what)
+
+
+def exposure(value, what: str = "exposure") -> float:
+    """A linear multiplier before tone mapping: finite (checks.py's rule) and more than 0."""
+    number = finite_number(value, what)
+    if not number > 0.0:
+        raise ViewerError(f"{what}: must be more than 0, got {value!r}")
+    return number
+
+
+def tone_mapping(value, what: str = "tone_mapping") -> str:
+    if not isinstance(value, str) or value.strip().lower() not in TONE_MAPPINGS:
+        raise ViewerError(f"{what}: expected one of {', '.join(TONE_MAPPINGS)}, got {value!r}")
+    return value.strip().lower()
+
+
+def show_environment(value, what: str = "show_environment") -> bool:
+    import numpy as np
+
+    if not isinstance(value, (bool, np.bool_)):
+        raise ViewerError(f"{what}: expected True or False, got {value!r}")
+    return bool(value)
+
+
+def environment_name(value: str) -> str:
+    """How a line or a label names an environment: studio, none, or the file's name."""
+    return value if value in BUILT_IN_ENVIRONMENTS else os.path.basename(value)
+
+
+def check(name: str, value, what: str | None = None):
+    """``value`` for the look's setting ``name`` (RenderOptions.look()'s names), checked by that
+    setting's rule above; an error names ``what`` (default: the setting)."""
+    from .options import LOOK_FIELDS
+
+    if name not in LOOK_FIELDS:
+        raise ViewerError(f"{what or name}: not a setting of the look ({', '.join(LOOK_FIELDS)})")
+    return globals()[name](value, what or name)
+
+
+def checked_look(settings: dict, prefix: str = "") -> dict:
+    """``settings`` (the look's names) each checked; an error names ``prefix`` + the setting."""
+    return {name: check(name, value, f"{prefix}{name}") for name, value in settings.items()}
+
+
+def environment_digest(value: str) -> str | None:
+    """The sha256 of an environment file's bytes (None for the built-in ones): what a library run's
+    key or a synth run's key compares, so a changed file redoes what it lit."""
+    if value in BUILT_IN_ENVIRONMENTS:
+        return None
+    import hashlib
+
+    return hashlib.sha256(Path(value).read_bytes()).hexdigest()
