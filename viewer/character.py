@@ -13,15 +13,17 @@ from __future__ import annotations
 import numpy as np
 
 from .model import Bone, Scene, Skeleton, SkinnedMesh
+from .model.material import srgb_to_linear
 from .model.transforms import compose, quaternion_from_yaw_pitch_roll
 
 SHOULDER = np.array([0.5, 1.5, 0.0])
 ARM_ANGLE = np.radians(30.0)
 ARM_LENGTH = 1.0
 
-BODY_COLOR = (0.30, 0.45, 0.70, 1.0)
-ARM_COLOR = (0.93, 0.55, 0.25, 1.0)
-SKIN_COLOR = (0.93, 0.78, 0.65, 1.0)
+# Vertex colours are linear (glTF's COLOR_0): these are the display colours the character is painted in.
+BODY_COLOR = tuple(srgb_to_linear((0.30, 0.45, 0.70, 1.0)))
+ARM_COLOR = tuple(srgb_to_linear((0.93, 0.55, 0.25, 1.0)))
+SKIN_COLOR = tuple(srgb_to_linear((0.93, 0.78, 0.65, 1.0)))
 
 
 def arm_bind_matrix(side: int) -> np.ndarray:
@@ -106,7 +108,8 @@ def _tube(start, end, radius_start, radius_end, segments=24, depth_scale=1.0):
     axis = end - start
     u, v = _frame(axis)
     if abs(axis[1]) > 0.99 * np.linalg.norm(axis):  # vertical: keep x and z for depth_scale
-        u, v = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0])
+        u = np.array([1.0, 0.0, 0.0])
+        v = np.cross(axis / np.linalg.norm(axis), u)  # +-z: (u, v, axis) right-handed, as _frame's
     angle = np.linspace(0, 2 * np.pi, segments, endpoint=False)
     ring = np.cos(angle)[:, None] * u + np.sin(angle)[:, None] * v * depth_scale
     positions = np.concatenate([start + radius_start * ring, end + radius_end * ring])
@@ -115,7 +118,7 @@ def _tube(start, end, radius_start, radius_end, segments=24, depth_scale=1.0):
     normals = np.concatenate([normal, normal])
     i = np.arange(segments)
     j = (i + 1) % segments
-    indices = np.stack([i, j, i + segments, j, j + segments, i + segments], axis=1).reshape(-1)
+    indices = np.stack([i, j, i + segments, j, j + segments, i + segments], axis=1).reshape(-1)  # counter-clockwise
     return positions, normals / np.linalg.norm(normals, axis=1, keepdims=True), indices
 
 
@@ -131,5 +134,5 @@ def _sphere(center, radius, rings=14, segments=24, squash=(1.0, 1.0, 1.0)):
     r, s = np.meshgrid(np.arange(rings), np.arange(segments), indexing="ij")
     a = r * (segments + 1) + s
     b = a + segments + 1
-    indices = np.stack([a, b, a + 1, a + 1, b, b + 1], axis=-1).reshape(-1)
+    indices = np.stack([a, a + 1, b, a + 1, b + 1, b], axis=-1).reshape(-1)  # counter-clockwise seen from outside
     return positions, normals, indices

@@ -21,12 +21,13 @@ from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
 from ..model.animation import AnimationChannel, AnimationClip
 from ..model.bone_names import body_parts
+from ..model.material import srgb_to_linear
 from ..model.transforms import compose
 from .parse import Motion
 
 FIGURE_HEIGHT = 1.7  # scale=None: the first frame spans this along Y (a person in metres)
 AXES = {"x": 0, "y": 1, "z": 2}
-BONE_COLOR = (0.80, 0.66, 0.52, 1.0)
+BONE_COLOR = tuple(srgb_to_linear((0.80, 0.66, 0.52, 1.0)))  # a linear base colour factor: this display colour
 
 
 def axis_vector(axis: str) -> np.ndarray:

@@ -93,6 +93,15 @@ class Material:
         return any(slot.texcoord == 1 for slot in self.textures().values())
 
 
+def srgb_to_linear(color) -> np.ndarray:
+    """A colour given as display sRGB (what a colour picker shows, 0..1) as the linear values glTF's
+    factors and vertex colours hold; an alpha (a fourth value) stays as it is."""
+    color = np.array(color, dtype=np.float64)
+    rgb = color[..., :3]
+    color[..., :3] = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    return color
+
+
 def uv_transform(offset=(0.0, 0.0), rotation: float = 0.0, scale=(1.0, 1.0)) -> np.ndarray:
     """KHR_texture_transform's matrix, translation x rotation x scale, for column (u, v, 1)
     vectors (the extension's own formula: the rotation turns uv counter-clockwise)."""
@@ -110,4 +119,5 @@ def apply_uv_transform(transform: np.ndarray | None, uv) -> np.ndarray:
     return (np.c_[uv, np.ones(len(uv))] @ np.asarray(transform).T)[:, :2].astype(np.float32)
 
 
-__all__ = ["ALPHA_MODES", "Material", "Sampler", "TEXTURE_SLOTS", "TextureSlot", "apply_uv_transform", "uv_transform"]
+__all__ = ["ALPHA_MODES", "Material", "Sampler", "TEXTURE_SLOTS", "TextureSlot", "apply_uv_transform", "srgb_to_linear",
+           "uv_transform"]
