@@ -64,8 +64,7 @@ def test_a_script_rewritten_while_the_window_runs_is_reloaded(xvfb_display, cli,
     # The view (right of the panel) is unchanged but for the left arm, now raised: orange above
     # the shoulders, where there was none.
     top_before = np.nonzero(before[:, 420:])[0].min()
-    top_after = np.nonzero(after[:, 420:])[0].min()
-    assert top_after < top_before - 40
+    assert after[:top_before, 420:].sum() > 500  # the raised arm (it may leave the picture at the top)
 
 
 def test_a_faulty_script_leaves_the_window_running(xvfb_display, cli, tmp_path):

@@ -108,8 +108,7 @@ def _tube(start, end, radius_start, radius_end, segments=24, depth_scale=1.0):
     axis = end - start
     u, v = _frame(axis)
     if abs(axis[1]) > 0.99 * np.linalg.norm(axis):  # vertical: keep x and z for depth_scale
-        u = np.array([1.0, 0.0, 0.0])
-        v = np.cross(axis / np.linalg.norm(axis), u)  # +-z: (u, v, axis) right-handed, as _frame's
+        u, v = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0])
     angle = np.linspace(0, 2 * np.pi, segments, endpoint=False)
     ring = np.cos(angle)[:, None] * u + np.sin(angle)[:, None] * v * depth_scale
     positions = np.concatenate([start + radius_start * ring, end + radius_end * ring])
@@ -118,7 +117,10 @@ def _tube(start, end, radius_start, radius_end, segments=24, depth_scale=1.0):
     normals = np.concatenate([normal, normal])
     i = np.arange(segments)
     j = (i + 1) % segments
-    indices = np.stack([i, j, i + segments, j, j + segments, i + segments], axis=1).reshape(-1)  # counter-clockwise
+    indices = np.stack([i, j, i + segments, j, j + segments, i + segments], axis=1)
+    if np.dot(np.cross(u, v), axis) < 0:  # the ring turns clockwise about the axis: counter-clockwise faces
+        indices = indices[:, [0, 2, 1, 3, 5, 4]]
+    indices = indices.reshape(-1)
     return positions, normals / np.linalg.norm(normals, axis=1, keepdims=True), indices
 
 

@@ -51,10 +51,15 @@ def sampler_key(sampler) -> tuple:
 def upload_texture(ctx, image: np.ndarray, srgb: bool, sampler) -> object:
     """One RGBA8 texture of ``image`` ((H, W, 4) uint8, rows top first: glTF's (0, 0) is the
     image's top left, which is where GL's first uploaded row lands, so rows are not flipped)."""
-    pixels = np.ascontiguousarray(image, dtype=np.uint8)
+    pixels = np.asarray(image, dtype=np.uint8)
     if pixels.ndim == 2:
-        pixels = np.repeat(pixels[:, :, None], 4, axis=2)
-        pixels[:, :, 3] = 255
+        pixels = pixels[:, :, None]
+    if pixels.shape[2] < 4:  # grey, grey + alpha or RGB, as a script may hand one over
+        grey = pixels.shape[2] < 3
+        rgb = np.repeat(pixels[:, :, :1], 3, axis=2) if grey else pixels[:, :, :3]
+        alpha = pixels[:, :, 1:2] if pixels.shape[2] == 2 else np.full(pixels.shape[:2] + (1,), 255, np.uint8)
+        pixels = np.concatenate([rgb, alpha], axis=2)
+    pixels = np.ascontiguousarray(pixels)
     texture = ctx.texture((pixels.shape[1], pixels.shape[0]), 4, pixels.tobytes(),
                           internal_format=SRGB8_ALPHA8 if srgb else None)
     min_filter, mag_filter, wrap_s, wrap_t = sampler_key(sampler)
