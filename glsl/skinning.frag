@@ -36,7 +36,7 @@
 //   UNLIT         KHR_materials_unlit
 // and the renderer HAS_TANGENTS (the mesh has TANGENT; else the tangent frame comes from
 // screen-space derivatives), ENVIRONMENT (image-based light; 0: the simple light's sky and
-// ground) and SHADED (0: a skin view). u_uv_transform[s] is slot s's KHR_texture_transform.
+// ground), LIGHTS (how many punctual lights, at most MAX_LIGHTS) and SHADED (0: a skin view). u_uv_transform[s] is slot s's KHR_texture_transform.
 // LABELS 1 (skinning.vert) also writes the part index and the camera-space depth to render
 // targets 1 and 2, from the same draw as the colour.
 
@@ -75,6 +75,9 @@ in vec4 v_paint;
 #ifndef SHADED
 #define SHADED 1
 #endif
+#ifndef LIGHTS
+#define LIGHTS 0
+#endif
 #define SLOT_BASE_COLOR 0
 #define SLOT_METALLIC_ROUGHNESS 1
 #define SLOT_NORMAL 2
@@ -110,7 +113,6 @@ uniform vec3 u_key_direction;       // towards the key light (the skin views' li
 uniform bool u_flat_color;          // wireframe overlay
 uniform vec3 u_sky;                 // the simple light's ambient radiance from above and below
 uniform vec3 u_ground;
-uniform int u_light_count;
 uniform vec4 u_light_position[MAX_LIGHTS];   // world xyz, kind (LIGHT_*)
 uniform vec4 u_light_direction[MAX_LIGHTS];  // world direction the light shines along, 1/range^2 (0: none)
 uniform vec3 u_light_color[MAX_LIGHTS];      // colour x intensity
@@ -269,7 +271,7 @@ void main() {
                + radiance * (f0 * split.x + split.y) * energy * specular_occlusion;
 
     float light_alpha = light_roughness * light_roughness + 0.0005;
-    for (int i = 0; i < u_light_count; ++i) {
+    for (int i = 0; i < LIGHTS; ++i) {
         vec4 position = u_light_position[i];
         vec4 direction = u_light_direction[i];
         vec3 l = -direction.xyz;

@@ -522,9 +522,8 @@ class FrameLight:
     def __init__(self, environment, options: RenderOptions, lights):
         self.environment, self.options = environment, options
         # What skinning.frag compiles in for this frame (beside the material's).
-        self.defines = (("ENVIRONMENT", int(environment is not None)),
+        self.defines = (("ENVIRONMENT", int(environment is not None)), ("LIGHTS", len(lights)),
                         ("SHADED", int(options.paint is Paint.SHADED)))
-        self.count = len(lights)
         position = np.zeros((MAX_LIGHTS, 4), np.float32)
         direction = np.zeros((MAX_LIGHTS, 4), np.float32)
         color = np.zeros((MAX_LIGHTS, 3), np.float32)
@@ -545,13 +544,14 @@ def set_frame_uniforms(program, view, projection, camera_position, light: FrameL
     set_sampler_units(program)
     for name, value in (("u_camera_position", tuple(camera_position)), ("u_key_direction", tuple(options.key_light)),
                         ("u_environment", light.environment is not None), ("u_sky", SIMPLE_SKY),
-                        ("u_ground", SIMPLE_GROUND), ("u_light_count", light.count)):
+                        ("u_ground", SIMPLE_GROUND)):
         if name in program:
             program[name].value = value
     set_tone_mapping(program, options.tone_mapping, options.exposure)
-    if "u_light_position" in program:
-        for name, data in light.arrays.items():
-            program[name].write(data)
+    for name, data in light.arrays.items():
+        if name in program:  # the compiler keeps the arrays up to the last light
+            uniform = program[name]
+            uniform.write(data[: len(data) // MAX_LIGHTS * uniform.array_length])
     if light.environment is not None:
         light.environment.use(program, ENVIRONMENT_UNIT, options.environment_rotation)
     else:  # unused, but a cube sampler left on unit 0 beside the 2D ones makes GL refuse the draw
