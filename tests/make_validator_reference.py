@@ -29,9 +29,9 @@ VALIDATOR = TESTS / "gltf_validator"
 def corpus_files(folder: Path):
     """(name, path) of every malformed file, each written in its own sub-folder of ``folder``."""
     from gltf_cases import build_base
-    from test_gltf_malformed import GLB_CASES, JSON_CASES, Doc
+    from test_gltf_malformed import GLB_CASES, JSON_CASES, MATERIAL_WARNING_CASES, Doc
 
-    for case, mutate, _ in JSON_CASES:
+    for case, mutate, _ in JSON_CASES + MATERIAL_WARNING_CASES:
         where = folder / f"json-{case}"
         where.mkdir()
         doc = Doc(where)

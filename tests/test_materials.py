@@ -541,7 +541,8 @@ def test_a_texture_that_does_not_decode_is_left_out(tmp_path, caplog):
     b.quad(material)  # the same material again: still one line
     scene, lines = load_warnings(b.save(tmp_path / "broken.gltf"), caplog)
     assert len(lines) == 1, lines
-    assert "material 0 baseColorTexture: texture 0: image 0 is not a PNG or JPEG image; drawn without it" in lines[0]
+    assert ("image 0 is not a PNG or JPEG image (texture 0, material 0 baseColorTexture); drawn without it"
+            in lines[0])
     m = submesh(scene).pbr
     assert m.base_color_texture is None and m.occlusion_texture is None and submesh(scene).base_color_texture is None
     assert m.emissive_texture is not None and m.base_color_factor[0] == 0.5  # the rest is drawn

@@ -20,7 +20,9 @@ CODES = {
     "load-failed": (ERROR, "the loader refuses the file (the message says why)"),
     "bvh-refused": (ERROR, "the BVH loader refuses the file (the message says why, the pointer names the line)"),
     "extension-unsupported": (ERROR, "the file requires an extension boneviewer does not implement"),
-    "texture-missing": (ERROR, "a texture's image is missing, outside the model's folder, or does not decode"),
+    "texture-missing": (ERROR, "a texture's image is missing, outside the model's folder, or does not decode "
+                               "(drawn without that texture)"),
+    "material-missing": (ERROR, "a primitive's material does not exist (drawn with glTF's default material)"),
     "keyframe-times": (ERROR, "an animation sampler's keyframe times do not increase"),
     "keyframe-quaternion": (ERROR, "rotation keyframes that are not unit quaternions (off by more than 1e-3)"),
     "node-rotation": (ERROR, "a node's rotation is not a unit quaternion (off by more than 1e-3)"),

@@ -30,6 +30,8 @@ WARNINGS = (
     (re.compile(r"which boneviewer ignores"), "extension-ignored"),
     (re.compile(r"draws points or lines"), "primitive-skipped"),
     (re.compile(r"has no inverseBindMatrices"), "no-inverse-binds"),
+    (re.compile(r"\(texture \d+, .*\); drawn without it"), "texture-missing"),
+    (re.compile(r"drawn with the default material"), "material-missing"),
     (re.compile(r"weights that do not sum to 1|only \d+ influences are read"), None),
 )
 # "mesh 0 primitive 1", "animation 2 ('walk') channel 3", "accessor 5": the object a message names.

@@ -378,7 +378,7 @@ def _texture_slot(file: GltfFile, info: dict, what: str, scale: float) -> tuple[
     try:
         image = file.image(source)
     except ImageError as error:
-        file.warn("texture", f"{what}: texture {info['index']}: {error.detail}; drawn without it")
+        file.warn("texture", f"{error.detail} (texture {info['index']}, {what}); drawn without it")
         return None
     sampler = Sampler()
     if texture.get("sampler") is not None:

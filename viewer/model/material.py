@@ -38,7 +38,7 @@ class Sampler:
     wrap_t: int = REPEAT
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: it holds arrays (an image, a matrix)
 class TextureSlot:
     """One texture of a material: the image, the UV set it reads and how."""
 
@@ -55,7 +55,7 @@ class TextureSlot:
         return apply_uv_transform(self.transform, uv)
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: it holds arrays; primitives share one by reference
 class Material:
     """A glTF metallic-roughness material; the defaults are glTF's."""
 
@@ -87,10 +87,6 @@ class Material:
     def textures(self) -> dict[str, TextureSlot]:
         """{slot name: TextureSlot} of the slots that hold a texture, in glTF's order."""
         return {name: getattr(self, name) for name in TEXTURE_SLOTS if getattr(self, name) is not None}
-
-    @property
-    def uses_texcoord1(self) -> bool:
-        return any(slot.texcoord == 1 for slot in self.textures().values())
 
 
 def srgb_to_linear(color) -> np.ndarray:
