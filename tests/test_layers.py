@@ -15,7 +15,7 @@ LAYERS = {
     "images": {"errors", "files"},
     "options": {"errors"},
     "loaders": {"errors", "files", "model"},
-    "render": {"errors", "model", "camera", "options"},
+    "render": {"errors", "model", "camera", "options", "images"},  # images: the environment's .hdr (viewer.hdr)
     "checks": {"errors", "model", "loaders"},  # check's findings: GL-free, over loaded models and their files
     "labels": {"errors", "model"},  # synth's labels: numpy over the posed skeleton and the camera, no GL
     "editor": {"errors", "files", "model", "loaders", "options"},
@@ -25,7 +25,7 @@ LAYERS = {
             "checks", "labels"},
 }
 LAYER_OF = {"viewer.errors": "errors", "viewer.words": "errors",  # words: counts in words, imports nothing
-            "viewer.files": "files", "viewer.camera": "camera", "viewer.images": "images",
+            "viewer.files": "files", "viewer.camera": "camera", "viewer.images": "images", "viewer.hdr": "images",
             "viewer.options": "options", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
             "viewer.character": "loaders", "viewer.editing.pose": "loaders", "viewer.gltf": "loaders",
             "viewer.bvh": "loaders",
