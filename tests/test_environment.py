@@ -153,6 +153,14 @@ def test_a_corrupt_cache_file_is_rebuilt_not_an_error(ctx, fresh_caches, tmp_pat
         assert np.load(cache_file)["sh"].shape == (9, 3)   # written again, whole
 
 
+def test_an_unwritable_cache_only_costs_time(ctx, fresh_caches, monkeypatch, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))        # the cache folder cannot be made
+    environment = Environment.load(ctx, "studio")
+    assert environment.irradiance_sh.shape == (9, 3) and not list(tmp_path.glob("**/*.npz"))
+
+
 def test_changed_file_is_a_new_environment(ctx, fresh_caches, tmp_path):
     path = tmp_path / "e.hdr"
     write_hdr(path, np.full((16, 32, 3), 0.25, np.float32))
