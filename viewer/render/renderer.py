@@ -938,7 +938,7 @@ def vertex_buffers(ctx, mesh, skinned: bool, dynamic: bool = False) -> dict:
     }
     if mesh.tangents is not None:
         buffers["in_tangent"] = (ctx.buffer(f32(mesh.tangents), dynamic=dynamic), "4f")
-    if any(submesh.pbr.uses_texcoord1 for submesh in mesh.submeshes):
+    if any(slot.texcoord == 1 for submesh in mesh.submeshes for slot in submesh.pbr.textures().values()):
         buffers["in_uv1"] = (ctx.buffer(f32(mesh.texcoords1)), "2f")
     if skinned:
         joints = np.ascontiguousarray(mesh.joints, dtype=np.int32)
