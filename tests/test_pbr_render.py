@@ -362,3 +362,35 @@ def test_skinning_paths_draw_a_textured_normal_mapped_model_alike(headless, mode
     differing = lambda a, b: (np.abs(a[..., :3].astype(int) - b[..., :3]).max(axis=2) > 24).mean()  # noqa: E731
     assert differing(image, reference) < 0.005
     assert differing(flat, reference) > 0.02  # the normal map shows: the comparison is not vacuous
+
+
+def test_morphed_tangents_turn_the_normal_map_alike_on_the_gpu_and_the_cpu(headless):
+    """A morph target that turns the tangent from +X to +Y turns a normal map leaning along the
+    tangent from the light's side (right) to the top: the shader's morph and numpy's agree."""
+    from viewer.model.morph import MorphTargets
+
+    plane = quad(2.0, 2.0)
+    count = len(plane["position"])
+    options = RenderOptions(**SIMPLE, key_light=(0.8, 0.0, 0.6))  # light from the right
+
+    def picture(weight, cpu):
+        material = Material.dielectric((0.7, 0.7, 0.7, 1.0))
+        material.normal_texture = TextureSlot(tilted_normal_map(0.8, 0.0), sampler=Sampler(NEAREST, NEAREST))
+        mesh = model(plane, material, tangents=np.tile([1.0, 0.0, 0.0, 1.0], (count, 1)))
+        mesh.morph_targets = MorphTargets(np.zeros((1, count, 3)), tangents=np.tile([[-1.0, 1.0, 0.0]], (1, count, 1)),
+                                          weights=[weight])
+        if not cpu:
+            return headless.render(scene_of(mesh), front(), options)
+        renderer = Renderer(headless.ctx, cpu_skinning=True)
+        try:
+            headless.target.framebuffer.use()
+            renderer.render(scene_of(mesh), front(), SIZE, options)
+            return headless.target.read()
+        finally:
+            renderer.release()
+
+    centre = (slice(40, 56), slice(40, 56))
+    right, up = luminance(picture(0.0, False))[centre].mean(), luminance(picture(1.0, False))[centre].mean()
+    assert right > up + 10  # leaning to the light, then away from it
+    for weight in (0.0, 1.0):
+        assert np.abs(picture(weight, True).astype(int) - picture(weight, False)).max() <= 2
