@@ -341,24 +341,27 @@ def normal_mapped_cesium_man():
 @pytest.mark.parametrize("mode", ["cpu", "texture"])
 def test_skinning_paths_draw_a_textured_normal_mapped_model_alike(headless, mode):
     size = (160, 160)
-    with HeadlessRenderer(size) as reference_renderer:
+    headless.resize(size)
+    try:
         scene = normal_mapped_cesium_man()
         camera = framed_camera(scene, aspect=1.0)
         options = RenderOptions(**STUDIO)
-        reference = reference_renderer.render(scene, camera, options)   # the uniform array
-        assert reference_renderer.renderer.gpu_mesh(scene.skinned_meshes[0]).skinning == 1
-        renderer = Renderer(reference_renderer.ctx, bone_storage="texture" if mode == "texture" else "auto",
+        reference = headless.render(scene, camera, options)   # the uniform array
+        assert headless.renderer.gpu_mesh(scene.skinned_meshes[0]).skinning == 1
+        renderer = Renderer(headless.ctx, bone_storage="texture" if mode == "texture" else "auto",
                             cpu_skinning=mode == "cpu")
         try:
-            reference_renderer.target.framebuffer.use()
+            headless.target.framebuffer.use()
             scene.prepare()
             renderer.render(scene, camera, size, options)
-            image = reference_renderer.target.read()
+            image = headless.target.read()
         finally:
             renderer.release()
         bare = normal_mapped_cesium_man()
         bare.skinned_meshes[0].submeshes[0].pbr.normal_texture = None
-        flat = reference_renderer.render(bare, camera, options)
+        flat = headless.render(bare, camera, options)
+    finally:
+        headless.resize(SIZE)
     differing = lambda a, b: (np.abs(a[..., :3].astype(int) - b[..., :3]).max(axis=2) > 24).mean()  # noqa: E731
     assert differing(image, reference) < 0.005
     assert differing(flat, reference) > 0.02  # the normal map shows: the comparison is not vacuous
