@@ -185,7 +185,11 @@ def record(folder=DATA) -> None:
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    entries = {}
+    manifest = folder / "references.json"
+    # Pictures with the environment turned need a page that sets texture.rotationY (record.py's
+    # has no such input yet): they are kept as they were recorded.
+    entries = {name: entry for name, entry in (json.loads(manifest.read_text()) if manifest.is_file() else {}).items()
+               if entry.get("rotation_degrees")}
     with tempfile.TemporaryDirectory() as tmp, Recorder() as recorder:
         camera_file = Path(tmp) / "camera.json"
         camera_file.write_text(json.dumps(CAMERA))
@@ -203,7 +207,7 @@ def record(folder=DATA) -> None:
                              "model_sha256": sha256(model), "camera": CAMERA, "tone_mapping": tone_mapping,
                              "exposure": 1.0, "size": list(SIZE), "babylon": info["babylon"]}
             print(f"recorded {name}")
-    (folder / "references.json").write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
+    manifest.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

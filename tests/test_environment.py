@@ -153,6 +153,14 @@ def test_a_corrupt_cache_file_is_rebuilt_not_an_error(ctx, fresh_caches, tmp_pat
         assert np.load(cache_file)["sh"].shape == (9, 3)   # written again, whole
 
 
+def test_an_unwritable_cache_only_costs_time(ctx, fresh_caches, monkeypatch, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))        # the cache folder cannot be made
+    environment = Environment.load(ctx, "studio")
+    assert environment.irradiance_sh.shape == (9, 3) and not list(tmp_path.glob("**/*.npz"))
+
+
 def test_changed_file_is_a_new_environment(ctx, fresh_caches, tmp_path):
     path = tmp_path / "e.hdr"
     write_hdr(path, np.full((16, 32, 3), 0.25, np.float32))
@@ -293,7 +301,8 @@ FIDELITY_BOUNDS = {"mirror": -23.0, "white": -40.0, "metal_rough_0_3": -27.0, "m
 def test_spheres_look_as_babylon_draws_them(ctx, name, tmp_path):
     """The orientation and brightness proof: a mirror, a white diffuse, two rough metals and a
     plastic sphere in the same .hdr, ours (ibl.glsl + tonemap.glsl) against Babylon.js's picture,
-    with model-viewer's fidelity metric."""
+    with model-viewer's fidelity metric; and the mirror with the environment turned 90 degrees
+    (Babylon's texture.rotationY), which only the same sign of rotation matches."""
     entry = _references()[name]
     environment_file = spheres.environment_file(entry["environment"])
     if environment_file is None:
@@ -301,7 +310,7 @@ def test_spheres_look_as_babylon_draws_them(ctx, name, tmp_path):
     assert spheres.sha256(environment_file) == entry["environment_sha256"], "re-record: the environment changed"
     environment = Environment.load(ctx, environment_file)
     ours = spheres.render_sphere(ctx, environment, entry["case"], entry["tone_mapping"], entry["exposure"],
-                                 tuple(entry["size"]))
+                                 tuple(entry["size"]), rotation_degrees=entry.get("rotation_degrees", 0.0))
     score = score_db(ours, read_rgba(spheres.DATA / f"{name}.png"))
     assert score <= min(PASS_DB, FIDELITY_BOUNDS[entry["case"]]), f"{name}: {score:.2f} dB"
 

@@ -14,22 +14,20 @@ LAYERS = {
     "camera": {"errors", "files", "model"},  # the model's value checks (checks.py)
     "images": {"errors", "files"},
     "options": {"errors"},
-    "hdr": {"errors"},  # Radiance .hdr files: a format of its own, read by the light (render) and checked by look
-    "look": {"errors", "model", "options", "hdr"},  # the look's settings checked (environment file, exposure, ...)
+    "look": {"errors", "model", "options", "images"},  # the look's settings checked (the environment's .hdr, exposure, ...)
     "loaders": {"errors", "files", "model"},
-    "render": {"errors", "model", "camera", "options", "hdr"},
+    "render": {"errors", "model", "camera", "options", "images"},  # images: the environment's .hdr (viewer.hdr)
     "checks": {"errors", "model", "loaders"},  # check's findings: GL-free, over loaded models and their files
     "labels": {"errors", "model"},  # synth's labels: numpy over the posed skeleton and the camera, no GL
-    "editor": {"errors", "files", "model", "loaders", "options", "hdr", "look"},
-    "scripting": {"errors", "files", "model", "camera", "images", "options", "loaders", "editor", "hdr", "look"},  # scripts, the app object
-    "ui": {"errors", "files", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "hdr",
-           "look"},
+    "editor": {"errors", "files", "model", "loaders", "options", "look"},
+    "scripting": {"errors", "files", "model", "camera", "images", "options", "loaders", "editor", "look"},  # scripts, the app object
+    "ui": {"errors", "files", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "look"},
     "app": {"errors", "files", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui",
-            "checks", "labels", "hdr", "look"},
+            "checks", "labels", "look"},
 }
 LAYER_OF = {"viewer.errors": "errors", "viewer.words": "errors",  # words: counts in words, imports nothing
-            "viewer.files": "files", "viewer.camera": "camera", "viewer.images": "images",
-            "viewer.options": "options", "viewer.hdr": "hdr", "viewer.look": "look", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
+            "viewer.files": "files", "viewer.camera": "camera", "viewer.images": "images", "viewer.hdr": "images",
+            "viewer.options": "options", "viewer.look": "look", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
             "viewer.character": "loaders", "viewer.editing.pose": "loaders", "viewer.gltf": "loaders",
             "viewer.bvh": "loaders",
             "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",

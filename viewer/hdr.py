@@ -15,13 +15,13 @@ without the float image; ``read_hdr_header`` reads the header alone.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 
 from .errors import ViewerError, why_missing
+from .files import open_atomically
 
 MAX_SIDE = 32768
 MAX_PIXELS = 8192 * 4096           # 32 Mpixel: 400 MB as float32 RGB, larger than any environment needs
@@ -212,7 +212,7 @@ def _literals(out: bytearray, values: np.ndarray, begin: int, end: int) -> None:
 def write_hdr(path, pixels, rle: bool = True) -> None:
     """Write (H, W, 3) linear floats as a Radiance .hdr: run-length encoded scanlines (flat ones
     with ``rle=False``, or where the width is outside 8..32767 as the format requires).
-    Written beside the target and renamed into place, so a reader never sees half a file."""
+    Written whole or not at all (viewer.files)."""
     pixels = np.asarray(pixels)
     if pixels.ndim != 3 or pixels.shape[2] != 3 or min(pixels.shape[:2]) < 1:
         raise ViewerError(f"{path}: an .hdr image is (height, width, 3) floats, got shape {pixels.shape}")
@@ -228,11 +228,8 @@ def write_hdr(path, pixels, rle: bool = True) -> None:
             parts.extend(_rle_channel(row[:, channel]) for channel in range(4))
     else:
         parts.append(rgbe.tobytes())
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        temporary.write_bytes(b"".join(parts))
-        os.replace(temporary, path)
+        with open_atomically(path) as handle:
+            handle.write(b"".join(parts))
     except OSError as error:
-        temporary.unlink(missing_ok=True)
-        raise ViewerError(f"{path}: cannot write: {error.strerror}") from None
+        raise ViewerError(f"{path}: cannot write: {error.strerror or error}") from None

@@ -297,21 +297,22 @@ def _read_cache(path: Path, expected: dict) -> dict | None:
     for name, (shape, dtype) in expected.items():
         if arrays[name].shape != shape or arrays[name].dtype != dtype:
             return None
-    # The zip's checksums catch damaged bytes; values that were never finite are refused too.
-    return arrays if all(np.isfinite(arrays[name]).all() for name in arrays if arrays[name].size < 4096) else None
+    # The zip's checksums catch damaged bytes; the float16 levels were clamped when written, and
+    # numbers that were never finite (the harmonics, the BRDF table) are refused.
+    return arrays if all(np.isfinite(a).all() for a in arrays.values() if a.dtype == np.float32) else None
 
 
 def _write_cache(path: Path, arrays: dict) -> None:
     """Best effort: a cache that cannot be written costs the next process time, nothing else."""
+    temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
         np.savez(temporary, **arrays)
         os.replace(temporary, path)
     except OSError:
         try:
             temporary.unlink(missing_ok=True)
-        except (OSError, UnboundLocalError):
+        except OSError:
             pass
 
 
