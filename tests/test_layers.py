@@ -14,12 +14,12 @@ LAYERS = {
     "camera": {"errors", "files", "model"},  # the model's value checks (checks.py)
     "images": {"errors", "files"},
     "options": {"errors"},
-    "look": {"errors", "model", "options", "images"},  # the look's settings checked (environment file: viewer.hdr)
+    "look": {"errors", "model", "options", "images"},  # the look's settings checked (the environment's .hdr, exposure, ...)
     "loaders": {"errors", "files", "model"},
     "render": {"errors", "model", "camera", "options", "images"},  # images: the environment's .hdr (viewer.hdr)
     "checks": {"errors", "model", "loaders"},  # check's findings: GL-free, over loaded models and their files
     "labels": {"errors", "model"},  # synth's labels: numpy over the posed skeleton and the camera, no GL
-    "editor": {"errors", "files", "model", "loaders", "options", "images", "look"},
+    "editor": {"errors", "files", "model", "loaders", "options", "look"},
     "scripting": {"errors", "files", "model", "camera", "images", "options", "loaders", "editor", "look"},  # scripts, the app object
     "ui": {"errors", "files", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "look"},
     "app": {"errors", "files", "model", "camera", "images", "options", "loaders", "render", "editor", "scripting", "ui",
@@ -27,8 +27,7 @@ LAYERS = {
 }
 LAYER_OF = {"viewer.errors": "errors", "viewer.words": "errors",  # words: counts in words, imports nothing
             "viewer.files": "files", "viewer.camera": "camera", "viewer.images": "images", "viewer.hdr": "images",
-            "viewer.options": "options", "viewer.look": "look", "viewer.editing.editor": "editor",
-            "viewer.loaders": "loaders",
+            "viewer.options": "options", "viewer.look": "look", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
             "viewer.character": "loaders", "viewer.editing.pose": "loaders", "viewer.gltf": "loaders",
             "viewer.bvh": "loaders",
             "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",

@@ -528,3 +528,29 @@ def test_the_session_starts_with_the_look_it_is_given(good_hdr):
     finally:
         ctx.release()
         release_egl_current()
+
+
+def test_an_environment_that_goes_bad_on_disk_falls_back_to_the_studio_light_once(panel_session, good_hdr, tmp_path,
+                                                                                 monkeypatch):
+    """Checked when set, then changed on disk: the renderer's error (one naming the file) goes to
+    the status line and the light becomes the studio's, not the error every frame, and the bone
+    storage is left alone."""
+    from viewer.render.renderer import Renderer
+
+    session, display = panel_session, panel_session.editor.display
+    light = tmp_path / "light.hdr"
+    shutil.copy(good_hdr, light)
+    session.editor.set_look("environment", str(light))
+    original = Renderer.render
+
+    def render(self, scene, camera, size, options, *args, **kwargs):
+        if options.environment == str(light):
+            raise ViewerError(f"{light}: not a readable Radiance .hdr file: the pixels end at row 3 of 32 (truncated)")
+        return original(self, scene, camera, size, options, *args, **kwargs)
+
+    monkeypatch.setattr(Renderer, "render", render)
+    session.run()
+    assert session.editor.status.is_error and str(light) in session.editor.status.text
+    assert display.environment == "studio" and not display.bone_texture
+    session.run(2)
+    assert display.environment == "studio" and not display.bone_texture

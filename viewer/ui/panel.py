@@ -252,7 +252,6 @@ class PosePanel:
                 self._record(f"tone mapping/{name}")
             imgui.end_combo()
         self._record("tone mapping", fields_only=True)
-        imgui.same_line()
         changed, flag = imgui.checkbox("Show environment", display.show_environment)
         self._record("Show environment")
         if changed:

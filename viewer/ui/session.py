@@ -19,6 +19,7 @@ from ..editing.editor import Editor
 from ..errors import ViewerError
 from ..images import write_png
 from ..loaders import check_not_source
+from ..look import BUILT_IN_ENVIRONMENTS, STUDIO
 from ..options import Status
 from ..render.renderer import Renderer
 from .gestures import Gestures
@@ -245,9 +246,14 @@ class ViewerSession:
         try:
             self.renderer().render(self.scene, self.camera, size,
                                    replace(display, markers=list(display.markers) + gesture_markers))
-        except ViewerError as error:  # e.g. a forced uniform array that does not fit
+        except ViewerError as error:
             self.editor.status = Status.error(error)
-            display.bone_texture = True
+            if display.environment not in BUILT_IN_ENVIRONMENTS and display.environment in str(error):
+                # The file was sound when it was set and is not now (changed on disk): the studio
+                # light from the next frame, and the error says why, instead of the error every frame.
+                display.environment = STUDIO
+            else:  # a forced uniform array that does not fit
+                display.bone_texture = True
         self.imgui_renderer.render(imgui.get_draw_data(), size)
         if requests is not None:
             self._handle(requests, size)
