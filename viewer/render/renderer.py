@@ -394,6 +394,7 @@ class Renderer:
                 ctx.depth_mask = True
                 ctx.disable(moderngl.BLEND)
             ctx.disable(moderngl.CULL_FACE)
+            ctx.front_face = "ccw"  # as the overlays and the next frame expect it
         if options.wireframe:
             for gpu in meshes:
                 gpu.draw_wireframe(view, projection, camera_position, options, scene, light,
