@@ -9,6 +9,7 @@ Pictures are compared within the fidelity score's tolerance, never byte for byte
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import shutil
@@ -246,3 +247,76 @@ def test_a_recorded_picture_is_what_babylon_draws_today(scenes_dir, tmp_path):
         pixels, _ = recorder.picture(model, case.environment_file, camera, case.tone_mapping, case.exposure, case.size)
     recorded = fidelity.read_rgba(case.picture)
     assert fidelity.score_db(recorded, pixels) <= -35.0
+
+
+# --- the silhouettes: the rasterisers' sub-pixel precision, nothing else -------------------------
+
+SAMPLE_CASES = [c for c in CASES if not c.is_scene and c.environment == "studio" and c.tone_mapping == "khr-neutral"]
+
+
+def _exact_coverage(case, scenes_dir, bits: int):
+    import silhouette
+    from viewer.camera import CameraDescription
+    from viewer.loaders import load_model
+
+    model, camera_file = case.model_and_camera(scenes_dir)
+    scene = load_model(str(model), None)  # the file's rest pose, as `render --rest` and Babylon's loader
+    width, height = case.size
+    camera = CameraDescription.read(camera_file).camera(scene, width / height)
+    return silhouette.coverage(silhouette.window_triangles(scene, camera, width, height), width, height, bits)
+
+
+def test_exact_coverage_snaps_vertices_to_the_sub_pixel_grid():
+    import silhouette
+
+    # A rectangle from x = 2 to x = 10.52, y = 2 to 6 (window coordinates, y up): at 8 bits its right
+    # edge is at 2693/256 = 10.5195, right of column 10's centre (10.5); at 4 bits at 168/16 = 10.5,
+    # exactly on it (a tie).
+    window = np.array([[2.0, 2.0], [10.52, 2.0], [10.52, 6.0], [2.0, 6.0]])
+    square = [(window, np.array([[0, 1, 2], [0, 2, 3]]))]
+    covered, tied = silhouette.coverage(square, 16, 8, 8)
+    assert covered[::-1][2:6, 2:11].all() and covered.sum() == 4 * 9
+    assert not tied[::-1][2:6, 2:10].any()  # the diagonal shared by the two triangles is inside the square
+    covered, tied = silhouette.coverage(square, 16, 8, 4)
+    assert covered.sum() == 4 * 8 and tied[::-1][2:6, 10].all()
+
+
+@pytest.mark.parametrize("case", SAMPLE_CASES, ids=lambda c: c.model)
+def test_babylons_silhouette_is_our_geometry_at_swiftshader_precision(case, scenes_dir):
+    """Babylon.js's recorded picture covers exactly the pixels boneviewer's posed, projected triangles
+    cover on a 1/16-pixel grid (SwiftShader's GL_SUBPIXEL_BITS, 4): camera, rest pose, world matrices,
+    projection and the recorder's row order agree to that grid. The few edge pixels where boneviewer's
+    picture differs are its rasteriser's finer grid (llvmpipe: 1/256), not a geometry difference."""
+    import silhouette
+
+    theirs = fidelity.read_rgba(case.picture)[..., 3] > 0
+    assert silhouette.mismatches(theirs, *_exact_coverage(case, scenes_dir, 4)) == (0, 0)
+    assert silhouette.mismatches(theirs, *_exact_coverage(case, scenes_dir, 8)) != (0, 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _subpixel_bits() -> int:
+    """The headless GL's GL_SUBPIXEL_BITS, asked in a process of its own (a second context in this
+    one would leave none current for the tests after)."""
+    import subprocess
+    import sys
+
+    code = ("from viewer.render.headless import create_headless_context; "
+            "print(create_headless_context().info.get('GL_SUBPIXEL_BITS', 0))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=fc.ROOT, timeout=120)
+    return int(result.stdout.split()[-1]) if result.returncode == 0 and result.stdout.split() else 0
+
+
+@pytest.mark.parametrize("case", SAMPLE_CASES, ids=lambda c: c.model)
+def test_our_silhouette_is_our_geometry_at_our_rasterisers_precision(case, scenes_dir, tmp_path):
+    """boneviewer's picture covers the pixels its triangles cover on its GL's sub-pixel grid (a pixel
+    or two may differ where float32 puts a vertex the other side of a rounding step)."""
+    import silhouette
+
+    bits = _subpixel_bits()
+    if bits < 4:
+        pytest.skip(f"GL_SUBPIXEL_BITS {bits}")
+    out = tmp_path / "ours.png"
+    assert fc.render_ours(case, scenes_dir, out, SUPPORTED).returncode == 0
+    ours = fidelity.read_rgba(out)[..., 3] > 0
+    assert sum(silhouette.mismatches(ours, *_exact_coverage(case, scenes_dir, bits))) <= 2
