@@ -185,7 +185,8 @@ def test_sound_files_pass_the_check_and_are_named_by_their_absolute_path(good_hd
 def test_option_values_are_checked_by_argparse(cli):
     for args, why in ((["--exposure", "0"], "must be more than 0"), (["--exposure", "-1"], "must be more than 0"),
                       (["--exposure", "nan"], "finite"), (["--exposure", "1e30"], "finite"),
-                      (["--environment-rotation", "inf"], "finite"), (["--tone-mapping", "filmic"], "khr-neutral")):
+                      (["--environment-rotation", "inf"], "finite"), (["--tone-mapping", "filmic"], "khr-neutral"),
+                      (["--environment-filter", "box"], "mipmaps, ggx")):
         result = cli("render", "--out", "x.png", *args)
         assert result.returncode == 2 and why in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
 
@@ -220,11 +221,11 @@ def test_render_maps_the_options(tmp_path, good_hdr, drawn, capsys):
 
     assert main(["render", "--out", str(tmp_path / "a.png"), "--size", "32x32", "--environment", str(good_hdr),
                  *LOOK_ARGS]) == 0
-    assert looks(drawn) == [{"environment": str(good_hdr), "show_environment": False, **LOOK}]
+    assert looks(drawn) == [{"environment": str(good_hdr), "show_environment": False, "environment_filter": "mipmaps", **LOOK}]
     drawn.clear()
     assert main(["render", "--out", str(tmp_path / "b.png"), "--size", "32x32"]) == 0
     assert looks(drawn) == [{"environment": "studio", "environment_rotation": 0.0, "tone_mapping": "khr-neutral",
-                             "exposure": 1.0, "show_environment": False}]
+                             "exposure": 1.0, "show_environment": False, "environment_filter": "mipmaps"}]
     drawn.clear()
     assert main(["render", "--out", str(tmp_path / "c.png"), "--size", "32x32", "--environment", "none"]) == 0
     assert drawn[0].environment == "none"
@@ -237,7 +238,7 @@ def test_view_without_a_display_renders_with_the_options(tmp_path, good_hdr, dra
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     assert main(["view", "--frames", "1", "--screenshot", str(tmp_path / "v.png"), "--size", "32x32",
                  "--environment", str(good_hdr), *LOOK_ARGS]) == 0
-    assert looks(drawn) == [{"environment": str(good_hdr), "show_environment": False, **LOOK}]
+    assert looks(drawn) == [{"environment": str(good_hdr), "show_environment": False, "environment_filter": "mipmaps", **LOOK}]
 
 
 def test_the_environment_file_is_an_input_no_output_folder_replaces_it(tmp_path, good_hdr, cli):
@@ -356,7 +357,8 @@ def test_the_script_app_reads_and_writes_the_look_with_checks(good_hdr, tmp_path
     app.tone_mapping = "ACES"
     app.show_environment = True
     assert app.editor.display.look() == {"environment": str(good_hdr), "environment_rotation": -90.0,
-                                         "tone_mapping": "aces", "exposure": 0.25, "show_environment": True}
+                                         "tone_mapping": "aces", "exposure": 0.25, "show_environment": True,
+                                         "environment_filter": "mipmaps"}
     bad = bad_files(tmp_path, good_hdr)
     for name, value, why in (("environment", str(bad["truncated-pixels"]), "truncated"),
                              ("environment", str(bad["missing"]), "no such file"),
@@ -391,7 +393,7 @@ def test_render_image_and_run_viewer_take_the_look(good_hdr, drawn):
     image = render_image(size=(32, 32), environment=str(good_hdr), exposure=2.0, tone_mapping="none")
     assert image.shape == (32, 32, 4)
     assert looks(drawn)[0] == {"environment": str(good_hdr), "environment_rotation": 0.0, "tone_mapping": "none",
-                               "exposure": 2.0, "show_environment": False}
+                               "exposure": 2.0, "show_environment": False, "environment_filter": "mipmaps"}
     with pytest.raises(ViewerError, match="exposure: must be more than 0"):
         render_image(exposure=0)
     with pytest.raises(ViewerError, match="brightness: not a setting of the look"):

@@ -397,3 +397,45 @@ def test_morphed_tangents_turn_the_normal_map_alike_on_the_gpu_and_the_cpu(headl
     assert right > up + 10  # leaning to the light, then away from it
     for weight in (0.0, 1.0):
         assert np.abs(picture(weight, True).astype(int) - picture(weight, False)).max() <= 2
+
+
+def test_environment_filter_ggx_blurs_rough_metal_as_mipmaps_do_and_leaves_the_mirror(tmp_path):
+    """--environment-filter: GGX-prefiltered reflections (importance sampled on the GPU) against
+    Babylon.js's box mips. A mirror reads the unfiltered level either way, so the smooth metal
+    sphere is drawn alike; a rough metal sphere is blurred by both (its colour varies far less
+    than the mirror's) but not identically."""
+    from PIL import Image
+
+    from pbr_scenes import write_scene
+    from viewer.cli import main
+
+    model, camera = write_scene("metal_rough_grid", tmp_path)
+    pictures = {}
+    for filtering in ("mipmaps", "ggx"):
+        out = tmp_path / f"{filtering}.png"
+        assert main(["render", str(model), "--camera", str(camera), "--size", "200x200", "--no-skeleton",
+                     "--no-grid", "--background", "transparent", "--environment-filter", filtering,
+                     "--out", str(out)]) == 0
+        pictures[filtering] = np.asarray(Image.open(out).convert("RGBA")).astype(float)
+    opaque = pictures["mipmaps"][..., 3] > 0
+
+    def runs(occupied):  # (start, end) of each run of True: the five columns or rows of spheres
+        edges = np.flatnonzero(np.diff(np.r_[0, occupied.astype(int), 0]))
+        return list(zip(edges[::2], edges[1::2]))
+
+    columns, rows = runs(opaque.any(axis=0)), runs(opaque.any(axis=1))
+    assert len(columns) == len(rows) == 5
+
+    def sphere_pixels(picture, column, row):
+        (left, right), (top, bottom) = columns[column], rows[row]
+        x, y, quarter = (left + right) // 2, (top + bottom) // 2, (right - left) // 4
+        patch = picture[y - quarter:y + quarter, x - quarter:x + quarter]
+        assert (patch[..., 3] == 255).all(), "the patch is inside the sphere"
+        return patch[..., :3]
+
+    mirror = [sphere_pixels(p, 4, 0) for p in pictures.values()]
+    rough = [sphere_pixels(p, 4, 3) for p in pictures.values()]
+    assert np.abs(mirror[0] - mirror[1]).mean() < 2.0
+    for patch, smooth in zip(rough, mirror):
+        assert patch.std(axis=(0, 1)).mean() < 0.6 * smooth.std(axis=(0, 1)).mean()
+    assert np.abs(rough[0] - rough[1]).mean() > 1.0

@@ -15,6 +15,9 @@ from .model.checks import finite_number
 STUDIO, NONE = "studio", "none"             # the environment generated in code; the simple key light
 BUILT_IN_ENVIRONMENTS = (STUDIO, NONE)
 TONE_MAPPINGS = ("khr-neutral", "aces", "none")
+# How the environment's reflections are blurred with roughness (viewer.render.environment.FILTERINGS):
+# Babylon.js's box-filtered mips (its HDRCubeTexture's default, so its pictures) or GGX importance sampling.
+ENVIRONMENT_FILTERS = ("mipmaps", "ggx")
 HDR_SUFFIX = ".hdr"
 ENVIRONMENT_VALUES = "FILE.hdr, studio or none"
 # What synth's images draw from by default: the environment turned all round, and the exposure
@@ -67,6 +70,12 @@ def exposure(value, what: str = "exposure") -> float:
 def tone_mapping(value, what: str = "tone_mapping") -> str:
     if not isinstance(value, str) or value.strip().lower() not in TONE_MAPPINGS:
         raise ViewerError(f"{what}: expected one of {', '.join(TONE_MAPPINGS)}, got {value!r}")
+    return value.strip().lower()
+
+
+def environment_filter(value, what: str = "environment_filter") -> str:
+    if not isinstance(value, str) or value.strip().lower() not in ENVIRONMENT_FILTERS:
+        raise ViewerError(f"{what}: expected one of {', '.join(ENVIRONMENT_FILTERS)}, got {value!r}")
     return value.strip().lower()
 
 

@@ -50,6 +50,7 @@ class RenderOptions:
     tone_mapping: str = "khr-neutral"     # "khr-neutral", "aces" (Babylon's TONEMAPPING_ACES) or "none"
     exposure: float = 1.0                 # linear multiplier before tone mapping
     show_environment: bool = False        # draw the environment as the background
+    environment_filter: str = "mipmaps"   # its reflections' blur: "mipmaps" (Babylon.js's box mips) or "ggx"
 
     def look(self) -> dict:
         """The look's settings (LOOK_FIELDS) by name: what carries over to another model, and what
@@ -62,7 +63,8 @@ class RenderOptions:
         return "texture" if self.bone_texture else "auto"
 
 
-LOOK_FIELDS = ("environment", "environment_rotation", "tone_mapping", "exposure", "show_environment")
+LOOK_FIELDS = ("environment", "environment_rotation", "tone_mapping", "exposure", "show_environment",
+               "environment_filter")
 
 
 class MarkerKind(enum.Enum):

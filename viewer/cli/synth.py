@@ -150,7 +150,7 @@ def run(args) -> int:
                            target_offset=args.target_offset, fov=args.fov, occlusion_distance=args.occlusion_distance,
                            backgrounds=backgrounds, environments=environments,
                            environment_rotation=tuple(args.environment_rotation), exposure=tuple(args.exposure),
-                           tone_mapping=args.tone_mapping)
+                           tone_mapping=args.tone_mapping, environment_filter=args.environment_filter)
     if args.model.is_dir() or (args.motion is not None and args.motion.is_dir()):
         load = {name: getattr(args, name) for name in BVH_DESTS}  # for the .bvh files among them
     else:

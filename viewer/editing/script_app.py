@@ -58,7 +58,8 @@ class App:
     - The look, read and written: ``app.environment`` ("studio", "none" or an .hdr file's path; a
       file is checked whole when set), ``app.environment_rotation`` (degrees about +Y),
       ``app.exposure`` (more than 0), ``app.tone_mapping`` ("khr-neutral", "aces" or "none") and
-      ``app.show_environment`` (the environment as the background). A refused value raises one
+      ``app.show_environment`` (the environment as the background), ``app.environment_filter``
+      ("mipmaps" or "ggx"). A refused value raises one
       error naming it and changes nothing. In ``render --script`` each frame is drawn with the
       look its update left.
 
@@ -203,6 +204,8 @@ class App:
     exposure = _look_property("exposure", "a linear multiplier before tone mapping, more than 0")
     tone_mapping = _look_property("tone_mapping", "\"khr-neutral\", \"aces\" or \"none\"")
     show_environment = _look_property("show_environment", "whether the environment is drawn as the background")
+    environment_filter = _look_property("environment_filter", 'how reflections blur with roughness: "mipmaps" '
+                                        '(Babylon.js\'s) or "ggx"')
 
 
 class HeadlessApp(App):

@@ -37,6 +37,7 @@ class BatchOptions:
     environment_rotation: float = RenderOptions.environment_rotation
     tone_mapping: str = RenderOptions.tone_mapping
     exposure: float = RenderOptions.exposure
+    environment_filter: str = RenderOptions.environment_filter
     environment_sha256: str | None = None
 
     def as_json(self) -> dict:
@@ -45,7 +46,8 @@ class BatchOptions:
     def look(self) -> dict:
         """RenderOptions' look fields."""
         return {"environment": self.environment, "environment_rotation": self.environment_rotation,
-                "tone_mapping": self.tone_mapping, "exposure": self.exposure}
+                "tone_mapping": self.tone_mapping, "exposure": self.exposure,
+                "environment_filter": self.environment_filter}
 
 
 # --- inputs ------------------------------------------------------------------------------------

@@ -205,23 +205,37 @@ class Renderer:
         self._environments.clear()  # the context's cache (viewer.render.environment) owns them
 
     # --- the light ------------------------------------------------------------------------------
-    def environment(self, source):
-        """The Environment of ``source`` ("studio" or an .hdr path; loaded once per renderer),
-        or None for "none" (the simple light)."""
+    def environment(self, source, filtering: str = "mipmaps"):
+        """The Environment of ``source`` ("studio" or an .hdr path) with its reflections blurred by
+        ``filtering`` ("mipmaps" or "ggx"; loaded once per renderer), or None for "none" (the
+        simple light)."""
         if source in (None, "", "none"):
             return None
-        environment = self._environments.get(source)
+        environment = self._environments.get((source, filtering))
         if environment is None:
             from .environment import Environment
 
-            environment = self._environments[source] = Environment.load(self.ctx, source)
+            # Baking may draw into framebuffers of its own (GGX prefiltering): the frame's target
+            # and viewport are bound again after, whichever was bound.
+            import moderngl
+
+            ctx = self.ctx
+            previous, viewport = ctx.fbo, ctx.viewport
+            if previous is None or isinstance(previous.mglo, moderngl.InvalidObject):
+                previous = ctx.detect_framebuffer()  # none bound through moderngl yet
+            try:
+                environment = Environment.load(ctx, source, filtering)
+            finally:
+                previous.use()
+                ctx.viewport = viewport
+            self._environments[(source, filtering)] = environment
         return environment
 
     def frame_light(self, scene, options: RenderOptions) -> "FrameLight":
         """This frame's light: the environment (or none) and the punctual lights: the scene's
         KHR_lights_punctual ones, with the simple light's key and fill first when there is no
         environment (at most MAX_LIGHTS; the scene must be prepared, so nodes are placed)."""
-        environment = self.environment(options.environment)
+        environment = self.environment(options.environment, options.environment_filter)
         lights = []
         if environment is None:
             key = np.asarray(options.key_light, np.float64)

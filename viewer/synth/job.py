@@ -46,6 +46,7 @@ class SynthOptions:
     environment_rotation: tuple = DRAWN_ROTATION
     exposure: tuple = DRAWN_EXPOSURE
     tone_mapping: str = RenderOptions.tone_mapping
+    environment_filter: str = RenderOptions.environment_filter
 
     def as_json(self) -> dict:
         from ..look import environment_name
@@ -362,7 +363,8 @@ def render_one(state: Worker, index: int, options: SynthOptions, catalogue: Cata
                                    transparent_background=choice.background is not None,
                                    environment=options.environments[choice.environment],
                                    environment_rotation=choice.environment_rotation, exposure=choice.exposure,
-                                   tone_mapping=options.tone_mapping)
+                                   tone_mapping=options.tone_mapping,
+                                   environment_filter=options.environment_filter)
     rgba, parts, view_depth = state.headless.render_labels(loaded.scene, camera, render_options, loaded.parts)
     color = rgba[..., :3]
     if choice.background is not None:
