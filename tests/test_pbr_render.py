@@ -45,9 +45,8 @@ def model(geometry, material: Material, tangents=None, name="part", move=(0.0, 0
 
 
 def ball(radius: float) -> dict:
-    """pbr_scenes' sphere with its triangles counter-clockwise seen from outside (glTF's front)."""
-    geometry = sphere(radius)
-    return dict(geometry, index=np.asarray(geometry["index"]).reshape(-1, 3)[:, ::-1].reshape(-1))
+    """pbr_scenes' sphere (its triangles counter-clockwise seen from outside: glTF's front)."""
+    return sphere(radius)
 
 
 def scene_of(*meshes) -> Scene:
