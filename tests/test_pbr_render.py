@@ -450,11 +450,12 @@ def test_morphed_tangents_turn_the_normal_map_alike_on_the_gpu_and_the_cpu(headl
         assert np.abs(picture(weight, True).astype(int) - picture(weight, False)).max() <= 2
 
 
-def test_environment_filter_ggx_blurs_rough_metal_as_mipmaps_do_and_leaves_the_mirror(tmp_path):
+def test_environment_filter_ggx_blurs_metal_with_roughness_more_widely_than_box_mips(tmp_path):
     """--environment-filter: GGX-prefiltered reflections (importance sampled on the GPU) against
-    Babylon.js's box mips. A mirror reads the unfiltered level either way, so the smooth metal
-    sphere is drawn alike; a rough metal sphere is blurred by both (its colour varies far less
-    than the mirror's) but not identically."""
+    Babylon.js's box mips, on the metal column of the metal/rough grid. Both blur the reflection
+    more as roughness grows (the variation inside a sphere falls row by row); on the mirror they
+    are alike (both read the unfiltered level); at roughness 0.75 GGX's lobe, with its long
+    tails, blurs clearly more than a box mip of the same level (measured 21 against 30)."""
     from PIL import Image
 
     from pbr_scenes import write_scene
@@ -484,9 +485,9 @@ def test_environment_filter_ggx_blurs_rough_metal_as_mipmaps_do_and_leaves_the_m
         assert (patch[..., 3] == 255).all(), "the patch is inside the sphere"
         return patch[..., :3]
 
-    mirror = [sphere_pixels(p, 4, 0) for p in pictures.values()]
-    rough = [sphere_pixels(p, 4, 3) for p in pictures.values()]
-    assert np.abs(mirror[0] - mirror[1]).mean() < 2.0
-    for patch, smooth in zip(rough, mirror):
-        assert patch.std(axis=(0, 1)).mean() < 0.6 * smooth.std(axis=(0, 1)).mean()
-    assert np.abs(rough[0] - rough[1]).mean() > 1.0
+    variation = {name: [sphere_pixels(picture, 4, row).std(axis=(0, 1)).mean() for row in range(5)]
+                 for name, picture in pictures.items()}
+    for rows in variation.values():
+        assert rows[0] > rows[2] > rows[3] > rows[4], variation
+    assert abs(variation["ggx"][0] - variation["mipmaps"][0]) < 0.1 * variation["mipmaps"][0], variation
+    assert variation["ggx"][3] < 0.85 * variation["mipmaps"][3], variation
