@@ -2,9 +2,15 @@
 // image processing (imageProcessingFunctions, with contrast 1 and nothing else on) does them:
 // colour * exposure, then the tone curve, then pow(c, 1/2.2) (Babylon's default: its engine's
 // useExactSrgbConversions is off) and a clamp to 0..1.
-// u_tone_mapping selects the curve (viewer.render.tonemap.TONE_MAPPING_CODES):
+// The #define TONE_MAPPING selects the curve (viewer.render.tonemap.TONE_MAPPING_CODES; every
+// program that includes this file is built with tone_mapping_defines()):
 //   0 none (clamp only), 1 khr-neutral (Khronos PBR Neutral), 2 aces (Babylon's TONEMAPPING_ACES).
-uniform int u_tone_mapping;
+// A #define, not a uniform: llvmpipe runs both sides of every branch, so a uniform choice made
+// every lit pixel pay for both curves (about 10 % of a CesiumMan frame). The exposure stays a
+// uniform (set_tone_mapping).
+#ifndef TONE_MAPPING
+#error tonemap.glsl needs TONE_MAPPING defined: viewer.render.tonemap.tone_mapping_defines
+#endif
 uniform float u_exposure;
 
 // Khronos PBR Neutral, as the Khronos reference (and Babylon's TONEMAPPING_KHR_PBR_NEUTRAL) has it.
@@ -45,10 +51,10 @@ vec3 tone_map_aces(vec3 color) {
 // Linear light in, display sRGB (0..1) out.
 vec3 tone_map(vec3 linear_color) {
     vec3 color = max(linear_color, 0.0) * u_exposure;
-    if (u_tone_mapping == 1) {
-        color = tone_map_khr_neutral(color);
-    } else if (u_tone_mapping == 2) {
-        color = tone_map_aces(color);
-    }
+#if TONE_MAPPING == 1
+    color = tone_map_khr_neutral(color);
+#elif TONE_MAPPING == 2
+    color = tone_map_aces(color);
+#endif
     return clamp(pow(max(color, 0.0), vec3(1.0 / 2.2)), 0.0, 1.0);
 }

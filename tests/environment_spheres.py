@@ -109,12 +109,14 @@ void main() {
 """
 
 
-def sphere_program(ctx):
+def sphere_program(ctx, tone_mapping="khr-neutral"):
     """The tests' own lit-sphere program: a full-screen triangle, each pixel's ray hits the unit
     sphere at the origin analytically, lit by ibl.glsl and tone mapped by tonemap.glsl."""
     from viewer.render.shaders import GLSL_DIR, shader_source
+    from viewer.render.tonemap import tone_mapping_code
 
-    fragment = ("#version 330 core\n" + (GLSL_DIR / "ibl.glsl").read_text()
+    fragment = ("#version 330 core\n" + f"#define TONE_MAPPING {tone_mapping_code(tone_mapping)}\n"
+                + (GLSL_DIR / "ibl.glsl").read_text()
                 + (GLSL_DIR / "tonemap.glsl").read_text() + _FRAGMENT)
     return ctx.program(vertex_shader=shader_source("background.vert"), fragment_shader=fragment)
 
@@ -136,7 +138,7 @@ def render_sphere(ctx, environment, case: str, tone_mapping="khr-neutral", expos
 
     metallic, roughness, base = SPHERES[case]
     view, projection, eye = camera_matrices(size)
-    program = sphere_program(ctx)
+    program = sphere_program(ctx, tone_mapping)
     vao = ctx.vertex_array(program, [])
     color = ctx.renderbuffer(size, 4)
     framebuffer = ctx.framebuffer(color_attachments=[color])
@@ -150,7 +152,7 @@ def render_sphere(ctx, environment, case: str, tone_mapping="khr-neutral", expos
         program["u_metallic"].value = metallic
         program["u_roughness"].value = roughness
         environment.use(program, 8, rotation_degrees)
-        set_tone_mapping(program, tone_mapping, exposure)
+        set_tone_mapping(program, exposure)
         vao.render(moderngl.TRIANGLES, vertices=3)
         pixels = np.frombuffer(framebuffer.read(components=4), np.uint8).reshape(size[1], size[0], 4)
         return pixels[::-1].copy()

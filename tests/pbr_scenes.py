@@ -188,7 +188,8 @@ def quad(width: float, height: float, divisions: int = 1) -> dict:
 
 
 def sphere(radius: float, segments: int = 32, rings: int = 16) -> dict:
-    """A UV sphere; u goes round from -Z through +X, v from the top (v 0) to the bottom."""
+    """A UV sphere; u goes round from -Z through +X, v from the top (v 0) to the bottom; triangles
+    counter-clockwise seen from outside (glTF's front faces), the poles' degenerate ones left out."""
     u, v = np.meshgrid(np.linspace(0, 1, segments + 1), np.linspace(0, 1, rings + 1))
     u, v = u.reshape(-1), v.reshape(-1)
     theta, phi = u * 2 * np.pi, v * np.pi
@@ -198,10 +199,12 @@ def sphere(radius: float, segments: int = 32, rings: int = 16) -> dict:
     for j in range(rings):
         for i in range(segments):
             a, b, c, d = j * row + i, j * row + i + 1, (j + 1) * row + i, (j + 1) * row + i + 1
+            # counter-clockwise seen from outside (glTF's front faces): a -> b runs along +u,
+            # a -> c along +v (down), and down-then-right is counter-clockwise from outside
             if j != 0:
-                index += [a, c, b]
+                index += [a, b, c]
             if j != rings - 1:
-                index += [b, c, d]
+                index += [b, d, c]
     return {"position": normal * radius, "normal": normal, "uv": np.c_[u, v], "index": np.array(index)}
 
 

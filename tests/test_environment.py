@@ -382,11 +382,12 @@ def test_tone_map_is_babylons_image_processing(ctx, mode):
     import moderngl
 
     from viewer.render.shaders import GLSL_DIR, shader_source
-    from viewer.render.tonemap import set_tone_mapping
+    from viewer.render.tonemap import set_tone_mapping, tone_mapping_defines
 
     rng = np.random.default_rng(3)
     colors = np.concatenate([rng.random((60, 3)) * 4, [[0, 0, 0], [0.01, 0.02, 0.03], [10, 5, 1], [0.5, 0.5, 0.5]]])
-    fragment = ("#version 330 core\n" + (GLSL_DIR / "tonemap.glsl").read_text()
+    fragment = ("#version 330 core\n" + "#define TONE_MAPPING {TONE_MAPPING}\n".format(**tone_mapping_defines(mode))
+                + (GLSL_DIR / "tonemap.glsl").read_text()
                 + "uniform vec3 u_colors[64];\nout vec4 out_color;\n"
                 + "void main() { out_color = vec4(tone_map(u_colors[int(gl_FragCoord.x)]), 1.0); }\n")
     program = ctx.program(vertex_shader=shader_source("background.vert"), fragment_shader=fragment)
@@ -397,7 +398,7 @@ def test_tone_map_is_babylons_image_processing(ctx, mode):
         framebuffer.use()
         program["u_colors"].write(colors.astype(np.float32).tobytes())
         exposure = 1.5
-        set_tone_mapping(program, mode, exposure)
+        set_tone_mapping(program, exposure)
         vao.render(moderngl.TRIANGLES, vertices=3)
         got = np.frombuffer(framebuffer.read(components=4, dtype="f4"), np.float32).reshape(64, 4)[:, :3]
     finally:
@@ -407,6 +408,19 @@ def test_tone_map_is_babylons_image_processing(ctx, mode):
     curve = {"none": lambda c: c, "khr-neutral": _khr_neutral, "aces": _aces}[mode](exposed)
     expected = np.clip(np.maximum(curve, 0.0) ** (1 / 2.2), 0.0, 1.0)   # Babylon's toGammaSpace, then saturate
     np.testing.assert_allclose(got, expected, atol=2e-4)
+
+
+def test_tonemap_glsl_needs_its_curve_as_a_define(ctx):
+    """The curve is compiled in (TONE_MAPPING), not chosen by a uniform that llvmpipe would
+    evaluate both sides of: a program that includes tonemap.glsl without it does not build."""
+    from viewer.render.shaders import GLSL_DIR, shader_source
+
+    source = (GLSL_DIR / "tonemap.glsl").read_text()
+    assert "u_tone_mapping" not in source
+    fragment = ("#version 330 core\n" + source
+                + "out vec4 out_color;\nvoid main() { out_color = vec4(tone_map(vec3(0.5)), 1.0); }\n")
+    with pytest.raises(Exception, match="TONE_MAPPING"):
+        ctx.program(vertex_shader=shader_source("background.vert"), fragment_shader=fragment)
 
 
 def test_unknown_tone_mapping_is_a_viewer_error():

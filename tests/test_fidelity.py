@@ -151,6 +151,18 @@ def test_scenes_are_written_the_same_every_time(tmp_path, scenes_dir):
             assert (again / f"{name}{suffix}").read_bytes() == (scenes_dir / f"{name}{suffix}").read_bytes(), name
 
 
+def test_the_scenes_spheres_face_outwards():
+    """glTF's front faces are counter-clockwise: every sphere triangle turns counter-clockwise seen
+    from outside (its cross product points along its outward normals), so single-sided metal balls
+    show their outside in both renderers."""
+    geometry = pbr_scenes.sphere(0.4, 32, 16)
+    p, corners = geometry["position"], np.asarray(geometry["index"]).reshape(-1, 3)
+    assert len(corners) == 2 * 32 * 16 - 2 * 32  # the poles' degenerate triangles left out
+    facing = np.cross(p[corners[:, 1]] - p[corners[:, 0]], p[corners[:, 2]] - p[corners[:, 0]])
+    outwards = geometry["normal"][corners].mean(axis=1)
+    assert (np.einsum("ti,ti->t", facing, outwards) > 0).all()
+
+
 def test_scenes_load_in_boneviewer(scenes_dir):
     from viewer.loaders import load_model
 

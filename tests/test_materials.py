@@ -342,13 +342,16 @@ def test_a_tangent_accessor_of_the_wrong_shape_is_refused(tmp_path):
 
 @pytest.mark.parametrize("texcoord", [0, 1])
 def test_tangents_are_generated_for_normal_maps_from_their_uvs(tmp_path, texcoord):
-    """uv = (x, y) gives tangent +x, w +1; TEXCOORD_1 = 2 (y, x) (mirrored) gives +y, w -1."""
+    """The builder's quad faces +z. uv = (x, y): u along +x, v along +y, so the image lies on it
+    upside down (glTF's v runs down the image): tangent +x, and the bitangent (the image's up,
+    -dP/dv = -y) is cross(+z, +x) * w = +y * w: w -1. TEXCOORD_1 = 2 (y, x): u along +y, v along
+    +x: tangent +y, bitangent -x = cross(+z, +y) * w = -x * w: w +1."""
     b = Gltf()
     b.quad(normal_mapped(b, texcoord), uv1=True)
     b.quad(None, uv1=True)  # no normal map: no tangents
     scene = load_gltf(b.save(tmp_path / "generated.gltf"))
     mapped, plain = scene.static_meshes
-    expected = [1, 0, 0, 1] if texcoord == 0 else [0, 1, 0, -1]
+    expected = [1, 0, 0, -1] if texcoord == 0 else [0, 1, 0, 1]
     np.testing.assert_allclose(mapped.tangents, np.tile(expected, (4, 1)), atol=1e-6)
     assert plain.tangents is None
 
@@ -361,7 +364,9 @@ def test_a_mesh_with_some_normal_mapped_primitives_has_tangents_for_all(tmp_path
     del mesh["primitives"][1]["material"]
     loaded = load_gltf(b.save(tmp_path / "two.gltf")).static_meshes[0]
     assert loaded.tangents.shape == (8, 4)
-    np.testing.assert_allclose(loaded.tangents, np.tile([1, 0, 0, 1], (8, 1)), atol=1e-6)
+    # the normal-mapped primitive's generated (v up the quad: w -1), the other's a placeholder
+    np.testing.assert_allclose(loaded.tangents[:4], np.tile([1, 0, 0, -1], (4, 1)), atol=1e-6)
+    np.testing.assert_allclose(loaded.tangents[4:], np.tile([1, 0, 0, 1], (4, 1)), atol=1e-6)
 
 
 def uv_sphere(rings=48, segments=96):
@@ -393,9 +398,37 @@ def test_mikktspace_on_a_sphere_matches_the_analytic_tangents():
     away = (theta > 0.1) & (theta < np.pi - 0.1)  # the poles have no longitude
     angle = np.degrees(np.arccos(np.clip(np.einsum("vi,vi->v", xyz, d_u), -1, 1)))
     assert angle[away].max() < 2.0, angle[away].max()
-    # glTF: bitangent = cross(N, T) * w points along dP/dv
+    # glTF: bitangent = cross(N, T) * w is the normal map's +Y, up the image; glTF's v runs down
+    # the image, so the bitangent points along -dP/dv (here: towards the north pole, v 0)
     bitangent = np.cross(normals, xyz) * w[:, None]
-    assert (np.einsum("vi,vi->v", bitangent, d_v)[away] > 0.99).all()
+    assert (np.einsum("vi,vi->v", bitangent, -d_v)[away] > 0.99).all()
+    assert (w == 1).all()  # this mapping is not mirrored (seen from outside, u right, v down)
+
+
+def test_generated_tangents_follow_gltfs_convention_on_a_plane():
+    """glTF 2.0 (meshes, TANGENT; materials, normalTexture): bitangent = cross(normal, tangent.xyz)
+    * w, and the normal texture's +X is right and +Y is up in the image, whose uv (0, 0) is its top
+    left corner (v grows down the image). So the tangent is the surface's direction of growing u
+    (+dP/du) and the bitangent its direction of *shrinking* v (-dP/dv: the image's up).
+
+    A plane facing +Z with u along +X and v along -Y (the image lying on it unmirrored, its top at
+    +Y, as tests/pbr_scenes.py's quad): dP/du = +X, dP/dv = -Y. Tangent +X; the bitangent must be
+    +Y (-dP/dv, the image's top), and cross(+Z, +X) = +Y, so w = +1. Its mirror image (u along -X:
+    the picture seen from behind) gives tangent -X, bitangent still +Y = cross(+Z, -X) * w: w = -1.
+    MikkTSpace's own sign is the opposite in both (it points its bitangent along +dP/dv)."""
+    x, y = np.meshgrid(np.linspace(-1, 1, 5), np.linspace(-1, 1, 5))
+    positions = np.c_[x.reshape(-1), y.reshape(-1), np.zeros(25)]
+    normals = np.tile([0.0, 0.0, 1.0], (25, 1))
+    cells = np.arange(25).reshape(5, 5)[:-1, :-1].reshape(-1)
+    a, b, c, d = cells, cells + 1, cells + 5, cells + 6  # b is +x of a, c is +y of a
+    indices = np.stack([a, b, d, a, d, c], axis=1).reshape(-1)  # counter-clockwise seen from +Z
+    for u_sign, expected in ((1.0, [1, 0, 0, 1]), (-1.0, [-1, 0, 0, -1])):
+        uv = np.c_[u_sign * positions[:, 0] / 2 + 0.5, 0.5 - positions[:, 1] / 2]  # v along -Y
+        tangents, remap, _ = generate_tangents(positions, normals, uv, indices)
+        assert len(remap) == 25
+        np.testing.assert_allclose(tangents, np.tile(expected, (25, 1)), atol=1e-6)
+        bitangent = np.cross(normals, tangents[:, :3]) * tangents[:, 3:]
+        np.testing.assert_allclose(bitangent, np.tile([0.0, 1.0, 0.0], (25, 1)), atol=1e-6)  # = -dP/dv
 
 
 def test_mikktspace_properties_on_a_random_mesh():
@@ -416,7 +449,8 @@ def test_mikktspace_properties_on_a_random_mesh():
 def test_mikktspace_welds_equal_vertices_and_splits_mirrored_seams():
     """Two quads sharing an edge whose uvs mirror there: the seam vertices are used by both
     orientations, so each is split; the copies keep every attribute (remap), and each side
-    gets its own tangent (+x, w +1 on the left; -x, w -1 on the right, whose u runs back)."""
+    gets its own tangent (+x, w -1 on the left, whose v runs up the quad; -x, w +1 on the right,
+    whose u runs back: glTF's signs, MikkTSpace's negated)."""
     positions = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [2, 0, 0], [2, 1, 0]], float)
     uv = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0, 0], [0, 1]], float)
     normals = np.tile([0.0, 0, 1], (6, 1))
@@ -425,8 +459,8 @@ def test_mikktspace_welds_equal_vertices_and_splits_mirrored_seams():
     assert len(remap) == 8 and sorted(remap[6:]) == [1, 2]
     np.testing.assert_array_equal(remap[new_indices], indices)
     corner_tangents = tangents[new_indices]
-    np.testing.assert_allclose(corner_tangents[:6], np.tile([1, 0, 0, 1], (6, 1)), atol=1e-6)
-    np.testing.assert_allclose(corner_tangents[6:], np.tile([-1, 0, 0, -1], (6, 1)), atol=1e-6)
+    np.testing.assert_allclose(corner_tangents[:6], np.tile([1, 0, 0, -1], (6, 1)), atol=1e-6)
+    np.testing.assert_allclose(corner_tangents[6:], np.tile([-1, 0, 0, 1], (6, 1)), atol=1e-6)
     # A vertex duplicated with the same position, normal and uv is one vertex to MikkTSpace.
     twin = np.r_[positions, positions[[2]]]
     tangents2, _, _ = generate_tangents(twin, np.r_[normals, normals[[2]]], np.r_[uv, uv[[2]]],
@@ -441,7 +475,7 @@ def test_mikktspace_survives_degenerate_triangles():
     indices = np.array([0, 1, 2, 0, 3, 1, 3, 3, 3])  # a zero-area triangle, a triangle of one point
     tangents, remap, _ = generate_tangents(positions, normals, uv, indices)
     assert np.isfinite(tangents).all() and len(remap) == 4
-    np.testing.assert_allclose(tangents[:3], np.tile([1, 0, 0, 1], (3, 1)), atol=1e-6)
+    np.testing.assert_allclose(tangents[:3], np.tile([1, 0, 0, -1], (3, 1)), atol=1e-6)  # v up the triangle
     np.testing.assert_allclose(np.linalg.norm(tangents[3, :3]), 1, atol=1e-6)  # no uv: any unit tangent
 
 
@@ -467,8 +501,8 @@ def test_seam_splits_copy_every_vertex_attribute(tmp_path):
         np.testing.assert_array_equal(mesh.texcoords[copy], uv[original])
         np.testing.assert_array_equal(mesh.morph_targets.positions[0, copy], delta[original])
     corner = mesh.tangents[mesh.indices]
-    np.testing.assert_array_equal(corner[:6, 3], 1)
-    np.testing.assert_array_equal(corner[6:, 3], -1)
+    np.testing.assert_array_equal(corner[:6, 3], -1)
+    np.testing.assert_array_equal(corner[6:, 3], 1)
 
 
 # --- morphed and skinned tangents ---------------------------------------------------------------

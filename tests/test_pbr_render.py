@@ -10,6 +10,7 @@ normal-mapped skinned model alike.
 import numpy as np
 import pytest
 
+import pbr_scenes
 from pbr_scenes import bump_normal_map, quad, sphere
 from viewer.camera import OrbitCamera, framed_camera
 from viewer.gltf import load_gltf
@@ -17,6 +18,7 @@ from viewer.model import Scene, SkinnedMesh
 from viewer.model.light import PunctualLight
 from viewer.model.material import MIRRORED_REPEAT, NEAREST, Material, Sampler, TextureSlot, uv_transform
 from viewer.model.mesh import Submesh
+from viewer.model.tangents import generate_tangents
 from viewer.options import RenderOptions
 from viewer.render.headless import HeadlessRenderer
 from viewer.render.renderer import Renderer
@@ -45,9 +47,8 @@ def model(geometry, material: Material, tangents=None, name="part", move=(0.0, 0
 
 
 def ball(radius: float) -> dict:
-    """pbr_scenes' sphere with its triangles counter-clockwise seen from outside (glTF's front)."""
-    geometry = sphere(radius)
-    return dict(geometry, index=np.asarray(geometry["index"]).reshape(-1, 3)[:, ::-1].reshape(-1))
+    """pbr_scenes' sphere (its triangles counter-clockwise seen from outside: glTF's front)."""
+    return sphere(radius)
 
 
 def scene_of(*meshes) -> Scene:
@@ -205,12 +206,19 @@ def tilted_normal_map(x: float, y: float) -> np.ndarray:
     return np.tile(np.r_[texel, 255].astype(np.uint8), (4, 4, 1))
 
 
-@pytest.mark.parametrize("tangents", ["given", "derivatives"])
+@pytest.mark.parametrize("tangents", ["given", "generated", "derivatives"])
 def test_a_normal_map_turns_the_shading_towards_its_normals(headless, tangents):
     """Light from the upper right: a normal map leaning right or up (the map's +X, +Y: the image's
-    right and top, glTF's convention) brightens the plane, leaning left or down darkens it."""
+    right and top, glTF's convention) brightens the plane, leaning left or down darkens it. The
+    quad's u runs along +X and v along -Y (down the image): glTF's tangent +X, w +1; MikkTSpace's
+    (generated) must give the same."""
     plane = quad(2.0, 2.0)
-    given = np.tile([1.0, 0.0, 0.0, 1.0], (len(plane["position"]), 1)) if tangents == "given" else None
+    given = None
+    if tangents == "given":
+        given = np.tile([1.0, 0.0, 0.0, 1.0], (len(plane["position"]), 1))
+    elif tangents == "generated":
+        given, remap, _ = generate_tangents(plane["position"], plane["normal"], plane["uv"], plane["index"])
+        assert len(remap) == len(plane["position"])
     options = RenderOptions(**SIMPLE, key_light=(0.6, 0.6, 0.5))
     centre = (slice(40, 56), slice(40, 56))
 
@@ -229,6 +237,49 @@ def test_a_normal_map_turns_the_shading_towards_its_normals(headless, tangents):
     material.normal_texture = TextureSlot(tilted_normal_map(0.5, 0), scale=0.2, sampler=Sampler(NEAREST, NEAREST))
     scaled = luminance(headless.render(scene_of(model(plane, material, tangents=given)), front(), options))
     assert flat < scaled[centre].mean() < brightness(0.5, 0)
+
+
+def test_the_normal_map_scene_shades_alike_with_a_tangent_accessor_generated_tangents_and_derivatives(
+        headless, tmp_path):
+    """tests/pbr_scenes.py's normal_map scene (bumps) as it is (no TANGENT: MikkTSpace's, generated
+    on loading), with a TANGENT accessor of glTF's analytic frame for its uvs (+X, w +1), and
+    without tangents at all (the shader's screen-space derivative frame, as Babylon draws a file
+    without TANGENT): the three pictures agree. A w of the wrong sign draws its domes as dimples."""
+    gltf, cam = pbr_scenes.scene_normal_map()
+    (tmp_path / "generated.glb").write_bytes(gltf.glb())
+    gltf, _ = pbr_scenes.scene_normal_map()
+    primitive = gltf.doc["meshes"][0]["primitives"][0]
+    count = gltf.doc["accessors"][primitive["attributes"]["POSITION"]]["count"]
+    primitive["attributes"]["TANGENT"] = gltf.accessor(np.tile([1.0, 0.0, 0.0, 1.0], (count, 1)), "VEC4")
+    (tmp_path / "given.glb").write_bytes(gltf.glb())
+    camera = OrbitCamera(target=cam["target"], distance=cam["distance"], yaw=cam["yaw"], pitch=cam["pitch"],
+                         fov_y=cam["fov"])
+
+    def picture(name, change=None):  # a scene loaded afresh each time (the renderer keeps a mesh's buffers)
+        scene = load_gltf(tmp_path / name)
+        if change is not None:
+            change(scene.static_meshes[0])
+        return headless.render(scene, camera, RenderOptions(**STUDIO))
+
+    generated_tangents = load_gltf(tmp_path / "generated.glb").static_meshes[0].tangents
+    assert (generated_tangents[:, 3] == 1).all()
+    np.testing.assert_allclose(generated_tangents, load_gltf(tmp_path / "given.glb").static_meshes[0].tangents,
+                               atol=1e-6)
+    generated, given = picture("generated.glb"), picture("given.glb")
+    derivatives = picture("generated.glb", lambda mesh: setattr(mesh, "tangents", None))
+    flat = picture("generated.glb", lambda mesh: setattr(mesh.submeshes[0].pbr, "normal_texture", None))
+    inside = drawn(given)
+    assert inside.mean() > 0.3
+
+    def difference(a, b):
+        return np.abs(a[..., :3].astype(float) - b[..., :3].astype(float)).max(axis=-1)[inside]
+
+    assert difference(generated, given).max() <= 2
+    assert np.mean(difference(derivatives, given) > 8) < 0.01  # derivatives differ by rounding, at edges
+    assert np.mean(difference(flat, given) > 8) > 0.2  # the bumps show: the comparison is not vacuous
+    # and so would a flipped w: the dimples differ from the domes
+    dimples = picture("given.glb", lambda mesh: setattr(mesh, "tangents", mesh.tangents * np.float32([1, 1, 1, -1])))
+    assert np.mean(difference(dimples, given) > 8) > 0.1
 
 
 def stripes() -> np.ndarray:

@@ -9,8 +9,8 @@ the Khronos tools run it with its default 180 degree threshold), over triangle l
    with no uv area, no extent along u or v, or two equal corners give no tangent of their own;
 3. per welded vertex and orientation (MikkTSpace's group), each corner's ``vOs`` projected into
    the plane of the vertex normal and normalised, weighted by the corner's angle (the angle
-   between its two edges in that plane), summed and normalised: the tangent, with ``w`` +1 for
-   orientation-preserving groups and -1 for mirrored ones (glTF: bitangent = cross(N, T) * w);
+   between its two edges in that plane), summed and normalised: the tangent, with ``w`` in glTF's
+   convention (see below): -1 for groups whose uv area is positive, +1 for the others;
 4. the corners of a triangle without a tangent of its own take the tangent of their vertex.
 
 Where one vertex is used by triangles of both orientations (a mirrored-uv seam whose vertices
@@ -19,13 +19,22 @@ output welded back by value would split it. The vertex keeps the tangent of the 
 larger corner angles; the other side's corners get a new vertex appended after the others
 (``remap`` says which vertex each copies).
 
+The sign ``w`` is MikkTSpace's negated, as glTF needs it (three.js's computeMikkTSpaceTangents
+negates it for glTF by default; Blender feeds MikkTSpace 1 - v instead). MikkTSpace's bitangent
+sign * cross(N, T) points along +dP/dv, the direction v grows. glTF's bitangent
+cross(N, T) * w is the normal map's +Y, which is "up" in the image, and glTF's v is 0 at the
+image's top and grows downwards: the bitangent must point along -dP/dv. Run on glTF's uvs as they
+are, MikkTSpace's sign is therefore the wrong way round, and a normal map's bumps would render as
+dimples. E.g. a quad facing +Z with u along +X and v along -Y (the image lying on it unmirrored):
+tangent +X, bitangent +Y = cross(+Z, +X), so w = +1 (MikkTSpace: -1).
+
 Differences from the C code, none of which changes a well-formed mesh: a group is every corner
 of a welded vertex with one orientation (the C code also splits a group whose fans are not
 connected through edges, which only folded or non-manifold fans have); corners of triangles
 without a tangent of their own (zero uv area, or two equal corners) take their vertex's tangent
 (the C code copies one from the first triangle it meets, in its order); a vertex no usable
 triangle touches gets a unit tangent perpendicular to its normal, w +1 (the C code: (1, 0, 0),
-w -1). The per-triangle derivatives are computed in float32, operation by operation as the C
+w -1, i.e. +1 once negated for glTF). The per-triangle derivatives are computed in float32, operation by operation as the C
 code does (a sliver whose derivative float32 loses gives no tangent in both); the sums in
 float64. Against the C reference (built from the pymikktspace sdist, whose own build fails on
 Python 3.11), on every corner of a triangle with uv area, CesiumMan's and the Fox's meshes and
@@ -133,7 +142,9 @@ def generate_tangents(positions, normals, texcoords, indices) -> tuple[np.ndarra
     tangents[:, 3] = 1.0
     has = vertex_group >= 0
     tangents[has, :3] = group_tangent[vertex_group[has]]
-    tangents[has, 3] = np.where(vertex_group[has] % 2 == 1, 1.0, -1.0)
+    # glTF's sign: MikkTSpace's negated (positive uv area: MikkTSpace +1, glTF -1), since glTF's v
+    # runs down the image while its normal map's +Y (cross(N, T) * w) points up it: see the docstring.
+    tangents[has, 3] = np.where(vertex_group[has] % 2 == 1, -1.0, 1.0)
     return tangents.astype(np.float32), remap, new_indices
 
 

@@ -57,7 +57,7 @@ their mips and its harmonics), and what we do:
 * Image processing (imageProcessingFunctions): colour * exposure, tone curve
   (TONEMAPPING_ACES is Stephen Hill's fitted ACES; KHR_PBR_NEUTRAL the Khronos curve), then
   ``pow(c, 1/2.2)`` (not the exact sRGB curve: the engine's useExactSrgbConversions is off), then a
-  clamp. glsl/tonemap.glsl does the same; ``u_tone_mapping`` (int) picks the curve
+  clamp. glsl/tonemap.glsl does the same; the #define TONE_MAPPING picks the curve
   (viewer.render.tonemap).
 
 Cost, measured on llvmpipe (2 busy cores): a first load of studio.hdr or the generated studio
@@ -79,7 +79,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from .shaders import load_program
-from .tonemap import set_tone_mapping
+from .tonemap import set_tone_mapping, tone_mapping_defines
 
 CUBE_SIZE = 256                    # Babylon's HDRCubeTexture(file, scene, 256)
 MIP_COUNT = CUBE_SIZE.bit_length()  # 9: 256 .. 1
@@ -399,7 +399,7 @@ class Environment:
         self.brdf_lut = ctx.texture((table.shape[1], table.shape[0]), 2, table.astype(np.float16).tobytes(), dtype="f2")
         self.brdf_lut.filter = (moderngl.LINEAR, moderngl.LINEAR)
         self.brdf_lut.repeat_x = self.brdf_lut.repeat_y = False
-        self._background = None
+        self._background: dict = {}  # TONE_MAPPING code: (program, vertex array), made when first drawn
 
     # .. loading
 
@@ -453,16 +453,17 @@ class Environment:
         mask is left on, depth test off): draw it first, right after clearing."""
         import moderngl
 
-        if self._background is None:
-            program = load_program(self.ctx, "background.vert", "environment_background.frag")
-            self._background = (program, self.ctx.vertex_array(program, []))
-        program, vao = self._background
+        defines = tone_mapping_defines(tone_mapping)
+        if defines["TONE_MAPPING"] not in self._background:  # one program per tone curve
+            program = load_program(self.ctx, "background.vert", "environment_background.frag", defines)
+            self._background[defines["TONE_MAPPING"]] = (program, self.ctx.vertex_array(program, []))
+        program, vao = self._background[defines["TONE_MAPPING"]]
         rotation_only = np.array(view, np.float64)
         rotation_only[3, :3] = 0.0
         clip_to_direction = np.linalg.inv(rotation_only @ np.asarray(projection, np.float64))
         program["u_clip_to_direction"].write(clip_to_direction.astype(np.float32).tobytes())
         self.use(program, first_unit, rotation_degrees)
-        set_tone_mapping(program, tone_mapping, exposure)
+        set_tone_mapping(program, exposure)
         self.ctx.depth_mask = False
         self.ctx.disable(moderngl.DEPTH_TEST)
         vao.render(moderngl.TRIANGLES, vertices=3)
@@ -471,9 +472,9 @@ class Environment:
     def release(self) -> None:
         """Free the GPU resources (the in-process cache keeps the numbers)."""
         _LOADED.get(self.ctx, {}).pop(self.key, None)
-        for resource in (self.specular, self.brdf_lut, *(self._background or ())):
+        for resource in (self.specular, self.brdf_lut, *(r for pair in self._background.values() for r in pair)):
             resource.release()
-        self._background = None
+        self._background.clear()
 
 
 def _rgba(faces: np.ndarray) -> np.ndarray:

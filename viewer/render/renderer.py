@@ -25,7 +25,7 @@ from .geometry import bone_axes, ground_grid, marker_overlay, skeleton_overlay
 from .materials import ENVIRONMENT_UNIT, GpuMaterial, set_sampler_units
 from .paint import paint_colors
 from .shaders import load_program
-from .tonemap import set_tone_mapping
+from .tonemap import set_tone_mapping, tone_mapping_code
 
 # Vertex uniform components kept back for everything that is not a bone matrix.
 RESERVED_UNIFORM_COMPONENTS = 256
@@ -536,9 +536,11 @@ class FrameLight:
 
     def __init__(self, environment, options: RenderOptions, lights):
         self.environment, self.options = environment, options
-        # What skinning.frag compiles in for this frame (beside the material's).
+        # What skinning.frag compiles in for this frame (beside the material's); the tone curve
+        # too (tonemap.glsl's TONE_MAPPING: a uniform choice would run both curves on llvmpipe).
         self.defines = (("ENVIRONMENT", int(environment is not None)), ("LIGHTS", len(lights)),
-                        ("SHADED", int(options.paint is Paint.SHADED)))
+                        ("SHADED", int(options.paint is Paint.SHADED)),
+                        ("TONE_MAPPING", tone_mapping_code(options.tone_mapping)))
         position = np.zeros((MAX_LIGHTS, 4), np.float32)
         direction = np.zeros((MAX_LIGHTS, 4), np.float32)
         color = np.zeros((MAX_LIGHTS, 3), np.float32)
@@ -562,7 +564,7 @@ def set_frame_uniforms(program, view, projection, camera_position, light: FrameL
                         ("u_ground", SIMPLE_GROUND)):
         if name in program:
             program[name].value = value
-    set_tone_mapping(program, options.tone_mapping, options.exposure)
+    set_tone_mapping(program, options.exposure)
     for name, data in light.arrays.items():
         if name in program:  # the compiler keeps the arrays up to the last light
             uniform = program[name]
