@@ -19,6 +19,12 @@ from samples import DATA_DIR, SAMPLES_DIR
 ROOT = Path(__file__).resolve().parents[1]
 PICTURES_DIR = DATA_DIR / "babylon_pictures"
 RECORD_FILE = DATA_DIR / "babylon_pictures.json"
+# Babylon's pictures are recorded on two WebGL rasterisers: SwiftShader (the issue's harness; 1/16-pixel
+# vertex grid) and Mesa llvmpipe through ANGLE's GL backend on EGL (1/256 pixel, the grid boneviewer's
+# own headless GL draws on). Same cases, same inputs; each set has its own folder and record.
+RASTERIZERS = ("swiftshader", "llvmpipe")
+PICTURES_DIRS = {"swiftshader": PICTURES_DIR, "llvmpipe": DATA_DIR / "babylon_pictures_llvmpipe"}
+RECORD_FILES = {"swiftshader": RECORD_FILE, "llvmpipe": DATA_DIR / "babylon_pictures_llvmpipe.json"}
 ENVIRONMENTS_DIR = DATA_DIR / "environments"
 CAMERAS_DIR = DATA_DIR / "fidelity_cameras"  # the samples' cameras (boneviewer's framing, recorded)
 RECORD_COMMAND = "python tests/babylon_render/record_all.py"
@@ -82,6 +88,10 @@ class Case:
     def picture(self) -> Path:
         return PICTURES_DIR / f"{self.name}.png"
 
+    def picture_on(self, rasterizer: str = "swiftshader") -> Path:
+        """Babylon's picture of the case as recorded on that rasteriser (RASTERIZERS)."""
+        return PICTURES_DIRS[rasterizer] / f"{self.name}.png"
+
     def settings(self) -> dict:
         return {"tone_mapping": self.tone_mapping, "exposure": self.exposure, "size": list(self.size)}
 
@@ -134,11 +144,13 @@ def all_cases() -> list[Case]:
     return cases
 
 
-def recorded() -> dict:
-    """tests/data/babylon_pictures.json, or an empty record."""
-    if not RECORD_FILE.exists():
+def recorded(rasterizer: str = "swiftshader") -> dict:
+    """tests/data/babylon_pictures.json (or the llvmpipe set's babylon_pictures_llvmpipe.json), or an
+    empty record."""
+    path = RECORD_FILES[rasterizer]
+    if not path.exists():
         return {"cases": {}}
-    return json.loads(RECORD_FILE.read_text())
+    return json.loads(path.read_text())
 
 
 def changed_inputs(case: Case, record: dict, scenes_dir) -> list[str]:

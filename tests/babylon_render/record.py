@@ -1,11 +1,14 @@
 """Babylon.js's own picture of a model: the reference the fidelity tests compare boneviewer with.
 
     python tests/babylon_render/record.py --model M.glb --environment E.hdr --camera CAM.json \\
-        --tone-mapping khr-neutral --exposure 1 --size 384 384 --out babylon.png
+        --tone-mapping khr-neutral --exposure 1 --size 384 384 --out babylon.png [--rasterizer llvmpipe]
 
 Babylon.js 9.28 (the UMD builds ``babylonjs`` and ``babylonjs-loaders``, installed with
-``npm ci`` in this folder) draws in Debian's Chromium, headless on SwiftShader, driven by
-Playwright; the page (page.html) and the model's folder are served over loopback. The scene is
+``npm ci`` in this folder) draws in Debian's Chromium, headless, driven by Playwright, with WebGL2
+on one of two software rasterisers (``--rasterizer``): ``swiftshader`` (the default, the issue's
+harness: ANGLE on SwiftShader, whose vertices snap to a 1/16-pixel grid) or ``llvmpipe`` (ANGLE's
+GL backend on EGL, so Mesa's llvmpipe, 1/256 pixel: the sub-pixel grid boneviewer's own headless GL
+draws on, so the silhouettes' edge pixels agree too); the page (page.html) and the model's folder are served over loopback. The scene is
 the one boneviewer draws: right-handed (``scene.useRightHandedSystem``: the glTF loader adds no
 root conversion), the file's rest pose (the loader starts no animation), image-based light only
 (``HDRCubeTexture(file, scene, 256)`` as the scene's environment, no lights added, no skybox),
@@ -37,8 +40,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # this checkout's viewer, not an installed one
 
 TONE_MAPPINGS = ("khr-neutral", "aces", "none")
-CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-                 "--ignore-gpu-blocklist", "--enable-webgl"]
+RASTERIZERS = ("swiftshader", "llvmpipe")
+CHROMIUM_ARGS = {  # per rasteriser; the renderer string the page reports must name it (RENDERER_NAMES)
+    "swiftshader": ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+                    "--ignore-gpu-blocklist", "--enable-webgl"],
+    "llvmpipe": ["--no-sandbox", "--use-gl=angle", "--use-angle=gl-egl", "--ignore-gpu-blocklist", "--enable-webgl"],
+}
+RENDERER_NAMES = {"swiftshader": "SwiftShader", "llvmpipe": "llvmpipe"}
 BABYLON_VERSION = "9.28.0"
 
 
@@ -94,8 +102,11 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 class Recorder:
     """A browser and a loopback server kept for many pictures (``with Recorder() as r: r.picture(...)``)."""
 
-    def __init__(self, chromium: str | None = None):
+    def __init__(self, chromium: str | None = None, rasterizer: str = "swiftshader"):
+        if rasterizer not in RASTERIZERS:
+            raise Problem(f"rasterizer {rasterizer!r}: expected one of {', '.join(RASTERIZERS)}")
         self.chromium = chromium or shutil.which("chromium") or "/usr/bin/chromium"
+        self.rasterizer = rasterizer
         self.routes: dict[str, str] = {}
 
     def __enter__(self):
@@ -109,7 +120,8 @@ class Recorder:
         from playwright.sync_api import sync_playwright
 
         self.playwright = sync_playwright().start()
-        self.browser = self.playwright.chromium.launch(executable_path=self.chromium, args=CHROMIUM_ARGS)
+        self.browser = self.playwright.chromium.launch(executable_path=self.chromium,
+                                                        args=CHROMIUM_ARGS[self.rasterizer])
         return self
 
     def __exit__(self, *exc):
@@ -163,8 +175,10 @@ class Recorder:
         finally:
             page.close()
         info = result["info"]
-        if "SwiftShader" not in str(info.get("renderer")):
-            print(f"note: WebGL renderer is {info.get('renderer')}, not SwiftShader", file=sys.stderr)
+        if RENDERER_NAMES[self.rasterizer] not in str(info.get("renderer")):
+            # a Chromium that fell back to another GL would record another rasteriser's pixels
+            raise Problem(f"WebGL renderer is {info.get('renderer')!r}, not {RENDERER_NAMES[self.rasterizer]} "
+                          f"(--rasterizer {self.rasterizer})")
         pixels = np.frombuffer(base64.b64decode(result["pixels"]), np.uint8).reshape(height, width, 4)
         return pixels[::-1].copy(), info  # readPixels gives rows bottom first
 
@@ -187,10 +201,13 @@ def main(argv=None) -> int:
     parser.add_argument("--tone-mapping", default="khr-neutral", choices=TONE_MAPPINGS)
     parser.add_argument("--exposure", type=float, default=1.0)
     parser.add_argument("--size", type=int, nargs=2, default=(384, 384), metavar=("WIDTH", "HEIGHT"))
+    parser.add_argument("--rasterizer", default="swiftshader", choices=RASTERIZERS,
+                        help="WebGL's rasteriser: SwiftShader (default, the issue's harness) or Mesa llvmpipe "
+                             "(ANGLE's GL backend on EGL; boneviewer's sub-pixel grid)")
     parser.add_argument("--out", required=True, type=Path, help="PNG to write (RGBA)")
     args = parser.parse_args(argv)
     try:
-        with Recorder() as recorder:
+        with Recorder(rasterizer=args.rasterizer) as recorder:
             pixels, info = recorder.picture(args.model, args.environment, args.camera, args.tone_mapping,
                                             args.exposure, tuple(args.size))
     except Problem as problem:

@@ -4,7 +4,11 @@ inputs (the model's files, the environment and the camera by sha256; tone mappin
 and Babylon's version:
 
     (cd tests/babylon_render && npm ci)       # once: Babylon.js 9.28 (package-lock.json)
-    python tests/babylon_render/record_all.py [--only PATTERN ...] [--reframe]
+    python tests/babylon_render/record_all.py [--only PATTERN ...] [--reframe] [--rasterizer llvmpipe]
+
+--rasterizer llvmpipe: the same cases drawn by Babylon.js on Mesa llvmpipe (Chromium's ANGLE on GL/EGL)
+instead of SwiftShader, into tests/data/babylon_pictures_llvmpipe/ and babylon_pictures_llvmpipe.json
+(the same inputs' sha256, the rasteriser and the GL renderer string Chromium reports).
 
 --only: cases whose name matches a shell pattern (e.g. 'Fox-*'); the others keep their record.
 --reframe: write the samples' camera files again with boneviewer's framing
@@ -27,7 +31,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE), str(HERE.parents[1])]
 
 import fidelity_cases as fc  # noqa: E402
 from framed_camera import framed_description  # noqa: E402
-from record import Recorder, write_png  # noqa: E402
+from record import RASTERIZERS, Recorder, write_png  # noqa: E402
 
 
 def package_version(name: str) -> str:
@@ -38,7 +42,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", metavar="PATTERN", help="re-record only the cases matching these")
     parser.add_argument("--reframe", action="store_true", help="rewrite the samples' camera files")
+    parser.add_argument("--rasterizer", default="swiftshader", choices=RASTERIZERS,
+                        help="WebGL's rasteriser (default swiftshader, the issue's harness; llvmpipe writes "
+                             "the llvmpipe set)")
     args = parser.parse_args(argv)
+    pictures_dir, record_file = fc.PICTURES_DIRS[args.rasterizer], fc.RECORD_FILES[args.rasterizer]
 
     cases = fc.all_cases()
     chosen = [c for c in cases if not args.only or any(fnmatch.fnmatchcase(c.name, p) for p in args.only)]
@@ -52,14 +60,15 @@ def main(argv=None) -> int:
             framed_description(fc.SAMPLES[model], fc.SIZE).save(path)
             print(f"framed {path.relative_to(fc.ROOT)}")
 
-    record = fc.recorded() if args.only else {"cases": {}}
+    record = fc.recorded(args.rasterizer) if args.only else {"cases": {}}
     versions = {"babylon": package_version("babylonjs"), "babylon_loaders": package_version("babylonjs-loaders")}
     if args.only and record.get("versions", versions) != versions:
         print(f"note: the other cases were recorded with {record.get('versions')}, these with {versions}",
               file=sys.stderr)
     record_cases = dict(record.get("cases", {}))
-    fc.PICTURES_DIR.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as scenes_dir, Recorder() as recorder:
+    pictures_dir.mkdir(parents=True, exist_ok=True)
+    renderers = set()
+    with tempfile.TemporaryDirectory() as scenes_dir, Recorder(rasterizer=args.rasterizer) as recorder:
         for number, case in enumerate(chosen, 1):
             start = time.perf_counter()
             model, camera = case.model_and_camera(scenes_dir)
@@ -67,28 +76,37 @@ def main(argv=None) -> int:
                                             case.size)
             if info["babylon"] != versions["babylon"]:
                 raise SystemExit(f"the page ran Babylon.js {info['babylon']}, not {versions['babylon']}")
-            write_png(case.picture, pixels)
-            record_cases[case.name] = {"picture": case.picture.relative_to(fc.DATA_DIR).as_posix(),
+            picture = case.picture_on(args.rasterizer)
+            write_png(picture, pixels)
+            renderers.add(info["renderer"])
+            record_cases[case.name] = {"picture": picture.relative_to(fc.DATA_DIR).as_posix(),
                                        "inputs": case.inputs(scenes_dir), "webgl_renderer": info["renderer"]}
             print(f"[{number}/{len(chosen)}] {case.name}: {time.perf_counter() - start:.1f} s")
     names = [c.name for c in cases]
     if not args.only:  # pictures of cases that are gone
-        for stale in fc.PICTURES_DIR.glob("*.png"):
+        for stale in pictures_dir.glob("*.png"):
             if stale.stem not in names:
                 stale.unlink()
     ordered = {name: record_cases[name] for name in names if name in record_cases}
+    where = {"swiftshader": "WebGL2 on SwiftShader",
+             "llvmpipe": "WebGL2 on Mesa llvmpipe through ANGLE's GL backend on EGL"}[args.rasterizer]
     document = {
         "description": "Babylon.js's own pictures of the fidelity cases (tests/fidelity_cases.py), drawn by "
-                       "tests/babylon_render/record.py in headless Chromium (WebGL2 on SwiftShader): right-handed "
+                       f"tests/babylon_render/record.py in headless Chromium ({where}): right-handed "
                        "scene, the file's rest pose, HDRCubeTexture(environment, scene, 256) as the only light, "
                        "no skybox, the tone mapping and exposure given (contrast 1), boneviewer's camera, "
                        "transparent background, no antialiasing. Inputs are recorded by sha256; a picture whose "
                        "inputs changed must be recorded again.",
-        "generator": "tests/babylon_render/record_all.py", "versions": versions, "cases": ordered,
+        "generator": "tests/babylon_render/record_all.py"
+                     + ("" if args.rasterizer == "swiftshader" else f" --rasterizer {args.rasterizer}"),
+        "versions": versions, "cases": ordered,
     }
-    fc.RECORD_FILE.write_text(json.dumps(document, indent=1) + "\n")
-    total = sum(p.stat().st_size for p in fc.PICTURES_DIR.glob("*.png"))
-    print(f"wrote {fc.RECORD_FILE.relative_to(fc.ROOT)} ({len(ordered)} cases; pictures {total / 1e6:.2f} MB)")
+    document["rasterizer"] = args.rasterizer
+    document["webgl_renderer"] = sorted({c["webgl_renderer"] for c in ordered.values()})
+    record_file.write_text(json.dumps(document, indent=1) + "\n")
+    total = sum(p.stat().st_size for p in pictures_dir.glob("*.png"))
+    print(f"wrote {record_file.relative_to(fc.ROOT)} ({len(ordered)} cases; pictures {total / 1e6:.2f} MB; "
+          f"WebGL renderer {', '.join(sorted(renderers))})")
     return 0
 
 
