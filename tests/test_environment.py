@@ -94,6 +94,21 @@ def test_brdf_table_matches_babylons_split_sum():
         assert abs(total[row, column] - babylon_total) < 0.02
 
 
+def test_the_shipped_brdf_table_is_brdf_table_in_float16():
+    """The first picture reads the table from the package (viewer/render/brdf_table.npy) instead of
+    computing it: it must be what brdf_table() computes, within float16's rounding (and numpy's
+    last bits on another machine)."""
+    import viewer.render.environment as environment
+
+    shipped = np.load(environment.BRDF_TABLE_FILE).astype(np.float32)
+    assert np.abs(shipped - brdf_table()).max() < 1e-3
+    environment._BRDF_TABLE = None
+    try:
+        assert np.array_equal(environment.cached_brdf_table(), shipped)
+    finally:
+        environment._BRDF_TABLE = None
+
+
 def test_cache_folder_follows_xdg_cache_home(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache_directory() == tmp_path / "boneviewer" / "environments"

@@ -319,10 +319,25 @@ def _write_cache(path: Path, arrays: dict) -> None:
 _BRDF_TABLE: np.ndarray | None = None
 
 
+# brdf_table() as shipped (float16, as the GPU holds it), so a first picture does not pay for it,
+# as Babylon.js ships its table: np.save(BRDF_TABLE_FILE, brdf_table().astype(np.float16)) makes it
+# again (tests/test_environment.py checks it against brdf_table()).
+BRDF_TABLE_FILE = Path(__file__).with_name("brdf_table.npy")
+
+
 def cached_brdf_table() -> np.ndarray:
-    """brdf_table() computed once per process and kept on disk beside the environments."""
+    """brdf_table(): the shipped file, else computed once per process and kept on disk beside the
+    environments."""
     global _BRDF_TABLE
     if _BRDF_TABLE is None:
+        try:
+            shipped = np.load(BRDF_TABLE_FILE, allow_pickle=False)
+        except (OSError, ValueError):
+            shipped = None
+        if (shipped is not None and shipped.shape == (BRDF_LUT_SIZE, BRDF_LUT_SIZE, 2)
+                and np.isfinite(shipped).all()):
+            _BRDF_TABLE = shipped.astype(np.float32)
+            return _BRDF_TABLE
         shape = (BRDF_LUT_SIZE, BRDF_LUT_SIZE, 2)
         path = cache_directory() / f"brdf-{BRDF_LUT_SIZE}-{BRDF_LUT_SAMPLES}-v{CACHE_VERSION}.npz"
         arrays = _read_cache(path, {"table": (shape, np.dtype(np.float32))})
