@@ -72,3 +72,11 @@ if [ ! -f "$stamp" ] || [ "$BONEVIEWER_ROOT/pyproject.toml" -nt "$stamp" ] || [ 
     fi
     touch "$stamp"
 fi
+# The tests re-record one of Babylon.js's fidelity pictures in Chromium (tests/test_fidelity.py):
+# Babylon.js 9.28 from npm into tests/babylon_render/node_modules, once, when npm is on the PATH.
+if [ "${BONEVIEWER_TESTS:-0}" = 1 ] && [ ! -d "$BONEVIEWER_ROOT/tests/babylon_render/node_modules/babylonjs" ] \
+        && command -v npm >/dev/null; then
+    echo "boneviewer setup: installing Babylon.js for the fidelity tests (npm ci in tests/babylon_render) ..." >&2
+    (cd "$BONEVIEWER_ROOT/tests/babylon_render" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
+        || echo "boneviewer setup: npm ci in tests/babylon_render failed; the re-recording test will say so" >&2
+fi
