@@ -434,7 +434,7 @@ def test_the_look_folds_in_the_display_section(panel_session):
     assert "Light and tone mapping" in session.panel.rects and "exposure" not in session.panel.rects
     open_look(session)
     for label in ("Studio light", "Key light only", "environment file", "Load .hdr", "environment turn", "exposure",
-                  "tone mapping", "Show environment"):
+                  "tone mapping", "reflections", "Show environment"):
         assert label in session.panel.rects, label
 
 
@@ -479,6 +479,11 @@ def test_panel_rotation_exposure_tone_mapping_and_background(panel_session):
     session.run()
     click(session, "tone mapping/aces")
     assert display.tone_mapping == "aces"
+    assert display.environment_filter == "mipmaps"
+    click(session, "reflections")
+    session.run()
+    click(session, "reflections/ggx")
+    assert display.environment_filter == "ggx"
     click(session, "Show environment", near_left=True)
     assert display.show_environment
     # Ctrl+click types a value: 0 is refused in the status line, the exposure kept

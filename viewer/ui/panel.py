@@ -14,7 +14,7 @@ from imgui_bundle import imgui
 
 from ..editing.editor import IK, LOOK
 from ..errors import ViewerError
-from ..look import BUILT_IN_ENVIRONMENTS, NONE, STUDIO, TONE_MAPPINGS, environment_name
+from ..look import BUILT_IN_ENVIRONMENTS, ENVIRONMENT_FILTERS, NONE, STUDIO, TONE_MAPPINGS, environment_name
 from ..model.bone import Bone
 from ..model.space import Space
 from ..options import Axes, Paint, Status
@@ -210,8 +210,8 @@ class PosePanel:
         """The light and the picture: the environment (studio, none, or an .hdr file typed and
         loaded; a file that is not a sound .hdr leaves the light as it was and says why in the
         status line), its turn about +Y, the exposure (a log slider), the tone mapping, and
-        whether the environment shows as the background. Each calls Editor.set_look, as
-        ``app.environment`` and the rest do."""
+        how reflections blur with roughness (Babylon's box mips or GGX), and whether the environment
+        shows as the background. Each calls Editor.set_look, as ``app.environment`` and the rest do."""
         display = editor.display
         for i, (label, value) in enumerate((("Studio light", STUDIO), ("Key light only", NONE))):
             if i:
@@ -252,6 +252,16 @@ class PosePanel:
                 self._record(f"tone mapping/{name}")
             imgui.end_combo()
         self._record("tone mapping", fields_only=True)
+        imgui.set_next_item_width(120)
+        if imgui.begin_combo("reflections", display.environment_filter):  # how they blur with roughness
+            for name in ENVIRONMENT_FILTERS:
+                if imgui.selectable(name, name == display.environment_filter)[0] and name != display.environment_filter:
+                    self._set_look(editor, "environment_filter", name)
+                self._record(f"reflections/{name}")
+            imgui.end_combo()
+        self._record("reflections", fields_only=True)
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("mipmaps: Babylon.js's box-filtered mips (its pictures); ggx: GGX importance sampling")
         changed, flag = imgui.checkbox("Show environment", display.show_environment)
         self._record("Show environment")
         if changed:
