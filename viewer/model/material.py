@@ -145,5 +145,5 @@ def apply_uv_transform(transform: np.ndarray | None, uv) -> np.ndarray:
     return (np.c_[uv, np.ones(len(uv))] @ np.asarray(transform).T)[:, :2].astype(np.float32)
 
 
-__all__ = ["ALPHA_MODES", "DeferredImage", "Material", "Sampler", "TEXTURE_SLOTS", "TextureSlot", "apply_uv_transform", "srgb_to_linear",
-           "uv_transform"]
+__all__ = ["ALPHA_MODES", "DeferredImage", "Material", "Sampler", "TEXTURE_SLOTS", "TextureSlot", "apply_uv_transform",
+           "srgb_to_linear", "uv_transform"]
