@@ -13,9 +13,10 @@ scripts/bench_load_babylon.mjs). Each figure is the best of ``--runs`` loads aft
 speeding it up over the first dozens of loads; one, the default, is the issue's protocol), and
 the rounds alternate boneviewer and Babylon so a busy machine weighs on both; the table
 gives the median over the rounds of each round's best and the ratio of those medians.
-boneviewer decodes the base colour textures while loading (a corrupt image is refused then);
-Babylon skips them (materials skipped), so the time boneviewer spent decoding them is shown
-too, and the ratio without it. Babylon is left out with a note when node or
+boneviewer reads and checks the images while loading (bytes, header, declared size) but
+decodes their pixels only when first drawn (or written, or checked); Babylon skips them
+(materials skipped), so any time boneviewer spent decoding pixels during a load is shown too
+(none since issue 30: "-"), and the ratio without it. Babylon is left out with a note when node or
 tests/babylon/node_modules is missing. With ``--before DIR`` (an older tree, e.g. ``git archive
 <commit> | tar -x -C DIR``) that tree's load_gltf is timed in the same rounds (in its own
 process), and so is process start to first PNG (``boneviewer render CesiumMan.glb``) of both
@@ -42,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from viewer.gltf import load_gltf  # noqa: E402
-from viewer.gltf.container import GltfFile  # noqa: E402
+from viewer.gltf import container  # noqa: E402
 
 SAMPLES = ROOT / "tests" / "data" / "gltf-samples"
 NODE_MODULES = ROOT / "tests" / "babylon" / "node_modules"
@@ -67,27 +68,27 @@ def as_glb(gltf_path: Path, glb_path: Path) -> Path:
 
 
 class ImageClock:
-    """The time GltfFile spends decoding images, summed while installed."""
+    """The time spent decoding image pixels (container.decode_pixels), summed while installed."""
 
     def __init__(self):
         self.seconds = 0.0
-        self._decode = GltfFile._decode_image
+        self._decode = container.decode_pixels
 
     def __enter__(self):
         clock, decode = self, self._decode
 
-        def timed(file, raw, index):
+        def timed(data):
             start = time.perf_counter()
             try:
-                return decode(file, raw, index)
+                return decode(data)
             finally:
                 clock.seconds += time.perf_counter() - start
 
-        GltfFile._decode_image = timed
+        container.decode_pixels = timed
         return self
 
     def __exit__(self, *exc):
-        GltfFile._decode_image = self._decode
+        container.decode_pixels = self._decode
 
 
 def ours_best(path: Path, runs: int) -> tuple[float, float]:

@@ -11,6 +11,8 @@ import io
 import json
 import logging
 import math
+import struct
+import zlib
 
 import numpy as np
 import pytest
@@ -580,6 +582,72 @@ def test_a_texture_that_does_not_decode_is_left_out(tmp_path, caplog):
     m = submesh(scene).pbr
     assert m.base_color_texture is None and m.occlusion_texture is None and submesh(scene).base_color_texture is None
     assert m.emissive_texture is not None and m.base_color_factor[0] == 0.5  # the rest is drawn
+
+
+def cut_png() -> bytes:
+    """A 4x4 PNG whose header reads but whose pixel data is cut short: it passes the load's
+    checks (format, declared size) and fails only when its pixels are decoded."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 4, 8, 6, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\x00" * 5)) + chunk(b"IEND", b""))
+
+
+def data_uri(data: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(data).decode()
+
+
+def counted_decoding(monkeypatch) -> list:
+    """The encoded images decode_pixels is given from now on (one entry per decode)."""
+    from viewer.gltf import container
+
+    calls, decode = [], container.decode_pixels
+    monkeypatch.setattr(container, "decode_pixels", lambda data: calls.append(data) or decode(data))
+    return calls
+
+
+def test_loading_decodes_no_pixels_and_the_first_read_decodes_each_image_once(tmp_path, monkeypatch):
+    calls = counted_decoding(monkeypatch)
+    b = Gltf()
+    green = b.add("images", {"uri": data_uri(png("green"))})
+    material = b.add("materials", {"pbrMetallicRoughness": {"baseColorTexture": {"index": b.texture("red")}},
+                                   "emissiveTexture": {"index": b.add("textures", {"source": green})},
+                                   "occlusionTexture": {"index": b.add("textures", {"source": green})}})
+    b.quad(material)
+    b.quad(material)
+    scene = load_gltf(b.save(tmp_path / "lazy.gltf"))
+    assert calls == []  # loading read and checked the images, decoded none
+    m = submesh(scene).pbr
+    assert m.emissive_texture.image is m.occlusion_texture.image  # one image, one decode, one array
+    assert tuple(m.emissive_texture.image[0, 0]) == COLORS["green"] and len(calls) == 1
+    assert tuple(submesh(scene).base_color_texture[1, 1]) == COLORS["red"] and len(calls) == 2
+    assert list(submesh(scene, 1).pbr.textures()) == ["base_color_texture", "occlusion_texture", "emissive_texture"]
+    assert len(calls) == 2  # read again, by the other primitive too: not decoded again
+
+
+def test_pixels_that_do_not_decode_warn_once_when_first_read_and_are_left_out(tmp_path, monkeypatch, caplog):
+    calls = counted_decoding(monkeypatch)
+    b = Gltf()
+    broken = b.add("images", {"uri": data_uri(cut_png())})
+    material = b.add("materials", {"pbrMetallicRoughness": {"baseColorTexture": {"index": b.add("textures", {
+        "source": broken})}, "baseColorFactor": [0.5, 0.5, 0.5, 1]}, "emissiveTexture": {"index": b.texture("red")},
+        "occlusionTexture": {"index": b.add("textures", {"source": broken})}})
+    b.quad(material)
+    b.quad(material)
+    path = b.save(tmp_path / "cut.gltf")
+    scene, lines = load_warnings(path, caplog)
+    assert lines == [] and calls == []  # its header is fine: the load has nothing to say
+    with caplog.at_level(logging.WARNING, logger="boneviewer"):
+        assert submesh(scene).base_color_texture is None
+        assert list(submesh(scene).pbr.textures()) == list(submesh(scene, 1).pbr.textures()) == ["emissive_texture"]
+        save_gltf(scene, tmp_path / "out.glb")  # written without it
+    lines = [r.getMessage() for r in caplog.records if r.name == "boneviewer"]
+    assert len(calls) == 2 and len(lines) == 1, lines  # the broken image and the red one, each once; one line
+    assert lines[0].startswith(f"{path}: image 0 does not decode as PNG or JPEG (")
+    assert lines[0].endswith("(texture 0, material 0 baseColorTexture); drawn without it")
+    written = load_gltf(tmp_path / "out.glb")
+    assert list(submesh(written).pbr.textures()) == ["emissive_texture"]
+    assert submesh(written).base_color[0] == 0.5
 
 
 def test_a_normal_map_without_its_uvs_is_left_out(tmp_path, caplog):

@@ -7,6 +7,8 @@ tone mapping; and that CPU skinning, the uniform array and the bone texture draw
 normal-mapped skinned model alike.
 """
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -335,6 +337,29 @@ def test_emissive_glows_in_the_dark_and_unlit_shows_the_base_colour(headless):
         colors = image[drawn(image)][:, :3].astype(int)
         assert np.ptp(colors, axis=0).max() <= 2  # one colour all over: no light, no shading
     assert np.abs(pictures[0][drawn(pictures[0])].astype(int) - pictures[1][drawn(pictures[1])]).max() <= 2
+
+
+def test_a_texture_whose_pixels_do_not_decode_is_drawn_without_with_one_warning_line(headless, tmp_path, caplog):
+    from test_materials import Gltf, cut_png, data_uri
+
+    files = {}
+    for name, texture in (("cut", True), ("plain", False)):
+        b = Gltf()
+        spec = {"pbrMetallicRoughness": {"baseColorFactor": [0.2, 0.6, 0.3, 1], "metallicFactor": 0}}
+        if texture:  # the pixels decode when the renderer first reads them, and do not
+            image = b.add("images", {"uri": data_uri(cut_png())})
+            spec["pbrMetallicRoughness"]["baseColorTexture"] = {"index": b.add("textures", {"source": image})}
+            spec["normalTexture"] = {"index": b.add("textures", {"source": image})}
+        b.quad(b.add("materials", spec))
+        files[name] = load_gltf(b.save(tmp_path / f"{name}.gltf"))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="boneviewer"):
+        pictures = [headless.render(files[name], front(), RenderOptions(**SIMPLE)) for name in ("cut", "cut", "plain")]
+    lines = [r.getMessage() for r in caplog.records if r.name == "boneviewer"]
+    assert len(lines) == 1 and "image 0 does not decode as PNG or JPEG" in lines[0] and "\n" not in lines[0], lines
+    assert drawn(pictures[0]).any()
+    np.testing.assert_array_equal(pictures[0], pictures[2])  # as if it had no texture
+    np.testing.assert_array_equal(pictures[1], pictures[2])
 
 
 # --- the look --------------------------------------------------------------------------------------

@@ -93,6 +93,9 @@ def check_gltf(path, scene=None) -> FileReport:
                 scene, file = load_file(path)
             else:
                 file = GltfFile(path)
+            for mesh in scene.meshes:  # decoded now (the loader defers it), so pixels that do not decode are found
+                for submesh in mesh.submeshes:
+                    submesh.pbr.textures()
         except ViewerError as error:
             message = str(error)
             message = message[len(prefix):] if message.startswith(prefix) else message

@@ -14,6 +14,7 @@ import io
 import json
 import logging
 import struct
+import threading
 import warnings
 from pathlib import Path
 from urllib.parse import unquote
@@ -21,6 +22,7 @@ from urllib.parse import unquote
 import numpy as np
 
 from ..errors import ViewerError
+from ..model.material import DeferredImage
 from . import limits
 from .validate import COMPONENT_NAMES, COMPONENT_TYPES, SUPPORTED_EXTENSIONS, TYPE_SIZES, checked_document, short
 
@@ -62,10 +64,9 @@ class GltfFile:
         self._decoded_views: dict[int, bytes] = {}
         self._checked_views: dict[int, tuple] = {}  # bufferView -> buffer_view()'s answer (uncompressed views)
         self._provided: dict[int, np.ndarray] = {}  # accessor -> data decoded elsewhere (Draco)
-        self._images: dict[int, np.ndarray] = {}
+        self._images: dict[int, EncodedImage] = {}
         self._image_errors: dict[int, ImageError] = {}
         self.built_materials: dict[int, tuple] = {}  # material -> what meshes.py built of it, built once
-        self._image_data: dict[int, tuple[bytes, str]] = {}
         raw = self._read_file(path, "the model")
         self.binary_chunk = None
         if raw[:4] == GLB_MAGIC:
@@ -373,10 +374,13 @@ class GltfFile:
         return array
 
     # --- images ---------------------------------------------------------------------------------
-    def image(self, index: int) -> np.ndarray:
-        """Image ``index`` decoded to RGBA (height, width, 4) uint8, decoded once. An image that
-        cannot be read or decoded raises an ImageError (each time it is asked for); one over the
-        limits, or whose bufferView does not fit its buffer, a GltfError."""
+    def image(self, index: int, used_by: str = "") -> "EncodedImage":
+        """Image ``index`` read and checked but not decoded (an EncodedImage: its pixels are
+        decoded on first use), read once. Its bytes are read, its PNG or JPEG header parsed and
+        its declared size held to the limits now; an image that cannot be read, or is not a PNG
+        or JPEG, raises an ImageError (each time it is asked for); one over the limits, or whose
+        bufferView does not fit its buffer, a GltfError. ``used_by`` ("texture 0, material 0
+        baseColorTexture") names its first use in the warning of pixels that do not decode."""
         if index in self._image_errors:
             raise self._image_errors[index]
         if index not in self._images:
@@ -391,20 +395,24 @@ class GltfFile:
                     raise self._image_error(index, str(error)[len(f"{self.path}: "):]) from None
             else:
                 raise self._image_error(index, f"image {index} has neither uri nor bufferView")
-            self._images[index] = self._decode_image(raw, index)
-            self._image_data[index] = (bytes(raw), "image/png" if bytes(raw[:4]) == b"\x89PNG" else "image/jpeg")
+            raw = bytes(raw)
+            self._open_image(raw, index)
+            mime = "image/png" if raw[:4] == b"\x89PNG" else "image/jpeg"
+            self._images[index] = EncodedImage(self.path, index, raw, mime, used_by)
         return self._images[index]
 
     def image_data(self, index: int) -> tuple[bytes, str]:
-        """Image ``index`` as the file stores it: (its encoded bytes, MIME type), once decoded."""
-        self.image(index)
-        return self._image_data[index]
+        """Image ``index`` as the file stores it: (its encoded bytes, MIME type)."""
+        image = self.image(index)
+        return image.data, image.mime
 
     def _image_error(self, index: int, detail: str) -> ImageError:
         error = self._image_errors[index] = ImageError(f"{self.path}: {detail}", detail)
         return error
 
-    def _decode_image(self, raw: bytes, index: int) -> np.ndarray:
+    def _open_image(self, raw: bytes, index: int) -> tuple[int, int]:
+        """(width, height) of an encoded image, from its header alone (no pixels decoded), held
+        to the limits and counted in the model's bytes as the RGBA it decodes to."""
         from PIL import Image, UnidentifiedImageError
 
         try:
@@ -412,23 +420,56 @@ class GltfFile:
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
                 with Image.open(io.BytesIO(raw), formats=("PNG", "JPEG")) as opened:
                     width, height = opened.size
-                    if width > limits.MAX_IMAGE_SIDE or height > limits.MAX_IMAGE_SIDE:
-                        raise self.error(f"image {index} is {width}x{height} pixels; the limit is "
-                                         f"{limits.MAX_IMAGE_SIDE}x{limits.MAX_IMAGE_SIDE}")
-                    self._total_bytes += width * height * 4
-                    if self._total_bytes > limits.MAX_TOTAL_BYTES:
-                        raise self.error(f"image {index}: the model's data and images add up to more than "
-                                         f"{limits.MAX_TOTAL_BYTES} bytes")
-                    return _rgba(opened)
-        except ViewerError:
-            raise
         except UnidentifiedImageError:
             raise self._image_error(index, f"image {index} is not a PNG or JPEG image") from None
         except Image.DecompressionBombError as error:
             raise self.error(f"image {index} is too large to decode ({short(error, 120)})") from None
-        except Exception as error:  # Pillow's decoders raise many types on corrupt data
+        except Exception as error:  # Pillow's header parsers raise many types on corrupt data
             raise self._image_error(index, f"image {index} does not decode as PNG or JPEG "
                                            f"({type(error).__name__}: {short(error, 120)})") from None
+        if width > limits.MAX_IMAGE_SIDE or height > limits.MAX_IMAGE_SIDE:
+            raise self.error(f"image {index} is {width}x{height} pixels; the limit is "
+                             f"{limits.MAX_IMAGE_SIDE}x{limits.MAX_IMAGE_SIDE}")
+        self._total_bytes += width * height * 4
+        if self._total_bytes > limits.MAX_TOTAL_BYTES:
+            raise self.error(f"image {index}: the model's data and images add up to more than "
+                             f"{limits.MAX_TOTAL_BYTES} bytes")
+        return width, height
+
+
+class EncodedImage(DeferredImage):
+    """An image of a glTF file as it stores it (``data``, ``mime``), checked at load (see
+    GltfFile.image) and decoded once, when its pixels are first asked for: ``decode()`` gives
+    (H, W, 4) uint8 RGBA, or None when the pixels do not decode; that is logged then, once, as
+    one warning line in the loader's words, and the textures that use it are drawn without it."""
+
+    def __init__(self, path: Path, index: int, data: bytes, mime: str, used_by: str = ""):
+        self.path, self.index, self.data, self.mime, self.used_by = path, index, data, mime, used_by
+        self._lock = threading.Lock()
+        self._decoded = False
+        self._pixels: np.ndarray | None = None
+
+    def decode(self) -> np.ndarray | None:
+        with self._lock:
+            if not self._decoded:
+                try:
+                    self._pixels = decode_pixels(self.data)
+                except Exception as error:  # Pillow's decoders raise many types on corrupt data
+                    where = f" ({self.used_by})" if self.used_by else ""
+                    log.warning("%s: image %d does not decode as PNG or JPEG (%s: %s)%s; drawn without it", self.path,
+                                self.index, type(error).__name__, short(error, 120), where)
+                self._decoded = True
+        return self._pixels
+
+
+def decode_pixels(data: bytes) -> np.ndarray:
+    """An encoded PNG or JPEG (checked by GltfFile.image) as (height, width, 4) uint8 RGBA."""
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        with Image.open(io.BytesIO(data), formats=("PNG", "JPEG")) as opened:
+            return _rgba(opened)
 
 
 def _rgba(opened) -> np.ndarray:

@@ -310,8 +310,8 @@ def _read_material(file: GltfFile, index: int) -> tuple[Material, dict]:
     """Material ``index`` (every field glTF 2.0's metallic-roughness material has, with
     KHR_texture_transform, KHR_materials_emissive_strength and KHR_materials_unlit) and its
     textures' encoded images. Factors outside glTF's ranges are clamped, with a warning; a
-    texture that cannot be drawn (its image does not decode, its texCoord is not 0 or 1) is
-    left out, with a warning."""
+    texture that cannot be drawn (its image cannot be read or is not a PNG or JPEG, its texCoord
+    is not 0 or 1) is left out, with a warning; pixels are decoded later, when first read."""
     spec = file.document["materials"][index]
     what = f"material {index}" + (f" ({spec['name']!r})" if spec.get("name") else "")
     pbr = spec.get("pbrMetallicRoughness", {})
@@ -360,8 +360,10 @@ def _read_material(file: GltfFile, index: int) -> tuple[Material, dict]:
 
 def _texture_slot(file: GltfFile, info: dict, what: str, scale: float) -> tuple[TextureSlot, tuple] | None:
     """(the TextureSlot of a textureInfo, its image as the file stores it), or None when it
-    cannot be drawn: a texCoord other than 0 or 1, an image that does not decode (warned), or
-    an image only an extension gives (KTX2, WebP: the extension's warning says so)."""
+    cannot be drawn: a texCoord other than 0 or 1, an image that cannot be read or is not a
+    PNG or JPEG (warned), or an image only an extension gives (KTX2, WebP: the extension's
+    warning says so). The slot's pixels are decoded when first read; pixels that do not
+    decode are warned about then (the slot's image is None: drawn without it)."""
     texcoord, transform = info.get("texCoord", 0), None
     uv = info.get("extensions", {}).get("KHR_texture_transform")
     if uv is not None:
@@ -376,7 +378,7 @@ def _texture_slot(file: GltfFile, info: dict, what: str, scale: float) -> tuple[
     if source is None:
         return None
     try:
-        image = file.image(source)
+        image = file.image(source, f"texture {info['index']}, {what}")  # decoded when first drawn
     except ImageError as error:
         file.warn("texture", f"{error.detail} (texture {info['index']}, {what}); drawn without it")
         return None
@@ -385,7 +387,7 @@ def _texture_slot(file: GltfFile, info: dict, what: str, scale: float) -> tuple[
         given = file.document["samplers"][texture["sampler"]]
         sampler = Sampler(given.get("magFilter"), given.get("minFilter"), given.get("wrapS", 10497),
                           given.get("wrapT", 10497))
-    return TextureSlot(image, texcoord, transform, sampler, scale), file.image_data(source)
+    return TextureSlot(image, texcoord, transform, sampler, scale), (image.data, image.mime)
 
 
 def _decode_draco(file: GltfFile, primitive: dict, draco: dict, what: str) -> None:

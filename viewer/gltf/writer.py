@@ -402,11 +402,12 @@ class _Scene:
             part_normals = np.asarray(normals[rows], dtype=np.float32)
             if len(part_normals) and np.abs(np.linalg.norm(part_normals, axis=1) - 1).max() <= UNIT_TOLERANCE:
                 attributes["NORMAL"] = self.out.floats(part_normals, ARRAY_BUFFER)
-            sets = {slot.texcoord for slot in submesh.pbr.textures().values()}
+            textures = submesh.pbr.textures()
+            sets = {slot.texcoord for slot in textures.values()}
             for k, texcoords in enumerate((mesh.texcoords[rows], mesh.texcoords1[rows])):
                 if k in sets or texcoords.any():
                     attributes[f"TEXCOORD_{k}"] = self.out.floats(texcoords, ARRAY_BUFFER)
-            if tangents is not None and submesh.pbr.normal_texture is not None and "NORMAL" in attributes:
+            if tangents is not None and "normal_texture" in textures and "NORMAL" in attributes:
                 part_tangents = np.asarray(tangents[rows], dtype=np.float32)
                 if np.abs(np.linalg.norm(part_tangents[:, :3], axis=1) - 1).max() <= UNIT_TOLERANCE:
                     attributes["TANGENT"] = self.out.floats(part_tangents, ARRAY_BUFFER)
@@ -460,24 +461,25 @@ class _Scene:
         """The submesh's Material as drawn (glTF's defaults left out), written once however many
         primitives use it; None for glTF's default material (a primitive without one)."""
         material = submesh.pbr
+        textures = material.textures()  # (without those whose image does not decode)
         spec = {"name": material.name} if material.name else {}
         pbr = {}
         if not _is_default(material.base_color_factor, (1, 1, 1, 1)):
             pbr["baseColorFactor"] = [float(v) for v in material.base_color_factor]
-        if material.base_color_texture is not None:
+        if "base_color_texture" in textures:
             pbr["baseColorTexture"] = self._texture_info(submesh, "base_color_texture")
         if material.metallic_factor != 1:
             pbr["metallicFactor"] = float(material.metallic_factor)
         if material.roughness_factor != 1:
             pbr["roughnessFactor"] = float(material.roughness_factor)
-        if material.metallic_roughness_texture is not None:
+        if "metallic_roughness_texture" in textures:
             pbr["metallicRoughnessTexture"] = self._texture_info(submesh, "metallic_roughness_texture")
         spec["pbrMetallicRoughness"] = pbr
-        if material.normal_texture is not None:
+        if "normal_texture" in textures:
             spec["normalTexture"] = self._texture_info(submesh, "normal_texture", "scale")
-        if material.occlusion_texture is not None:
+        if "occlusion_texture" in textures:
             spec["occlusionTexture"] = self._texture_info(submesh, "occlusion_texture", "strength")
-        if material.emissive_texture is not None:
+        if "emissive_texture" in textures:
             spec["emissiveTexture"] = self._texture_info(submesh, "emissive_texture")
         if not _is_default(material.emissive_factor, (0, 0, 0)):
             spec["emissiveFactor"] = [float(v) for v in material.emissive_factor]

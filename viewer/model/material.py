@@ -1,8 +1,8 @@
 """glTF 2.0 metallic-roughness materials as the renderer draws them (numpy only).
 
 A ``Material`` holds every field of a glTF material the viewer reads: the factors, the five
-texture slots (each a ``TextureSlot``: the decoded image, which TEXCOORD_n it reads, its
-KHR_texture_transform and its sampler), the alpha mode, doubleSided, and the extensions
+texture slots (each a ``TextureSlot``: the image, a loader's decoded when first read, which
+TEXCOORD_n it reads, its KHR_texture_transform and its sampler), the alpha mode, doubleSided, and the extensions
 KHR_materials_emissive_strength and KHR_materials_unlit. ``Material()`` is glTF's default
 material (white, metallic 1, roughness 1); ``Material.dielectric`` is the plain painted look
 of meshes made in code (the built-in character, BVH capsules).
@@ -38,15 +38,43 @@ class Sampler:
     wrap_t: int = REPEAT
 
 
-@dataclass(eq=False)  # compared by identity: it holds arrays (an image, a matrix)
-class TextureSlot:
-    """One texture of a material: the image, the UV set it reads and how."""
+class DeferredImage:
+    """An image a loader has checked (its size, its format) but not decoded: ``decode()`` gives
+    its (H, W, 4) uint8 RGBA pixels, or None when they do not decode (the loader says so, once).
+    A TextureSlot given one decodes it on the first read of its ``image``."""
 
-    image: np.ndarray  # (H, W, 4) uint8 RGBA, as decoded (rows top first)
-    texcoord: int = 0  # 0 or 1: which TEXCOORD_n
-    transform: np.ndarray | None = None  # KHR_texture_transform as a 3x3 for column (u, v, 1); None = identity
-    sampler: Sampler = field(default_factory=Sampler)
-    scale: float = 1.0  # normalTexture.scale, occlusionTexture.strength; 1 elsewhere
+    def decode(self) -> np.ndarray | None:
+        raise NotImplementedError
+
+
+class TextureSlot:
+    """One texture of a material: the image, the UV set it reads and how. Compared by identity
+    (it holds arrays: an image, a matrix)."""
+
+    def __init__(self, image, texcoord: int = 0, transform: np.ndarray | None = None,
+                 sampler: Sampler | None = None, scale: float = 1.0):
+        self.image = image  # (H, W, 4) uint8 RGBA, as decoded (rows top first), or a DeferredImage
+        self.texcoord = texcoord  # 0 or 1: which TEXCOORD_n
+        self.transform = transform  # KHR_texture_transform as a 3x3 for column (u, v, 1); None = identity
+        self.sampler = Sampler() if sampler is None else sampler
+        self.scale = scale  # normalTexture.scale, occlusionTexture.strength; 1 elsewhere
+
+    @property
+    def image(self) -> np.ndarray | None:
+        """The (H, W, 4) uint8 RGBA image; a DeferredImage is decoded on the first read, and is
+        None from then on when it does not decode (the material is drawn without this texture)."""
+        if isinstance(self._image, DeferredImage):
+            self._image = self._image.decode()
+        return self._image
+
+    @image.setter
+    def image(self, image) -> None:
+        self._image = image
+
+    def __repr__(self) -> str:
+        image = "deferred" if isinstance(self._image, DeferredImage) else getattr(self._image, "shape", None)
+        return (f"TextureSlot(image={image}, texcoord={self.texcoord}, transform={self.transform is not None}, "
+                f"sampler={self.sampler}, scale={self.scale})")
 
     def uv(self, texcoords0, texcoords1=None) -> np.ndarray:
         """The (V, 2) texture coordinates this slot samples at: its TEXCOORD_n through its
@@ -85,8 +113,10 @@ class Material:
                    metallic_factor=0.0, roughness_factor=float(roughness))
 
     def textures(self) -> dict[str, TextureSlot]:
-        """{slot name: TextureSlot} of the slots that hold a texture, in glTF's order."""
-        return {name: getattr(self, name) for name in TEXTURE_SLOTS if getattr(self, name) is not None}
+        """{slot name: TextureSlot} of the slots that hold a texture, in glTF's order; a slot whose
+        image does not decode is left out (this decodes a loader's deferred images)."""
+        slots = (getattr(self, name) for name in TEXTURE_SLOTS)
+        return {name: slot for name, slot in zip(TEXTURE_SLOTS, slots) if slot is not None and slot.image is not None}
 
 
 def srgb_to_linear(color) -> np.ndarray:
@@ -115,5 +145,5 @@ def apply_uv_transform(transform: np.ndarray | None, uv) -> np.ndarray:
     return (np.c_[uv, np.ones(len(uv))] @ np.asarray(transform).T)[:, :2].astype(np.float32)
 
 
-__all__ = ["ALPHA_MODES", "Material", "Sampler", "TEXTURE_SLOTS", "TextureSlot", "apply_uv_transform", "srgb_to_linear",
-           "uv_transform"]
+__all__ = ["ALPHA_MODES", "DeferredImage", "Material", "Sampler", "TEXTURE_SLOTS", "TextureSlot", "apply_uv_transform",
+           "srgb_to_linear", "uv_transform"]

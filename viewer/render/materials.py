@@ -87,7 +87,7 @@ class GpuMaterial:
         transforms = np.tile(np.eye(3, dtype=np.float32), (len(Slot), 1, 1))
         for slot, (attribute, uniform, unit, srgb) in SLOTS.items():
             entry = getattr(material, attribute)
-            if entry is None:
+            if entry is None or entry.image is None:  # (an image that does not decode: warned, drawn without)
                 continue
             key = (id(entry.image), srgb, sampler_key(entry.sampler))
             texture = textures.get(key)
