@@ -244,28 +244,26 @@ class PosePanel:
         self._record("exposure", fields_only=True)
         if changed:
             self._set_look(editor, "exposure", exposure)
-        imgui.set_next_item_width(120)
-        if imgui.begin_combo("tone mapping", display.tone_mapping):
-            for name in TONE_MAPPINGS:
-                if imgui.selectable(name, name == display.tone_mapping)[0] and name != display.tone_mapping:
-                    self._set_look(editor, "tone_mapping", name)
-                self._record(f"tone mapping/{name}")
-            imgui.end_combo()
-        self._record("tone mapping", fields_only=True)
-        imgui.set_next_item_width(120)
-        if imgui.begin_combo("reflections", display.environment_filter):  # how they blur with roughness
-            for name in ENVIRONMENT_FILTERS:
-                if imgui.selectable(name, name == display.environment_filter)[0] and name != display.environment_filter:
-                    self._set_look(editor, "environment_filter", name)
-                self._record(f"reflections/{name}")
-            imgui.end_combo()
-        self._record("reflections", fields_only=True)
+        self._look_choice(editor, "tone mapping", "tone_mapping", TONE_MAPPINGS)
+        self._look_choice(editor, "reflections", "environment_filter", ENVIRONMENT_FILTERS)  # blur with roughness
         if imgui.is_item_hovered():
             imgui.set_tooltip("mipmaps: Babylon.js's box-filtered mips (its pictures); ggx: GGX importance sampling")
         changed, flag = imgui.checkbox("Show environment", display.show_environment)
         self._record("Show environment")
         if changed:
             self._set_look(editor, "show_environment", flag)
+
+    def _look_choice(self, editor, label: str, setting: str, choices) -> None:
+        """A combo of one of the look's named settings (``choices``), set through Editor.set_look."""
+        current = getattr(editor.display, setting)
+        imgui.set_next_item_width(120)
+        if imgui.begin_combo(label, current):
+            for name in choices:
+                if imgui.selectable(name, name == current)[0] and name != current:
+                    self._set_look(editor, setting, name)
+                self._record(f"{label}/{name}")
+            imgui.end_combo()
+        self._record(label, fields_only=True)
 
     @staticmethod
     def _set_look(editor, name: str, value, said: str | None = None) -> None:
