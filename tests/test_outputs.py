@@ -271,3 +271,30 @@ def test_a_gltf_whose_write_fails_part_way_leaves_the_old_set_whole(tmp_path, mo
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()}
     assert after == before
     assert len(load_gltf(out).skeletons[0].bones) == 19
+
+
+def test_a_failed_rename_over_an_existing_file_leaves_no_backup_behind(tmp_path, monkeypatch):
+    """The file whose rename fails was still the old one, so its backup is a hard link to it and
+    renaming the backup over it does nothing (POSIX): the backup name must still go. Written over
+    a set of the same names, every name exists before."""
+    from viewer import save_gltf
+    from viewer.errors import ViewerError
+
+    out = tmp_path / "model.gltf"
+    save_gltf(load_gltf(CESIUM_MAN), out)
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()}
+    assert len(before) >= 3  # the .gltf, its .bin and its image
+    real, renames = os.replace, []
+
+    def failing_second(source, target):
+        renames.append(target)
+        if len(renames) == 2:
+            raise OSError(28, "No space left on device")
+        return real(source, target)
+
+    monkeypatch.setattr(os, "replace", failing_second)
+    with pytest.raises(ViewerError, match="No space left on device"):
+        save_gltf(load_gltf(CESIUM_MAN), out)  # the same names again: each exists
+    monkeypatch.setattr(os, "replace", real)
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()}
+    assert after == before

@@ -117,6 +117,10 @@ def _put_back(placed) -> None:
         try:
             if backup is not None:
                 os.replace(backup, target)
+                # Renaming one hard link over another of the same file does nothing (POSIX): so it is
+                # when the failed rename left the old file in place. The backup name goes then.
+                if os.path.lexists(backup):
+                    os.unlink(backup)
             elif os.path.lexists(target):
                 os.unlink(target)
         except OSError:
