@@ -752,6 +752,10 @@ class GpuMesh:
         set_frame_uniforms(program, view, projection, camera_position, light)
         self.set_paint(options, scene, program)
         program["u_flat_color"].value = False
+        self._use_vertex_textures(program)
+
+    def _use_vertex_textures(self, program) -> None:
+        """The bone and morph target textures the vertex stage reads, on units 1 and 2."""
         if self.bone_texture is not None:
             self.bone_texture.use(location=1)
             program["u_bone_texture"].value = 1
@@ -823,12 +827,7 @@ class GpuMesh:
         program["u_view"].write(view.astype(np.float32).tobytes())
         program["u_projection"].write(projection.astype(np.float32).tobytes())
         program["u_pick_mesh"].value = int(number)
-        if self.bone_texture is not None:
-            self.bone_texture.use(location=1)
-            program["u_bone_texture"].value = 1
-        if self.morph_texture is not None:
-            self.morph_texture.use(location=2)
-            program["u_morph_texture"].value = 2
+        self._use_vertex_textures(program)
         for submesh in self.mesh.submeshes:
             if "u_first_triangle" in program:
                 program["u_first_triangle"].value = submesh.first_index // 3
