@@ -33,6 +33,13 @@
  *     by Clinger's fast path, the rest by strtod). A row is bad when it does not
  *     hold exactly ``columns`` finite decimal numbers; nothing after it is read.
  *
+ * skin_points(positions, joints, weights, matrices, out) -> 0, or -1 when declined
+ *     viewer/model/mesh.py's skin_positions: each vertex (float32 (V, 3)) through the weighted sum
+ *     of its joints' matrices (int32 joints and float32 weights (V, K), float64 matrices
+ *     (J, 4, 4)) into float64 out (V, 3), in _skin_positions' order of operations (the blend
+ *     summed influence by influence from zero, then x, y, z and the translation row). Declined
+ *     (nothing written) for another shape or type, or a joint index outside 0..J-1.
+ *
  * LinkSync(node_rows, slots, position, quaternion, scaling, need_compose, need_decompose,
  *          linked_version).sync(table_position, table_quaternion, table_scaling, table_version)
  *     BoneBatch.sync_linked() for the bones linked to the nodes of one NodeTable: for each pair k
@@ -60,7 +67,7 @@
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 7
+#define KERNEL_VERSION 8
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -1070,9 +1077,71 @@ parse_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(bad);
 }
 
+static PyObject *
+skin_points(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "skin_points(positions, joints, weights, matrices, out)");
+        return NULL;
+    }
+    Py_buffer v[5];
+    static const char formats[5] = {'f', 'i', 'f', 'd', 'd'};
+    int got = 0, flags[5] = {PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                             PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                             PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT};
+    long result = -1;
+    for (int k = 0; k < 5; k++) {
+        if (PyObject_GetBuffer(args[k], &v[k], flags[k]) < 0) {
+            PyErr_Clear();
+            goto done;
+        }
+        got = k + 1;
+        if (format_char(&v[k]) != formats[k] || v[k].ndim < 1)
+            goto done;
+    }
+    {
+        Py_ssize_t count = v[0].shape[0];
+        if (v[0].ndim != 2 || v[0].shape[1] != 3 || v[1].ndim != 2 || v[1].shape[0] != count || v[1].itemsize != 4
+            || v[2].ndim != 2 || v[2].shape[0] != count || v[2].shape[1] != v[1].shape[1] || v[3].ndim != 3
+            || v[3].shape[1] != 4 || v[3].shape[2] != 4 || v[4].ndim != 2 || v[4].shape[0] != count
+            || v[4].shape[1] != 3)
+            goto done;
+        const float *positions = (const float *)v[0].buf, *weights = (const float *)v[2].buf;
+        const int32_t *joints = (const int32_t *)v[1].buf;
+        const double *matrices = (const double *)v[3].buf;
+        double *out = (double *)v[4].buf;
+        Py_ssize_t influences = v[1].shape[1], joint_count = v[3].shape[0];
+        for (Py_ssize_t i = 0; i < count * influences; i++)
+            if (joints[i] < 0 || joints[i] >= joint_count)
+                goto done;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < count; i++) {
+            double blend[16] = {0};
+            for (Py_ssize_t k = 0; k < influences; k++) {
+                double w = (double)weights[i * influences + k];
+                const double *m = matrices + 16 * (Py_ssize_t)joints[i * influences + k];
+                for (int e = 0; e < 16; e++)
+                    blend[e] += w * m[e];
+            }
+            double x = positions[3 * i], y = positions[3 * i + 1], z = positions[3 * i + 2];
+            for (int j = 0; j < 3; j++)
+                out[3 * i + j] = (x * blend[j] + y * blend[4 + j] + z * blend[8 + j]) + blend[12 + j];
+        }
+        Py_END_ALLOW_THREADS
+        result = 0;
+    }
+done:
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return PyLong_FromLong(result);
+}
+
 static PyMethodDef module_methods[] = {
     {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_FASTCALL,
      "parse_rows(text, out, columns) -> -1, or the index of the first bad row (see the module's docstring)."},
+    {"skin_points", (PyCFunction)(void (*)(void))skin_points, METH_FASTCALL,
+     "skin_points(positions, joints, weights, matrices, out) -> 0, or -1 when declined (see the module's docstring)."},
     {NULL, NULL, 0, NULL},
 };
 

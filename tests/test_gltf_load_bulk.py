@@ -220,13 +220,13 @@ def test_clips_read_at_once_are_those_read_channel_by_channel(case, tmp_path, mo
     path = build_base(tmp_path) if case == "base" else make_case(case, tmp_path)
     paths = [path] if case != "base" else [path, SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb",
                                            SAMPLES_DIR / "Fox" / "Fox.glb", SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb"]
-    at_once = gltf_animation._read_clip_at_once
+    at_once = gltf_animation._read_clips_at_once
     for path in paths:
         used = []
-        monkeypatch.setattr(gltf_animation, "_read_clip_at_once", lambda *a: used.append(at_once(*a)) or used[-1])
+        monkeypatch.setattr(gltf_animation, "_read_clips_at_once", lambda *a: used.append(at_once(*a)) or used[-1])
         fast = load_gltf(path)
-        assert used and all(clip is not None for clip in used), path  # the clips were read at once
-        monkeypatch.setattr(gltf_animation, "_read_clip_at_once", lambda *a: None)
+        assert len(used) == 1 and used[0] is not None, path  # all the clips were read at once
+        monkeypatch.setattr(gltf_animation, "_read_clips_at_once", lambda *a: None)
         slow = load_gltf(path)
         assert len(fast.animations) == len(slow.animations) > 0
         for a, b in zip(fast.animations, slow.animations):
@@ -295,3 +295,87 @@ def test_rgb_textures_read_without_conversion_are_convert_rgbas_pixels():
             expected = np.asarray(opened.convert("RGBA"))
         with Image.open(io.BytesIO(buffer.getvalue())) as opened:
             np.testing.assert_array_equal(_rgba(opened), expected)
+
+
+def _sample_models():
+    return sorted(p for p in SAMPLES_DIR.rglob("*") if p.suffix in (".gltf", ".glb"))
+
+
+@pytest.mark.parametrize("path", _sample_models(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_rest_bounds_from_the_loaders_world_matrices_are_the_skinned_ones(path):
+    """The loader places the rest bounds' vertices with glTF's joint matrices (inverse bind x
+    world(joint), float64) without preparing the skeletons; the Scene's own CPU skinning (the
+    skeletons' float32 final matrices x the mesh's world matrix) finds the same box, to float32's
+    precision of the model's size. The skeletons are prepared only when asked."""
+    import numpy as np
+
+    from viewer.gltf import load_gltf
+    from viewer.model.batch import Dirty
+
+    scene = load_gltf(path)
+    assert all(skeleton.batch.dirty is Dirty.STRUCTURE for skeleton in scene.skeletons)  # nothing prepared yet
+    low, high = scene.rest_bounds
+    size = float(np.linalg.norm(high - low))
+    skinned_low, skinned_high = scene.current_bounds()
+    assert size > 0
+    np.testing.assert_allclose(low, skinned_low, rtol=0, atol=1e-6 * size)
+    np.testing.assert_allclose(high, skinned_high, rtol=0, atol=1e-6 * size)
+
+
+def test_an_absolute_bind_that_becomes_singular_down_the_chain_is_refused_while_loading(tmp_path):
+    """Joint 1's bind relative to joint 0 is a well-conditioned shear, and so is joint 0's, but
+    their product is singular to the skeleton's measure: refused by load_gltf (the bind batch is
+    brought up to date while loading when a bind is near the limit), not at the first draw."""
+    import numpy as np
+    import pygltflib as g
+
+    from gltf_cases import Builder, worm_mesh
+    from viewer import ViewerError
+    from viewer.gltf import load_gltf
+
+    k = 2048.0  # each shear alone: singularity ~5e-4; the two together ~1e-10, under the 1e-9 limit
+    across, down = np.eye(4), np.eye(4)
+    across[0, 1], down[1, 0] = k, k
+    absolute = [across, down @ across, down @ across]  # joint 2 sits where joint 1 does
+    b = Builder()
+    joints = [b.node("j0", root=True)]
+    joints.append(b.node("j1", parent=joints[0]))
+    joints.append(b.node("j2", parent=joints[1]))
+    # Inverses exact in float32 (integers under 2^24); a column-major MAT4 read row by row is
+    # our row-vector matrix, so each inverse bind is written row by row.
+    ibms = np.array([np.linalg.inv(a).reshape(-1) for a in absolute])
+    assert np.array_equal(ibms.astype(np.float32), ibms)
+    b.node("mesh", root=True, mesh=worm_mesh(b, 3, 0), skin=0)
+    b.gltf.skins.append(g.Skin(joints=joints, inverseBindMatrices=b.accessor(ibms.astype(np.float32), "MAT4")))
+    path = b.save(tmp_path / "sheared.gltf")
+    with pytest.raises(ViewerError, match=r"sheared\.gltf: bone 'j1': its absolute bind matrix is singular"):
+        load_gltf(path)
+
+
+def test_skin_points_compiled_is_numpys_bit_for_bit_and_declines_what_it_cannot_take():
+    """csrc/ckernel.c's skin_points against mesh._skin_positions, the reference: the same bits
+    for 4 and 8 influences; an out-of-range joint or another dtype is declined (nothing
+    written) and skin_positions falls back to numpy."""
+    import numpy as np
+
+    from viewer.model import mesh, native
+
+    if native.ckernel is None:
+        pytest.skip("the compiled kernel is not built here")  # the numpy path is the one tested then
+    rng = np.random.default_rng(3)
+    for influences in (4, 8):
+        positions = rng.normal(size=(500, 3)).astype(np.float32)
+        joints = rng.integers(0, 30, (500, influences)).astype(np.int32)
+        weights = rng.random((500, influences)).astype(np.float32)
+        matrices = rng.normal(size=(30, 4, 4))
+        reference = mesh._skin_positions(positions, joints, weights, matrices)[0]
+        out = np.empty((500, 3))
+        assert native.ckernel.skin_points(positions, joints, weights, matrices, out) == 0
+        np.testing.assert_array_equal(out, reference)
+        np.testing.assert_array_equal(mesh.skin_positions(positions, joints, weights, matrices), reference)
+        out[:] = 7.0
+        assert native.ckernel.skin_points(positions, joints + 30, weights, matrices, out) == -1
+        assert (out == 7.0).all()
+        assert native.ckernel.skin_points(positions.astype(np.float64), joints, weights, matrices, out) == -1
+        np.testing.assert_array_equal(mesh.skin_positions(positions.astype(np.float64), joints, weights, matrices),
+                                      reference)

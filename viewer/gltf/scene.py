@@ -20,7 +20,8 @@ from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode, transforms
 from ..model.batch import SINGULAR_BIND
 from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE
 from ..model.light import PunctualLight
-from .animation import read_clip
+from ..model.mesh import bounds, skin_positions
+from .animation import read_clips
 from .container import GltfFile
 from .meshes import read_mesh
 from .validate import NodeHierarchy
@@ -51,7 +52,7 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     world = _world_matrices(file, nodes, local, hierarchy)
 
     skeletons: dict[int, Skin] = {}
-    skinned, static = [], []
+    skinned, static, skins_of = [], [], []
     for i, spec in enumerate(specs):
         mesh_index = spec.get("mesh")
         if mesh_index is None or (shown is not None and i not in shown):
@@ -65,6 +66,7 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
             mesh.world_node = None if placement is None else nodes[placement]
             mesh.world_matrix = np.eye(4) if placement is None else world[placement]
             skinned.append(mesh)
+            skins_of.append(skin_index)
         else:
             mesh = read_mesh(file, mesh_index, i)
             mesh.world_node = nodes[i]
@@ -77,9 +79,11 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     for mesh in skinned + static:
         if mesh.morph_targets is not None:
             morphed.setdefault(mesh.node_index, []).append(mesh)
-    animations = [read_clip(file, i, nodes, morphed) for i in range(len(document["animations"]))]
+    animations = read_clips(file, nodes, morphed)
+    rest_bounds = _rest_bounds(file, skinned, skins_of, static, world, skeletons)
     try:
-        scene = Scene(file.path.name, skinned, nodes=nodes, animations=animations, static_meshes=static)
+        scene = Scene(file.path.name, skinned, nodes=nodes, animations=animations, static_meshes=static,
+                      rest_bounds=rest_bounds)
     except ViewerError as error:  # the model's own checks
         raise file.error(str(error)) from None
     scene.file_scenes = [spec.get("name") or f"scene {i}" for i, spec in enumerate(document["scenes"])]
@@ -89,6 +93,27 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     scene.lights = _lights(file, nodes, shown)
     file.log_warnings()
     return scene
+
+
+def _rest_bounds(file: GltfFile, skinned: list, skins_of: list[int], static: list, world: list[np.ndarray],
+                 skeletons: dict[int, Skin]) -> tuple[np.ndarray, np.ndarray]:
+    """The world bounds of every mesh as built (Scene.rest_bounds), from the world matrices the
+    loader has: a skinned vertex is placed by glTF's joint matrices, inverse bind x world(joint),
+    which is the Skeleton's final x the mesh's world matrix (mesh.skinned_positions) without
+    preparing the skeletons, a first draw's work."""
+    joint_matrices = {}
+    for skin_index, skin in skeletons.items():
+        joints = file.document["skins"][skin_index]["joints"]
+        ibm = skin.skeleton.inverse_bind_matrices
+        joint_matrices[skin_index] = np.matmul(ibm, np.array([world[j] for j in joints]).reshape(-1, 4, 4))
+    points = []
+    with np.errstate(over="ignore", invalid="ignore"):  # Scene refuses an extent that is not finite
+        for mesh, skin_index in zip(skinned, skins_of):
+            points.append(skin_positions(mesh.morphed()[0], mesh.joints, mesh.weights, joint_matrices[skin_index]))
+        for mesh in static:
+            matrix = np.asarray(mesh.world_matrix, dtype=np.float64)
+            points.append(mesh.morphed()[0] @ matrix[:3, :3] + matrix[3, :3])
+    return bounds(np.concatenate(points) if points else np.zeros((0, 3)))
 
 
 def _lights(file: GltfFile, nodes: list[TransformNode], shown: set[int] | None) -> list[PunctualLight]:
@@ -353,6 +378,15 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
         bones[n] = bone
     if failure is not None:
         raise failure
+    # The skeleton is prepared when first drawn. Its absolute binds are the chains of the binds
+    # above, these ``usable`` matrices again up to rounding: where one is anywhere near the
+    # batch's singular limit, its binds are brought up to date now, so that a singular one is
+    # refused while loading.
+    if len(usable) and not (transforms.singularity(usable) > 2 * SINGULAR_BIND).all():
+        try:
+            skeleton.batch.update_bind()
+        except ViewerError as error:
+            raise file.error(str(error)) from None
     placement = None if root is None else parent_of.get(root)
     return Skin(skeleton, placement, len(joints))
 

@@ -13,6 +13,7 @@ from ..errors import ViewerError
 from ..words import counted
 from .checks import finite_array
 from .material import Material, TextureSlot
+from . import native
 from .morph import MorphTargets
 from .skeleton import Skeleton
 
@@ -214,8 +215,7 @@ class SkinnedMesh:
             positions = positions.astype(np.float64)
         else:
             self.skeleton.prepare()
-            positions = _skin_positions(positions, self.joints, self.weights,
-                                        self.skeleton.get_transform_matrices())[0]
+            positions = skin_positions(positions, self.joints, self.weights, self.skeleton.get_transform_matrices())
         matrix = np.asarray(self.world_matrix, dtype=np.float64)
         return positions @ matrix[:3, :3] + matrix[3, :3]
 
@@ -233,6 +233,19 @@ def skin(positions, normals, joints, weights, matrices, tangents=None):
     if tangents is None:
         return skinned_positions, skinned_normals
     return skinned_positions, skinned_normals, _transform_tangents(tangents, blended[:, :3, :3])
+
+
+def skin_positions(positions, joints, weights, matrices) -> np.ndarray:
+    """Linear blend skinning of positions alone: each vertex through the weighted sum of its
+    joints' matrices ((J,4,4), row vectors), as float64 (V,3). The compiled kernel's loop
+    (csrc/ckernel.c's skin_points) where it is built and takes the arrays; ``_skin_positions``,
+    the reference, otherwise."""
+    module = native.ckernel
+    if module is not None:
+        out = np.empty((len(positions), 3))
+        if module.skin_points(positions, joints, weights, np.ascontiguousarray(matrices, dtype=np.float64), out) == 0:
+            return out
+    return _skin_positions(positions, joints, weights, matrices)[0]
 
 
 def _skin_positions(positions, joints, weights, matrices):
@@ -286,9 +299,11 @@ def vertex_normals(positions, indices) -> np.ndarray:
     """Area-weighted smooth vertex normals."""
     triangles = positions[indices.reshape(-1, 3)]
     face = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
-    normals = np.zeros_like(positions, dtype=np.float64)
-    for corner in range(3):
-        np.add.at(normals, indices.reshape(-1, 3)[:, corner], face)
+    # Summed per vertex in np.add.at's order (corner 0 of every triangle, then 1, then 2), so the
+    # same numbers, by one bincount per axis.
+    corners = indices.reshape(-1, 3).T.reshape(-1)
+    faces = np.concatenate([face, face, face]).astype(np.float64)
+    normals = np.stack([np.bincount(corners, faces[:, axis], minlength=len(positions)) for axis in range(3)], axis=1)
     length = np.linalg.norm(normals, axis=1, keepdims=True)
     normals = np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)
     return normals.astype(np.float32)

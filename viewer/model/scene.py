@@ -18,11 +18,11 @@ class Scene:
     ``leaf_bone_axis`` is the bone-local direction along which the skeleton overlay draws a
     leaf bone for its ``length``: +Y as Babylon's SkeletonViewer and Blender/glTF rigs.
     ``rest_bounds`` is measured once, in the pose the scene was built in, so posing or
-    animating never moves a camera framed on it.
+    animating never moves a camera framed on it (a loader that knows it already passes it).
     """
 
     def __init__(self, name: str, skinned_meshes: list[SkinnedMesh], nodes=(), animations=(),
-                 leaf_bone_axis=(0.0, 1.0, 0.0), static_meshes=()):
+                 leaf_bone_axis=(0.0, 1.0, 0.0), static_meshes=(), rest_bounds=None):
         self.name = name
         self.skinned_meshes = list(skinned_meshes)
         self.static_meshes = list(static_meshes)  # meshes without a skin, placed by their node
@@ -34,8 +34,10 @@ class Scene:
         self.file_path = None  # the file it was loaded from, if any (another of its scenes; never written over)
         self.file_extensions: list[str] = []  # the glTF extensions that file used
         self.lights: list = []  # PunctualLight (KHR_lights_punctual), each placed by its node
-        with np.errstate(over="ignore", invalid="ignore"):  # huge but finite numbers overflow here
-            self.rest_bounds = self.current_bounds()
+        if rest_bounds is None:
+            with np.errstate(over="ignore", invalid="ignore"):  # huge but finite numbers overflow here
+                rest_bounds = self.current_bounds()
+        self.rest_bounds = tuple(np.asarray(b, dtype=np.float64) for b in rest_bounds)
         if not (np.isfinite(self.rest_bounds[0]).all() and np.isfinite(self.rest_bounds[1]).all()):
             raise ViewerError(f"model {name!r}: its extent is not finite (vertices or transforms too large "
                               "to place in world space)")
