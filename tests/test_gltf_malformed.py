@@ -731,7 +731,7 @@ def test_the_generic_fallback_names_the_file_and_the_exception(tmp_path, monkeyp
         raise KeyError("surprise")
 
     path = build_base(tmp_path)
-    monkeypatch.setattr(viewer.gltf.scene, "read_clip", broken)
+    monkeypatch.setattr(viewer.gltf.scene, "read_clips", broken)
     with pytest.raises(ViewerError) as caught:
         load_gltf(path)
     assert str(caught.value) == f"{path}: {FALLBACK} (KeyError: 'surprise')"
@@ -750,3 +750,48 @@ def test_model_file_problems(tmp_path):
     (tmp_path / "loop.gltf").symlink_to(tmp_path / "loop.gltf")
     with pytest.raises(ViewerError, match=r"loop\.gltf: "):
         load_gltf(tmp_path / "loop.gltf")
+
+
+def _json_edits():
+    def big_count(doc):  # beyond 64 bits: orjson reads it as a float, json as the integer it is
+        doc["accessors"][0]["count"] = 10**30
+    def big_translation(doc):
+        doc["nodes"][0]["translation"] = [10**25, 0, 0]
+    def nan_rotation(doc):
+        doc["nodes"][1]["rotation"] = [float("nan"), 0.0, 0.0, 1.0]
+    def lone_surrogate_name(doc):
+        doc["nodes"][0]["name"] = "\ud800bone"
+    return {"big count": (big_count, ""), "big translation": (big_translation, ""),
+            "NaN rotation": (nan_rotation, ""), "lone surrogate": (lone_surrogate_name, ""),
+            "byte order mark": (None, "\ufeff"), "plain": (None, "")}
+
+
+@pytest.mark.parametrize("edit", list(_json_edits()))
+def test_orjsons_parse_gives_what_jsons_gives(edit, tmp_path, monkeypatch):
+    """The JSON is parsed by orjson where it takes the text; what only json takes (a BOM, NaN,
+    lone surrogates) and integers beyond 64 bits (which orjson reads as floats: the document is
+    checked again as json parses it) give the same Scene or the same error as json's parse."""
+    from viewer.gltf import container
+
+    change, prefix = _json_edits()[edit]
+    path = build_base(tmp_path)
+    doc = json.loads(path.read_text())
+    if change:
+        change(doc)
+    path.write_text(prefix + json.dumps(doc))
+
+    def outcome():
+        try:
+            scene = load_gltf(path)
+        except ViewerError as error:
+            return str(error)
+        return [(n.name, n.position.tolist(), n.rotation_quaternion.tolist()) for n in scene.nodes]
+
+    assert container.orjson is not None
+    fast = outcome()
+    monkeypatch.setattr(container, "orjson", None)
+    assert fast == outcome()
+    if edit == "plain" or edit == "byte order mark":
+        assert isinstance(fast, list)
+    else:
+        assert isinstance(fast, str) or edit == "lone surrogate"

@@ -16,6 +16,22 @@ from .validate import short
 FLOAT, BYTE, UNSIGNED_BYTE, SHORT, UNSIGNED_SHORT = 5126, 5120, 5121, 5122, 5123
 
 
+def read_clips(file: GltfFile, nodes: list[TransformNode], morphed: dict | None = None) -> list[AnimationClip]:
+    """Every animation of the file, as ``read_clip`` reads each: the keyframes of all the clips
+    read and checked at once where they are plain floats that need no warning (most files);
+    otherwise clip by clip."""
+    indices = range(len(file.document["animations"]))
+    total = file._total_bytes
+    try:
+        clips = _read_clips_at_once(file, indices, nodes, morphed or {})
+    except Exception:  # read again clip by clip, which raises the error in its words
+        clips = None
+    if clips is not None:
+        return clips
+    file._total_bytes = total  # what the attempt counted is counted again
+    return [read_clip(file, i, nodes, morphed) for i in indices]
+
+
 def read_clip(file: GltfFile, index: int, nodes: list[TransformNode], morphed: dict | None = None) -> AnimationClip:
     """Animation ``index``, driving ``nodes`` (the scene's nodes, by node index) and the morph
     weights of ``morphed`` (node index -> the meshes built for it that have morph targets).
@@ -27,33 +43,103 @@ def read_clip(file: GltfFile, index: int, nodes: list[TransformNode], morphed: d
     channel by channel (``read_clip_by_channel``, the reference, which words it)."""
     total = file._total_bytes
     try:
-        clip = _read_clip_at_once(file, index, nodes, morphed or {})
+        clips = _read_clips_at_once(file, [index], nodes, morphed or {})
     except Exception:  # read again channel by channel, which raises the error in its words
-        clip = None
-    if clip is not None:
-        return clip
+        clips = None
+    if clips is not None:
+        return clips[0]
     file._total_bytes = total  # what the attempt counted is counted again
     return read_clip_by_channel(file, index, nodes, morphed)
 
 
-def _read_clip_at_once(file: GltfFile, index: int, nodes: list[TransformNode], morphed: dict):
-    """``read_clip_by_channel``'s clip, its transform channels' keyframe values read as one
-    array and checked in one pass, or None where that reading would warn or differ."""
+def _read_clips_at_once(file: GltfFile, indices, nodes: list[TransformNode], morphed: dict):
+    """``read_clip_by_channel``'s clips ``indices``, the keyframe times and values of their
+    transform channels each read as one array and checked in one pass (numpy's per-call cost
+    paid once, not per clip or channel), or None where that reading would warn or differ."""
+    clips = []  # (name, node channels as (node, path, interpolation, input, output), weights channels, times read)
+    for index in indices:
+        clip = _clip_channels(file, index, nodes, morphed)
+        if clip is None:
+            return None
+        clips.append(clip)
+    # Each clip's distinct inputs once (as its checked_times reads them), then every channel's
+    # times and values as two float64 arrays, checked at once.
+    time_inputs, starts = [], []
+    for _, plain, _, checked_times in clips:
+        distinct = list(dict.fromkeys(entry[3] for entry in plain if entry[3] not in checked_times))
+        starts.append(len(time_inputs))
+        time_inputs.extend(distinct)
+    time_pieces = file.packed_float_pieces(time_inputs)
+    value_pieces = None if time_pieces is None else file.packed_float_pieces(
+        [entry[4] for _, plain, _, _ in clips for entry in plain])
+    if value_pieces is None:
+        return None
+    times_read = _floats(time_pieces)
+    values = _floats(value_pieces)
+    if not (np.isfinite(times_read).all() and np.isfinite(values).all()):
+        return None
+    key_counts = [n for _, _, n in time_pieces]
+    ends = np.cumsum(key_counts, dtype=np.int64)
+    step = np.diff(times_read)
+    if len(step) and (step <= 0).any():
+        inside = np.ones(len(step), dtype=bool)
+        inside[ends[:-1] - 1] = False  # the step from one input's last time to the next input's first
+        if (step[inside] <= 0).any():
+            return None
+    firsts = (ends - key_counts).tolist()
+    result, start, piece, rotations = [], 0, 0, []
+    for (name, plain, morph_channels, checked_times), first_input in zip(clips, starts):
+        at = {}  # input accessor -> (its first time's place in times_read or None, key count)
+        for input_index, times in checked_times.items():  # read by a weights channel already
+            at[input_index] = (None, len(times))
+        channels = []
+        for node, path, interpolation, input_index, _ in plain:
+            place = at.get(input_index)
+            if place is None:
+                k = first_input + len(at) - len(checked_times)
+                place = at[input_index] = (firsts[k], key_counts[k])
+            first, keys = place
+            width = PATH_WIDTHS[path]
+            cubic = interpolation == "CUBICSPLINE"
+            count = value_pieces[piece][2]
+            piece += 1
+            if count != keys * width * (3 if cubic else 1):
+                return None
+            times = checked_times[input_index].copy() if first is None else times_read[first:first + keys].copy()
+            channel_values = values[start:start + count]
+            start += count
+            channel_values = channel_values.reshape(keys, 3, width) if cubic else channel_values.reshape(keys, width)
+            if path == "rotation" and not cubic:
+                rotations.append(channel_values)
+            channels.append(AnimationChannel.of_checked(node, path, times, channel_values, interpolation))
+        result.append(MorphAnimationClip(name, channels, morph_channels) if morph_channels
+                      else AnimationClip(name, channels))
+    if rotations:
+        keys = np.concatenate(rotations)
+        norms = np.sqrt(np.add.reduce(keys * keys, axis=1))  # as _unit_keyframes measures them
+        if not (np.abs(norms - 1.0) <= 1e-3).all():
+            return None  # a key to refuse or normalize, with a warning
+    return result
+
+
+def _clip_channels(file: GltfFile, index: int, nodes: list[TransformNode], morphed: dict):
+    """(name, node channels as (node, path, interpolation, input, output), weights channels
+    read, the keyframe times they read by input) of animation ``index``, or None where reading
+    it at once would warn or differ."""
     spec = file.document["animations"][index]
-    accessors = file.document["accessors"]
+    accessors, samplers = file.document["accessors"], spec["samplers"]
     name = spec.get("name") or f"animation{index}"
     checked_times = {}
-    plain, morph_channels = [], []  # (node, path, times, interpolation, keys per value, float count)
-    pieces = []
+    plain, morph_channels = [], []
     for c, channel in enumerate(spec["channels"]):
         target = channel["target"]
         node = target.get("node")
         if node is None:
             continue
-        sampler = spec["samplers"][channel["sampler"]]
+        sampler = samplers[channel["sampler"]]
         interpolation = sampler.get("interpolation") or "LINEAR"
         input_index, output_index = sampler["input"], sampler["output"]
-        times_spec, values_spec = accessors[input_index], accessors[output_index]
+        times_spec = accessors[input_index]
         if times_spec["type"] != "SCALAR" or times_spec["componentType"] != FLOAT:
             return None
         path = target["path"]
@@ -66,35 +152,23 @@ def _read_clip_at_once(file: GltfFile, index: int, nodes: list[TransformNode], m
             morph_channels.append(_weights_channel(file, what, node, morphed, interpolation, checked_times,
                                                    (input_index, inputs), (output_index, outputs)))
             continue
-        width = 4 if path == "rotation" else 3
-        if values_spec["type"] != f"VEC{width}" or values_spec["componentType"] != FLOAT:
+        values_spec = accessors[output_index]
+        if values_spec["type"] != _VALUE_TYPES[path] or values_spec["componentType"] != FLOAT:
             return None
-        times = _keyframe_times(file, input_index, "", checked_times)
-        per_key = 3 if interpolation == "CUBICSPLINE" else 1
-        packed = file.packed_floats(output_index)
-        if packed is None or values_spec["count"] != len(times) * per_key:
-            return None
-        pieces.append(packed)
-        plain.append((nodes[node], path, times, interpolation, width, packed[2]))
-    values = np.concatenate([np.frombuffer(data, np.float32, count=n, offset=offset) for data, offset, n in pieces]
-                            or [np.zeros(0, np.float32)]).astype(np.float64)
-    if not np.isfinite(values).all():
-        return None
-    channels, start, rotations = [], 0, []
-    for node, path, times, interpolation, width, count in plain:
-        channel_values = values[start:start + count].reshape(-1, width)
-        start += count
-        if path == "rotation" and interpolation != "CUBICSPLINE":
-            rotations.append(channel_values)
-        channels.append(AnimationChannel(node, path, times, channel_values, interpolation, checked=True))
-    if rotations:
-        keys = np.concatenate(rotations)
-        norms = np.sqrt(np.add.reduce(keys * keys, axis=1))  # as _unit_keyframes measures them
-        if not (np.abs(norms - 1.0) <= 1e-3).all():
-            return None  # a key to refuse or normalize, with a warning
-    if morph_channels:
-        return MorphAnimationClip(name, channels, morph_channels)
-    return AnimationClip(name, channels)
+        plain.append((nodes[node], path, interpolation, input_index, output_index))
+    return name, plain, morph_channels, checked_times
+
+
+_VALUE_TYPES = {"translation": "VEC3", "rotation": "VEC4", "scale": "VEC3"}
+PATH_WIDTHS = {"translation": 3, "rotation": 4, "scale": 3}
+
+
+def _floats(pieces: list) -> np.ndarray:
+    """The packed float32 accessors ``pieces`` (GltfFile.packed_float_pieces' answer) as one float64 array."""
+    if not pieces:
+        return np.zeros(0)
+    return np.concatenate([np.frombuffer(data, np.float32, count=n, offset=offset)
+                           for data, offset, n in pieces]).astype(np.float64)
 
 
 def read_clip_by_channel(file: GltfFile, index: int, nodes: list[TransformNode],
@@ -183,7 +257,8 @@ def _weights_channel(file: GltfFile, what: str, node: int, morphed: dict, interp
         raise file.error(f"accessor {output_index} ({outputs}): {len(values)} values for {len(times)} keyframe "
                          f"times of {targets} morph targets ({len(times) * per_key} expected for {interpolation})")
     try:
-        return MorphWeightChannel(meshes, times, values, interpolation, what)
+        # accessor() refused non-finite numbers, the times increase, the count is right: no recheck
+        return MorphWeightChannel(meshes, times, values, interpolation, what, checked=True)
     except ViewerError as error:  # the model's own checks
         raise file.error(f"{what}: {error}") from None
 

@@ -21,6 +21,11 @@ from urllib.parse import unquote
 
 import numpy as np
 
+try:
+    import orjson
+except ImportError:  # a dependency, but the loader does not need it
+    orjson = None
+
 from ..errors import ViewerError
 from ..model.material import DeferredImage
 from . import limits
@@ -74,7 +79,15 @@ class GltfFile:
         else:
             json_bytes = raw
         self.file_bytes, self.json_bytes = len(raw), len(json_bytes)  # what `boneviewer info` reports
-        self.document, self.hierarchy = checked_document(self._parse_json(json_bytes), self.error)
+        document = self._parse_json(json_bytes, fast=orjson is not None)
+        try:
+            self.document, self.hierarchy = checked_document(document, self.error)
+        except GltfError:
+            if orjson is None:
+                raise
+            # orjson reads an integer beyond 64 bits as a float: json's exact parse is checked
+            # again, so the error (or the document) is the one json's parse gives
+            self.document, self.hierarchy = checked_document(self._parse_json(json_bytes, fast=False), self.error)
         unknown = [name for name in self.document["extensionsUsed"] if name not in SUPPORTED_EXTENSIONS]
         if unknown:
             self.warn("extensions", f"uses extension{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}, which "
@@ -134,9 +147,16 @@ class GltfFile:
         binary = next((data for kind, data in chunks[1:] if kind == GLB_BIN), None)
         return chunks[0][1], binary
 
-    def _parse_json(self, json_bytes: bytes):
+    def _parse_json(self, json_bytes: bytes, fast: bool):
+        """The parsed JSON: with ``fast``, orjson's parse where it takes the text (json's, which
+        also reads a BOM, NaN, Infinity and lone surrogates, and words the errors, where not)."""
         if len(json_bytes) > limits.MAX_JSON_BYTES:
             raise self.error(f"its JSON is {len(json_bytes)} bytes; the limit is {limits.MAX_JSON_BYTES}")
+        if fast:
+            try:
+                return orjson.loads(json_bytes)
+            except orjson.JSONDecodeError:
+                pass
         try:
             return json.loads(json_bytes.decode("utf-8-sig"))
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -328,29 +348,35 @@ class GltfFile:
                 raise self.error(f"{label}: element {row} contains NaN or infinity")
         return array
 
-    def packed_floats(self, index: int) -> tuple[bytes, int, int] | None:
-        """(buffer bytes, byte offset, number of floats) of accessor ``index`` when it is plain
-        FLOAT data packed in an uncompressed bufferView (no stride, sparse values or data decoded
-        elsewhere), checked as ``accessor`` checks it and counted in the model's total as it
-        counts it; None for any other accessor and for any problem (``accessor`` words it). For
-        reading many accessors at once; the caller checks that the numbers are finite."""
-        spec = self.document["accessors"][index]
-        view_index = spec.get("bufferView")
-        if (spec["componentType"] != 5126 or view_index is None or spec.get("sparse") is not None
-                or spec.get("normalized") or index in self._provided
-                or self.document["bufferViews"][view_index].get("extensions")):
-            return None
-        components, count = TYPE_SIZES[spec["type"]], spec["count"]
-        item = 4 * components
-        if (count * components > limits.MAX_ELEMENTS or count * item > limits.MAX_BYTES
-                or self._total_bytes + count * item > limits.MAX_TOTAL_BYTES):
-            return None
-        data, view_offset, view_length, stride = self.buffer_view(view_index)
-        offset = spec.get("byteOffset", 0)
-        if (stride is not None and stride != item) or offset + count * item > view_length:
-            return None
-        self._total_bytes += count * item
-        return data, view_offset + offset, count * components
+    def packed_float_pieces(self, indices: list[int]) -> list[tuple[bytes, int, int]] | None:
+        """(buffer bytes, byte offset, number of floats) of each accessor of ``indices``, when all
+        are plain FLOAT data packed in uncompressed bufferViews (no stride, sparse values or data
+        decoded elsewhere), checked as ``accessor`` checks them and counted in the model's total
+        as it counts them; None when any is not, or for any problem (``accessor`` words it). For
+        reading many accessors at once (a file's clips: hundreds of channels); the caller checks
+        that the numbers are finite."""
+        accessors, views, provided = self.document["accessors"], self.document["bufferViews"], self._provided
+        checked, max_elements, max_bytes = self._checked_views, limits.MAX_ELEMENTS, limits.MAX_BYTES
+        total, pieces = self._total_bytes, []
+        for index in indices:
+            spec = accessors[index]
+            view_index = spec.get("bufferView")
+            if (spec["componentType"] != 5126 or view_index is None or "sparse" in spec or spec.get("normalized")
+                    or index in provided or views[view_index].get("extensions")):
+                return None
+            components, count = TYPE_SIZES[spec["type"]], spec["count"]
+            item = 4 * components
+            total += count * item
+            if count * components > max_elements or count * item > max_bytes or total > limits.MAX_TOTAL_BYTES:
+                return None
+            view = checked.get(view_index) or self.buffer_view(view_index)
+            data, view_offset, view_length, stride = view
+            offset = spec.get("byteOffset", 0)
+            if (stride is not None and stride != item) or offset + count * item > view_length:
+                return None
+            pieces.append((data, view_offset + offset, count * components))
+        self._total_bytes = total
+        return pieces
 
     def _apply_sparse(self, array: np.ndarray, sparse: dict, label: str, dtype, components: int) -> np.ndarray:
         count = sparse["count"]

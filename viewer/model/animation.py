@@ -25,6 +25,8 @@ PATHS = {"translation": 3, "rotation": 4, "scale": 3}
 
 
 class AnimationChannel:
+    _alone = None  # the channel as a batch of one, made when it is first sampled by itself
+
     def __init__(self, node, path: str, times, values, interpolation: str = "LINEAR", *, checked: bool = False):
         """``checked=True``: float64 arrays a loader has already checked (finite, times strictly
         increasing, the value count right for the interpolation), taken without a second pass."""
@@ -36,6 +38,15 @@ class AnimationChannel:
         self.times, self.values = keyframes(times, values, interpolation, PATHS[path],
                                             f"animation channel {path} of node {node.name!r}", checked)
         self._alone = None
+
+    @classmethod
+    def of_checked(cls, node, path: str, times: np.ndarray, values: np.ndarray, interpolation: str):
+        """A channel of a loader's arrays, checked and shaped already (float64 times (keys,) and
+        values as ``keyframes`` returns them; a known path and interpolation): no second look."""
+        channel = cls.__new__(cls)  # its one-channel batch is the class's None until sampled alone
+        channel.node, channel.path, channel.interpolation = node, path, interpolation
+        channel.times, channel.values = times, values
+        return channel
 
     @property
     def duration(self) -> float:

@@ -159,7 +159,8 @@ class MorphWeightChannel:
     """A glTF ``weights`` channel: keyframes of every target's weight, written into ``meshes``
     (the meshes of the animated node, which share its targets)."""
 
-    def __init__(self, meshes, times, values, interpolation: str = "LINEAR", name: str = ""):
+    def __init__(self, meshes, times, values, interpolation: str = "LINEAR", name: str = "", *, checked: bool = False):
+        """``checked=True``: float64 arrays a loader has already checked (as AnimationChannel's)."""
         self.meshes = list(meshes)
         if not self.meshes or any(mesh.morph_targets is None for mesh in self.meshes):
             raise ViewerError(f"weights channel {name!r}: it needs a mesh with morph targets")
@@ -170,7 +171,8 @@ class MorphWeightChannel:
         if interpolation not in INTERPOLATIONS:
             raise ViewerError(f"{what}: unknown interpolation {interpolation!r}")
         self.interpolation = interpolation
-        self.times, self.values = keyframes(times, values, interpolation, count, what, of=f" of {count} targets")
+        self.times, self.values = keyframes(times, values, interpolation, count, what, checked,
+                                            of=f" of {count} targets")
 
     @property
     def duration(self) -> float:
