@@ -8,19 +8,19 @@ model of 28 nested skins (tests/test_gltf_scale.py's recursive_skeletons(), pack
 .glb so both loaders read the same binary file). A load is the whole load: read the file,
 parse, validate, build the Scene (boneviewer: nodes, skeletons, meshes, clips, the rest bounds;
 Babylon: LoadAssetContainerAsync with materials skipped and animations not started, in Node,
-scripts/bench_load_babylon.mjs). Each figure is the best of ``--runs`` loads after a warm-up
-(``--warmup`` loads of each file in Babylon's fresh Node process: V8's optimizing compiler keeps
-speeding it up over the first dozens of loads; one, the default, is the issue's protocol), and
-the rounds alternate boneviewer and Babylon so a busy machine weighs on both; the table
-gives the median over the rounds of each round's best and the ratio of those medians.
-boneviewer reads and checks the images while loading (bytes, header, declared size) but
-decodes their pixels only when first drawn (or written, or checked); Babylon skips them
-(materials skipped), so any time boneviewer spent decoding pixels during a load is shown too
-(none since issue 30: "-"), and the ratio without it. Babylon is left out with a note when node or
-tests/babylon/node_modules is missing. With ``--before DIR`` (an older tree, e.g. ``git archive
-<commit> | tar -x -C DIR``) that tree's load_gltf is timed in the same rounds (in its own
-process), and so is process start to first PNG (``boneviewer render CesiumMan.glb``) of both
-trees, interleaved. A benchmark, not a test: it prints what it measured.
+scripts/bench_load_babylon.mjs). Each round runs each loader in a fresh process (Python, Node),
+which loads each file ``--warmup`` times (V8's optimizing compiler keeps speeding Babylon up
+over the first dozens of loads; one, the default, is the issue's protocol) and then ``--runs``
+times; the best of those counts. The rounds alternate boneviewer and Babylon so a busy machine
+weighs on both; the table gives the median over the rounds of each round's best and the ratio
+of those medians. boneviewer reads and checks the images while loading (bytes, header,
+declared size) but decodes their pixels only when first drawn (or written, or checked); Babylon
+skips them (materials skipped), so any time boneviewer spent decoding pixels during a load is
+shown too (none since issue 30: "-"), and the ratio without it. Babylon is left out with a note
+when node or tests/babylon/node_modules is missing. With ``--before DIR`` (an older tree, e.g.
+``git archive <commit> | tar -x -C DIR``) that tree's load_gltf is timed in the same rounds,
+and so is process start to first PNG (``boneviewer render CesiumMan.glb``) of both trees,
+interleaved. A benchmark, not a test: it prints what it measured.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from viewer.gltf import load_gltf  # noqa: E402
-from viewer.gltf import container  # noqa: E402
 
 SAMPLES = ROOT / "tests" / "data" / "gltf-samples"
 NODE_MODULES = ROOT / "tests" / "babylon" / "node_modules"
@@ -67,42 +66,6 @@ def as_glb(gltf_path: Path, glb_path: Path) -> Path:
     return glb_path
 
 
-class ImageClock:
-    """The time spent decoding image pixels (container.decode_pixels), summed while installed."""
-
-    def __init__(self):
-        self.seconds = 0.0
-        self._decode = container.decode_pixels
-
-    def __enter__(self):
-        clock, decode = self, self._decode
-
-        def timed(data):
-            start = time.perf_counter()
-            try:
-                return decode(data)
-            finally:
-                clock.seconds += time.perf_counter() - start
-
-        container.decode_pixels = timed
-        return self
-
-    def __exit__(self, *exc):
-        container.decode_pixels = self._decode
-
-
-def ours_best(path: Path, runs: int) -> tuple[float, float]:
-    """(best load in ms, the image decoding of that load in ms)."""
-    best = (float("inf"), 0.0)
-    for _ in range(runs):
-        with ImageClock() as images:
-            start = time.perf_counter()
-            load_gltf(path)
-            seconds = time.perf_counter() - start
-        best = min(best, (seconds * 1000, images.seconds * 1000))
-    return best
-
-
 def babylon_round(paths: list[Path], runs: int, warmup: int) -> dict | None:
     """path -> Babylon's best of ``runs`` (ms) in a fresh Node process, each file loaded ``warmup`` times first."""
     if shutil.which("node") is None or not (NODE_MODULES / "@babylonjs" / "loaders").is_dir():
@@ -116,26 +79,40 @@ def babylon_round(paths: list[Path], runs: int, warmup: int) -> dict | None:
 TREE_ROUND = """
 import json, logging, sys, time
 logging.disable(logging.WARNING)
-from viewer.gltf import load_gltf
+from viewer.gltf import container, load_gltf
 spec, best = json.loads(sys.argv[1]), {}
+decode, spent = getattr(container, "decode_pixels", None), [0.0]
+if decode is not None:  # time any image decoding done while loading (none since issue 30)
+    def timed(data):
+        start = time.perf_counter()
+        try:
+            return decode(data)
+        finally:
+            spent[0] += time.perf_counter() - start
+    container.decode_pixels = timed
 for path in spec["files"]:
-    load_gltf(path)
+    for _ in range(spec["warmup"]):
+        load_gltf(path)
     times = []
     for _ in range(spec["runs"]):
+        spent[0] = 0.0
         start = time.perf_counter()
         load_gltf(path)
-        times.append(time.perf_counter() - start)
-    best[path] = 1000 * min(times)
+        times.append((time.perf_counter() - start, spent[0]))
+    seconds, images = min(times)
+    best[path] = (1000 * seconds, 1000 * images)
 print(json.dumps(best))
 """
 
 
-def tree_round(tree: Path, paths: list[Path], runs: int) -> dict:
-    """path -> the best of ``runs`` loads (ms) with another tree's load_gltf, in its own process."""
-    spec = {"files": [str(p) for p in paths], "runs": runs}
+def tree_round(tree: Path, paths: list[Path], runs: int, warmup: int) -> dict:
+    """path -> (the best of ``runs`` loads, the image decoding in it) in ms, with ``tree``'s
+    load_gltf in a fresh process (as Babylon's round is a fresh Node process), each file loaded
+    ``warmup`` times first."""
+    spec = {"files": [str(p) for p in paths], "runs": runs, "warmup": warmup}
     out = subprocess.run([sys.executable, "-c", TREE_ROUND, json.dumps(spec)], capture_output=True, text=True,
                          check=True, timeout=600, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
-    return {Path(key): value for key, value in json.loads(out.stdout).items()}
+    return {Path(key): tuple(value) for key, value in json.loads(out.stdout).items()}
 
 
 def first_png(tree: Path, folder: Path) -> float:
@@ -151,7 +128,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds (default 5)")
     parser.add_argument("--runs", type=int, default=5, help="loads per round, the best counts (default 5)")
-    parser.add_argument("--warmup", type=int, default=1, help="Babylon's warm-up loads per file and round (default 1)")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="warm-up loads per file and round, each loader's (default 1)")
     parser.add_argument("--before", type=Path, help="an older tree to time beside this one")
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # the samples' tolerated flaws, once per load
@@ -163,16 +141,16 @@ def main() -> int:
         models = [*MODELS, ("924 nodes, 28 skins", generated)]
         paths = [path for _, path in models]
         for path in paths:
-            load_gltf(path)  # warm: imports, first-call caches
+            load_gltf(path)  # a file this tree cannot load stops the benchmark here, with its error
         ours = {path: [] for path in paths}
         theirs = {path: [] for path in paths}
         before = {path: [] for path in paths}
         for _ in range(args.rounds):
             if args.before:
-                for path, best in tree_round(args.before.resolve(), paths, args.runs).items():
+                for path, (best, _) in tree_round(args.before.resolve(), paths, args.runs, args.warmup).items():
                     before[path].append(best)
-            for path in paths:
-                ours[path].append(ours_best(path, args.runs))
+            for path, best in tree_round(ROOT, paths, args.runs, args.warmup).items():
+                ours[path].append(best)
             babylon = babylon_round(paths, args.runs, args.warmup)
             if babylon is not None:
                 for path in paths:
@@ -182,8 +160,9 @@ def main() -> int:
             for _ in range(7):
                 pngs["before"].append(first_png(args.before.resolve(), folder))
                 pngs["after"].append(first_png(ROOT, folder))
-    print(f"glTF load, best of {args.runs} per round, medians of {args.rounds} alternating rounds (ms), Babylon "
-          f"after {args.warmup} warm-up load{'s' if args.warmup != 1 else ''}; load average {os.getloadavg()[0]:.1f}")
+    print(f"glTF load, best of {args.runs} per round, medians of {args.rounds} alternating rounds (ms), each loader "
+          f"in a fresh process per round after {args.warmup} warm-up load{'s' if args.warmup != 1 else ''} of each "
+          f"file; load average {os.getloadavg()[0]:.1f}")
     header = ["model", "boneviewer", "of which images", "Babylon.js", "ratio", "ratio without images"]
     if args.before:
         header[1:1] = ["before", "before/Babylon"]
