@@ -23,7 +23,7 @@ OUT_OF_RANGE = f"NaN or infinity or a magnitude above {LIMIT_TEXT}"
 def fits(value) -> bool:
     """Whether every number in ``value`` (a float or an array) is finite and within
     ±MAX_MAGNITUDE: one vectorized comparison (NaN compares False)."""
-    return bool(np.all(np.abs(value) <= MAX_MAGNITUDE))
+    return bool((np.abs(value) <= MAX_MAGNITUDE).all())  # the method: no np.all dispatch, a hot path
 
 
 def first_bad_row(array: np.ndarray) -> int:
