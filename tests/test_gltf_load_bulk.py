@@ -268,6 +268,43 @@ def test_a_clip_that_warns_or_fails_is_read_channel_by_channel(tmp_path, caplog)
         load_gltf(path)
 
 
+def test_weights_channels_are_read_at_once_and_one_out_of_range_is_worded_as_before(tmp_path, monkeypatch):
+    """The morph worms' weights channels (LINEAR, STEP, CUBICSPLINE) are read with the other
+    channels in one pass, as the channel-by-channel reading makes them; a weight key beyond
+    the model's range (1e30) is refused in that reading's words."""
+    import base64
+    import struct
+
+    from gltf_cases import build_morph_case
+    from viewer import ViewerError
+    from viewer.gltf import animation as gltf_animation
+    from viewer.gltf import load_gltf
+
+    path = build_morph_case(tmp_path)
+    at_once = gltf_animation._read_clips_at_once
+    used = []
+    monkeypatch.setattr(gltf_animation, "_read_clips_at_once", lambda *a: used.append(at_once(*a)) or used[-1])
+    fast = load_gltf(path)
+    assert used[0] is not None and len(fast.animations[0].morph_channels) == 3
+    monkeypatch.setattr(gltf_animation, "_read_clips_at_once", lambda *a: None)
+    slow = load_gltf(path)
+    _clips_alike(fast.animations[0], slow.animations[0])
+    monkeypatch.setattr(gltf_animation, "_read_clips_at_once", at_once)
+    document = json.loads(path.read_text())
+    animation = document["animations"][0]
+    channel = next(c for c in animation["channels"] if c["target"]["path"] == "weights")
+    output = document["accessors"][animation["samplers"][channel["sampler"]]["output"]]
+    view = document["bufferViews"][output["bufferView"]]
+    prefix, _, payload = document["buffers"][0]["uri"].partition(",")
+    blob = bytearray(base64.b64decode(payload))
+    struct.pack_into("<f", blob, view.get("byteOffset", 0) + output.get("byteOffset", 0) + 4, 1e30)
+    document["buffers"][0]["uri"] = prefix + "," + base64.b64encode(bytes(blob)).decode()
+    path.write_text(json.dumps(document))
+    with pytest.raises(ViewerError, match=r"animation 0 \('morph'\) channel 1: weights channel of mesh .*: keyframe "
+                                          r"values contain NaN or infinity or a magnitude above 1e18"):
+        load_gltf(path)
+
+
 def test_rgb_textures_read_without_conversion_are_convert_rgbas_pixels():
     """RGB images skip PIL's convert("RGBA") pass: the same pixels (JPEG and PNG, read-only)."""
     import io

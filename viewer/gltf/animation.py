@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import TransformNode
 from ..model.animation import AnimationChannel, AnimationClip
+from ..model.checks import fits
 from ..model.morph import MorphAnimationClip, MorphWeightChannel
 from .container import GltfFile
 from .validate import short
@@ -53,10 +54,10 @@ def read_clip(file: GltfFile, index: int, nodes: list[TransformNode], morphed: d
 
 
 def _read_clips_at_once(file: GltfFile, indices, nodes: list[TransformNode], morphed: dict):
-    """``read_clip_by_channel``'s clips ``indices``, the keyframe times and values of their
-    transform channels each read as one array and checked in one pass (numpy's per-call cost
-    paid once, not per clip or channel), or None where that reading would warn or differ."""
-    clips = []  # (name, node channels as (node, path, interpolation, input, output), weights channels, times read)
+    """``read_clip_by_channel``'s clips ``indices``, the keyframe times and values of all their
+    channels each read as one array and checked in one pass (numpy's per-call cost paid once,
+    not per clip or channel), or None where that reading would warn or differ."""
+    clips = []  # (name, channels as (target, path, interpolation, input, output, width, what))
     for index in indices:
         clip = _clip_channels(file, index, nodes, morphed)
         if clip is None:
@@ -65,13 +66,12 @@ def _read_clips_at_once(file: GltfFile, indices, nodes: list[TransformNode], mor
     # Each clip's distinct inputs once (as its checked_times reads them), then every channel's
     # times and values as two float64 arrays, checked at once.
     time_inputs, starts = [], []
-    for _, plain, _, checked_times in clips:
-        distinct = list(dict.fromkeys(entry[3] for entry in plain if entry[3] not in checked_times))
+    for _, entries in clips:
         starts.append(len(time_inputs))
-        time_inputs.extend(distinct)
+        time_inputs.extend(dict.fromkeys(entry[3] for entry in entries))
     time_pieces = file.packed_float_pieces(time_inputs)
     value_pieces = None if time_pieces is None else file.packed_float_pieces(
-        [entry[4] for _, plain, _, _ in clips for entry in plain])
+        [entry[4] for _, entries in clips for entry in entries])
     if value_pieces is None:
         return None
     times_read = _floats(time_pieces)
@@ -87,31 +87,33 @@ def _read_clips_at_once(file: GltfFile, indices, nodes: list[TransformNode], mor
         if (step[inside] <= 0).any():
             return None
     firsts = (ends - key_counts).tolist()
-    result, start, piece, rotations = [], 0, 0, []
-    for (name, plain, morph_channels, checked_times), first_input in zip(clips, starts):
-        at = {}  # input accessor -> (its first time's place in times_read or None, key count)
-        for input_index, times in checked_times.items():  # read by a weights channel already
-            at[input_index] = (None, len(times))
-        channels = []
-        for node, path, interpolation, input_index, _ in plain:
+    result, start, piece, rotations, weights = [], 0, 0, [], []
+    for (name, entries), first_input in zip(clips, starts):
+        at = {}  # input accessor -> (its first time's place in times_read, key count)
+        channels, morph_channels = [], []
+        for target, path, interpolation, input_index, _, width, what in entries:
             place = at.get(input_index)
             if place is None:
-                k = first_input + len(at) - len(checked_times)
+                k = first_input + len(at)
                 place = at[input_index] = (firsts[k], key_counts[k])
             first, keys = place
-            width = PATH_WIDTHS[path]
             cubic = interpolation == "CUBICSPLINE"
             count = value_pieces[piece][2]
             piece += 1
             if count != keys * width * (3 if cubic else 1):
                 return None
-            times = checked_times[input_index].copy() if first is None else times_read[first:first + keys].copy()
+            times = times_read[first:first + keys].copy()
             channel_values = values[start:start + count]
             start += count
+            if path == "weights":  # the meshes' own checks raise (and the clip is read channel by channel)
+                morph_channels.append(MorphWeightChannel(target, times, channel_values, interpolation, what,
+                                                         checked=True))
+                weights.append(channel_values)
+                continue
             channel_values = channel_values.reshape(keys, 3, width) if cubic else channel_values.reshape(keys, width)
             if path == "rotation" and not cubic:
                 rotations.append(channel_values)
-            channels.append(AnimationChannel.of_checked(node, path, times, channel_values, interpolation))
+            channels.append(AnimationChannel.of_checked(target, path, times, channel_values, interpolation))
         result.append(MorphAnimationClip(name, channels, morph_channels) if morph_channels
                       else AnimationClip(name, channels))
     if rotations:
@@ -119,18 +121,20 @@ def _read_clips_at_once(file: GltfFile, indices, nodes: list[TransformNode], mor
         norms = np.sqrt(np.add.reduce(keys * keys, axis=1))  # as _unit_keyframes measures them
         if not (np.abs(norms - 1.0) <= 1e-3).all():
             return None  # a key to refuse or normalize, with a warning
+    if weights and not fits(np.concatenate(weights)):
+        return None  # a weight out of the model's range: MorphWeightChannel's own check words it
     return result
 
 
 def _clip_channels(file: GltfFile, index: int, nodes: list[TransformNode], morphed: dict):
-    """(name, node channels as (node, path, interpolation, input, output), weights channels
-    read, the keyframe times they read by input) of animation ``index``, or None where reading
-    it at once would warn or differ."""
+    """(name, channels as (target, path, interpolation, input accessor, output accessor, values
+    per key, what)) of animation ``index``, a target being a node, or for a weights channel the
+    meshes it morphs; None where reading it at once would warn or differ (integer weights
+    among them: they are normalized channel by channel)."""
     spec = file.document["animations"][index]
     accessors, samplers = file.document["accessors"], spec["samplers"]
     name = spec.get("name") or f"animation{index}"
-    checked_times = {}
-    plain, morph_channels = [], []
+    entries = []
     for c, channel in enumerate(spec["channels"]):
         target = channel["target"]
         node = target.get("node")
@@ -139,24 +143,21 @@ def _clip_channels(file: GltfFile, index: int, nodes: list[TransformNode], morph
         sampler = samplers[channel["sampler"]]
         interpolation = sampler.get("interpolation") or "LINEAR"
         input_index, output_index = sampler["input"], sampler["output"]
-        times_spec = accessors[input_index]
+        times_spec, values_spec = accessors[input_index], accessors[output_index]
         if times_spec["type"] != "SCALAR" or times_spec["componentType"] != FLOAT:
             return None
         path = target["path"]
         if path == "weights":
-            if not morphed.get(node):
-                return None  # skipped with a warning, or outside the scene shown
-            what = f"animation {index} ({short(name)}) channel {c}"
-            inputs = f"{what} sampler {channel['sampler']} input"
-            outputs = f"{what} sampler {channel['sampler']} output"
-            morph_channels.append(_weights_channel(file, what, node, morphed, interpolation, checked_times,
-                                                   (input_index, inputs), (output_index, outputs)))
+            meshes = morphed.get(node)
+            if not meshes or values_spec["type"] != "SCALAR" or values_spec["componentType"] != FLOAT:
+                return None  # skipped with a warning, outside the scene shown, or integer weights
+            entries.append((meshes, path, interpolation, input_index, output_index, len(meshes[0].morph_targets),
+                            f"animation {index} ({short(name)}) channel {c}"))
             continue
-        values_spec = accessors[output_index]
         if values_spec["type"] != _VALUE_TYPES[path] or values_spec["componentType"] != FLOAT:
             return None
-        plain.append((nodes[node], path, interpolation, input_index, output_index))
-    return name, plain, morph_channels, checked_times
+        entries.append((nodes[node], path, interpolation, input_index, output_index, PATH_WIDTHS[path], None))
+    return name, entries
 
 
 _VALUE_TYPES = {"translation": "VEC3", "rotation": "VEC4", "scale": "VEC3"}
@@ -257,8 +258,7 @@ def _weights_channel(file: GltfFile, what: str, node: int, morphed: dict, interp
         raise file.error(f"accessor {output_index} ({outputs}): {len(values)} values for {len(times)} keyframe "
                          f"times of {targets} morph targets ({len(times) * per_key} expected for {interpolation})")
     try:
-        # accessor() refused non-finite numbers, the times increase, the count is right: no recheck
-        return MorphWeightChannel(meshes, times, values, interpolation, what, checked=True)
+        return MorphWeightChannel(meshes, times, values, interpolation, what)
     except ViewerError as error:  # the model's own checks
         raise file.error(f"{what}: {error}") from None
 
