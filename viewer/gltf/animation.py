@@ -102,7 +102,7 @@ def _read_clips_at_once(file: GltfFile, indices, nodes: list[TransformNode], mor
             piece += 1
             if count != keys * width * (3 if cubic else 1):
                 return None
-            times = times_read[first:first + keys].copy()
+            times = times_read[first:first + keys]  # a view: keyframe arrays are replaced, never written into
             channel_values = values[start:start + count]
             start += count
             if path == "weights":  # the meshes' own checks raise (and the clip is read channel by channel)
@@ -165,9 +165,18 @@ PATH_WIDTHS = {"translation": 3, "rotation": 4, "scale": 3}
 
 
 def _floats(pieces: list) -> np.ndarray:
-    """The packed float32 accessors ``pieces`` (GltfFile.packed_float_pieces' answer) as one float64 array."""
+    """The packed float32 accessors ``pieces`` (GltfFile.packed_float_pieces' answer) as one
+    float64 array: one gather from the buffer when they all lie in the same one, 4-byte aligned
+    (a .glb's binary chunk), else one piece at a time."""
     if not pieces:
         return np.zeros(0)
+    data = pieces[0][0]
+    if all(piece[0] is data and not piece[1] % 4 for piece in pieces):
+        whole = np.frombuffer(data, np.float32, count=len(data) // 4)
+        starts = np.array([offset // 4 for _, offset, _ in pieces], dtype=np.int64)
+        counts = np.array([n for _, _, n in pieces], dtype=np.int64)
+        before = np.cumsum(counts) - counts  # where each piece starts in the result
+        return whole[np.repeat(starts - before, counts) + np.arange(int(before[-1] + counts[-1]))].astype(np.float64)
     return np.concatenate([np.frombuffer(data, np.float32, count=n, offset=offset)
                            for data, offset, n in pieces]).astype(np.float64)
 

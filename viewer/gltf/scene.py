@@ -219,16 +219,16 @@ def _set_node_transforms(file: GltfFile, nodes: list[TransformNode], specs: list
         _set_node_transform(file, nodes[i], specs[i], i)
 
 
-def _local_matrices(nodes: list[TransformNode]) -> list[np.ndarray]:
-    """Each node's local matrix, composed for all at once (transforms.compose: the same numbers
-    as each node's get_local_matrix), and kept by the node as its own."""
+def _local_matrices(nodes: list[TransformNode]) -> np.ndarray:
+    """Each node's local matrix ((nodes, 4, 4), read-only), composed for all at once
+    (transforms.compose: the same numbers as each node's get_local_matrix), and each kept by
+    its node as its own."""
     if not nodes:
         return []
     table = nodes[0].table
     rows = [node.table_row for node in nodes]
     local = transforms.compose(table.scaling[rows], table.quaternion[rows], table.position[rows])
     local.flags.writeable = False  # shared as meshes' world matrices, as get_local_matrix's are
-    local = list(local)
     for node, matrix in zip(nodes, local):
         node.adopt_local_matrix(matrix)
     return local
@@ -364,7 +364,7 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
         else:
             binds.append(absolute[n] @ inverse_absolute[parent])
     made = order[:len(binds)]
-    checked = _usable_bone_matrices([local[n] for n in made], binds)
+    checked, near_singular = _usable_bone_matrices(local[made], binds, usable)
     bones = {}
     for n, bind, ok in zip(made, binds, checked):
         parent = parent_of.get(n) if n != root else None
@@ -382,7 +382,7 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     # above, these ``usable`` matrices again up to rounding: where one is anywhere near the
     # batch's singular limit, its binds are brought up to date now, so that a singular one is
     # refused while loading.
-    if len(usable) and not (transforms.singularity(usable) > 2 * SINGULAR_BIND).all():
+    if near_singular:
         try:
             skeleton.batch.update_bind()
         except ViewerError as error:
@@ -391,15 +391,18 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     return Skin(skeleton, placement, len(joints))
 
 
-def _usable_bone_matrices(locals_: list, binds: list) -> list[bool]:
-    """Per bone, whether its local and bind matrices pass Bone's checks, tested for all at once:
-    numbers in the model's range and a bind clearly invertible (transforms.singularity, which
-    may differ from Bone's own measure in the last bits: a bind near the limit is left to Bone)."""
+def _usable_bone_matrices(local: np.ndarray, binds: list, absolutes: np.ndarray) -> tuple[list[bool], bool]:
+    """(per bone, whether its local and bind matrices pass Bone's checks, tested for all at
+    once: numbers in the model's range and a bind clearly invertible (transforms.singularity,
+    which may differ from Bone's own measure in the last bits: a bind near the limit is left to
+    Bone); whether any of the bones' ``absolutes`` comes anywhere near the batch's singular
+    limit), the two measured in one call."""
     if not binds:
-        return []
-    local, bind = np.array(locals_), np.array(binds)
+        return [], False
+    bind = np.array(binds)
     usable = (np.abs(local) <= MAX_MAGNITUDE).all(axis=(1, 2)) & (np.abs(bind) <= MAX_MAGNITUDE).all(axis=(1, 2))
-    return (usable & (transforms.singularity(bind) > 2 * SINGULAR_BIND)).tolist()
+    quality = transforms.singularity(np.concatenate([bind, absolutes])) > 2 * SINGULAR_BIND
+    return (usable & quality[:len(bind)]).tolist(), not quality[len(bind):].all()
 
 
 def _inverses(matrices: np.ndarray) -> list:

@@ -190,7 +190,8 @@ class BoneBatch:
         (a loader that knows the count)."""
         if capacity > self.rows.capacity:
             grown = RowArrays(capacity)
-            grown.copy_rows(self.rows, self.count)
+            if self.count:
+                grown.copy_rows(self.rows, self.count)
             self._replace_rows(grown)
 
     def _replace_rows(self, rows: RowArrays) -> None:

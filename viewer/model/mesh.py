@@ -297,14 +297,18 @@ def _transform_normals(normals, linear):
 
 def vertex_normals(positions, indices) -> np.ndarray:
     """Area-weighted smooth vertex normals."""
-    triangles = positions[indices.reshape(-1, 3)]
-    face = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
-    # Summed per vertex in np.add.at's order (corner 0 of every triangle, then 1, then 2), so the
-    # same numbers, by one bincount per axis.
-    corners = indices.reshape(-1, 3).T.reshape(-1)
-    faces = np.concatenate([face, face, face]).astype(np.float64)
-    normals = np.stack([np.bincount(corners, faces[:, axis], minlength=len(positions)) for axis in range(3)], axis=1)
-    length = np.linalg.norm(normals, axis=1, keepdims=True)
+    corners = indices.reshape(-1, 3).T  # (3, triangles): each corner's vertex
+    a, b, c = positions[corners[0]], positions[corners[1]], positions[corners[2]]
+    u, v = (b - a).T, (c - a).T
+    # np.cross(u, v)'s products and differences, in its order (so its numbers), without its
+    # per-call overhead; each face summed into its three vertices in np.add.at's order (corner
+    # 0 of every triangle, then 1, then 2), by one bincount per axis.
+    face = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]]
+    corners = corners.reshape(-1)
+    normals = np.empty((len(positions), 3))
+    for axis in range(3):
+        normals[:, axis] = np.bincount(corners, np.tile(face[axis].astype(np.float64), 3), minlength=len(positions))
+    length = np.sqrt(np.add.reduce(normals * normals, axis=1, keepdims=True))  # np.linalg.norm's sum
     normals = np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)
     return normals.astype(np.float32)
 
