@@ -439,8 +439,7 @@ class GltfFile:
     def _open_image(self, raw: bytes, index: int) -> tuple[int, int]:
         """(width, height) of an encoded image, from its header alone (no pixels decoded), held
         to the limits and counted in the model's bytes as the RGBA it decodes to."""
-        from PIL import Image, UnidentifiedImageError
-
+        Image, UnidentifiedImageError = _pil()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -461,6 +460,20 @@ class GltfFile:
             raise self.error(f"image {index}: the model's data and images add up to more than "
                              f"{limits.MAX_TOTAL_BYTES} bytes")
         return width, height
+
+
+def _pil():
+    """(PIL.Image, PIL.UnidentifiedImageError), imported when a file first has an image (and
+    kept: an import statement per image is a lookup through importlib each time)."""
+    global _PIL
+    if _PIL is None:
+        from PIL import Image, UnidentifiedImageError
+
+        _PIL = (Image, UnidentifiedImageError)
+    return _PIL
+
+
+_PIL = None
 
 
 class EncodedImage(DeferredImage):

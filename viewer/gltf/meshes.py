@@ -318,12 +318,17 @@ def _read_material(file: GltfFile, index: int) -> tuple[Material, dict]:
     extensions = spec.get("extensions", {})
     clamped = []
 
-    def clamp(value, low, high, field):
-        array = np.asarray(value, dtype=np.float64)
-        inside = np.clip(array, low, high)
-        if not np.array_equal(inside, array):
+    def clamp(value, low, high, field):  # np.clip's numbers (the values are finite), on a few Python floats
+        if isinstance(value, (list, tuple)):
+            given = [float(v) for v in value]
+            inside = [min(max(v, low), high) for v in given]
+            if inside != given:
+                clamped.append(field)
+            return np.array(inside)
+        inside = min(max(float(value), low), high)
+        if inside != value:
             clamped.append(field)
-        return inside if array.ndim else float(inside)
+        return inside
 
     material = Material(
         name=spec.get("name", ""),

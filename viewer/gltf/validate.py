@@ -146,6 +146,14 @@ def checked_document(document, fail: Fail, bulk: bool = True) -> tuple[dict, Nod
     return _Checker(fail, bulk).document(document)
 
 
+_INT, _BOOL, _STR, _INT_OR_STR, _FLOAT_OR_INT = {int}, {bool}, {str}, {int, str}, {float, int}
+
+
+def _ints(values: list) -> bool:
+    """Whether every value is an int (not a bool), for a non-empty column."""
+    return set(map(type, values)) <= _INT
+
+
 class _Checker:
     def __init__(self, fail: Fail, bulk: bool = True):
         self.fail_with = fail
@@ -307,32 +315,34 @@ class _Checker:
 
     def _bulk_values(self, kind: str, argument, required: bool, field: str, values: list) -> list | None:
         """``values`` (all present) checked as ``kind`` and cleaned, or None when one is off."""
+        # The types of a column are one set of map(type, ...), and its range min() and max(): C
+        # loops (type(v) is int: a bool is not an int here).
         if kind == "ref":
             count = self.lengths[argument]
-            return values if all(type(v) is int and 0 <= v < count for v in values) else None
+            return values if _ints(values) and min(values) >= 0 and max(values) < count else None
         if kind == "uint":
-            return values if all(type(v) is int and v >= argument for v in values) else None
+            return values if _ints(values) and min(values) >= argument else None
         if kind == "enum":
-            allowed = set(argument)
-            return values if all((type(v) is int or type(v) is str) and v in allowed for v in values) else None
+            return values if set(map(type, values)) <= _INT_OR_STR and set(values) <= set(argument) else None
         if kind == "nums":
             if not all(type(v) is list and (argument is None or len(v) == argument) for v in values):
                 return None
             flat = [x for v in values for x in v]
-            if not all(type(x) is float or type(x) is int for x in flat) or not all(map(math.isfinite, flat)):
+            if not set(map(type, flat)) <= _FLOAT_OR_INT or not all(map(math.isfinite, flat)):
                 return None
             return [[float(x) for x in v] for v in values]
         if kind == "refs":
             count = self.lengths[argument]
             if not all(type(v) is list and (v or not required) for v in values):
                 return None
-            if not all(type(i) is int and 0 <= i < count for v in values for i in v):
+            flat = [i for v in values for i in v]
+            if flat and not (_ints(flat) and min(flat) >= 0 and max(flat) < count):
                 return None
             return [list(v) for v in values]
         if kind == "bool":
-            return values if all(type(v) is bool for v in values) else None
+            return values if set(map(type, values)) <= _BOOL else None
         if kind == "str":
-            return values if all(type(v) is str for v in values) else None
+            return values if set(map(type, values)) <= _STR else None
         if kind == "stride":
             return values if all(type(v) is int and 4 <= v <= 252 and not v % 4 for v in values) else None
         if kind == "obj":
