@@ -445,3 +445,22 @@ def test_vertex_normals_are_the_add_at_references_bit_for_bit():
     for index_type in (np.uint32, np.int64, np.uint16):
         np.testing.assert_array_equal(vertex_normals(positions, indices.astype(index_type)),
                                       reference(positions, indices.astype(index_type)))
+
+
+def test_normals_a_file_lacks_are_computed_when_first_read(monkeypatch):
+    """Fox has no NORMAL: loading it computes none (nor do its rest bounds need them); the
+    first read of mesh.normals computes the smooth normals once, as construction did."""
+    import numpy as np
+
+    from viewer.gltf import load_gltf
+    from viewer.model import mesh as mesh_module
+
+    calls = []
+    computed = mesh_module.vertex_normals
+    monkeypatch.setattr(mesh_module, "vertex_normals", lambda *a: calls.append(1) or computed(*a))
+    fox = load_gltf(SAMPLES_DIR / "Fox" / "Fox.glb").meshes[0]
+    assert calls == []
+    normals = fox.normals
+    assert calls == [1] and fox.normals is normals and normals.dtype == np.float32
+    np.testing.assert_array_equal(normals, computed(fox.positions, fox.indices))
+    np.testing.assert_allclose(np.linalg.norm(normals, axis=1), 1.0, atol=1e-6)

@@ -210,7 +210,7 @@ def _posed_bounds(scene):
     points = []
     for mesh in scene.meshes:
         mesh.update_world_matrix()
-        positions = mesh.morphed()[0].astype(np.float64)
+        positions = mesh.morphed_positions().astype(np.float64)
         if mesh.skeleton is not None and mesh.joints is not None:
             matrices = np.asarray(mesh.skeleton.get_transform_matrices(), np.float64)
             homogeneous = np.c_[positions, np.ones(len(positions))]

@@ -121,7 +121,7 @@ def skinned_points(mesh) -> np.ndarray:
     ``mesh.skinned_positions()`` without the normals, influence by influence on the vertices
     that have weight there, for picking (several times faster on a large mesh)."""
     mesh.update_world_matrix()
-    positions = np.asarray(mesh.morphed()[0], dtype=np.float64)
+    positions = np.asarray(mesh.morphed_positions(), dtype=np.float64)
     mesh.skeleton.prepare()
     matrices = np.asarray(mesh.skeleton.get_transform_matrices(), dtype=np.float64)
     out = np.zeros((len(positions), 3))
@@ -143,7 +143,7 @@ def drawn_points(mesh) -> np.ndarray:
         return skinned_points(mesh)
     mesh.update_world_matrix()
     world = np.asarray(mesh.world_matrix, dtype=np.float64)
-    return np.asarray(mesh.morphed()[0], dtype=np.float64) @ world[:3, :3] + world[3, :3]
+    return np.asarray(mesh.morphed_positions(), dtype=np.float64) @ world[:3, :3] + world[3, :3]
 
 
 def ray_meshes(origin, direction, meshes):

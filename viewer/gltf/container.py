@@ -13,6 +13,7 @@ import binascii
 import io
 import json
 import logging
+import stat
 import struct
 import threading
 import warnings
@@ -112,7 +113,7 @@ class GltfFile:
         """A regular file's bytes, refusing anything too large to hold (and FIFOs, devices)."""
         try:
             info = target.stat()
-            if not target.is_file():
+            if not stat.S_ISREG(info.st_mode):  # is_file()'s answer from the same stat
                 raise self.error(f"{what}: {target.name!r} is not a regular file")
             if info.st_size > limits.MAX_BYTES:
                 raise self.error(f"{what}: {target.name!r} is {info.st_size} bytes; the limit is {limits.MAX_BYTES}")

@@ -109,10 +109,10 @@ def _rest_bounds(file: GltfFile, skinned: list, skins_of: list[int], static: lis
     points = []
     with np.errstate(over="ignore", invalid="ignore"):  # Scene refuses an extent that is not finite
         for mesh, skin_index in zip(skinned, skins_of):
-            points.append(skin_positions(mesh.morphed()[0], mesh.joints, mesh.weights, joint_matrices[skin_index]))
+            points.append(skin_positions(mesh.morphed_positions(), mesh.joints, mesh.weights, joint_matrices[skin_index]))
         for mesh in static:
             matrix = np.asarray(mesh.world_matrix, dtype=np.float64)
-            points.append(mesh.morphed()[0] @ matrix[:3, :3] + matrix[3, :3])
+            points.append(mesh.morphed_positions() @ matrix[:3, :3] + matrix[3, :3])
     return bounds(np.concatenate(points) if points else np.zeros((0, 3)))
 
 

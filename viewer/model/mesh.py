@@ -101,8 +101,8 @@ class SkinnedMesh:
             self.extra_influences = _extra_influences(extra_influences, count, what)
         else:
             self.joints = self.weights = self.raw_weight_sums = self.extra_influences = None
-        self.normals = (vertex_normals(self.positions, self.indices) if normals is None
-                        else _float_rows(normals, 3, f"{what} normals"))
+        # None: computed when first read (the normals property), a draw's or a writer's work.
+        self._normals = None if normals is None else _float_rows(normals, 3, f"{what} normals")
         self.texcoords = (np.zeros((count, 2), np.float32) if texcoords is None
                           else _float_rows(texcoords, 2, f"{what} texcoords"))
         self.texcoords1 = (np.zeros((count, 2), np.float32) if texcoords1 is None
@@ -110,7 +110,7 @@ class SkinnedMesh:
         self.colors = (np.ones((count, 4), np.float32) if colors is None
                        else _float_rows(colors, 4, f"{what} colors"))
         self.tangents = None if tangents is None else _tangent_rows(tangents, f"{what} tangents")
-        for label, array in (("normals", self.normals), ("texcoords", self.texcoords), ("texcoords1", self.texcoords1),
+        for label, array in (("normals", self._normals), ("texcoords", self.texcoords), ("texcoords1", self.texcoords1),
                              ("colors", self.colors), ("tangents", self.tangents)):
             if array is not None and len(array) != count:
                 raise ViewerError(f"{what} {label}: {len(array)} rows for {count} vertices")
@@ -126,6 +126,14 @@ class SkinnedMesh:
             if morph_targets.vertex_count != count:
                 raise ViewerError(f"{what}: morph targets over {morph_targets.vertex_count} vertices for {count}")
         self.morph_targets = morph_targets
+
+    @property
+    def normals(self) -> np.ndarray:
+        """(V,3) float32 unit normals: the file's, or area-weighted smooth ones computed from
+        the triangles when first read (a mesh made without normals)."""
+        if self._normals is None:
+            self._normals = vertex_normals(self.positions, self.indices)
+        return self._normals
 
     @property
     def world_matrix(self) -> np.ndarray:
@@ -179,6 +187,12 @@ class SkinnedMesh:
         morphed = self.morph_targets.apply(self.positions, self.normals)
         return (*morphed, None) if tangents else morphed
 
+    def morphed_positions(self) -> np.ndarray:
+        """``morphed()``'s positions (the same numbers), without the normals."""
+        if self.morph_targets is None:
+            return self.positions
+        return self.morph_targets.apply(self.positions)[0]
+
     def update_world_matrix(self) -> None:
         """Follow the placement node, when there is one (glTF: the skeleton root's parent)."""
         if self.world_node is not None:
@@ -210,7 +224,7 @@ class SkinnedMesh:
     def skinned_positions(self) -> np.ndarray:
         """The positions of ``skinned()`` (the same numbers), without the normals (bounds)."""
         self.update_world_matrix()
-        positions = self.morphed()[0]
+        positions = self.morphed_positions()
         if self.skeleton is None:
             positions = positions.astype(np.float64)
         else:
