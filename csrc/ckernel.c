@@ -34,7 +34,7 @@
  *     hold exactly ``columns`` finite decimal numbers; nothing after it is read.
  *
  * skin_points(positions, joints, weights, matrices, out) -> 0, or -1 when declined
- *     viewer/model/mesh.py's skin_positions: each vertex (float32 (V, 3)) through the weighted sum
+ *     viewer/model/mesh.py's skin_positions: each vertex (float32 or float64 (V, 3)) through the weighted sum
  *     of its joints' matrices (int32 joints and float32 weights (V, K), float64 matrices
  *     (J, 4, 4)) into float64 out (V, 3), in _skin_positions' order of operations (the blend
  *     summed influence by influence from zero, then x, y, z and the translation row). Declined
@@ -1097,8 +1097,8 @@ skin_points(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         }
         got = k + 1;
-        if (format_char(&v[k]) != formats[k] || v[k].ndim < 1)
-            goto done;
+        if ((format_char(&v[k]) != formats[k] && !(k == 0 && format_char(&v[k]) == 'd')) || v[k].ndim < 1)
+            goto done; /* positions may be float64 too (morphed ones) */
     }
     {
         Py_ssize_t count = v[0].shape[0];
@@ -1107,7 +1107,9 @@ skin_points(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             || v[3].shape[1] != 4 || v[3].shape[2] != 4 || v[4].ndim != 2 || v[4].shape[0] != count
             || v[4].shape[1] != 3)
             goto done;
-        const float *positions = (const float *)v[0].buf, *weights = (const float *)v[2].buf;
+        const int wide = format_char(&v[0]) == 'd';
+        const float *positions32 = (const float *)v[0].buf, *weights = (const float *)v[2].buf;
+        const double *positions64 = (const double *)v[0].buf;
         const int32_t *joints = (const int32_t *)v[1].buf;
         const double *matrices = (const double *)v[3].buf;
         double *out = (double *)v[4].buf;
@@ -1124,7 +1126,9 @@ skin_points(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 for (int e = 0; e < 16; e++)
                     blend[e] += w * m[e];
             }
-            double x = positions[3 * i], y = positions[3 * i + 1], z = positions[3 * i + 2];
+            const Py_ssize_t p = 3 * i;
+            double x = wide ? positions64[p] : positions32[p], y = wide ? positions64[p + 1] : positions32[p + 1],
+                   z = wide ? positions64[p + 2] : positions32[p + 2];
             for (int j = 0; j < 3; j++)
                 out[3 * i + j] = (x * blend[j] + y * blend[4 + j] + z * blend[8 + j]) + blend[12 + j];
         }

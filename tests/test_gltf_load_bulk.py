@@ -393,7 +393,7 @@ def test_an_absolute_bind_that_becomes_singular_down_the_chain_is_refused_while_
 def test_skin_points_compiled_is_numpys_bit_for_bit_and_declines_what_it_cannot_take():
     """csrc/ckernel.c's skin_points against mesh._skin_positions, the reference: the same bits
     for 4 and 8 influences; an out-of-range joint or another dtype is declined (nothing
-    written) and skin_positions falls back to numpy."""
+    written) and skin_positions falls back to numpy; float64 positions (morphed ones) are taken."""
     import numpy as np
 
     from viewer.model import mesh, native
@@ -414,8 +414,11 @@ def test_skin_points_compiled_is_numpys_bit_for_bit_and_declines_what_it_cannot_
         out[:] = 7.0
         assert native.ckernel.skin_points(positions, joints + 30, weights, matrices, out) == -1
         assert (out == 7.0).all()
-        assert native.ckernel.skin_points(positions.astype(np.float64), joints, weights, matrices, out) == -1
-        np.testing.assert_array_equal(mesh.skin_positions(positions.astype(np.float64), joints, weights, matrices),
+        wide = positions.astype(np.float64) + rng.normal(size=(500, 3)) * 1e-9  # morphed positions are float64
+        assert native.ckernel.skin_points(wide, joints, weights, matrices, out) == 0
+        np.testing.assert_array_equal(out, mesh._skin_positions(wide, joints, weights, matrices)[0])
+        assert native.ckernel.skin_points(positions, joints.astype(np.int64), weights, matrices, out) == -1
+        np.testing.assert_array_equal(mesh.skin_positions(positions, joints.astype(np.int64), weights, matrices),
                                       reference)
 
 

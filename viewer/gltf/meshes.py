@@ -24,9 +24,10 @@ MORPH_ATTRIBUTES = ("POSITION", "NORMAL", "TANGENT")
 
 
 def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skeleton | None = None,
-              joint_count: int = 0, skin_index: int | None = None) -> SkinnedMesh:
+              joint_count: int = 0, skin_index: int | None = None, world_matrix=None) -> SkinnedMesh:
     """Mesh ``mesh_index`` as used by node ``node_index``: skinned by ``skeleton`` (whose skin
-    has ``joint_count`` joints) or static when it is None. Points and lines are skipped."""
+    has ``joint_count`` joints) or static when it is None, placed by ``world_matrix`` (None:
+    the identity). Points and lines are skipped."""
     spec = file.document["meshes"][mesh_index]
     parts = {"positions": [], "normals": [], "texcoords": [], "texcoords1": [], "tangents": [], "colors": [],
              "joints": [], "weights": [], "extra": [], "indices": []}
@@ -134,7 +135,7 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
                            normals=joined["normals"] if has_normals else None, texcoords=joined["texcoords"],
                            colors=joined["colors"], submeshes=submeshes, node_index=node_index,
                            morph_targets=morph_targets, extra_influences=joined["extra"],
-                           texcoords1=joined["texcoords1"], tangents=tangents)
+                           texcoords1=joined["texcoords1"], tangents=tangents, world_matrix=world_matrix)
     except ViewerError as error:  # the model's own checks
         raise file.error(f"mesh {mesh_index} (node {node_index}): {error}") from None
 

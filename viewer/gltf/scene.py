@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode, transforms
 from ..model.batch import SINGULAR_BIND
-from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE
+from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE, fits
 from ..model.light import PunctualLight
 from ..model.mesh import bounds, skin_positions
 from .animation import read_clips
@@ -62,15 +62,14 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
             if skin_index not in skeletons:
                 skeletons[skin_index] = _skeleton(file, skin_index, nodes, local, hierarchy)
             skeleton, placement, joint_count = skeletons[skin_index]
-            mesh = read_mesh(file, mesh_index, i, skeleton, joint_count, skin_index)
+            mesh = read_mesh(file, mesh_index, i, skeleton, joint_count, skin_index,
+                             world_matrix=None if placement is None else world[placement])
             mesh.world_node = None if placement is None else nodes[placement]
-            mesh.world_matrix = np.eye(4) if placement is None else world[placement]
             skinned.append(mesh)
             skins_of.append(skin_index)
         else:
-            mesh = read_mesh(file, mesh_index, i)
+            mesh = read_mesh(file, mesh_index, i, world_matrix=world[i])
             mesh.world_node = nodes[i]
-            mesh.world_matrix = world[i]
             static.append(mesh)
     if not skinned and not static:
         where = "" if chosen is None else f" in scene {chosen}"
@@ -213,10 +212,30 @@ def _set_node_transforms(file: GltfFile, nodes: list[TransformNode], specs: list
     plain &= (np.abs(translation) <= MAX_MAGNITUDE).all(axis=1) & (np.abs(scale) <= MAX_MAGNITUDE).all(axis=1)
     plain &= [spec.get("matrix") is None or spec["matrix"] == IDENTITY_16 for spec in specs]
     table = nodes[0].table
-    rows = np.array([node.table_row for node in nodes])[plain]
-    table.write(rows, translation[plain], rotation[plain], scale[plain])
-    for i in np.flatnonzero(~plain).tolist():
+    rows = np.array([node.table_row for node in nodes])
+    table.write(rows[plain], translation[plain], rotation[plain], scale[plain])
+    others = np.flatnonzero(~plain).tolist()
+    if others and _set_matrix_nodes(table, rows[others], [specs[i].get("matrix") for i in others]):
+        return
+    for i in others:
         _set_node_transform(file, nodes[i], specs[i], i)
+
+
+def _set_matrix_nodes(table, rows: np.ndarray, matrices: list) -> bool:
+    """The TRS of nodes given as matrices (CesiumMan's), decomposed in one call (transforms.
+    decompose: each matrix's numbers as alone) and written into ``rows``, when every node
+    has an affine matrix whose decomposition fits the model's range; False (nothing written)
+    otherwise, for ``_set_node_transform`` to take them node by node and word the problem."""
+    if any(matrix is None for matrix in matrices):
+        return False
+    matrices = np.array(matrices, dtype=np.float64).reshape(-1, 4, 4)
+    if not (np.abs(matrices[:, :, 3] - (0, 0, 0, 1)).max(axis=1) <= 1e-5).all() or not fits(matrices):
+        return False
+    scaling, quaternion, position = transforms.decompose(matrices)
+    if not (fits(scaling) and fits(quaternion) and fits(position) and quaternion.any(axis=1).all()):
+        return False
+    table.write(rows, position, quaternion, scaling)
+    return True
 
 
 def _local_matrices(nodes: list[TransformNode]) -> np.ndarray:
