@@ -357,7 +357,8 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     absolute_binds = _inverses(inverse_binds)
     absolute = {n: absolute_binds[joint_row[n]] if n in joint_row else np.eye(4) for n in order}
     usable = np.array([absolute[n] if absolute[n] is not None else np.eye(4) for n in order]).reshape(-1, 4, 4)
-    inverse_absolute = dict(zip(order, _inverses(usable)))  # a singular one stops the loop below
+    inverses = _inverses(usable)
+    inverse_absolute = dict(zip(order, inverses))  # a singular one stops the loop below
     finite = dict(zip(order, np.isfinite(usable).all(axis=(1, 2)).tolist()))
     skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"])
     skeleton.batch.reserve(len(order))
@@ -367,7 +368,10 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     # each was made in turn), then the matrices checked for all bones at once: the bones that
     # pass are made without a second check; any other is made with Bone's own checks, which word
     # the error.
-    binds, failure = [], None
+    # A bone's bind is its absolute bind, relative to its parent's when it has one among the
+    # bones: absolute x inverse(parent's absolute), for all of them in one matmul.
+    place = {n: k for k, n in enumerate(order)}
+    parent_place, failure = [], None
     for n in order:
         parent = parent_of.get(n) if n != root else None
         if n in joint_row and (absolute[n] is None or not finite[n]):
@@ -375,14 +379,19 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
                                  f"bind matrix is singular")
             break
         if parent is None or parent not in members:
-            binds.append(absolute[n])
+            parent_place.append(-1)
         elif inverse_absolute[parent] is None:
             joint = f"joint {joint_row[n]} (node {n})" if n in joint_row else f"node {n}"
             failure = file.error(f"{what} {joint}: Singular matrix")
             break
         else:
-            binds.append(absolute[n] @ inverse_absolute[parent])
-    made = order[:len(binds)]
+            parent_place.append(place[parent])
+    made = order[:len(parent_place)]
+    binds = usable[:len(made)].copy()
+    parent_place = np.array(parent_place, dtype=np.intp)
+    child = np.flatnonzero(parent_place >= 0)
+    if child.size:
+        binds[child] = np.matmul(binds[child], np.array([inverses[k] for k in parent_place[child].tolist()]))
     checked, near_singular = _usable_bone_matrices(local[made], binds, usable)
     bones = {}
     for n, bind, ok in zip(made, binds, checked):
@@ -410,15 +419,15 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     return Skin(skeleton, placement, len(joints))
 
 
-def _usable_bone_matrices(local: np.ndarray, binds: list, absolutes: np.ndarray) -> tuple[list[bool], bool]:
+def _usable_bone_matrices(local: np.ndarray, binds: np.ndarray, absolutes: np.ndarray) -> tuple[list[bool], bool]:
     """(per bone, whether its local and bind matrices pass Bone's checks, tested for all at
     once: numbers in the model's range and a bind clearly invertible (transforms.singularity,
     which may differ from Bone's own measure in the last bits: a bind near the limit is left to
     Bone); whether any of the bones' ``absolutes`` comes anywhere near the batch's singular
     limit), the two measured in one call."""
-    if not binds:
+    if not len(binds):
         return [], False
-    bind = np.array(binds)
+    bind = binds
     usable = (np.abs(local) <= MAX_MAGNITUDE).all(axis=(1, 2)) & (np.abs(bind) <= MAX_MAGNITUDE).all(axis=(1, 2))
     quality = transforms.singularity(np.concatenate([bind, absolutes])) > 2 * SINGULAR_BIND
     return (usable & quality[:len(bind)]).tolist(), not quality[len(bind):].all()
