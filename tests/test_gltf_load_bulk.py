@@ -2,8 +2,8 @@
 same document, nodes, bones, clips, bounds and pixels, bit for bit, and the same warnings and
 errors (scripts/bench_load.py times them).
 
-Validation checks each top-level array one field at a time over all its objects and hands
-anything off to the object-by-object walk (``checked_document(..., bulk=False)``), which words
+Validation checks each object by its schema's compiled checker (one generated function per
+schema) and hands anything off to the object-by-object walk (``checked_document(..., bulk=False)``), which words
 the first problem: here both run on the samples and on hypothesis's mutations of them (values
 of every wrong type, out of range, missing), and must agree on the document or the message.
 The node transforms, bone checks and clips are loaded both ways (the bulk path patched out)

@@ -138,20 +138,13 @@ def checked_document(document, fail: Fail, bulk: bool = True) -> tuple[dict, Nod
     when the file names none). The node hierarchy is checked first, right after the top-level
     arrays, so that a hostile one (a 200,000-node chain) is refused before the rest is walked.
 
-    Each top-level array is checked one field at a time over all its objects (``bulk``); where
-    anything is off, the object-by-object walk checks it again and words the first problem, so
-    the result and the error are the walk's (``bulk=False``: the reference the tests compare
+    Each object of a top-level array is checked by its schema's compiled checker (``bulk``: the
+    checks inlined into one generated function per schema, with no wording); where anything is
+    off, the object-by-object walk checks the array again and words the first problem, so the
+    result and the error are the walk's (``bulk=False``: the reference the tests compare
     against).
     """
     return _Checker(fail, bulk).document(document)
-
-
-_INT, _BOOL, _STR, _INT_OR_STR, _FLOAT_OR_INT = {int}, {bool}, {str}, {int, str}, {float, int}
-
-
-def _ints(values: list) -> bool:
-    """Whether every value is an int (not a bool), for a non-empty column."""
-    return set(map(type, values)) <= _INT
 
 
 class _Checker:
@@ -271,96 +264,22 @@ class _Checker:
                 children[i] = self.refs(value, spec, f"node {i}", "children")  # raises for a bad one
         return children
 
-    # --- in bulk: a field over all objects at once ------------------------------------------------
+    # --- in bulk: every object by its schema's compiled checker ---------------------------------------
     def bulk_objects(self, items: list, schema: dict) -> list[dict] | None:
-        """The clean objects of ``items`` (dicts), as ``object`` makes them, checked one field
-        at a time over all of them; None when any value is off (or of a kind only ``object``
-        checks well), for the walk to find and word."""
+        """The clean objects of ``items`` (dicts), as ``object`` makes them, each checked by the
+        schema's compiled checker (``_object_checker``: the checks inlined, no error wording);
+        None when any value is off, for the walk to find and word."""
+        check, lengths, rare = _object_checker(schema), self.lengths, self.checks
+        result = []
         try:
-            return self._bulk_objects(items, schema)
-        except Exception:  # a value the bulk checks did not foresee: the walk words it
+            for item in items:
+                clean = check(item, lengths, rare)
+                if clean is None:
+                    return None
+                result.append(clean)
+        except Exception:  # a value the checker did not foresee (a rarer kind's check raised): the walk words it
             return None
-
-    def _bulk_objects(self, items: list, schema: dict) -> list[dict] | None:
-        names = [item.get("name") for item in items]
-        if not all(name is None or type(name) is str for name in names):
-            return None
-        result = [{} if name is None else {"name": name} for name in names]
-        given = set().union(*items)  # the fields any object has: the others need no column
-        for field, spec in schema.items():
-            kind, argument, required = spec
-            if field not in given:
-                if required and items:
-                    return None
-                continue
-            column = [item.get(field) for item in items]
-            if None in column:
-                if required:
-                    return None
-                present = [i for i, value in enumerate(column) if value is not None]
-                if not present:
-                    continue
-                values = self._bulk_values(kind, argument, required, field, [column[i] for i in present])
-                if values is None:
-                    return None
-                for i, value in zip(present, values):
-                    result[i][field] = value
-            else:
-                values = self._bulk_values(kind, argument, required, field, column)
-                if values is None:
-                    return None
-                for clean, value in zip(result, values):
-                    clean[field] = value
         return result
-
-    def _bulk_values(self, kind: str, argument, required: bool, field: str, values: list) -> list | None:
-        """``values`` (all present) checked as ``kind`` and cleaned, or None when one is off."""
-        # The types of a column are one set of map(type, ...), and its range min() and max(): C
-        # loops (type(v) is int: a bool is not an int here).
-        if kind == "ref":
-            count = self.lengths[argument]
-            return values if _ints(values) and min(values) >= 0 and max(values) < count else None
-        if kind == "uint":
-            return values if _ints(values) and min(values) >= argument else None
-        if kind == "enum":
-            return values if set(map(type, values)) <= _INT_OR_STR and set(values) <= set(argument) else None
-        if kind == "nums":
-            if not all(type(v) is list and (argument is None or len(v) == argument) for v in values):
-                return None
-            flat = [x for v in values for x in v]
-            if not set(map(type, flat)) <= _FLOAT_OR_INT or not all(map(math.isfinite, flat)):
-                return None
-            return [[float(x) for x in v] for v in values]
-        if kind == "refs":
-            count = self.lengths[argument]
-            if not all(type(v) is list and (v or not required) for v in values):
-                return None
-            flat = [i for v in values for i in v]
-            if flat and not (_ints(flat) and min(flat) >= 0 and max(flat) < count):
-                return None
-            return [list(v) for v in values]
-        if kind == "bool":
-            return values if set(map(type, values)) <= _BOOL else None
-        if kind == "str":
-            return values if set(map(type, values)) <= _STR else None
-        if kind == "stride":
-            return values if all(type(v) is int and 4 <= v <= 252 and not v % 4 for v in values) else None
-        if kind == "obj":
-            return self._bulk_objects(values, argument) if all(type(v) is dict for v in values) else None
-        if kind == "objs":
-            if not all(type(v) is list and v and all(type(item) is dict for item in v) for v in values):
-                return None
-            flat = self._bulk_objects([item for v in values for item in v], argument)
-            if flat is None:
-                return None
-            result, start = [], 0
-            for v in values:
-                result.append(flat[start:start + len(v)])
-                start += len(v)
-            return result
-        # The rarer kinds, value by value (a failure raises, and the walk words it).
-        check = self.checks[kind]
-        return [check(v, (kind, argument, required), "", field) for v in values]
 
     # --- object by object: the reference, and the wording of every problem --------------------------
     def object(self, item: dict, schema: dict, what: str) -> dict:
@@ -502,6 +421,86 @@ class _Checker:
             self.fail(f"{what}: extras.targetNames has {len(names)} names; the limit is {limits.MAX_MORPH_TARGETS} "
                       f"morph targets")
         return {"targetNames": list(names)}
+
+
+# --- compiled checkers: a schema's checks as one Python function per object ----------------------
+# The bulk path's checks of one field kind, inlined; ``v`` is the field's value (not None), a
+# failed check returns None (the walk then words the problem).
+_INLINE = {
+    "ref": "if type(v) is not int or v < 0 or v >= lengths[{arg!r}]:\n    return None",
+    "uint": "if type(v) is not int or v < {arg!r}:\n    return None",
+    "bool": "if type(v) is not bool:\n    return None",
+    "str": "if type(v) is not str:\n    return None",
+    "stride": "if type(v) is not int or not 4 <= v <= 252 or v % 4:\n    return None",
+    "enum": "if (type(v) is not int and type(v) is not str) or v not in allowed{k}:\n    return None",
+    "nums": "v = _finite_floats(v, {arg!r})\nif v is None:\n    return None",
+    "refs": "v = _indices(v, lengths[{arg!r}], {required!r})\nif v is None:\n    return None",
+    "obj": "if type(v) is not dict:\n    return None\nv = sub{k}(v, lengths, rare)\nif v is None:\n    return None",
+    "objs": ("if type(v) is not list or not v:\n    return None\nclean = []\nfor x in v:\n"
+             "    if type(x) is not dict:\n        return None\n    x = sub{k}(x, lengths, rare)\n"
+             "    if x is None:\n        return None\n    clean.append(x)\nv = clean"),
+}
+_CHECKERS: dict = {}  # id(schema) -> its compiled checker
+_INT, _FLOAT, _FLOAT_OR_INT = {int}, {float}, {float, int}
+
+
+def _finite_floats(values, length):
+    """A list of finite numbers (exactly ``length`` many unless None) as floats: the list itself
+    when it holds floats only (the parsed JSON is not used again), else a list of float(x);
+    None for anything else (a bool is not a number here)."""
+    if type(values) is not list or (length is not None and len(values) != length):
+        return None
+    types = set(map(type, values))
+    if not types <= _FLOAT_OR_INT or not all(map(math.isfinite, values)):
+        return None
+    return values if types <= _FLOAT else [float(x) for x in values]
+
+
+def _indices(values, count, required):
+    """A list of indices below ``count`` (not empty when ``required``) as a new list, else None."""
+    if type(values) is not list or (required and not values):
+        return None
+    if values and not (set(map(type, values)) <= _INT and min(values) >= 0 and max(values) < count):
+        return None
+    return list(values)
+
+
+def _object_checker(schema: dict):
+    """``check(item, lengths, rare)``: the clean object ``_Checker.object`` makes of ``item``
+    (its name, then the schema's fields it has, in the schema's order), or None when a value
+    is off; ``lengths`` the top-level arrays' sizes, ``rare`` the walk's checks by kind, which
+    run (and raise) for the rarer kinds. Generated from the schema once and kept: the same
+    checks as one function call per object, with no per-field dispatch (a .gltf's thousands
+    of accessors, nodes and channels)."""
+    checker = _CHECKERS.get(id(schema))
+    if checker is not None:
+        return checker
+    env = {"_finite_floats": _finite_floats, "_indices": _indices}
+    lines = ["def check(item, lengths, rare):",
+             "    name = item.get('name')",
+             "    if name is None:",
+             "        d = {}",
+             "    elif type(name) is str:",
+             "        d = {'name': name}",
+             "    else:",
+             "        return None"]
+    for k, (field, (kind, argument, required)) in enumerate(schema.items()):
+        if kind == "enum":
+            env[f"allowed{k}"] = frozenset(argument)
+        elif kind in ("obj", "objs"):
+            env[f"sub{k}"] = _object_checker(argument)
+        if kind in _INLINE:
+            body = _INLINE[kind].format(arg=argument, k=k, required=required).split("\n")
+        else:  # the walk's own check (it raises for a bad value)
+            body = [f"v = rare[{kind!r}](v, ({kind!r}, {argument!r}, {required!r}), '', {field!r})"]
+        lines += [f"    v = item.get({field!r})", "    if v is not None:"]
+        lines += ["        " + line for line in body] + [f"        d[{field!r}] = v"]
+        if required:
+            lines += ["    else:", "        return None"]
+    lines.append("    return d")
+    exec("\n".join(lines), env)  # code made here from SCHEMAS, never from the file
+    checker = _CHECKERS[id(schema)] = env["check"]
+    return checker
 
 
 class NodeHierarchy(NamedTuple):
