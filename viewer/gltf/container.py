@@ -121,8 +121,10 @@ class GltfFile:
         except OSError as error:
             raise self.error(f"{what}: cannot read {target.name!r}: {error.strerror or error}") from None
 
-    def _split_glb(self, raw: bytes) -> tuple[bytes, bytes | None]:
-        """(JSON chunk, binary chunk or None) of a GLB file."""
+    def _split_glb(self, raw: bytes) -> tuple[bytes, memoryview | None]:
+        """(JSON chunk, binary chunk or None) of a GLB file: the binary chunk a view of the
+        file's bytes, not a copy (buffers are read through np.frombuffer and slices)."""
+        view = memoryview(raw)
         if len(raw) < 20:
             raise self.error("GLB file is truncated (shorter than its header)")
         _, version, length = struct.unpack_from("<III", raw, 0)  # magic checked by the caller
@@ -139,14 +141,14 @@ class GltfFile:
             if start + chunk_length > length:
                 raise self.error(f"GLB chunk {len(chunks)} at byte {offset} claims {chunk_length} bytes, "
                                  f"past the end of the file")
-            chunks.append((chunk_type, raw[start:start + chunk_length]))
+            chunks.append((chunk_type, view[start:start + chunk_length]))
             offset = start + chunk_length
         if not chunks or chunks[0][0] != GLB_JSON:
             raise self.error("GLB file does not start with a JSON chunk")
         if any(kind == GLB_JSON for kind, _ in chunks[1:]):
             raise self.error("GLB file has more than one JSON chunk")
         binary = next((data for kind, data in chunks[1:] if kind == GLB_BIN), None)
-        return chunks[0][1], binary
+        return bytes(chunks[0][1]), binary
 
     def _parse_json(self, json_bytes: bytes, fast: bool):
         """The parsed JSON: with ``fast``, orjson's parse where it takes the text (json's, which
@@ -202,7 +204,7 @@ class GltfFile:
             raise self.error(f"{what}: refusing URI {short(uri)}: its percent-escapes are not UTF-8") from None
         return self._read_file(target, f"{what} ({short(uri)})")
 
-    def buffer(self, index: int) -> bytes:
+    def buffer(self, index: int) -> bytes | memoryview:
         if index not in self._buffers:
             spec = self.document["buffers"][index]
             byte_length = spec["byteLength"]
@@ -220,7 +222,7 @@ class GltfFile:
             self._buffers[index] = data
         return self._buffers[index]
 
-    def buffer_view(self, index: int) -> tuple[bytes, int, int, int | None]:
+    def buffer_view(self, index: int) -> tuple[bytes | memoryview, int, int, int | None]:
         """(buffer bytes, offset, length, stride or None) of a buffer view, checked to fit its buffer.
 
         A view compressed with EXT_meshopt_compression is decoded (once) and its plain bytes
@@ -266,7 +268,7 @@ class GltfFile:
                              f"outside buffer {spec['buffer']}")
         self._total_bytes += count * stride
         try:
-            decoded = meshopt.decode_gltf_buffer(data[offset:offset + length], count, stride, spec["mode"],
+            decoded = meshopt.decode_gltf_buffer(bytes(data[offset:offset + length]), count, stride, spec["mode"],
                                                  spec.get("filter", "NONE"))
         except Exception as error:  # the decoder's own report of corrupt data
             raise self.error(f"bufferView {index}: meshopt data does not decode ({short(error, 120)})") from None
