@@ -467,3 +467,44 @@ def test_normals_a_file_lacks_are_computed_when_first_read(monkeypatch):
     assert calls == [1] and fox.normals is normals and normals.dtype == np.float32
     np.testing.assert_array_equal(normals, computed(fox.positions, fox.indices))
     np.testing.assert_allclose(np.linalg.norm(normals, axis=1), 1.0, atol=1e-6)
+
+
+def test_image_sizes_read_from_the_header_are_pillows():
+    """container.header_size reads a PNG's IHDR or a JPEG's first frame header: the size
+    Pillow's open gives, for PNGs of every colour type and JPEGs baseline, progressive, with
+    EXIF and restart markers; anything it does not recognise (a broken IHDR CRC, a truncated
+    JPEG, another format) is None, and Pillow opens it instead, as before."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from viewer.gltf.container import GltfFile, header_size
+
+    rng = np.random.default_rng(5)
+    encoded = []
+    for width, height in ((1, 1), (7, 300), (640, 480), (4096, 3)):
+        pixels = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+        for mode in ("RGB", "RGBA", "L", "P", "I;16"):
+            image = Image.fromarray(pixels).convert(mode if mode != "I;16" else "I").convert(mode) \
+                if mode != "I;16" else Image.fromarray(pixels[..., 0].astype(np.uint16) * 257)
+            out = io.BytesIO()
+            image.save(out, "PNG")
+            encoded.append(out.getvalue())
+        exif = Image.Exif()
+        exif[0x0112] = 6  # an orientation: Pillow's size stays the stored one
+        for options in ({}, {"progressive": True}, {"exif": exif.tobytes()}, {"restart_marker_blocks": 1},
+                        {"quality": 20, "optimize": True}):
+            out = io.BytesIO()
+            Image.fromarray(pixels).save(out, "JPEG", **options)
+            encoded.append(out.getvalue())
+    for path in (SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb", SAMPLES_DIR / "Fox" / "Fox.glb"):
+        file = GltfFile(path)
+        encoded.append(file.image(0).data)
+    for data in encoded:
+        with Image.open(io.BytesIO(data)) as opened:
+            assert header_size(data) == opened.size
+    png, jpeg = encoded[0], encoded[5]
+    broken_crc = png[:29] + bytes([png[29] ^ 1]) + png[30:]
+    for data in (broken_crc, png[:20], jpeg[:40], jpeg[:2] + b"\x00" + jpeg[3:], b"GIF89a" + png[6:], b""):
+        assert header_size(data) is None
