@@ -508,3 +508,28 @@ def test_image_sizes_read_from_the_header_are_pillows():
     broken_crc = png[:29] + bytes([png[29] ^ 1]) + png[30:]
     for data in (broken_crc, png[:20], jpeg[:40], jpeg[:2] + b"\x00" + jpeg[3:], b"GIF89a" + png[6:], b""):
         assert header_size(data) is None
+
+
+def test_meshes_taken_as_checked_are_those_checked_again(monkeypatch):
+    """The loader hands SkinnedMesh arrays it has checked (checked=True: no second pass over
+    them); made with SkinnedMesh's own checks instead, every sample's meshes hold the same
+    arrays, bit for bit."""
+    import numpy as np
+
+    from viewer.gltf import load_gltf
+    from viewer.gltf import meshes as gltf_meshes
+    from viewer.model.mesh import SkinnedMesh
+
+    for path in _sample_models():
+        fast = load_gltf(path)
+        with monkeypatch.context() as patch:
+            patch.setattr(gltf_meshes, "SkinnedMesh", lambda *a, checked, **k: SkinnedMesh(*a, **k))
+            slow = load_gltf(path)
+        for a, b in zip(fast.meshes, slow.meshes, strict=True):
+            for field in ("positions", "indices", "joints", "weights", "raw_weight_sums", "extra_influences", "normals",
+                          "texcoords", "texcoords1", "colors", "tangents"):
+                x, y = getattr(a, field), getattr(b, field)
+                assert (x is None) == (y is None), field
+                if x is not None:
+                    assert x.dtype == y.dtype, field
+                    np.testing.assert_array_equal(x, y, err_msg=f"{path.name} {a.name} {field}")

@@ -135,7 +135,8 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
                            normals=joined["normals"] if has_normals else None, texcoords=joined["texcoords"],
                            colors=joined["colors"], submeshes=submeshes, node_index=node_index,
                            morph_targets=morph_targets, extra_influences=joined["extra"],
-                           texcoords1=joined["texcoords1"], tangents=tangents, world_matrix=world_matrix)
+                           texcoords1=joined["texcoords1"], tangents=tangents, world_matrix=world_matrix,
+                           checked=True)  # accessor() and skin_attributes checked every number and index
     except ViewerError as error:  # the model's own checks
         raise file.error(f"mesh {mesh_index} (node {node_index}): {error}") from None
 

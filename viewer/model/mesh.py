@@ -88,28 +88,32 @@ class SkinnedMesh:
                  normals=None, texcoords=None, colors=None, world_matrix=None,
                  base_color=(1.0, 1.0, 1.0, 1.0), base_color_texture=None, submeshes=None,
                  node_index: int | None = None, world_node=None, morph_targets: MorphTargets | None = None,
-                 extra_influences=None, texcoords1=None, tangents=None):
+                 extra_influences=None, texcoords1=None, tangents=None, *, checked: bool = False):
+        """``checked=True``: arrays a loader has already checked (every number finite, the
+        indices inside the vertices, the joints inside the skeleton where weighted, the weights
+        not negative and not all zero on a vertex), taken without a second pass over them;
+        their shapes are checked and the weights normalized as always."""
         self.name = str(name)
         what = f"mesh {self.name!r}"
-        self.positions = _float_rows(positions, 3, f"{what} positions")
+        self.positions = _float_rows(positions, 3, f"{what} positions", checked)
         count = len(self.positions)
-        self.indices = _indices(indices, count, what)
+        self.indices = _indices(indices, count, what, checked)
         self.skeleton = skeleton
         if skeleton is not None:
             self.joints, self.weights, self.raw_weight_sums = _skin_data(joints, weights, count, len(skeleton.bones),
-                                                                         what)
+                                                                         what, checked)
             self.extra_influences = _extra_influences(extra_influences, count, what)
         else:
             self.joints = self.weights = self.raw_weight_sums = self.extra_influences = None
         # None: computed when first read (the normals property), a draw's or a writer's work.
-        self._normals = None if normals is None else _float_rows(normals, 3, f"{what} normals")
+        self._normals = None if normals is None else _float_rows(normals, 3, f"{what} normals", checked)
         self.texcoords = (np.zeros((count, 2), np.float32) if texcoords is None
-                          else _float_rows(texcoords, 2, f"{what} texcoords"))
+                          else _float_rows(texcoords, 2, f"{what} texcoords", checked))
         self.texcoords1 = (np.zeros((count, 2), np.float32) if texcoords1 is None
-                           else _float_rows(texcoords1, 2, f"{what} texcoords1"))
+                           else _float_rows(texcoords1, 2, f"{what} texcoords1", checked))
         self.colors = (np.ones((count, 4), np.float32) if colors is None
-                       else _float_rows(colors, 4, f"{what} colors"))
-        self.tangents = None if tangents is None else _tangent_rows(tangents, f"{what} tangents")
+                       else _float_rows(colors, 4, f"{what} colors", checked))
+        self.tangents = None if tangents is None else _tangent_rows(tangents, f"{what} tangents", checked)
         for label, array in (("normals", self._normals), ("texcoords", self.texcoords), ("texcoords1", self.texcoords1),
                              ("colors", self.colors), ("tangents", self.tangents)):
             if array is not None and len(array) != count:
@@ -338,51 +342,55 @@ def bounds(points) -> tuple[np.ndarray, np.ndarray]:
 
 
 # --- validation ---------------------------------------------------------------------------------
-def _float_rows(values, width, what) -> np.ndarray:
+def _float_rows(values, width, what, checked: bool = False) -> np.ndarray:
+    """(N, width) float32, C-contiguous; its numbers checked finite unless ``checked``."""
     try:
         array = np.asarray(values, dtype=np.float32)
     except (TypeError, ValueError):
         raise ViewerError(f"{what}: expected numbers") from None
     if array.ndim != 2 or array.shape[1] != width:
         raise ViewerError(f"{what}: expected shape (N, {width}), got {array.shape}")
-    if not np.isfinite(array).all():
+    if not checked and not np.isfinite(array).all():
         bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
         raise ViewerError(f"{what}: vertex {bad[0]} has NaN or infinity ({bad.size} bad rows)")
     return np.ascontiguousarray(array)
 
 
-def _tangent_rows(values, what) -> np.ndarray:
+def _tangent_rows(values, what, checked: bool = False) -> np.ndarray:
     """(V,4) float32 tangents whose w is the bitangent sign: +1 or -1 (glTF's rule; a file's
     other values are read by their sign, 0 as +1)."""
-    array = _float_rows(values, 4, what)
+    array = _float_rows(values, 4, what, checked)
     if not np.isin(array[:, 3], (-1.0, 1.0)).all():
         array = array.copy()
         array[:, 3] = np.where(array[:, 3] < 0, -1.0, 1.0)
     return array
 
 
-def _indices(values, vertex_count, what) -> np.ndarray:
+def _indices(values, vertex_count, what, checked: bool = False) -> np.ndarray:
     indices = np.asarray(values).reshape(-1)
     if indices.size % 3 or not np.issubdtype(indices.dtype, np.integer):
         raise ViewerError(f"{what} indices: expected integer triangles, got {indices.size} {indices.dtype} values")
-    if indices.size and (indices.min() < 0 or indices.max() >= vertex_count):
+    if not checked and indices.size and (indices.min() < 0 or indices.max() >= vertex_count):
         bad = int(indices.max()) if indices.max() >= vertex_count else int(indices.min())
         raise ViewerError(f"{what} indices: index {bad} is outside the {vertex_count} vertices")
     return indices.astype(np.uint32)
 
 
-def _skin_data(joints, weights, vertex_count, bone_count, what):
+def _skin_data(joints, weights, vertex_count, bone_count, what, checked: bool = False):
     if joints is None or weights is None:
         raise ViewerError(f"{what}: a skinned mesh needs joints and weights")
     joints = np.asarray(joints)
     if not np.issubdtype(joints.dtype, np.integer):
         raise ViewerError(f"{what} joints: expected integers, got {joints.dtype}")
-    weights = _float_rows(weights, joints.shape[1] if joints.ndim == 2 else 4, f"{what} weights")
+    weights = _float_rows(weights, joints.shape[1] if joints.ndim == 2 else 4, f"{what} weights", checked)
     if joints.ndim != 2 or joints.shape[1] not in (4, 8) or joints.shape != weights.shape:
         raise ViewerError(f"{what}: joints {joints.shape} and weights {weights.shape} must both be (V, 4) or (V, 8)")
     if len(joints) != vertex_count:
         raise ViewerError(f"{what}: {len(joints)} joint rows for {vertex_count} vertices")
     used = weights > 0
+    total = weights.sum(axis=1)
+    if checked:
+        return _normalized_skin(joints, weights, used, total)
     if used.any():
         bad = np.flatnonzero(((joints < 0) | (joints >= bone_count)) & used)
         if bad.size:
@@ -392,10 +400,14 @@ def _skin_data(joints, weights, vertex_count, bone_count, what):
     if (weights < 0).any():
         v = int(np.flatnonzero((weights < 0).any(axis=1))[0])
         raise ViewerError(f"{what}: vertex {v} has a negative weight")
-    total = weights.sum(axis=1)
     if (total <= 0).any():
         v = int(np.flatnonzero(total <= 0)[0])
         raise ViewerError(f"{what}: vertex {v} has no bone weight (all weights are 0)")
+    return _normalized_skin(joints, weights, used, total)
+
+
+def _normalized_skin(joints, weights, used, total):
+    """(joints int32, weights float32 summing to 1, the sums as given float32)."""
     weights = weights / total[:, None]
     # Unused slots may hold any index; point them at bone 0 so no shader reads out of range.
     joints = np.where(used, joints, 0).astype(np.int32)
