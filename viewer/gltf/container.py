@@ -490,8 +490,8 @@ def header_size(raw: bytes) -> tuple[int, int] | None:
     if raw[:3] != b"\xff\xd8\xff":
         return None
     offset = 2
-    while offset + 4 <= len(raw):
-        if raw[offset] != 0xFF:
+    for _ in range(256):  # real files have a dozen segments before the frame; anything else goes to Pillow
+        if offset + 4 > len(raw) or raw[offset] != 0xFF:
             return None
         marker = raw[offset + 1]
         if marker == 0xFF:  # a fill byte before a marker
