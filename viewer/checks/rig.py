@@ -38,7 +38,7 @@ def rig_findings(scene, where: Where | None = None) -> list:
     """Every rig finding on ``scene`` as loaded (its rest pose); leaves it posed at rest again."""
     where = where or Where()
     found = []
-    low, high = _posed_bounds(scene)
+    low, high = scene.current_bounds()
     size = float(np.linalg.norm(high - low)) or 1.0
     for mesh in scene.skinned_meshes:
         found += _weight_findings(mesh, where)
@@ -193,7 +193,7 @@ def _clip_bounds_findings(scene, low, high, size: float, where: Where) -> list:
             times = times[np.linspace(0, len(times) - 1, CLIP_SAMPLES).round().astype(int)]
         for t in times:
             clip.apply(float(t))
-            posed_low, posed_high = _posed_bounds(scene)
+            posed_low, posed_high = scene.current_bounds()
             reach = max(np.abs(posed_low - centre).max(), np.abs(posed_high - centre).max())
             worst = max(worst, 2.0 * reach / size)
         if worst > EXPLODE_FACTOR:
@@ -201,29 +201,6 @@ def _clip_bounds_findings(scene, low, high, size: float, where: Where) -> list:
                                  f"rest bounds' size", where.clip(c, clip)))
     _return_to_rest(scene)
     return found
-
-
-def _posed_bounds(scene):
-    """World bounds of the skinned positions as posed now: positions only, where
-    Scene.current_bounds skins normals too (twice the time of a whole check on CesiumMan)."""
-    scene.prepare()
-    points = []
-    for mesh in scene.meshes:
-        mesh.update_world_matrix()
-        positions = mesh.morphed_positions().astype(np.float64)
-        if mesh.skeleton is not None and mesh.joints is not None:
-            matrices = np.asarray(mesh.skeleton.get_transform_matrices(), np.float64)
-            homogeneous = np.c_[positions, np.ones(len(positions))]
-            skinned = np.zeros((len(positions), 4))
-            for k in np.flatnonzero(mesh.weights.any(axis=0)):
-                skinned += mesh.weights[:, k, None] * np.einsum("vi,vij->vj", homogeneous, matrices[mesh.joints[:, k]])
-            positions = skinned[:, :3]
-        world = mesh.world_matrix
-        points.append(positions @ world[:3, :3] + world[3, :3])
-    if not points:
-        return np.zeros(3), np.zeros(3)
-    points = np.concatenate(points)
-    return points.min(axis=0), points.max(axis=0)
 
 
 def _return_to_rest(scene) -> None:

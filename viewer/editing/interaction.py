@@ -116,34 +116,10 @@ def ray_triangles(origin, direction, vertices, triangles):
     return index, float(t[index])
 
 
-def skinned_points(mesh) -> np.ndarray:
-    """A skinned mesh's world-space vertex positions as posed now (morphed, skinned, placed):
-    ``mesh.skinned_positions()`` without the normals, influence by influence on the vertices
-    that have weight there, for picking (several times faster on a large mesh)."""
-    mesh.update_world_matrix()
-    positions = np.asarray(mesh.morphed_positions(), dtype=np.float64)
-    mesh.skeleton.prepare()
-    matrices = np.asarray(mesh.skeleton.get_transform_matrices(), dtype=np.float64)
-    out = np.zeros((len(positions), 3))
-    for k in range(mesh.joints.shape[1]):
-        weight = mesh.weights[:, k]
-        used = np.flatnonzero(weight > 0)
-        if len(used) == 0:
-            continue
-        m = matrices[mesh.joints[used, k]]
-        out[used] += weight[used, None] * (np.einsum("vi,vij->vj", positions[used], m[:, :3, :3]) + m[:, 3, :3])
-    world = np.asarray(mesh.world_matrix, dtype=np.float64)
-    return out @ world[:3, :3] + world[3, :3]
-
-
 def drawn_points(mesh) -> np.ndarray:
-    """A mesh's world-space vertex positions as drawn now: morphed, skinned (``skinned_points``)
-    and placed; a mesh without a skin morphed and placed by its world matrix."""
-    if mesh.skeleton is not None:
-        return skinned_points(mesh)
-    mesh.update_world_matrix()
-    world = np.asarray(mesh.world_matrix, dtype=np.float64)
-    return np.asarray(mesh.morphed_positions(), dtype=np.float64) @ world[:3, :3] + world[3, :3]
+    """A mesh's world-space vertex positions as drawn now: morphed, skinned and placed
+    (``mesh.skinned_positions()``; the compiled skinning where it is built)."""
+    return mesh.skinned_positions()
 
 
 def ray_meshes(origin, direction, meshes):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from ..model import TransformNode
-from ..model.animation import AnimationChannel, AnimationClip
+from ..model.animation import PATHS, AnimationChannel, AnimationClip
 from ..model.checks import fits
 from ..model.morph import MorphAnimationClip, MorphWeightChannel
 from .container import GltfFile
@@ -154,14 +154,11 @@ def _clip_channels(file: GltfFile, index: int, nodes: list[TransformNode], morph
             entries.append((meshes, path, interpolation, input_index, output_index, len(meshes[0].morph_targets),
                             f"animation {index} ({short(name)}) channel {c}"))
             continue
-        if values_spec["type"] != _VALUE_TYPES[path] or values_spec["componentType"] != FLOAT:
+        width = PATHS[path]
+        if values_spec["type"] != f"VEC{width}" or values_spec["componentType"] != FLOAT:
             return None
-        entries.append((nodes[node], path, interpolation, input_index, output_index, PATH_WIDTHS[path], None))
+        entries.append((nodes[node], path, interpolation, input_index, output_index, width, None))
     return name, entries
-
-
-_VALUE_TYPES = {"translation": "VEC3", "rotation": "VEC4", "scale": "VEC3"}
-PATH_WIDTHS = {"translation": 3, "rotation": 4, "scale": 3}
 
 
 def _floats(pieces: list) -> np.ndarray:

@@ -20,7 +20,7 @@ from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode, transforms
 from ..model.batch import SINGULAR_BIND
 from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE, fits
 from ..model.light import PunctualLight
-from ..model.mesh import bounds, skin_positions
+from ..model.mesh import bounds, place_points, skin_positions
 from .animation import read_clips
 from .container import GltfFile
 from .meshes import read_mesh
@@ -110,8 +110,7 @@ def _rest_bounds(file: GltfFile, skinned: list, skins_of: list[int], static: lis
         for mesh, skin_index in zip(skinned, skins_of):
             points.append(skin_positions(mesh.morphed_positions(), mesh.joints, mesh.weights, joint_matrices[skin_index]))
         for mesh in static:
-            matrix = np.asarray(mesh.world_matrix, dtype=np.float64)
-            points.append(mesh.morphed_positions() @ matrix[:3, :3] + matrix[3, :3])
+            points.append(place_points(mesh.morphed_positions(), mesh.world_matrix))
     return bounds(np.concatenate(points) if points else np.zeros((0, 3)))
 
 
@@ -243,7 +242,7 @@ def _local_matrices(nodes: list[TransformNode]) -> np.ndarray:
     (transforms.compose: the same numbers as each node's get_local_matrix), and each kept by
     its node as its own."""
     if not nodes:
-        return []
+        return np.zeros((0, 4, 4))
     table = nodes[0].table
     rows = [node.table_row for node in nodes]
     local = transforms.compose(table.scaling[rows], table.quaternion[rows], table.position[rows])
@@ -419,15 +418,14 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     return Skin(skeleton, placement, len(joints))
 
 
-def _usable_bone_matrices(local: np.ndarray, binds: np.ndarray, absolutes: np.ndarray) -> tuple[list[bool], bool]:
+def _usable_bone_matrices(local: np.ndarray, bind: np.ndarray, absolutes: np.ndarray) -> tuple[list[bool], bool]:
     """(per bone, whether its local and bind matrices pass Bone's checks, tested for all at
     once: numbers in the model's range and a bind clearly invertible (transforms.singularity,
     which may differ from Bone's own measure in the last bits: a bind near the limit is left to
     Bone); whether any of the bones' ``absolutes`` comes anywhere near the batch's singular
     limit), the two measured in one call."""
-    if not len(binds):
+    if not len(bind):
         return [], False
-    bind = binds
     usable = (np.abs(local) <= MAX_MAGNITUDE).all(axis=(1, 2)) & (np.abs(bind) <= MAX_MAGNITUDE).all(axis=(1, 2))
     quality = transforms.singularity(np.concatenate([bind, absolutes])) > 2 * SINGULAR_BIND
     return (usable & quality[:len(bind)]).tolist(), not quality[len(bind):].all()

@@ -12,7 +12,7 @@ from ..errors import ViewerError
 from .checks import OUT_OF_RANGE, first_bad_row, fits
 from ..words import counted
 from .group import SkeletonGroup
-from .mesh import SkinnedMesh, bounds, skin
+from .mesh import SkinnedMesh, bounds, place_points, skin_positions
 
 
 class Crowd:
@@ -93,9 +93,8 @@ class Crowd:
         offsets = self.group.offsets
         mesh, lows, highs = self.mesh, [], []
         for k, world in enumerate(self.world_matrices):
-            positions, _ = skin(mesh.positions, mesh.normals, mesh.joints, mesh.weights,
-                                matrices[offsets[k]:offsets[k + 1]])
-            low, high = bounds(positions @ world[:3, :3] + world[3, :3])
+            positions = skin_positions(mesh.positions, mesh.joints, mesh.weights, matrices[offsets[k]:offsets[k + 1]])
+            low, high = bounds(place_points(positions, world))
             lows.append(low)
             highs.append(high)
         if not lows:

@@ -234,8 +234,7 @@ class SkinnedMesh:
         else:
             self.skeleton.prepare()
             positions = skin_positions(positions, self.joints, self.weights, self.skeleton.get_transform_matrices())
-        matrix = np.asarray(self.world_matrix, dtype=np.float64)
-        return positions @ matrix[:3, :3] + matrix[3, :3]
+        return place_points(positions, self.world_matrix)
 
 
 def skin(positions, normals, joints, weights, matrices, tangents=None):
@@ -275,11 +274,17 @@ def _skin_positions(positions, joints, weights, matrices):
     return np.einsum("vi,vij->vj", positions, blended[:, :3, :3]) + blended[:, 3, :3], blended
 
 
+def place_points(points, matrix) -> np.ndarray:
+    """(N,3) points (row vectors) through one affine (4,4) matrix, as float64."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    return points @ matrix[:3, :3] + matrix[3, :3]
+
+
 def transform_points(positions, normals, matrix, tangents=None):
     """Positions and normals (row vectors) through one affine matrix; with ``tangents``
     ((V,4)), the tangents too (xyz turned and renormalized, w kept)."""
     matrix = np.asarray(matrix, dtype=np.float64)
-    moved = positions @ matrix[:3, :3] + matrix[3, :3]
+    moved = place_points(positions, matrix)
     if tangents is None:
         return moved, _transform_normals(normals, matrix[:3, :3])
     return moved, _transform_normals(normals, matrix[:3, :3]), _transform_tangents(tangents, matrix[:3, :3])
