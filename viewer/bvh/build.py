@@ -20,25 +20,14 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
 from ..model.animation import AnimationChannel, AnimationClip
+from ..model.axes import AXES, axis_name, axis_vector, facing_rotation, vector_axis
 from ..model.bone_names import body_parts
 from ..model.material import srgb_to_linear
-from ..model.transforms import compose
+from ..model.transforms import compose, quaternion_product
 from .parse import Motion
 
 FIGURE_HEIGHT = 1.7  # scale=None: the first frame spans this along Y (a person in metres)
-AXES = {"x": 0, "y": 1, "z": 2}
 BONE_COLOR = tuple(srgb_to_linear((0.80, 0.66, 0.52, 1.0)))  # a linear base colour factor: this display colour
-
-
-def axis_vector(axis: str) -> np.ndarray:
-    """The unit vector of an axis name ("y", "-z", "+x")."""
-    text = axis.strip().lower()
-    index = AXES.get(text.lstrip("+-"))
-    if index is None:
-        raise ViewerError(f"axis {axis!r}: expected x, y, z, -x, -y or -z")
-    vector = np.zeros(3)
-    vector[index] = -1.0 if text.startswith("-") else 1.0
-    return vector
 
 
 def up_rotation(up: str) -> np.ndarray:
@@ -62,44 +51,11 @@ def kept_forward(up: str) -> str:
     return vector_axis(up_rotation(up) @ np.array([0.0, 0.0, 1.0]))
 
 
-def vector_axis(vector: np.ndarray) -> str:
-    """The name ("+x", "-z") of a unit axis vector."""
-    index = int(np.argmax(np.abs(vector)))
-    return ("-" if vector[index] < 0 else "+") + "xyz"[index]
-
-
-def axis_name(axis: str) -> str:
-    text = axis.strip().lower()
-    return ("-" if text.startswith("-") else "+") + text.lstrip("+-")
-
-
-def facing_rotation(up: str, forward: str) -> np.ndarray:
-    """The proper rotation (3x3, row vectors) taking the file's ``up`` axis to +Y and its
-    ``forward`` axis to +Z (glTF's up and front); every entry 0 or +-1, so it is exact."""
-    up_axis, forward_axis = axis_vector(up), axis_vector(forward)
-    if np.dot(up_axis, forward_axis) != 0:
-        raise ViewerError(f"forward axis {axis_name(forward)} is along the up axis {axis_name(up)}: "
-                          "the forward axis must be one of the other two")
-    # The rows are the file's vectors taken to +X, +Y and +Z: (up x forward, up, forward) is
-    # right-handed as (x, y, z) is, so this orthonormal basis's transpose is its inverse.
-    return np.stack([np.cross(up_axis, forward_axis), up_axis, forward_axis]).T
-
-
 def turn_degrees(up: str, forward: str) -> int:
     """How far about +Y the facing turns once the up axis is turned: 0, 90, 180 or -90."""
     turned = axis_vector(forward) @ up_rotation(up)  # where +Y-up alone puts the forward axis
     degrees = int(round(np.degrees(np.arctan2(0.0 - turned[0], turned[2]))))  # 0.0 - : no -0, no -180
     return 180 if degrees == -180 else degrees
-
-
-def quaternion_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton products a * b of (..., 4) xyzw quaternions (b applied first to a column vector)."""
-    ax, ay, az, aw = np.moveaxis(a, -1, 0)
-    bx, by, bz, bw = np.moveaxis(b, -1, 0)
-    return np.stack([aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw,
-                     aw * bw - ax * bx - ay * by - az * bz], axis=-1)
 
 
 def quaternion_of_matrix(rows: np.ndarray) -> np.ndarray:
