@@ -7,12 +7,17 @@ from pathlib import Path
 from .errors import ViewerError, why_missing
 
 
+# The model files boneviewer opens, by extension (what load_model dispatches on).
+MODEL_SUFFIXES = (".gltf", ".glb", ".bvh", ".fbx")
+
+
 def load_model(model=None, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None,
-               bvh_forward: str | None = None):
+               bvh_forward: str | None = None, file_axes: bool = False):
     """None: the built-in character; a Scene: itself; a path: the file, by its extension.
     ``scene`` picks a glTF file's scene (default: the file's own default); ``bvh_scale``,
     ``bvh_up`` and ``bvh_forward`` are a BVH file's ``scale``, ``up`` and ``forward`` (see
-    ``viewer.bvh.load_bvh``)."""
+    ``viewer.bvh.load_bvh``); ``file_axes`` keeps an FBX file's own axes and units instead of
+    turning them to glTF's (+Y up, front +Z, metres)."""
     from .model import Scene
 
     if model is None:
@@ -34,8 +39,14 @@ def load_model(model=None, scene: int | None = None, bvh_scale: float | None = N
         if scene is not None:
             raise ViewerError("--scene picks a scene of a glTF file; a BVH file has one skeleton")
         return load_bvh(path, bvh_scale, bvh_up, bvh_forward)
+    if path.suffix.lower() == ".fbx":
+        from .fbx import load_fbx
+
+        if scene is not None:
+            raise ViewerError("--scene picks a scene of a glTF file; an FBX file has one scene")
+        return load_fbx(path, file_axes)
     raise ViewerError(f"model {path}: cannot open {path.suffix or 'extension-less'} files; "
-                      "boneviewer reads glTF 2.0 (.gltf, .glb) and BVH motion capture (.bvh)")
+                      "boneviewer reads glTF 2.0 (.gltf, .glb), FBX (.fbx) and BVH motion capture (.bvh)")
 
 
 def source_files(model, role: str = "the model") -> dict[Path, str]:
@@ -65,9 +76,9 @@ def check_not_source(scene, label: str, path, inputs: dict | None = None) -> Non
 
 
 def inspect_model(model, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None,
-                  bvh_forward: str | None = None) -> dict:
-    """What a model file holds (see viewer.gltf.inspect, viewer.bvh.inspect), checked as load_model
-    checks it; a BVH file loaded with the BVH options as load_model loads it."""
+                  bvh_forward: str | None = None, file_axes: bool = False) -> dict:
+    """What a model file holds (see viewer.gltf.inspect, viewer.bvh.inspect, viewer.fbx.inspect),
+    checked as load_model checks it; a BVH or FBX file loaded with the options load_model takes."""
     path = _existing_file(model)
     if path.suffix.lower() in (".gltf", ".glb"):
         from .gltf.inspect import inspect_gltf
@@ -79,6 +90,12 @@ def inspect_model(model, scene: int | None = None, bvh_scale: float | None = Non
         if scene is not None:
             raise ViewerError("--scene picks a scene of a glTF file; a BVH file has one skeleton")
         return inspect_bvh(path, bvh_scale, bvh_up, bvh_forward)
+    if path.suffix.lower() == ".fbx":
+        from .fbx.inspect import inspect_fbx
+
+        if scene is not None:
+            raise ViewerError("--scene picks a scene of a glTF file; an FBX file has one scene")
+        return inspect_fbx(path, file_axes)
     load_model(path, scene)  # refused as the viewer refuses it
     raise AssertionError("load_model reads no other extension")
 
@@ -98,7 +115,7 @@ def _existing_file(model) -> Path:
 def _models_in(folder: Path) -> str:
     """A hint naming the model files a folder holds (a few), or nothing."""
     try:
-        names = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".gltf", ".glb", ".bvh") and p.is_file())
+        names = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in MODEL_SUFFIXES and p.is_file())
     except OSError:
         return ""
     if not names:

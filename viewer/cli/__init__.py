@@ -14,11 +14,11 @@ import os
 import sys
 from pathlib import Path
 
+from ..loaders import MODEL_SUFFIXES
 from .common import Parser
 
 # The commands, in the order --help lists them: each names a module of this package.
 COMMANDS = ("render", "view", "info", "export", "serve", "check", "batch", "synth", "bench")
-MODEL_SUFFIXES = (".gltf", ".glb", ".bvh")
 
 
 def _version() -> str:
@@ -54,7 +54,7 @@ def _default_to_view(argv: list[str], parser) -> list[str]:
     if first is None or first.startswith("-") or _looks_like_model(first):
         return ["view", *argv]
     parser.error(f"unknown command {first!r}; the commands are {', '.join(COMMANDS)}, "
-                 f"and a model is a file that exists or ends in .gltf, .glb or .bvh")
+                 f"and a model is a file that exists or ends in {', '.join(MODEL_SUFFIXES)}")
 
 
 def _looks_like_model(word: str) -> bool:

@@ -305,7 +305,8 @@ def check_pool_options(args) -> None:
 
 
 def add_bvh_options(parser) -> None:
-    """--bvh-scale, --bvh-up and --bvh-forward: how a BVH file (the model or --motion's) loads."""
+    """--bvh-scale, --bvh-up and --bvh-forward: how a BVH file (the model or --motion's) loads;
+    --keep-file-axes: an FBX file's own axes and units, not glTF's."""
     parser.add_argument("--bvh-scale", type=positive_finite, metavar="S",
                         help="a BVH file's scale (default: the figure 1.7 units tall in its first frame)")
     parser.add_argument("--bvh-up", type=bvh_up, metavar="AXIS",
@@ -313,12 +314,15 @@ def add_bvh_options(parser) -> None:
     parser.add_argument("--bvh-forward", type=bvh_up, metavar="AXIS",
                         help="the axis a BVH file's figure faces, turned to +Z (glTF's front): z, -z, x, ... "
                              "(default: detected from its first frame's hips or shoulders)")
+    parser.add_argument("--keep-file-axes", dest="file_axes", action="store_true",
+                        help="keep an FBX file's own up axis, front and unit (default: turned to glTF's: +Y up, "
+                             "front +Z, metres, as Blender and three.js import it)")
 
 
 def add_motion_options(parser, bone_map: bool = True) -> None:
     """--bvh-scale, --bvh-up, --bvh-forward, --motion, --motion-clip and (unless the command has
     its own --bone-map that takes the map too, as render does) --bone-map MAP.json."""
-    group = parser.add_argument_group("BVH and motion from another file")
+    group = parser.add_argument_group("BVH and FBX files, and motion from another file")
     add_bvh_options(group)
     group.add_argument("--motion", type=Path, metavar="FILE.bvh|FILE.glb",
                        help="retarget a clip of this file onto the model and play it")
@@ -339,6 +343,10 @@ def bvh_options(args) -> dict:
         to = " or a --motion FILE.bvh" if hasattr(args, "motion") else ""
         they = "they apply" if len(given) > 1 else "it applies"
         logger().warning(f"{', '.join(given)} ignored: {what} ({they} to a .bvh model{to})")
+    options["file_axes"] = bool(getattr(args, "file_axes", False))
+    if options["file_axes"] and not any(path is not None and Path(path).suffix.lower() == ".fbx"
+                                        for path in (model, motion)) and not (model and Path(model).is_dir()):
+        logger().warning("--keep-file-axes ignored: it applies to an .fbx model")
     return options
 
 
@@ -358,6 +366,7 @@ def load_scene(args):
     bvh = bvh_options(args)
     scene = load_model(args.model, getattr(args, "scene", None), **bvh)
     _say_bvh(args.model, scene)
+    _say_fbx(args.model, scene)
     motion = getattr(args, "motion", None)
     bone_map, clip_name = getattr(args, "motion_bone_map", None), getattr(args, "motion_clip", None)
     if motion is None:
@@ -367,8 +376,8 @@ def load_scene(args):
         return scene
     from ..model.retarget import read_bone_map, retarget
 
-    if Path(motion).suffix.lower() not in (".bvh", ".glb", ".gltf"):
-        raise ViewerError(f"--motion {motion}: expected a .bvh, .glb or .gltf file")
+    if Path(motion).suffix.lower() not in (".bvh", ".glb", ".gltf", ".fbx"):
+        raise ViewerError(f"--motion {motion}: expected a .bvh, .glb, .gltf or .fbx file")
     if not Path(motion).exists():  # said here, or load_model would call it the model
         raise ViewerError(f"--motion {motion}: {why_missing(motion)}")
     mapping = None if bone_map is None else read_bone_map(bone_map)
@@ -417,6 +426,13 @@ def _split_bone_map(args) -> None:
         args.model, args.bone_map = value, True  # `render --bone-map MODEL`: the colour view of MODEL
         return
     args.motion_bone_map, args.bone_map = Path(value), False
+
+
+def _say_fbx(path, scene) -> None:
+    info = getattr(scene, "fbx_import", None)
+    if info is None or logger().disabled:
+        return
+    print(f"boneviewer: {path}: FBX {info['description']}", file=sys.stderr)
 
 
 def _say_bvh(path, scene) -> None:

@@ -19,12 +19,12 @@ def add_parser(commands, common):
                                            "joints, End Sites, channels per joint and their order, frames, frame "
                                            "time, duration, the scale, up axis and facing the loader "
                                            "chose and the generated mesh.")
-    info.add_argument("model", help="model file: .gltf, .glb or .bvh")
+    info.add_argument("model", help="model file: .gltf, .glb, .fbx or .bvh")
     info.add_argument("--json", action="store_true", help="one JSON object instead of tables")
     info.add_argument("--tree", action="store_true", help="also the bone hierarchy, with each bone's length")
     info.add_argument("--scene", type=scene_index, metavar="N",
                       help="which scene to load for the bone tree (default: the file's default scene)")
-    add_bvh_options(info.add_argument_group("BVH files"))
+    add_bvh_options(info.add_argument_group("BVH and FBX files"))
     info.set_defaults(run=run)
 
 
@@ -72,14 +72,33 @@ def tables(facts: dict) -> list[str]:
     if facts["format"] == "bvh":
         return bvh_tables(facts) + _tree(facts)
     size = facts["size"]
-    out = [f"{facts['file']}: glTF {facts['version']} ({facts['format']}), {_bytes(size['file'])}; "
-           f"{counted(facts['nodes'], 'node')}, {counted(len(facts['meshes']), 'mesh')}, "
-           f"{counted(len(facts['skins']), 'skin')}, {counted(len(facts['animations']), 'animation')}, "
-           f"{counted(facts['materials'], 'material')}, {counted(facts['textures'], 'texture')}"]
+    counts = (f"{counted(facts['nodes'], 'node')}, {counted(len(facts['meshes']), 'mesh')}, "
+              f"{counted(len(facts['skins']), 'skin')}, {counted(len(facts['animations']), 'animation')}, "
+              f"{counted(facts['materials'], 'material')}, {counted(facts['textures'], 'texture')}")
+    if facts["format"] == "fbx":
+        fbx = facts["fbx"]
+        out = [f"{facts['file']}: FBX {fbx['version']} ({fbx['encoding']}), {_bytes(size['file'])}; {counts}",
+               f"written by {fbx['application'] or fbx['creator'] or 'an unnamed application'}; "
+               f"{fbx['frame_rate']:g} fps; {fbx['axes']['description']}"]
+        out += [f"reader warning: {warning}" for warning in fbx["warnings"]]
+        return out + _model_tables(facts) + _tree(facts)
+    out = [f"{facts['file']}: glTF {facts['version']} ({facts['format']}), {_bytes(size['file'])}; {counts}"]
     if facts["scenes"]:
         out += ["", "scenes"] + table(["#", "name", "root nodes", "shown"], [
             [i, _name(s["name"], ""), s["nodes"], "yes" if i == facts["scene"] else ""]
             for i, s in enumerate(facts["scenes"])])
+    out += _model_tables(facts)
+    out += ["", f"extensions used: {', '.join(facts['extensions_used']) or 'none'}; "
+                f"required: {', '.join(facts['extensions_required']) or 'none'}"]
+    parts = [f"{part} {_bytes(size[part])}" for part in ("geometry", "animation", "skins", "images", "json", "other")
+             if size[part]]
+    out += [f"size by part: {', '.join(parts)} (file {_bytes(size['file'])})"]
+    return out + _tree(facts)
+
+
+def _model_tables(facts: dict) -> list[str]:
+    """The meshes, skins, animations and materials, as every format's tables show them."""
+    out = []
     if facts["meshes"]:
         out += ["", "meshes"] + table(["#", "name", "primitives", "vertices", "influences", "morph targets"], [
             [i, _name(m["name"], ""), m["primitives"], m["vertices"], m["influences"],
@@ -99,12 +118,7 @@ def tables(facts: dict) -> list[str]:
         shown = ", ".join(_name(n, f"#{i}") for i, n in enumerate(facts["material_names"][:8]))
         out += ["", f"materials: {shown}{', ...' if len(facts['material_names']) > 8 else ''}; "
                     f"textures: {facts['textures']}; images: {facts['images']}"]
-    out += ["", f"extensions used: {', '.join(facts['extensions_used']) or 'none'}; "
-                f"required: {', '.join(facts['extensions_required']) or 'none'}"]
-    parts = [f"{part} {_bytes(size[part])}" for part in ("geometry", "animation", "skins", "images", "json", "other")
-             if size[part]]
-    out += [f"size by part: {', '.join(parts)} (file {_bytes(size['file'])})"]
-    return out + _tree(facts)
+    return out
 
 
 def bvh_tables(facts: dict) -> list[str]:

@@ -153,6 +153,7 @@ def run(args) -> int:
                            tone_mapping=args.tone_mapping, environment_filter=args.environment_filter)
     if args.model.is_dir() or (args.motion is not None and args.motion.is_dir()):
         load = {name: getattr(args, name) for name in BVH_DESTS}  # for the .bvh files among them
+        load["file_axes"] = bool(args.file_axes)  # and the .fbx files
     else:
         load = bvh_options(args)  # warns when no file given is a .bvh
     progress = Progress(args.count, "images")

@@ -1,0 +1,40 @@
+"""``check`` for FBX files: the reader's refusal (one error), its warnings, else the rig checks of
+``rig`` on the Scene the loader builds, pointing at the FBX nodes by name."""
+
+from __future__ import annotations
+
+from ..errors import ViewerError
+from .findings import FileReport, finding
+from .gltf import _captured_warnings
+from .rig import rig_findings
+
+
+def check_fbx(path, scene=None) -> FileReport:
+    """Findings on an .fbx file, and the model's counts when it loads (``scene`` is not reused:
+    the reader's warnings are findings, so the file is read again)."""
+    from ..fbx import load_fbx_file
+
+    report = FileReport(str(path))
+    prefix = f"{path}: "
+    with _captured_warnings() as warned:
+        try:
+            _, scene = load_fbx_file(path)
+            for mesh in scene.meshes:  # decoded now (deferred by the loader), so images that do not decode are found
+                for submesh in mesh.submeshes:
+                    submesh.pbr.textures()
+        except ViewerError as error:
+            message = str(error)
+            message = message[len(prefix):] if message.startswith(prefix) else message
+            report.findings.append(finding("fbx-refused", message))
+            return report
+    for message in warned:
+        message = message[len(prefix):] if message.startswith(prefix) else message
+        code = "texture-missing" if "texture" in message and ("not found" in message or "decode" in message) \
+            else "loader-warning"
+        report.findings.append(finding(code, message))
+    report.findings += rig_findings(scene)
+    report.loaded = True
+    report.bones = sum(1 for skeleton in scene.skeletons for bone in skeleton.bones if bone.get_index() >= 0)
+    report.vertices = sum(len(mesh.positions) for mesh in scene.meshes)
+    report.clips = [(clip.name, round(float(clip.duration), 6)) for clip in scene.animations]
+    return report

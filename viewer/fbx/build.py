@@ -1,0 +1,391 @@
+"""The Scene of an FBX file as ``read`` gives it: a TransformNode per FBX node, one Skeleton per
+set of skins that agree on their bones' binds (bones linked to the nodes, as for glTF), the
+meshes, the materials and a clip per animation stack.
+
+Skinning follows FBX's rule, which is glTF's: a skinned vertex lands at
+``v @ geometry_to_bone(cluster) @ world(bone)``, the cluster's geometry-to-bone matrix being
+the inverse bind (taken from the skin deformer, never from a bind pose). So, as for glTF, a
+joint's absolute inverse bind is that matrix and the mesh is placed at the world matrix of
+its skeleton root's parent; the skinned mesh node's own transform is ignored.
+
+Axes and units: the file's (up, front, unit) are turned to glTF's by ``model.axes`` and folded
+into the top-level nodes and their keys (a rotation and a uniform scale fold into a TRS
+exactly), so no node is added and a bone keeps its name; ``file_axes=True`` keeps the file's.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ViewerError
+from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
+from ..model.animation import AnimationChannel, AnimationClip
+from ..model.axes import describe_conversion, file_conversion
+from ..model.material import Material, TextureSlot
+from ..model.mesh import Submesh
+from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
+from ..model.transforms import quaternion_from_rotation_matrix, quaternion_product
+from .meshes import mesh_arrays
+
+log = logging.getLogger("boneviewer")
+
+# ufbx's CoordinateAxis values, in order.
+AXIS_NAMES = ("+x", "-x", "+y", "-y", "+z", "-z")
+PATHS = {"t": "translation", "r": "rotation", "s": "scale"}
+
+
+class Conversion:
+    """What the loader does with the file's axes and units (``info`` and the log say it)."""
+
+    def __init__(self, doc: dict, file_axes: bool):
+        axes = doc["axes"]
+        known = all(0 <= axes[k] < 6 for k in ("right", "up", "front"))
+        self.up = AXIS_NAMES[axes["up"]] if known else "+y"
+        self.front = AXIS_NAMES[axes["front"]] if known else "+z"
+        self.right = AXIS_NAMES[axes["right"]] if known else "+x"
+        self.unit = doc["unit_meters"] if doc["unit_meters"] > 0 else 0.01  # FBX's default: centimetres
+        self.converted = not file_axes
+        try:
+            self.rotation, self.scale = file_conversion(self.up, self.front, self.unit)
+        except ViewerError:  # up along front: the file's axes are not axes; kept as they are
+            self.rotation, self.scale = np.eye(3), self.unit
+            self.up, self.front, self.right = "+y", "+z", "+x"
+        if file_axes:
+            self.rotation, self.scale = np.eye(3), 1.0
+        self.quaternion = quaternion_from_rotation_matrix(self.rotation)
+        # A left-handed file (right is not up x front) is drawn mirrored: FBX files practically
+        # never are; said once.
+        from ..model.axes import axis_vector
+        self.left_handed = known and not np.allclose(np.cross(axis_vector(self.up), axis_vector(self.front)),
+                                                     axis_vector(self.right))
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The conversion as a 4x4 (row vectors)."""
+        matrix = np.eye(4)
+        matrix[:3, :3] = self.rotation * self.scale
+        return matrix
+
+    @property
+    def identity(self) -> bool:
+        return self.scale == 1.0 and np.array_equal(self.rotation, np.eye(3))
+
+    def describe(self) -> str:
+        return describe_conversion(self.up, self.front, self.unit, self.converted)
+
+    def as_dict(self) -> dict:
+        return {"up": self.up, "front": self.front, "right": self.right, "unit_meters": self.unit,
+                "converted": self.converted, "description": self.describe()}
+
+    def fold(self, t: np.ndarray, r: np.ndarray, s: np.ndarray):
+        """A top-level node's TRS (rows of keys) with the conversion applied after it."""
+        if self.identity:
+            return t, r, s
+        return (t @ self.rotation) * self.scale, quaternion_product(self.quaternion, r), s * self.scale
+
+
+def build_scene(doc: dict, arrays: dict, path: Path, file_axes: bool = False) -> Scene:
+    conversion = Conversion(doc, file_axes)
+    specs = doc["nodes"]
+    nodes = _transform_nodes(specs, conversion)
+    world = {i: node.get_world_matrix() for i, node in nodes.items()}
+    materials = [_material(spec, arrays, path) for spec in doc["materials"]]
+
+    groups: list[dict] = []  # skeletons: {"binds": {node: inverse bind}, "skeleton", "rows", "placement"}
+    built = []  # (spec, its arrays, its skeleton group or None)
+    for m, spec in enumerate(doc["meshes"]):
+        data = mesh_arrays(spec, arrays, f"mesh{m}")
+        group = None
+        if any(node in nodes for node in spec["clusters"]):
+            _to_bind_world(data, conversion)
+            group = _group_for(groups, spec["clusters"], data["binds"], nodes)
+        built.append((spec, data, group))
+    for group in groups:
+        _skeleton(group, specs, nodes, len(groups))
+
+    skinned, static, by_channel = [], [], {}
+    for spec, data, group in built:
+        for instance in spec["instances"]:
+            if instance["node"] not in nodes:
+                continue
+            mesh = _mesh(instance["name"], spec, data, materials, group, world, instance["node"])
+            if group is not None:
+                mesh.world_node = None if group["placement"] is None else nodes[group["placement"]]
+                skinned.append(mesh)
+            else:
+                mesh.world_node = nodes[instance["node"]]
+                static.append(mesh)
+            for k, channel in enumerate(spec["channels"]):
+                by_channel.setdefault(channel["element_id"], []).append((mesh, k))
+    if not skinned and not static:
+        raise ViewerError("the file has no meshes to show")
+    animations = [_clip(k, stack, nodes, specs, arrays, conversion, by_channel) for k, stack in enumerate(doc["stacks"])]
+    animations = [clip for clip in animations if clip is not None]
+    scene = Scene(path.name, skinned, nodes=list(nodes.values()), animations=animations, static_meshes=static)
+    scene.file_path = path
+    scene.fbx_import = conversion.as_dict()
+    for warning in _warnings(doc, built, conversion):
+        log.warning(f"{path}: {warning}")
+    return scene
+
+
+def _warnings(doc: dict, built: list, conversion: Conversion) -> list[str]:
+    said = list(dict.fromkeys(doc["warnings"]))  # ufbx's, each once
+    if conversion.left_handed:
+        said.append(f"left-handed axes (right {conversion.right}, up {conversion.up}, front {conversion.front}): "
+                    "drawn mirrored")
+    for spec, data, _ in built:
+        notes = list(spec["notes"])
+        if data["faces_skipped"]:
+            notes.append(f"{data['faces_skipped']} points or lines not drawn")
+        said += [f"mesh {spec['mesh_name']!r}: {note}" for note in notes]
+    return said
+
+
+def _transform_nodes(specs: list[dict], conversion: Conversion) -> dict[int, TransformNode]:
+    """A TransformNode per FBX node but ufbx's root, parents first, keyed by the node's index."""
+    table = NodeTable(len(specs))
+    nodes: dict[int, TransformNode] = {}
+    depth = _depths(specs)
+    for i in sorted((i for i, spec in enumerate(specs) if not spec["root"]), key=depth.__getitem__):
+        spec = specs[i]
+        parent = spec["parent"]
+        node = TransformNode(spec["name"] or f"node{i}", nodes.get(parent), table=table)
+        t, r, s = (np.array(spec[k], dtype=np.float64) for k in ("t", "r", "s"))
+        if parent < 0:
+            t, r, s = conversion.fold(t, r, s)
+        try:
+            node.set_trs(t, r, s)
+        except ViewerError as error:
+            raise ViewerError(f"node {node.name!r}: {error}") from None
+        nodes[i] = node
+    return nodes
+
+
+def _depths(specs: list[dict]) -> list[int]:
+    depth = [-1] * len(specs)
+    for i in range(len(specs)):
+        chain, n = [], i
+        while n >= 0 and depth[n] < 0:
+            chain.append(n)
+            n = specs[n]["parent"]
+            if len(chain) > len(specs):
+                raise ViewerError("the node hierarchy has a cycle")
+        base = depth[n] if n >= 0 else -1
+        for k in reversed(chain):
+            base += 1
+            depth[k] = base
+    return depth
+
+
+def _to_bind_world(data: dict, conversion: Conversion) -> None:
+    """A skinned mesh's vertices placed where they were bound (the deformer's geometry-to-world,
+    then the axis conversion) and its inverse binds taken back by as much: the same skinned
+    points, now with glTF's meaning (vertices in the world at bind, inverse binds the inverses of
+    the joints' world matrices at bind), so that the binds compare with the joints' rest pose and
+    a character's meshes agree on their bones' binds."""
+    place = data["bind_world"] @ conversion.matrix
+    linear = place[:3, :3]
+    data["positions"] = data["positions"] @ linear + place[3, :3]
+    normal_matrix = np.linalg.inv(linear).T
+    if "normals" in data:
+        normals = data["normals"] @ normal_matrix
+        length = np.linalg.norm(normals, axis=-1, keepdims=True)
+        data["normals"] = np.divide(normals, length, out=normals, where=length > 0)
+    if "morph_positions" in data:
+        data["morph_positions"] = data["morph_positions"] @ linear
+        data["morph_normals"] = data["morph_normals"] @ normal_matrix
+    data["binds"] = np.linalg.inv(place) @ data["binds"]
+
+
+def _group_for(groups: list[dict], clusters: list[int], binds: np.ndarray, nodes: dict) -> dict:
+    """The skeleton a skin joins: the first whose bones it shares have the same binds (FBX keeps
+    a skin per mesh; a character's meshes usually agree), else a new one."""
+    mine = {node: bind for node, bind in zip(clusters, binds) if node in nodes}
+    for group in groups:
+        shared = [node for node in mine if node in group["binds"]]
+        if shared and all(np.allclose(mine[n], group["binds"][n], rtol=1e-5, atol=1e-6 * _size(mine[n]))
+                          for n in shared):
+            for node, bind in mine.items():
+                group["binds"].setdefault(node, bind)
+            return group
+    group = {"binds": dict(mine)}
+    groups.append(group)
+    return group
+
+
+def _size(matrix: np.ndarray) -> float:
+    return float(np.abs(matrix).max()) or 1.0
+
+
+def _skeleton(group: dict, specs: list[dict], nodes: dict, count: int) -> None:
+    """The group's Skeleton: its joints (every node a cluster names) and the nodes between them
+    and their nearest common ancestor, bones linked to the nodes, parents first."""
+    joints = list(group["binds"])
+    parent_of = {i: spec["parent"] for i, spec in enumerate(specs)}
+    depth = _depths(specs)
+    chains = []
+    for joint in joints:
+        chain, n = [], joint
+        while n >= 0 and not specs[n]["root"]:
+            chain.append(n)
+            n = parent_of[n]
+        chains.append(chain[::-1])  # top first
+    common = 0
+    while all(len(chain) > common for chain in chains) and len({chain[common] for chain in chains}) == 1:
+        common += 1
+    root = chains[0][common - 1] if common else None
+    members = {n for chain in chains for n in (chain[common - 1:] if common else chain)}
+    order = sorted(members, key=lambda n: (depth[n], n))
+    rows = {node: k for k, node in enumerate(joints)}
+    inverse_binds = np.array([group["binds"][node] for node in joints]).reshape(-1, 4, 4)
+    try:
+        absolute_binds = np.linalg.inv(inverse_binds)
+    except np.linalg.LinAlgError:
+        bad = next(node for node in joints if abs(np.linalg.det(group["binds"][node])) < 1e-300)
+        raise ViewerError(f"bone {specs[bad]['name']!r}: its cluster's bind matrix is singular") from None
+    absolute = {node: absolute_binds[rows[node]] if node in rows else np.eye(4) for node in order}
+    name = specs[root]["name"] if root is not None and count > 1 else "skeleton"
+    skeleton = Skeleton(name)
+    skeleton.batch.reserve(len(order))
+    skeleton.inverse_bind_matrices = inverse_binds
+    bones: dict[int, Bone] = {}
+    for n in order:
+        parent = parent_of[n] if n != root else -1
+        bind = absolute[n] if parent not in bones else absolute[n] @ np.linalg.inv(absolute[parent])
+        try:
+            bone = Bone(nodes[n].name, skeleton, bones.get(parent), local_matrix=nodes[n].get_local_matrix(),
+                        bind_matrix=bind, index=rows.get(n, -1))
+        except (ViewerError, np.linalg.LinAlgError) as error:
+            raise ViewerError(f"bone {nodes[n].name!r}: {error}") from None
+        bone.link_transform_node(nodes[n])
+        bones[n] = bone
+    try:
+        skeleton.batch.update_bind()  # a chain of binds that is singular is refused here, not when drawn
+    except ViewerError as error:
+        raise ViewerError(str(error)) from None
+    group.update(skeleton=skeleton, rows=rows, placement=None if root is None or parent_of[root] < 0
+                 else parent_of[root])
+
+
+def _mesh(name: str, spec: dict, data: dict, materials: list, group: dict | None, world: dict,
+          node: int) -> SkinnedMesh:
+    uv = data.get("uv")
+    if uv is not None:
+        uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])  # FBX's V runs up, glTF's down
+    submeshes = []
+    for first, count, slot in data["parts"]:
+        material = materials[spec["materials"][slot]] if 0 <= slot < len(spec["materials"]) else Material()
+        submeshes.append(Submesh(first, count, name=name, pbr=material))
+    morph = None
+    if "morph_positions" in data:
+        morph = MorphTargets(data["morph_positions"], data["morph_normals"],
+                             names=[channel["name"] for channel in spec["channels"]],
+                             weights=[channel["weight"] for channel in spec["channels"]], what=f"mesh {name!r}")
+    fields = dict(name=name, positions=data["positions"], indices=data["indices"], normals=data.get("normals"),
+                  texcoords=uv, colors=data.get("colors"), submeshes=submeshes or None, morph_targets=morph)
+    if group is None:
+        return SkinnedMesh(skeleton=None, world_matrix=world[node], **fields)
+    rows = np.array([group["rows"].get(n, -1) for n in spec["clusters"]], dtype=np.int64)
+    joints = rows[data["joints"]]
+    weights = np.where(joints < 0, 0.0, data["weights"])  # a cluster without a bone moves nothing
+    placement = group["placement"]
+    return SkinnedMesh(skeleton=group["skeleton"], joints=np.maximum(joints, 0).astype(np.int32), weights=weights,
+                       world_matrix=None if placement is None else world[placement],
+                       extra_influences=data["extra"], **fields)
+
+
+def _clip(k: int, stack: dict, nodes: dict, specs: list[dict], arrays, conversion: Conversion, by_channel: dict):
+    """The clip of animation stack ``k``, named as the stack, at the file's own times."""
+    channels = []
+    for n in stack["nodes"]:
+        if n not in nodes:
+            continue
+        keys = {p: (arrays[f"stack{k}.node{n}.{p}.times"], arrays[f"stack{k}.node{n}.{p}.values"]) for p in PATHS}
+        if specs[n]["parent"] < 0 and not conversion.identity:
+            keys = _folded_keys(keys, conversion)
+        for p, (times, values) in keys.items():
+            if len(times):
+                times, values = _held_to(times, values, stack["end"])
+                channels.append(AnimationChannel(nodes[n], PATHS[p], times, values))
+    morph_channels = []
+    by_mesh: dict[int, list] = {}
+    for element in stack["weights"]:
+        for mesh, target in by_channel.get(element, ()):
+            by_mesh.setdefault(id(mesh), [mesh, []])[1].append(
+                (target, arrays[f"stack{k}.weight{element}.times"], arrays[f"stack{k}.weight{element}.values"] / 100.0))
+    for mesh, keyed in by_mesh.values():
+        times = np.unique(np.concatenate([t for _, t, _ in keyed]))
+        values = np.tile(mesh.morph_weights, (len(times), 1))
+        for target, t, v in keyed:
+            values[:, target] = np.interp(times, t, v)
+        times, values = _held_to(times, values, stack["end"])
+        morph_channels.append(MorphWeightChannel([mesh], times, values, name=f"{stack['name']} weights"))
+    if not channels and not morph_channels:
+        return None
+    if morph_channels:
+        return MorphAnimationClip(stack["name"], channels, morph_channels)
+    return AnimationClip(stack["name"], channels)
+
+
+def _held_to(times: np.ndarray, values: np.ndarray, end: float):
+    """Keys that end before the stack does held to its end (an FBX curve holds its last value), so
+    the clip lasts as long as the stack and loops at its length."""
+    if not times[-1] < end - 1e-9:
+        return times, values
+    return np.append(times, end), np.concatenate([values, values[-1:]])
+
+
+def _folded_keys(keys: dict, conversion: Conversion) -> dict:
+    """A top-level node's keys with the conversion folded in: each path sampled at the union of
+    the three paths' times only where needed (a rotation and a uniform scale fold path by path)."""
+    (tt, tv), (rt, rv), (st, sv) = keys["t"], keys["r"], keys["s"]
+    return {"t": (tt, (tv @ conversion.rotation) * conversion.scale),
+            "r": (rt, quaternion_product(conversion.quaternion, rv)),
+            "s": (st, sv * conversion.scale)}
+
+
+def _material(spec: dict, arrays, path: Path) -> Material:
+    color = np.clip(np.array(spec["color"], dtype=np.float64), 0.0, 1.0)
+    material = Material.dielectric(color, name=spec["name"])
+    image = _texture_image(spec, arrays, path)
+    if image is not None:
+        material.base_color_texture = TextureSlot(image)
+        material.base_color_factor = np.array([1.0, 1.0, 1.0, color[3]])
+    if color[3] < 1.0:
+        material.alpha_mode = "BLEND"
+    return material
+
+
+def _texture_image(spec: dict, arrays, path: Path):
+    """The base colour texture's image (deferred: decoded when first drawn): the file's embedded
+    bytes, else the file it names, looked for as Blender and three.js look (its relative path,
+    then its name beside the model), never outside the model's folder."""
+    from ..gltf.container import EncodedImage
+
+    texture = spec["texture"]
+    if texture is None:
+        return None
+    used_by = f"material {spec['name']!r}"
+    if spec["texture_embedded"]:
+        return EncodedImage(path, 0, arrays[spec["texture_embedded"]].tobytes(), "", used_by)
+    folder = path.parent.resolve()
+    names = [texture["relative"], texture["filename"], texture["absolute"]]
+    candidates = [folder / names[0]] + [folder / Path(name.replace("\\", "/")).name for name in names if name]
+    for candidate in candidates:
+        try:
+            resolved = candidate.resolve()
+        except OSError:
+            continue
+        if resolved.is_file() and folder in resolved.parents:
+            try:
+                return EncodedImage(path, 0, resolved.read_bytes(), "", used_by)
+            except OSError:
+                continue
+    shown = texture["relative"] or texture["filename"]
+    if shown and shown != ".":
+        log.warning(f"{path}: {used_by}: texture {shown!r} not found in the model's folder; drawn without it")
+    return None
