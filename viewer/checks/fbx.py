@@ -32,6 +32,11 @@ def check_fbx(path, scene=None) -> FileReport:
         code = "texture-missing" if "texture" in message and ("not found" in message or "decode" in message) \
             else "loader-warning"
         report.findings.append(finding(code, message))
+    # The rig checks read the pose as loaded; an FBX file's node pose is the frame it was
+    # exported at (Blender's), not its bind pose, which is what the loader makes the rest.
+    for skeleton in scene.skeletons:
+        for bone in skeleton.bones:
+            bone.return_to_rest()
     report.findings += rig_findings(scene)
     report.loaded = True
     report.bones = sum(1 for skeleton in scene.skeletons for bone in skeleton.bones if bone.get_index() >= 0)

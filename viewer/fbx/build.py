@@ -104,7 +104,10 @@ def build_scene(doc: dict, arrays: dict, path: Path, file_axes: bool = False) ->
             group = _group_for(groups, spec["clusters"], data["binds"], nodes)
         built.append((spec, data, group))
     for group in groups:
-        _skeleton(group, specs, nodes, len(groups))
+        _skeleton(group, specs, nodes, world, len(groups))
+    for _, data, group in built:
+        if group is not None:
+            _to_placement(data, group)
 
     skinned, static, by_channel = [], [], {}
     for spec, data, group in built:
@@ -192,9 +195,7 @@ def _to_bind_world(data: dict, conversion: Conversion) -> None:
     data["positions"] = data["positions"] @ linear + place[3, :3]
     normal_matrix = np.linalg.inv(linear).T
     if "normals" in data:
-        normals = data["normals"] @ normal_matrix
-        length = np.linalg.norm(normals, axis=-1, keepdims=True)
-        data["normals"] = np.divide(normals, length, out=normals, where=length > 0)
+        data["normals"] = _unit(data["normals"] @ normal_matrix)
     if "morph_positions" in data:
         data["morph_positions"] = data["morph_positions"] @ linear
         data["morph_normals"] = data["morph_normals"] @ normal_matrix
@@ -221,9 +222,14 @@ def _size(matrix: np.ndarray) -> float:
     return float(np.abs(matrix).max()) or 1.0
 
 
-def _skeleton(group: dict, specs: list[dict], nodes: dict, count: int) -> None:
+def _skeleton(group: dict, specs: list[dict], nodes: dict, world: dict, count: int) -> None:
     """The group's Skeleton: its joints (every node a cluster names) and the nodes between them
-    and their nearest common ancestor, bones linked to the nodes, parents first."""
+    and their nearest common ancestor, bones linked to the nodes, parents first.
+
+    The bones' rest and bind are the skin's bind pose (a joint's world at bind, from its
+    cluster; a node between joints keeps its place under its parent), relative to the skeleton
+    root's parent, where the meshes are placed; the nodes keep the file's own pose (Blender, for
+    one, writes the pose at the frame it exported from, not the bind pose)."""
     joints = list(group["binds"])
     parent_of = {i: spec["parent"] for i, spec in enumerate(specs)}
     depth = _depths(specs)
@@ -240,14 +246,22 @@ def _skeleton(group: dict, specs: list[dict], nodes: dict, count: int) -> None:
     root = chains[0][common - 1] if common else None
     members = {n for chain in chains for n in (chain[common - 1:] if common else chain)}
     order = sorted(members, key=lambda n: (depth[n], n))
+    placement = None if root is None or parent_of[root] < 0 else parent_of[root]
+    # The binds (world at bind -> bone) taken to the placement's space: that space -> bone.
+    to_placement = np.eye(4) if placement is None else world[placement]
+    group["from_world"] = np.linalg.inv(to_placement)
     rows = {node: k for k, node in enumerate(joints)}
-    inverse_binds = np.array([group["binds"][node] for node in joints]).reshape(-1, 4, 4)
+    inverse_binds = to_placement @ np.array([group["binds"][node] for node in joints]).reshape(-1, 4, 4)
     try:
         absolute_binds = np.linalg.inv(inverse_binds)
     except np.linalg.LinAlgError:
         bad = next(node for node in joints if abs(np.linalg.det(group["binds"][node])) < 1e-300)
         raise ViewerError(f"bone {specs[bad]['name']!r}: its cluster's bind matrix is singular") from None
-    absolute = {node: absolute_binds[rows[node]] if node in rows else np.eye(4) for node in order}
+    absolute: dict[int, np.ndarray] = {}
+    for n in order:  # a node between joints: at its place under its parent at bind
+        parent = parent_of[n] if n != root else -1
+        local = nodes[n].get_local_matrix()
+        absolute[n] = absolute_binds[rows[n]] if n in rows else local @ absolute[parent] if parent in absolute else local
     name = specs[root]["name"] if root is not None and count > 1 else "skeleton"
     skeleton = Skeleton(name)
     skeleton.batch.reserve(len(order))
@@ -258,7 +272,7 @@ def _skeleton(group: dict, specs: list[dict], nodes: dict, count: int) -> None:
         bind = absolute[n] if parent not in bones else absolute[n] @ np.linalg.inv(absolute[parent])
         try:
             bone = Bone(nodes[n].name, skeleton, bones.get(parent), local_matrix=nodes[n].get_local_matrix(),
-                        bind_matrix=bind, index=rows.get(n, -1))
+                        rest_matrix=bind, bind_matrix=bind, index=rows.get(n, -1))
         except (ViewerError, np.linalg.LinAlgError) as error:
             raise ViewerError(f"bone {nodes[n].name!r}: {error}") from None
         bone.link_transform_node(nodes[n])
@@ -267,8 +281,26 @@ def _skeleton(group: dict, specs: list[dict], nodes: dict, count: int) -> None:
         skeleton.batch.update_bind()  # a chain of binds that is singular is refused here, not when drawn
     except ViewerError as error:
         raise ViewerError(str(error)) from None
-    group.update(skeleton=skeleton, rows=rows, placement=None if root is None or parent_of[root] < 0
-                 else parent_of[root])
+    group.update(skeleton=skeleton, rows=rows, placement=placement)
+
+
+def _to_placement(data: dict, group: dict) -> None:
+    """A skinned mesh's vertices (in the world at bind) in its skeleton's placement space."""
+    linear, shift = group["from_world"][:3, :3], group["from_world"][3, :3]
+    if np.array_equal(group["from_world"], np.eye(4)):
+        return
+    data["positions"] = data["positions"] @ linear + shift
+    normal_matrix = np.linalg.inv(linear).T
+    if "normals" in data:
+        data["normals"] = _unit(data["normals"] @ normal_matrix)
+    if "morph_positions" in data:
+        data["morph_positions"] = data["morph_positions"] @ linear
+        data["morph_normals"] = data["morph_normals"] @ normal_matrix
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    length = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return np.divide(vectors, length, out=vectors, where=length > 0)
 
 
 def _mesh(name: str, spec: dict, data: dict, materials: list, group: dict | None, world: dict,
