@@ -29,7 +29,7 @@ LAYER_OF = {"viewer.errors": "errors", "viewer.words": "errors",  # words: count
             "viewer.files": "files", "viewer.camera": "camera", "viewer.images": "images", "viewer.hdr": "images",
             "viewer.options": "options", "viewer.look": "look", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
             "viewer.character": "loaders", "viewer.editing.pose": "loaders", "viewer.gltf": "loaders",
-            "viewer.bvh": "loaders", "viewer.fbx": "loaders",
+            "viewer.bvh": "loaders", "viewer.fbx": "loaders", "viewer.usd": "loaders", "viewer.isolated": "loaders",
             "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",
             "viewer.editing.script": "scripting", "viewer.editing.script_app": "scripting",
             "viewer.editing": "editor", "viewer.remote": "scripting",  # the wire: applies messages to the editing session

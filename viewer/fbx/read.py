@@ -1,11 +1,11 @@
-"""The FBX reading child: ``python -S read.py SITE FILE`` reads FILE with ufbx and writes what
-boneviewer needs of it to stdout (see ``write``), or one line of error to stderr and exit 2.
+"""The FBX reading child (see ``viewer.isolated``): reads FILE with ufbx and writes what
+boneviewer needs of it to stdout, or one line of error to stderr and exit 2.
 
 This is the only module that imports ufbx. It runs in a process of its own (``viewer.fbx``
 starts it), so that a fault in the compiled reader, or in its generated Python bindings, is an
 error message and never the end of the viewer. It imports nothing but ufbx and the standard
-library (not even numpy: the child starts in a tenth of a second), and hands back the file's
-own arrays; ``viewer.fbx.meshes`` does the array work in the viewer's process.
+library and ``protocol`` (not even numpy: the child starts in a tenth of a second), and hands
+back the file's own arrays; ``viewer.fbx.meshes`` does the array work in the viewer's process.
 
 The bindings (ufbx 0.0.5) free an element's wrapper while another wrapper of the same element
 may still point at it, and fault at interpreter exit: every wrapper read here is kept alive in
@@ -28,9 +28,10 @@ What is read, in the file's own units and axes:
 from __future__ import annotations
 
 import array
-import json
-import os
 import sys
+
+import protocol
+from protocol import FileProblem
 
 _KEEP: list = []  # every ufbx wrapper read, alive until os._exit (see the module's docstring)
 
@@ -41,11 +42,6 @@ MAX_KEYS = 50_000_000  # baked keyframes over all stacks
 MAX_MORPH_TARGETS = 256  # blend shape channels of one mesh (as viewer.model.morph)
 MAX_DEPTH = 4096  # levels of the node hierarchy (as glTF's)
 MAX_STACKS = 1000
-MAGIC = b"BONEVIEWER-FBX-1\n"
-
-
-class FileProblem(Exception):
-    """What is wrong with the file, in one line."""
 
 
 def keep(value):
@@ -59,11 +55,8 @@ def items(collection) -> list:
     return [keep(item) for item in collection]
 
 
-class Blobs:
-    """Named arrays as (numpy dtype, shape, bytes), written after the document."""
-
-    def __init__(self):
-        self.entries: dict[str, tuple[str, list, bytes]] = {}
+class Blobs(protocol.Blobs):
+    """The protocol's arrays, with ufbx's lists read in."""
 
     def vectors(self, name: str, collection, width: int) -> int:
         """A ufbx list of vectors as (n, width) float64 (by the buffer protocol where the bindings
@@ -71,37 +64,30 @@ class Blobs:
         keep(collection)
         count = len(collection)
         try:
-            data = keep(memoryview(collection)).tobytes()
+            view = keep(memoryview(collection))
+            self.buffer(name, view, [count, width])
+            if view.nbytes != 8 * width * count:
+                raise FileProblem(f"{name}: {view.nbytes} bytes for {count} vectors of {width}")
         except TypeError:
             letters = "xyzw"[:width]
-            data = array.array("d", [getattr(v, letter) for v in collection for letter in letters]).tobytes()
-        if len(data) != 8 * width * count:
-            raise FileProblem(f"{name}: {len(data)} bytes for {count} vectors of {width}")
-        self.entries[name] = ("<f8", [count, width], data)
+            self.numbers(name, "d", [getattr(v, letter) for v in collection for letter in letters], width)
         return count
 
     def reals(self, name: str, collection) -> int:
         keep(collection)
         try:
-            data = keep(memoryview(collection)).tobytes()
+            view = keep(memoryview(collection))
+            self.buffer(name, view, [view.nbytes // 8])
+            return view.nbytes // 8
         except TypeError:
-            data = array.array("d", collection).tobytes()
-        self.entries[name] = ("<f8", [len(data) // 8], data)
-        return len(data) // 8
+            return self.numbers(name, "d", collection)
 
     def uints(self, name: str, collection) -> int:
         keep(collection)
-        data = array.array("I", collection)
-        self.entries[name] = ("<u4", [len(data)], data.tobytes())
-        return len(data)
+        return self.numbers(name, "I", collection)
 
     def doubles(self, name: str, values: list, width: int | None = None) -> None:
-        data = array.array("d", values)
-        shape = [len(data)] if width is None else [len(data) // width, width]
-        self.entries[name] = ("<f8", shape, data.tobytes())
-
-    def raw(self, name: str, data: bytes) -> None:
-        self.entries[name] = ("|u1", [len(data)], data)
+        self.numbers(name, "d", values, width)
 
 
 def matrix_rows(matrix) -> list:
@@ -344,34 +330,5 @@ def _ufbx_message(error) -> str:
     return text[:300]
 
 
-def write(doc: dict, blobs: Blobs, out) -> None:
-    """MAGIC, a line with the header's length, the header (JSON: the document and each array's
-    dtype, shape, offset and length), then the arrays' bytes."""
-    offset, table = 0, {}
-    for name, (dtype, shape, data) in blobs.entries.items():
-        table[name] = [dtype, shape, offset, len(data)]
-        offset += len(data)
-    header = json.dumps({"doc": doc, "arrays": table}).encode()
-    out.write(MAGIC + b"%d\n" % len(header) + header)
-    for _, _, data in blobs.entries.values():
-        out.write(data)
-    out.flush()
-
-
-def main(argv: list[str]) -> None:
-    import gc
-
-    gc.disable()  # the bindings have faulted when a collection ran while their lists were walked
-    sys.path.insert(0, argv[0])  # where ufbx is installed (the child starts with -S, no site)
-    try:
-        doc, blobs = read(argv[1])
-    except FileProblem as problem:
-        sys.stderr.write(f"{problem}\n")
-        sys.stderr.flush()
-        os._exit(2)
-    write(doc, blobs, sys.stdout.buffer)
-    os._exit(0)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    protocol.serve(read, sys.argv[1:])

@@ -1,0 +1,88 @@
+"""Readers run in a process of their own: a compiled reader (ufbx, usd-core) given a damaged or
+hostile file may fault, and a fault there must be an error line, never the end of the viewer.
+
+The child is a script run by path with ``python -S`` (fast to start; ``protocol`` is all it
+imports of boneviewer): it reads the file and writes a JSON document and plain arrays to its
+stdout (``protocol.write``); ``run_reader`` starts it, waits, and turns how it ended into a
+ViewerError in words or into (document, arrays).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import ViewerError
+
+HERE = Path(__file__).parent
+# By path, with neither the script's folder (a package's inspect.py would hide the standard
+# library's) nor the current one on sys.path; this folder instead, for ``import protocol``.
+LAUNCH = ("import sys, runpy; del sys.path[0]; sys.path.insert(0, sys.argv[1]); sys.argv = sys.argv[2:]; "
+          "runpy.run_path(sys.argv[0], run_name='__main__')")
+DTYPES = ("<f8", "<f4", "<i4", "<u4", "|u1", "<f2")
+
+
+def run_reader(script: Path, library: str, path: Path, what: str, timeout: float = 300.0) -> tuple[dict, dict]:
+    """(document, {name: array}) of ``path`` as ``script`` reads it in a child process, with
+    ``library``'s folder on its path. ``what`` names the format in errors ("FBX")."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(library)
+    if spec is None or not spec.submodule_search_locations:
+        raise ViewerError(f"{path}: reading {what} needs the {library_package(library)} package "
+                          "(pip install 'boneviewer[formats]')")
+    site = str(Path(list(spec.submodule_search_locations)[0]).parent)
+    try:
+        done = subprocess.run([sys.executable, "-S", "-c", LAUNCH, str(HERE), str(script), site, str(path)],
+                              capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ViewerError(f"{path}: the {what} reader took more than {timeout:g} s; stopped") from None
+    if done.returncode != 0:
+        raise ViewerError(f"{path}: {failure(done, what)}")
+    try:
+        return answer(done.stdout)
+    except (ValueError, KeyError, TypeError) as error:
+        raise ViewerError(f"{path}: the {what} reader's answer did not arrive whole ({error})") from None
+
+
+def library_package(library: str) -> str:
+    return {"pxr": "usd-core"}.get(library, library)
+
+
+def answer(data: bytes) -> tuple[dict, dict]:
+    """The child's answer (see protocol.write) as (document, {name: read-only array})."""
+    import numpy as np
+
+    from .protocol import MAGIC
+
+    if not data.startswith(MAGIC):
+        raise ValueError("no header")
+    line_end = data.index(b"\n", len(MAGIC))
+    length = int(data[len(MAGIC):line_end])
+    start = line_end + 1
+    header = json.loads(data[start:start + length])
+    body = memoryview(data)[start + length:]
+    arrays = {}
+    for name, (dtype, shape, offset, size) in header["arrays"].items():
+        if dtype not in DTYPES or offset < 0 or offset + size > len(body):
+            raise ValueError(f"array {name!r} out of bounds")
+        arrays[name] = np.frombuffer(body[offset:offset + size], dtype=dtype).reshape(shape)
+    return header["doc"], arrays
+
+
+def failure(done: subprocess.CompletedProcess, what: str) -> str:
+    """The child's failure in one line: its own words (exit 2), else how it ended."""
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    if done.returncode == 2 and said:
+        return f"not a readable {what} file: {said[-1]}"
+    if done.returncode < 0:
+        try:
+            name = signal.Signals(-done.returncode).name
+        except ValueError:
+            name = f"signal {-done.returncode}"
+        return f"the {what} reader crashed ({name}) on this file: it is damaged or uses what the reader cannot read"
+    last = said[-1] if said else f"exit status {done.returncode}"
+    return f"the {what} reader failed: {last}"
