@@ -23,11 +23,10 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
 from ..model.animation import AnimationChannel, AnimationClip
-from ..model.axes import describe_conversion, file_conversion
+from ..model.axes import FileAxes, axis_vector
 from ..model.material import Material, TextureSlot
 from ..model.mesh import Submesh
 from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
-from ..model.transforms import quaternion_from_rotation_matrix, quaternion_product
 from .meshes import mesh_arrays
 
 log = logging.getLogger("boneviewer")
@@ -37,54 +36,24 @@ AXIS_NAMES = ("+x", "-x", "+y", "-y", "+z", "-z")
 PATHS = {"t": "translation", "r": "rotation", "s": "scale"}
 
 
-class Conversion:
-    """What the loader does with the file's axes and units (``info`` and the log say it)."""
+class Conversion(FileAxes):
+    """An FBX file's axes (ufbx's CoordinateAxes) and unit, and what the loader does with them."""
 
     def __init__(self, doc: dict, file_axes: bool):
         axes = doc["axes"]
         known = all(0 <= axes[k] < 6 for k in ("right", "up", "front"))
-        self.up = AXIS_NAMES[axes["up"]] if known else "+y"
-        self.front = AXIS_NAMES[axes["front"]] if known else "+z"
-        self.right = AXIS_NAMES[axes["right"]] if known else "+x"
-        self.unit = doc["unit_meters"] if doc["unit_meters"] > 0 else 0.01  # FBX's default: centimetres
-        self.converted = not file_axes
-        try:
-            self.rotation, self.scale = file_conversion(self.up, self.front, self.unit)
-        except ViewerError:  # up along front: the file's axes are not axes; kept as they are
-            self.rotation, self.scale = np.eye(3), self.unit
-            self.up, self.front, self.right = "+y", "+z", "+x"
-        if file_axes:
-            self.rotation, self.scale = np.eye(3), 1.0
-        self.quaternion = quaternion_from_rotation_matrix(self.rotation)
+        up, front, right = (AXIS_NAMES[axes[k]] for k in ("up", "front", "right")) if known else ("+y", "+z", "+x")
+        if axis_vector(up) @ axis_vector(front) != 0:  # not axes: kept as they are
+            up, front, right, known = "+y", "+z", "+x", False
+        unit = doc["unit_meters"] if doc["unit_meters"] > 0 else 0.01  # FBX's default: centimetres
+        super().__init__(up, front, unit, converted=not file_axes)
+        self.right = right
         # A left-handed file (right is not up x front) is drawn mirrored: FBX files practically
         # never are; said once.
-        from ..model.axes import axis_vector
-        self.left_handed = known and not np.allclose(np.cross(axis_vector(self.up), axis_vector(self.front)),
-                                                     axis_vector(self.right))
-
-    @property
-    def matrix(self) -> np.ndarray:
-        """The conversion as a 4x4 (row vectors)."""
-        matrix = np.eye(4)
-        matrix[:3, :3] = self.rotation * self.scale
-        return matrix
-
-    @property
-    def identity(self) -> bool:
-        return self.scale == 1.0 and np.array_equal(self.rotation, np.eye(3))
-
-    def describe(self) -> str:
-        return describe_conversion(self.up, self.front, self.unit, self.converted)
+        self.left_handed = known and not np.allclose(np.cross(axis_vector(up), axis_vector(front)), axis_vector(right))
 
     def as_dict(self) -> dict:
-        return {"up": self.up, "front": self.front, "right": self.right, "unit_meters": self.unit,
-                "converted": self.converted, "description": self.describe()}
-
-    def fold(self, t: np.ndarray, r: np.ndarray, s: np.ndarray):
-        """A top-level node's TRS (rows of keys) with the conversion applied after it."""
-        if self.identity:
-            return t, r, s
-        return (t @ self.rotation) * self.scale, quaternion_product(self.quaternion, r), s * self.scale
+        return {**super().as_dict(), "right": self.right}
 
 
 def build_scene(doc: dict, arrays: dict, path: Path, file_axes: bool = False) -> Scene:
@@ -372,12 +341,13 @@ def _held_to(times: np.ndarray, values: np.ndarray, end: float):
 
 
 def _folded_keys(keys: dict, conversion: Conversion) -> dict:
-    """A top-level node's keys with the conversion folded in: each path sampled at the union of
-    the three paths' times only where needed (a rotation and a uniform scale fold path by path)."""
+    """A top-level node's keys with the conversion folded in, path by path (a rotation and a
+    uniform scale fold into each alone)."""
     (tt, tv), (rt, rv), (st, sv) = keys["t"], keys["r"], keys["s"]
-    return {"t": (tt, (tv @ conversion.rotation) * conversion.scale),
-            "r": (rt, quaternion_product(conversion.quaternion, rv)),
-            "s": (st, sv * conversion.scale)}
+    t, _, _ = conversion.fold(tv, np.tile([0.0, 0.0, 0.0, 1.0], (len(tv), 1)), np.ones_like(tv))
+    _, r, _ = conversion.fold(np.zeros((len(rv), 3)), rv, np.ones((len(rv), 3)))
+    _, _, s = conversion.fold(np.zeros_like(sv), np.tile([0.0, 0.0, 0.0, 1.0], (len(sv), 1)), sv)
+    return {"t": (tt, t), "r": (rt, r), "s": (st, s)}
 
 
 def _material(spec: dict, arrays, path: Path) -> Material:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ViewerError
+from ..model.polygons import polygon_arrays
 
 MAX_INFLUENCES = 8  # joints per vertex the shader reads
 
@@ -19,60 +20,15 @@ def mesh_arrays(spec: dict, arrays: dict, prefix: str) -> dict:
     indices and weights per vertex), and "morph_positions", "morph_normals" with blend shapes}."""
     what = f"mesh {spec['mesh_name']!r}"
     points = arrays[prefix + ".points"]
-    corner_point = _indices(arrays[prefix + ".points.index"], len(points), what, "positions")
-    corners = len(corner_point)
-    # Each corner's values (its control point and the attributes' values, not their indices:
-    # exporters index normals per corner), so that corners with the same values become one vertex.
-    columns, widths = [corner_point[:, None].astype(np.float64)], []
-    for label in spec["attributes"]:
-        values = arrays[f"{prefix}.{label}"]
-        index = _indices(arrays[f"{prefix}.{label}.index"], len(values), what, label)
-        if len(index) != corners:
-            raise ViewerError(f"{what}: {len(index)} {label} indices for {corners} polygon corners")
-        columns.append(values[index])
-        widths.append((label, values.shape[1]))
-    key = np.concatenate(columns, axis=1)
-    faces = arrays[prefix + ".faces"].astype(np.int64)
-    begin, count = faces[:, 0], faces[:, 1]
-    if len(faces) and (begin + count > corners).any():
-        raise ViewerError(f"{what}: a polygon runs past its {corners} corners")
-    polygon = count >= 3  # points and lines are not drawn
-    per_face = np.where(polygon, count - 2, 0)
-    face_of = np.repeat(np.arange(len(faces)), per_face)
-    step = np.arange(len(face_of)) - np.repeat(np.cumsum(per_face) - per_face, per_face)
-    first = begin[face_of]
-    triangles = np.stack([first, first + step + 1, first + step + 2], axis=1)
-    used = np.unique(triangles)  # corners of points and lines make no vertices
-    unique, inverse = np.unique(key[used], axis=0, return_inverse=True)
-    corner_vertex = np.full(corners, -1, dtype=np.int64)
-    corner_vertex[used] = inverse.reshape(-1)
-    vertex_point = unique[:, 0].astype(np.int64)
-    result = {"positions": points[vertex_point], "faces_skipped": int((~polygon).sum()), "vertex_point": vertex_point}
-    column = 1
-    for label, width in widths:
-        result[label] = unique[:, column:column + width]
-        column += width
-    face_material = arrays[prefix + ".face_material"].astype(np.int64)
-    if len(face_material) not in (0, len(faces)):
-        raise ViewerError(f"{what}: {len(face_material)} face materials for {len(faces)} polygons")
-    triangle_material = face_material[face_of] if len(face_material) else np.zeros(len(face_of), np.int64)
-    order = np.argsort(triangle_material, kind="stable")
-    result["indices"] = corner_vertex[triangles[order]].reshape(-1).astype(np.uint32)
-    slots, starts = np.unique(triangle_material[order], return_index=True)
-    ends = list(starts[1:]) + [len(order)]
-    result["parts"] = [(3 * int(start), 3 * (int(end) - int(start)), int(slot)) for slot, start, end in zip(slots, starts, ends)]
+    attributes = {label: (arrays[f"{prefix}.{label}"], arrays[f"{prefix}.{label}.index"]) for label in spec["attributes"]}
+    result = polygon_arrays(points, arrays[prefix + ".points.index"], attributes, arrays[prefix + ".faces"],
+                            arrays[prefix + ".face_material"], what)
+    vertex_point = result["vertex_point"]
     if spec["clusters"]:
         result.update(_influences(spec, arrays, prefix, len(points), vertex_point, what))
     if spec["channels"]:
         result.update(_blend_shapes(spec, arrays, prefix, len(points), vertex_point, what))
     return result
-
-
-def _indices(values: np.ndarray, length: int, what: str, of: str) -> np.ndarray:
-    values = values.astype(np.int64)
-    if len(values) and values.max() >= length:
-        raise ViewerError(f"{what}: a polygon corner names {of} value {int(values.max())}, of {length}")
-    return values
 
 
 def _influences(spec: dict, arrays: dict, prefix: str, point_count: int, vertex_point: np.ndarray, what: str) -> dict:

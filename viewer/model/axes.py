@@ -65,3 +65,46 @@ def describe_conversion(up: str, forward: str, meters_per_unit: float, converted
     if np.array_equal(facing_rotation(up, forward), np.eye(3)) and meters_per_unit == 1.0:
         return f"{said}: already glTF's (+Y up, front +Z, metres)"
     return f"{said}: turned to +Y up, front +Z, metres"
+
+
+class FileAxes:
+    """A file's up axis, front and unit, and what a reader does with them: turned to glTF's by a
+    rotation and a uniform scale folded into the top-level nodes (and their keys), which a TRS
+    holds exactly, so no node is added; ``converted=False`` keeps the file's numbers."""
+
+    def __init__(self, up: str, front: str, meters_per_unit: float, converted: bool = True, note: str = ""):
+        self.up, self.front, self.unit, self.converted, self.note = axis_name(up), axis_name(front), meters_per_unit, \
+            converted, note
+        rotation, scale = file_conversion(self.up, self.front, meters_per_unit)
+        self.rotation, self.scale = (rotation, scale) if converted else (np.eye(3), 1.0)
+        from .transforms import quaternion_from_rotation_matrix
+
+        self.quaternion = quaternion_from_rotation_matrix(self.rotation)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The conversion as a 4x4 (row vectors)."""
+        matrix = np.eye(4)
+        matrix[:3, :3] = self.rotation * self.scale
+        return matrix
+
+    @property
+    def identity(self) -> bool:
+        return self.scale == 1.0 and np.array_equal(self.rotation, np.eye(3))
+
+    def describe(self) -> str:
+        said = describe_conversion(self.up, self.front, self.unit, self.converted)
+        return f"{said} ({self.note})" if self.note else said
+
+    def as_dict(self) -> dict:
+        return {"up": self.up, "front": self.front, "unit_meters": self.unit, "converted": self.converted,
+                "description": self.describe()}
+
+    def fold(self, t: np.ndarray, r: np.ndarray, s: np.ndarray):
+        """A top-level node's translation, rotation (xyzw) and scale (rows of keys, or one) with
+        the conversion applied after them."""
+        if self.identity:
+            return t, r, s
+        from .transforms import quaternion_product
+
+        return (t @ self.rotation) * self.scale, quaternion_product(self.quaternion, r), s * self.scale

@@ -1,0 +1,255 @@
+"""FBX in: what boneviewer draws of an FBX file equals what the authoring tool evaluates.
+
+- Blender's own posed, skinned meshes (tests/data/fbx, recorded by scripts/record_fbx_references.sh
+  with the sha256 of every input) against boneviewer's drawing of the FBX files Blender wrote,
+  as point sets (nearest distances both ways, so vertex order does not matter);
+- hand-written ASCII FBX that uses every FBX transform feature against the FBX SDK's documented
+  transform chain, evaluated independently in numpy (tests/fbx_cases.py);
+- the file's axes and units, kept or turned to glTF's; clips named as the stacks, at the file's
+  own times; export to glTF keeps the skinning and the clips;
+- bad files: one line naming the file, exit 2, no traceback; a reader that crashes is an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fbx_cases
+from viewer.errors import ViewerError
+from viewer.fbx import load_fbx, load_fbx_file, read_fbx
+from viewer.loaders import load_model
+
+DATA = Path(__file__).parent / "data" / "fbx"
+REFERENCES = json.loads((DATA / "references.json").read_text())
+FRAMES = [(case["case"], frame["array"]) for case in REFERENCES["cases"] for frame in case["frames"]]
+# Within this fraction of the model's size at the frames Blender's exporter sampled (the FBX holds
+# Blender's own numbers there, as float32 and Euler angles); between samples the FBX's Euler curves
+# and Blender's quaternion curves differ by design, so there a looser bound.
+ON_SAMPLE = 1e-4
+BETWEEN_SAMPLES = 2e-3
+
+
+def nearest(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For each point of ``a``, the distance to the nearest point of ``b``."""
+    best = np.full(len(a), np.inf)
+    for start in range(0, len(b), 1024):
+        chunk = b[start:start + 1024]
+        best = np.minimum(best, ((a[:, None, :] - chunk[None, :, :]) ** 2).sum(-1).min(axis=1))
+    return np.sqrt(best)
+
+
+def point_set_distance(got: np.ndarray, want: np.ndarray) -> float:
+    """The larger of the two one-way nearest distances, over the wanted points' size."""
+    size = float(np.linalg.norm(want.max(axis=0) - want.min(axis=0)))
+    return max(nearest(got, want).max(), nearest(want, got).max()) / size
+
+
+def posed_points(scene) -> np.ndarray:
+    return np.concatenate([mesh.skinned_positions() for mesh in scene.meshes])
+
+
+@pytest.fixture(scope="module")
+def blender_scenes():
+    return {case["case"]: load_fbx(DATA / case["fbx"]) for case in REFERENCES["cases"]}
+
+
+def test_the_recorded_files_are_the_ones_blender_posed():
+    for case in REFERENCES["cases"]:
+        for name, digest in ((case["fbx"], case["fbx_sha256"]), (case["posed"], case["posed_sha256"])):
+            assert hashlib.sha256((DATA / name).read_bytes()).hexdigest() == digest, name
+
+
+@pytest.mark.parametrize("case_name,array", FRAMES)
+def test_posed_positions_equal_blenders(blender_scenes, case_name, array):
+    case = next(c for c in REFERENCES["cases"] if c["case"] == case_name)
+    frame = next(f for f in case["frames"] if f["array"] == array)
+    scene = blender_scenes[case_name]
+    clip = scene.find_animation(frame["stack"])
+    assert clip is not None, f"no clip named as the stack {frame['stack']!r}: {[c.name for c in scene.animations]}"
+    clip.apply(frame["fbx_time_s"])
+    want = np.load(DATA / case["posed"])[array].astype(np.float64)
+    assert len(want) == frame["vertex_count"]
+    tolerance = ON_SAMPLE if frame["on_baked_sample"] else BETWEEN_SAMPLES
+    assert point_set_distance(posed_points(scene), want) < tolerance
+
+
+def test_every_stack_is_a_clip_at_the_files_own_times(blender_scenes):
+    for case in REFERENCES["cases"]:
+        scene = blender_scenes[case["case"]]
+        stacks = {stack["name"]: stack for stack in case["fbx_file"]["anim_stacks"]}
+        assert [clip.name for clip in scene.animations] == list(stacks)
+        for clip in scene.animations:
+            # The clip's keys run over the stack's time span, in the file's own seconds.
+            times = clip.key_times()
+            assert times[-1] == pytest.approx(stacks[clip.name]["local_stop_s"], abs=1e-4)
+    # The scene-wide stack of the transformed RiggedSimple starts at frame 10 at 30 fps.
+    first = blender_scenes["riggedsimple_transformed"].animations[0].key_times()[0]
+    assert first == pytest.approx(10 / 30, abs=1e-6)
+
+
+# --- FBX's transform features, against the format's definition ---------------------------------
+@pytest.fixture(scope="module")
+def ascii_case(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fbx") / "features.fbx"
+    path.write_text(fbx_cases.ascii_fbx())
+    return path
+
+
+@pytest.mark.parametrize("file_axes", [False, True])
+def test_ascii_fbx_with_every_transform_feature_equals_the_fbx_definition(ascii_case, file_axes):
+    doc, scene = load_fbx_file(ascii_case, file_axes)
+    assert doc["ascii"] and doc["version"] == 7300
+    (clip,) = scene.animations
+    assert clip.name == "Bend"
+    assert clip.key_times()[0] == pytest.approx(10 / 24)  # the take starts at frame 10 at 24 fps
+    for seconds in (0.0, 10 / 24, 0.7, 22 / 24, 34 / 24, 2.0):  # before, on, between and after the keys
+        clip.apply(seconds)
+        want = fbx_cases.expected_points(seconds, file_axes)
+        got = posed_points(scene)
+        assert len(got) == len(want)
+        assert point_set_distance(got, want) < 1e-6, seconds
+
+
+def test_the_axes_and_units_are_said_and_can_be_kept(ascii_case):
+    converted = load_fbx(ascii_case)
+    kept = load_fbx(ascii_case, file_axes=True)
+    assert converted.fbx_import["up"] == "+z" and converted.fbx_import["front"] == "-y"
+    assert converted.fbx_import["unit_meters"] == pytest.approx(0.0254)
+    assert "turned to +Y up, front +Z, metres" in converted.fbx_import["description"]
+    assert "kept as the file has them" in kept.fbx_import["description"]
+    # Kept: the file's numbers (Z up, inches); converted: (x, y, z) -> (x, z, -y) in metres.
+    a, b = posed_points(kept), posed_points(converted)
+    turned = np.column_stack([a[:, 0], a[:, 2], -a[:, 1]]) * fbx_cases.INCH
+    assert np.abs(np.sort(turned, axis=0) - np.sort(b, axis=0)).max() < 1e-6
+    # The figure stands along +Z in the file: along +Y once converted.
+    extent = b.max(axis=0) - b.min(axis=0)
+    assert extent[1] == extent.max()
+
+
+def test_info_tells_the_files_axes_version_and_stacks(cli):
+    done = cli("info", DATA / "fox_zup_cm.fbx")
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[:2]
+    assert "FBX 7400 (binary)" in first[0]
+    assert "up +z, front -y, 1 unit = 0.01 m: turned to +Y up, front +Z, metres" in first[1]
+    assert "root|Walk_root" in done.stdout
+    facts = json.loads(cli("info", DATA / "fox_zup_cm.fbx", "--json", "--keep-file-axes").stdout)
+    assert facts["format"] == "fbx" and facts["fbx"]["axes"]["converted"] is False
+    assert [s["name"] for s in facts["fbx"]["stacks"]] == ["root|Run_root", "root|Survey_root", "root|Walk_root"]
+
+
+def test_export_to_gltf_keeps_the_skinning_and_the_clips(tmp_path, blender_scenes):
+    out = tmp_path / "fox.glb"
+    from viewer.gltf import save_gltf
+
+    source = load_fbx(DATA / "fox_zup_cm.fbx")
+    save_gltf(source, out)
+    written = load_model(out)
+    assert [clip.name for clip in written.animations] == [clip.name for clip in source.animations]
+    for clip_name, seconds in (("root|Walk_root", 0.3), ("root|Survey_root", 2.0)):
+        source.find_animation(clip_name).apply(seconds)
+        written.find_animation(clip_name).apply(seconds)
+        assert point_set_distance(posed_points(written), posed_points(source)) < 1e-5
+
+
+# --- bad input -----------------------------------------------------------------------------------
+def _lying_counts(data: bytes) -> bytes:
+    """The binary FBX with its first Vertices array claiming ten times the values it holds."""
+    at = data.index(b"Vertices") + len(b"Vertices")
+    assert data[at:at + 1] == b"d"  # a float64 array: count, encoding, compressed length
+    count = int.from_bytes(data[at + 1:at + 5], "little")
+    return data[:at + 1] + (count * 10).to_bytes(4, "little") + data[at + 5:]
+
+
+BAD_FILES = {
+    "truncated.fbx": lambda data: data[:len(data) // 3],
+    "random.fbx": lambda data: random.Random(7).randbytes(20000),
+    "text.fbx": lambda data: b"this is not an FBX file\n",
+    "empty.fbx": lambda data: b"",
+    "lying-counts.fbx": _lying_counts,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_a_bad_file_is_one_line_and_exit_2(cli, tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(BAD_FILES[name]((DATA / "riggedsimple_transformed.fbx").read_bytes()))
+    started = time.monotonic()
+    done = cli("render", path, "--out", tmp_path / "out.png")
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith(f"boneviewer: error: {path}: ")
+    assert time.monotonic() - started < 30  # a guard against a hang, not a timing
+    assert not (tmp_path / "out.png").exists()
+
+
+def test_damaged_files_never_take_the_process_down(tmp_path):
+    """Bytes flipped and files cut anywhere: each is refused as a ViewerError or loads."""
+    source = (DATA / "riggedsimple_transformed.fbx").read_bytes()
+    rng = random.Random(1)
+    outcomes = []
+    for k in range(12):
+        data = bytearray(source)
+        if k % 3 == 0:
+            data = data[:rng.randrange(len(data))]
+        else:
+            for _ in range(rng.randrange(1, 40)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        path = tmp_path / f"damaged{k}.fbx"
+        path.write_bytes(bytes(data))
+        try:
+            load_fbx(path)
+            outcomes.append("loaded")
+        except ViewerError as error:
+            assert str(error).startswith(f"{path}: ") and "\n" not in str(error)
+            outcomes.append("refused")
+    assert "refused" in outcomes
+
+
+def test_a_reader_that_crashes_is_an_error_not_the_end(tmp_path, monkeypatch):
+    import viewer.fbx as fbx
+
+    crashing = tmp_path / "read.py"
+    crashing.write_text("import os, signal\nimport protocol\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    monkeypatch.setattr(fbx, "READER", crashing)
+    with pytest.raises(ViewerError, match=r"the FBX reader crashed \(SIGSEGV\) on this file"):
+        read_fbx(DATA / "riggedsimple_transformed.fbx")
+
+
+def test_without_ufbx_the_error_says_what_to_install(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ufbx" else real(name, *a))
+    with pytest.raises(ViewerError, match=r"pip install 'boneviewer\[formats\]'"):
+        load_fbx(DATA / "riggedsimple_transformed.fbx")
+
+
+def test_check_reads_fbx_files(tmp_path):
+    from viewer.checks import check_file
+
+    report = check_file(DATA / "riggedfigure.fbx")
+    assert report.loaded and report.errors == 0 and report.bones > 0
+    assert report.clips and report.clips[0][0] == "Armature|Anim_0_Armature"
+    bad = tmp_path / "bad.fbx"
+    bad.write_bytes(b"\x00" * 100)
+    report = check_file(bad)
+    assert not report.loaded and [f.code for f in report.findings] == ["fbx-refused"]
+
+
+def test_the_child_reads_without_numpy_or_the_viewer(tmp_path):
+    """The reader is a script of its own: it imports neither numpy nor boneviewer."""
+    source = (Path(__file__).parents[1] / "viewer" / "fbx" / "read.py").read_text()
+    imports = [line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert set(imports) <= {"__future__", "array", "sys", "protocol"}
+    assert "import numpy" not in source and "from ." not in source and "viewer" not in "".join(imports)
+    assert os.access(Path(__file__).parents[1] / "viewer" / "fbx" / "read.py", os.R_OK)

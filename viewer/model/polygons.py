@@ -1,0 +1,71 @@
+"""Polygon meshes as drawable arrays, for the readers of formats that store polygons with
+per-corner attributes (FBX, USD): fan-triangulated, corners that share their values merged into
+one vertex, triangles grouped by material, every index checked against what it indexes (a file
+whose counts lie is refused, in words). numpy only."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ViewerError
+
+
+def polygon_arrays(points: np.ndarray, corner_points, attributes: dict, faces, face_material, what: str) -> dict:
+    """Polygons as drawable arrays. ``points`` (P, 3); ``corner_points`` each polygon corner's point;
+    ``attributes`` {label: (values, each corner's index into them)}; ``faces`` (F, 2) each polygon's
+    first corner and corner count; ``face_material`` each polygon's material slot (or empty).
+    Returns {"positions", each label's per-vertex values, "indices", "parts": [(first index,
+    index count, material slot)], "faces_skipped" (points and lines), "vertex_point" (each
+    vertex's point)}: corners with the same point and values are one vertex."""
+    corner_point = checked_indices(corner_points, len(points), what, "positions")
+    corners = len(corner_point)
+    # Each corner's values (its point and the attributes' values, not their indices: exporters
+    # index normals per corner), so that corners with the same values become one vertex.
+    columns, widths = [corner_point[:, None].astype(np.float64)], []
+    for label, (values, index) in attributes.items():
+        index = checked_indices(index, len(values), what, label)
+        if len(index) != corners:
+            raise ViewerError(f"{what}: {len(index)} {label} indices for {corners} polygon corners")
+        columns.append(values[index])
+        widths.append((label, values.shape[1]))
+    key = np.concatenate(columns, axis=1)
+    faces = np.asarray(faces).astype(np.int64).reshape(-1, 2)
+    begin, count = faces[:, 0], faces[:, 1]
+    if len(faces) and ((begin < 0).any() or (count < 0).any() or (begin + count > corners).any()):
+        raise ViewerError(f"{what}: a polygon runs past its {corners} corners")
+    polygon = count >= 3  # points and lines are not drawn
+    per_face = np.where(polygon, count - 2, 0)
+    face_of = np.repeat(np.arange(len(faces)), per_face)
+    step = np.arange(len(face_of)) - np.repeat(np.cumsum(per_face) - per_face, per_face)
+    first = begin[face_of]
+    triangles = np.stack([first, first + step + 1, first + step + 2], axis=1)
+    used = np.unique(triangles)  # corners of points and lines make no vertices
+    unique, inverse = np.unique(key[used], axis=0, return_inverse=True)
+    corner_vertex = np.full(corners, -1, dtype=np.int64)
+    corner_vertex[used] = inverse.reshape(-1)
+    vertex_point = unique[:, 0].astype(np.int64)
+    result = {"positions": points[vertex_point], "faces_skipped": int((~polygon).sum()), "vertex_point": vertex_point}
+    column = 1
+    for label, width in widths:
+        result[label] = unique[:, column:column + width]
+        column += width
+    face_material = np.asarray(face_material).astype(np.int64)
+    if len(face_material) not in (0, len(faces)):
+        raise ViewerError(f"{what}: {len(face_material)} face materials for {len(faces)} polygons")
+    triangle_material = face_material[face_of] if len(face_material) else np.zeros(len(face_of), np.int64)
+    order = np.argsort(triangle_material, kind="stable")
+    result["indices"] = corner_vertex[triangles[order]].reshape(-1).astype(np.uint32)
+    slots, starts = np.unique(triangle_material[order], return_index=True)
+    ends = list(starts[1:]) + [len(order)]
+    result["parts"] = [(3 * int(start), 3 * (int(end) - int(start)), int(slot)) for slot, start, end in zip(slots, starts, ends)]
+    return result
+
+
+def checked_indices(values: np.ndarray, length: int, what: str, of: str) -> np.ndarray:
+    """``values`` as int64, each in 0..length-1 (else a ViewerError naming ``of``)."""
+    values = np.asarray(values).astype(np.int64)
+    if len(values) and (values.max() >= length or values.min() < 0):
+        raise ViewerError(f"{what}: a polygon corner names {of} value {int(values.max())}, of {length}")
+    return values
+
+
