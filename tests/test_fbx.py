@@ -121,10 +121,10 @@ def test_ascii_fbx_with_every_transform_feature_equals_the_fbx_definition(ascii_
 def test_the_axes_and_units_are_said_and_can_be_kept(ascii_case):
     converted = load_fbx(ascii_case)
     kept = load_fbx(ascii_case, file_axes=True)
-    assert converted.fbx_import["up"] == "+z" and converted.fbx_import["front"] == "-y"
-    assert converted.fbx_import["unit_meters"] == pytest.approx(0.0254)
-    assert "turned to +Y up, front +Z, metres" in converted.fbx_import["description"]
-    assert "kept as the file has them" in kept.fbx_import["description"]
+    assert converted.import_axes["up"] == "+z" and converted.import_axes["front"] == "-y"
+    assert converted.import_axes["unit_meters"] == pytest.approx(0.0254)
+    assert "turned to +Y up, front +Z, metres" in converted.import_axes["description"]
+    assert "kept as the file has them" in kept.import_axes["description"]
     # Kept: the file's numbers (Z up, inches); converted: (x, y, z) -> (x, z, -y) in metres.
     a, b = posed_points(kept), posed_points(converted)
     turned = np.column_stack([a[:, 0], a[:, 2], -a[:, 1]]) * fbx_cases.INCH

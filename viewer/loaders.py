@@ -8,7 +8,8 @@ from .errors import ViewerError, why_missing
 
 
 # The model files boneviewer opens, by extension (what load_model dispatches on).
-MODEL_SUFFIXES = (".gltf", ".glb", ".bvh", ".fbx")
+MODEL_SUFFIXES = (".gltf", ".glb", ".bvh", ".fbx", ".usd", ".usda", ".usdc", ".usdz")
+USD_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
 
 
 def load_model(model=None, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None,
@@ -16,8 +17,8 @@ def load_model(model=None, scene: int | None = None, bvh_scale: float | None = N
     """None: the built-in character; a Scene: itself; a path: the file, by its extension.
     ``scene`` picks a glTF file's scene (default: the file's own default); ``bvh_scale``,
     ``bvh_up`` and ``bvh_forward`` are a BVH file's ``scale``, ``up`` and ``forward`` (see
-    ``viewer.bvh.load_bvh``); ``file_axes`` keeps an FBX file's own axes and units instead of
-    turning them to glTF's (+Y up, front +Z, metres)."""
+    ``viewer.bvh.load_bvh``); ``file_axes`` keeps an FBX or USD file's own axes and units instead
+    of turning them to glTF's (+Y up, front +Z, metres)."""
     from .model import Scene
 
     if model is None:
@@ -45,8 +46,14 @@ def load_model(model=None, scene: int | None = None, bvh_scale: float | None = N
         if scene is not None:
             raise ViewerError("--scene picks a scene of a glTF file; an FBX file has one scene")
         return load_fbx(path, file_axes)
-    raise ViewerError(f"model {path}: cannot open {path.suffix or 'extension-less'} files; "
-                      "boneviewer reads glTF 2.0 (.gltf, .glb), FBX (.fbx) and BVH motion capture (.bvh)")
+    if path.suffix.lower() in USD_SUFFIXES:
+        from .usd import load_usd
+
+        if scene is not None:
+            raise ViewerError("--scene picks a scene of a glTF file; a USD stage is one scene")
+        return load_usd(path, file_axes)
+    raise ViewerError(f"model {path}: cannot open {path.suffix or 'extension-less'} files; boneviewer reads glTF 2.0 "
+                      "(.gltf, .glb), FBX (.fbx), USD (.usd, .usda, .usdc, .usdz) and BVH motion capture (.bvh)")
 
 
 def source_files(model, role: str = "the model") -> dict[Path, str]:
@@ -96,6 +103,12 @@ def inspect_model(model, scene: int | None = None, bvh_scale: float | None = Non
         if scene is not None:
             raise ViewerError("--scene picks a scene of a glTF file; an FBX file has one scene")
         return inspect_fbx(path, file_axes)
+    if path.suffix.lower() in USD_SUFFIXES:
+        from .usd.inspect import inspect_usd
+
+        if scene is not None:
+            raise ViewerError("--scene picks a scene of a glTF file; a USD stage is one scene")
+        return inspect_usd(path, file_axes)
     load_model(path, scene)  # refused as the viewer refuses it
     raise AssertionError("load_model reads no other extension")
 

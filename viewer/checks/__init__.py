@@ -8,10 +8,11 @@ from pathlib import Path
 
 from .findings import CODES, ERROR, INFO, SEVERITIES, WARNING, FileReport, Finding, finding
 from .bvh import check_bvh
-from .fbx import check_fbx
+from .formats import check_fbx, check_usd
 from .gltf import check_gltf
 
-CHECKERS = {".gltf": check_gltf, ".glb": check_gltf, ".bvh": check_bvh, ".fbx": check_fbx}
+CHECKERS = {".gltf": check_gltf, ".glb": check_gltf, ".bvh": check_bvh, ".fbx": check_fbx,
+            **dict.fromkeys((".usd", ".usda", ".usdc", ".usdz"), check_usd)}
 MODEL_SUFFIXES = tuple(CHECKERS)
 
 __all__ = ["CHECKERS", "CODES", "ERROR", "INFO", "MODEL_SUFFIXES", "SEVERITIES", "WARNING", "FileReport", "Finding",

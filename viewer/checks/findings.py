@@ -20,6 +20,7 @@ CODES = {
     "load-failed": (ERROR, "the loader refuses the file (the message says why)"),
     "bvh-refused": (ERROR, "the BVH loader refuses the file (the message says why, the pointer names the line)"),
     "fbx-refused": (ERROR, "the FBX reader refuses the file, or fails on it (the message says why)"),
+    "usd-refused": (ERROR, "the USD reader refuses the file, or fails on it (the message says why)"),
     "extension-unsupported": (ERROR, "the file requires an extension boneviewer does not implement"),
     "texture-missing": (ERROR, "a texture's image is missing, outside the model's folder, or does not decode "
                                "(drawn without that texture)"),

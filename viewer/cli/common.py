@@ -315,8 +315,8 @@ def add_bvh_options(parser) -> None:
                         help="the axis a BVH file's figure faces, turned to +Z (glTF's front): z, -z, x, ... "
                              "(default: detected from its first frame's hips or shoulders)")
     parser.add_argument("--keep-file-axes", dest="file_axes", action="store_true",
-                        help="keep an FBX file's own up axis, front and unit (default: turned to glTF's: +Y up, "
-                             "front +Z, metres, as Blender and three.js import it)")
+                        help="keep an FBX or USD file's own up axis, front and unit (default: turned to glTF's: "
+                             "+Y up, front +Z, metres, as Blender and three.js import them)")
 
 
 def add_motion_options(parser, bone_map: bool = True) -> None:
@@ -344,9 +344,11 @@ def bvh_options(args) -> dict:
         they = "they apply" if len(given) > 1 else "it applies"
         logger().warning(f"{', '.join(given)} ignored: {what} ({they} to a .bvh model{to})")
     options["file_axes"] = bool(getattr(args, "file_axes", False))
-    if options["file_axes"] and not any(path is not None and Path(path).suffix.lower() == ".fbx"
+    from ..loaders import USD_SUFFIXES
+
+    if options["file_axes"] and not any(path is not None and Path(path).suffix.lower() in (".fbx",) + USD_SUFFIXES
                                         for path in (model, motion)) and not (model and Path(model).is_dir()):
-        logger().warning("--keep-file-axes ignored: it applies to an .fbx model")
+        logger().warning("--keep-file-axes ignored: it applies to an FBX or USD model")
     return options
 
 
@@ -366,7 +368,7 @@ def load_scene(args):
     bvh = bvh_options(args)
     scene = load_model(args.model, getattr(args, "scene", None), **bvh)
     _say_bvh(args.model, scene)
-    _say_fbx(args.model, scene)
+    _say_axes(args.model, scene)
     motion = getattr(args, "motion", None)
     bone_map, clip_name = getattr(args, "motion_bone_map", None), getattr(args, "motion_clip", None)
     if motion is None:
@@ -376,8 +378,10 @@ def load_scene(args):
         return scene
     from ..model.retarget import read_bone_map, retarget
 
-    if Path(motion).suffix.lower() not in (".bvh", ".glb", ".gltf", ".fbx"):
-        raise ViewerError(f"--motion {motion}: expected a .bvh, .glb, .gltf or .fbx file")
+    from ..loaders import MODEL_SUFFIXES
+
+    if Path(motion).suffix.lower() not in MODEL_SUFFIXES:
+        raise ViewerError(f"--motion {motion}: expected a {', '.join(MODEL_SUFFIXES)} file")
     if not Path(motion).exists():  # said here, or load_model would call it the model
         raise ViewerError(f"--motion {motion}: {why_missing(motion)}")
     mapping = None if bone_map is None else read_bone_map(bone_map)
@@ -428,11 +432,13 @@ def _split_bone_map(args) -> None:
     args.motion_bone_map, args.bone_map = Path(value), False
 
 
-def _say_fbx(path, scene) -> None:
-    info = getattr(scene, "fbx_import", None)
+def _say_axes(path, scene) -> None:
+    """What an FBX or USD reader did with the file's axes and units, on one line."""
+    info = getattr(scene, "import_axes", None)
     if info is None or logger().disabled:
         return
-    print(f"boneviewer: {path}: FBX {info['description']}", file=sys.stderr)
+    kind = "FBX" if Path(path).suffix.lower() == ".fbx" else "USD"
+    print(f"boneviewer: {path}: {kind} {info['description']}", file=sys.stderr)
 
 
 def _say_bvh(path, scene) -> None:

@@ -19,7 +19,7 @@ def add_parser(commands, common):
                                            "joints, End Sites, channels per joint and their order, frames, frame "
                                            "time, duration, the scale, up axis and facing the loader "
                                            "chose and the generated mesh.")
-    info.add_argument("model", help="model file: .gltf, .glb, .fbx or .bvh")
+    info.add_argument("model", help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh")
     info.add_argument("--json", action="store_true", help="one JSON object instead of tables")
     info.add_argument("--tree", action="store_true", help="also the bone hierarchy, with each bone's length")
     info.add_argument("--scene", type=scene_index, metavar="N",
@@ -81,6 +81,13 @@ def tables(facts: dict) -> list[str]:
                f"written by {fbx['application'] or fbx['creator'] or 'an unnamed application'}; "
                f"{fbx['frame_rate']:g} fps; {fbx['axes']['description']}"]
         out += [f"reader warning: {warning}" for warning in fbx["warnings"]]
+        return out + _model_tables(facts) + _tree(facts)
+    if facts["format"] == "usd":
+        usd = facts["usd"]
+        out = [f"{facts['file']}: USD ({usd['encoding']}), {_bytes(size['file'])}; {counts}",
+               f"default prim {usd['default_prim'] or '(none)'}; {usd['time_codes_per_second']:g} time codes a second; "
+               f"{usd['axes']['description']}"]
+        out += [f"reader warning: {warning}" for warning in usd["warnings"]]
         return out + _model_tables(facts) + _tree(facts)
     out = [f"{facts['file']}: glTF {facts['version']} ({facts['format']}), {_bytes(size['file'])}; {counts}"]
     if facts["scenes"]:

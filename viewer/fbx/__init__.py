@@ -25,7 +25,7 @@ READER = Path(__file__).with_name("read.py")
 def load_fbx(path, file_axes: bool = False):
     """Load an .fbx file as a Scene: its meshes, skins, materials and every animation stack as a
     clip named as the stack. Its axes and units are turned to glTF's (+Y up, front +Z, metres),
-    unless ``file_axes`` keeps them; ``scene.fbx_import`` says what was done."""
+    unless ``file_axes`` keeps them; ``scene.import_axes`` says what was done."""
     return load_fbx_file(path, file_axes)[1]
 
 

@@ -98,7 +98,7 @@ def build_scene(doc: dict, arrays: dict, path: Path, file_axes: bool = False) ->
     animations = [clip for clip in animations if clip is not None]
     scene = Scene(path.name, skinned, nodes=list(nodes.values()), animations=animations, static_meshes=static)
     scene.file_path = path
-    scene.fbx_import = conversion.as_dict()
+    scene.import_axes = conversion.as_dict()
     for warning in _warnings(doc, built, conversion):
         log.warning(f"{path}: {warning}")
     return scene

@@ -1,5 +1,6 @@
-"""``check`` for FBX files: the reader's refusal (one error), its warnings, else the rig checks of
-``rig`` on the Scene the loader builds, pointing at the FBX nodes by name."""
+"""``check`` for FBX and USD files: the reader's refusal (one error), its warnings, else the rig
+checks of ``rig`` on the Scene the loader builds (at rest: the skins' bind pose), pointing at the
+nodes and joints by name."""
 
 from __future__ import annotations
 
@@ -14,18 +15,29 @@ def check_fbx(path, scene=None) -> FileReport:
     the reader's warnings are findings, so the file is read again)."""
     from ..fbx import load_fbx_file
 
+    return _check(path, load_fbx_file, "fbx-refused", {"weights-sum"})
+
+
+def check_usd(path, scene=None) -> FileReport:
+    """Findings on a .usd, .usda, .usdc or .usdz file, as ``check_fbx``'s."""
+    from ..usd import load_usd_file
+
+    return _check(path, load_usd_file, "usd-refused", set())
+
+
+def _check(path, load, refused: str, not_errors: set) -> FileReport:
     report = FileReport(str(path))
     prefix = f"{path}: "
     with _captured_warnings() as warned:
         try:
-            _, scene = load_fbx_file(path)
+            _, scene = load(path)
             for mesh in scene.meshes:  # decoded now (deferred by the loader), so images that do not decode are found
                 for submesh in mesh.submeshes:
                     submesh.pbr.textures()
         except ViewerError as error:
             message = str(error)
             message = message[len(prefix):] if message.startswith(prefix) else message
-            report.findings.append(finding("fbx-refused", message))
+            report.findings.append(finding(refused, message))
             return report
     for message in warned:
         message = message[len(prefix):] if message.startswith(prefix) else message
@@ -39,7 +51,7 @@ def check_fbx(path, scene=None) -> FileReport:
             bone.return_to_rest()
     # Weights that do not sum to 1 are glTF's error, not FBX's: a cluster's default link mode
     # (Normalize) divides by the sum, as Maya, Blender and the loader do.
-    report.findings += [f for f in rig_findings(scene) if f.code != "weights-sum"]
+    report.findings += [f for f in rig_findings(scene) if f.code not in not_errors]
     report.loaded = True
     report.bones = sum(1 for skeleton in scene.skeletons for bone in skeleton.bones if bone.get_index() >= 0)
     report.vertices = sum(len(mesh.positions) for mesh in scene.meshes)

@@ -1,0 +1,137 @@
+"""USD in: what boneviewer draws of a USD stage equals what UsdSkel itself evaluates
+(tests/usd_reference.py: UsdSkel's blend shapes and skinning at a time code), within 1e-5 of the
+model's size, for .usda, .usdc and .usdz, with the stage's axes and units kept or turned to glTF's;
+clips at time code / timeCodesPerSecond; textures read from the package; bad stages refused in one
+line with exit 2."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import usd_cases
+from test_fbx import point_set_distance, posed_points
+from usd_reference import usdskel_points
+from viewer.errors import ViewerError
+from viewer.usd import load_usd, load_usd_file
+
+TIMES = (0, 6, 12, 18.5, 24, 30)  # time codes: on samples, between, past the last
+
+
+def _png(path: Path) -> None:
+    from PIL import Image
+
+    pixels = np.zeros((8, 8, 3), np.uint8)
+    pixels[:, :4] = (255, 0, 0)
+    pixels[:, 4:] = (0, 0, 255)
+    Image.fromarray(pixels).save(path)
+
+
+@pytest.fixture(scope="module")
+def stages(tmp_path_factory):
+    """The case as .usda, .usdc and .usdz (the .usdz with its texture packed)."""
+    from pxr import Usd, UsdUtils
+
+    folder = tmp_path_factory.mktemp("usd")
+    _png(folder / "stripes.png")
+    usda = folder / "character.usda"
+    usd_cases.make_stage(usda, texture="stripes.png")
+    usdc = folder / "character.usdc"
+    Usd.Stage.Open(str(usda)).Export(str(usdc))
+    usdz = folder / "character.usdz"
+    assert UsdUtils.CreateNewUsdzPackage(str(usdc), str(usdz))
+    return {"usda": usda, "usdc": usdc, "usdz": usdz}
+
+
+def converted(points: np.ndarray) -> np.ndarray:
+    """The case's Z-up centimetres as glTF's Y-up metres: (x, y, z) -> (x, z, -y) / 100."""
+    return np.column_stack([points[:, 0], points[:, 2], -points[:, 1]]) * 0.01
+
+
+@pytest.mark.parametrize("kind", ["usda", "usdc", "usdz"])
+@pytest.mark.parametrize("keep", [False, True])
+def test_posed_points_equal_usdskels(stages, kind, keep):
+    scene = load_usd(stages[kind], file_axes=keep)
+    (clip,) = scene.animations
+    assert clip.name == "Anim"
+    assert clip.duration == pytest.approx(1.0)  # 24 time codes at 24 a second
+    for code in TIMES:
+        want = usdskel_points(stages[kind], code)
+        clip.apply(code / 24.0)
+        got = posed_points(scene)
+        assert point_set_distance(got, want if keep else converted(want)) < 1e-5, code
+
+
+def test_the_blend_shape_is_a_morph_target_with_its_animated_weight(stages):
+    scene = load_usd(stages["usda"])
+    body = next(mesh for mesh in scene.meshes if mesh.name == "Body")
+    assert body.morph_target_names == ["bulge"]
+    scene.animations[0].apply(0.5)
+    assert body.morph_weights[0] == pytest.approx(0.5)
+
+
+def test_the_package_texture_is_read(stages):
+    scene = load_usd(stages["usdz"])
+    static = next(mesh for mesh in scene.meshes if mesh.name == "Static")
+    image = static.submeshes[0].pbr.base_color_texture.image
+    assert image.shape == (8, 8, 4)
+    assert tuple(image[0, 0, :3]) == (255, 0, 0) and tuple(image[0, 7, :3]) == (0, 0, 255)
+    body = next(mesh for mesh in scene.meshes if mesh.name == "Body")
+    assert body.submeshes[0].pbr.base_color_factor[:3] == pytest.approx([0.8, 0.2, 0.1])
+    assert body.submeshes[0].pbr.roughness_factor == pytest.approx(0.4)
+
+
+def test_info_and_check(cli, stages):
+    done = cli("info", stages["usdz"], "--json")
+    assert done.returncode == 0, done.stderr
+    facts = json.loads(done.stdout)
+    assert facts["format"] == "usd" and facts["usd"]["time_codes_per_second"] == 24
+    assert facts["usd"]["axes"]["up"] == "+z" and facts["usd"]["axes"]["unit_meters"] == pytest.approx(0.01)
+    assert [a["name"] for a in facts["animations"]] == ["Anim"]
+    done = cli("check", stages["usda"])
+    assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr
+
+
+def _edited(text: str, old: str, new: str) -> str:
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+def bad_stages(folder: Path, usda: Path) -> dict:
+    text = usda.read_text()
+    files = {
+        "syntax.usda": text.replace("def SkelRoot", "def SkelRoot {{", 1),
+        "joint-out-of-range.usda": _edited(text, "int[] primvars:skel:jointIndices = [0, 1,",
+                                           "int[] primvars:skel:jointIndices = [0, 7,"),
+        "nan-weights.usda": _edited(text, "float[] primvars:skel:jointWeights = [1, 0,",
+                                    "float[] primvars:skel:jointWeights = [nan, 0,"),
+        "not-a-zip.usdz": "this is not a zip archive",
+        "empty.usdc": "",
+    }
+    for name, content in files.items():
+        (folder / name).write_text(content)
+    return files
+
+
+def test_bad_stages_are_one_line_and_exit_2(cli, stages, tmp_path):
+    _png(tmp_path / "stripes.png")
+    for name in bad_stages(tmp_path, stages["usda"]):
+        path = tmp_path / name
+        done = cli("render", path, "--out", tmp_path / "out.png")
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, (name, done.stderr)
+        assert lines[0].startswith(f"boneviewer: error: {path}: "), lines[0]
+        assert not (tmp_path / "out.png").exists()
+
+
+def test_a_usdz_that_is_a_zip_of_something_else(tmp_path):
+    path = tmp_path / "other.usdz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("readme.txt", "no layer here")
+    with pytest.raises(ViewerError) as caught:
+        load_usd_file(path)
+    assert str(caught.value).startswith(f"{path}: ") and "\n" not in str(caught.value)

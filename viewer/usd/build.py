@@ -1,0 +1,307 @@
+"""The Scene of a USD stage as ``read`` gives it.
+
+UsdSkel's rule is glTF's: a skinned mesh's points, moved by its geomBindTransform, are skinned
+in the Skeleton's space by ``inverse(bindTransform) x jointSkelTransform(t)`` per joint and then
+placed at the Skeleton prim's world transform; the mesh's own transform is ignored. So each
+Skeleton becomes a node at its prim's world transform with a node per joint under it, and a
+boneviewer Skeleton whose bones are linked to the joint nodes, whose absolute binds are the
+bindTransforms, whose rest is the restTransforms; the meshes are placed at the Skeleton node.
+USD's layout is boneviewer's (row vectors, translation in row 3), so matrices pass unchanged.
+
+Axes and units: the stage's upAxis (Y or Z; the front is +Z, or -Y for Z up, as Maya and
+Blender have them) and metersPerUnit (USD's fallback, 0.01, when the file does not say) are
+turned to glTF's by ``model.axes.FileAxes``, folded into the top-level nodes.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ViewerError
+from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
+from ..model.animation import AnimationChannel, AnimationClip
+from ..model.axes import FileAxes
+from ..model.material import Material, TextureSlot
+from ..model.mesh import Submesh
+from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
+from ..model.polygons import checked_indices, polygon_arrays
+from ..model.transforms import decompose
+
+log = logging.getLogger("boneviewer")
+MAX_INFLUENCES = 8
+
+
+def file_axes(doc: dict, keep: bool) -> FileAxes:
+    up = doc["up"] if doc["up"] in ("y", "z") else "y"
+    note = "" if doc["meters_authored"] else "metersPerUnit not in the file: USD's 0.01"
+    return FileAxes(up, "+z" if up == "y" else "-y", doc["meters_per_unit"], converted=not keep, note=note)
+
+
+def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) -> Scene:
+    axes = file_axes(doc, keep_axes)
+    table = NodeTable(16)
+    nodes: list[TransformNode] = []
+    materials = [_material(spec, arrays, path) for spec in doc["materials"]]
+    skeletons = [_skeleton(k, spec, arrays, axes, table, nodes) for k, spec in enumerate(doc["skeletons"])]
+    skinned, static, shapes_of = [], [], {}
+    for m, spec in enumerate(doc["meshes"]):
+        what = f"mesh {spec['path']}"
+        attributes = {label: (arrays[f"mesh{m}.{label}"].astype(np.float64), arrays[f"mesh{m}.{label}.index"])
+                      for label in spec["attributes"]}
+        data = polygon_arrays(arrays[f"mesh{m}.points"].astype(np.float64), arrays[f"mesh{m}.points.index"], attributes,
+                              arrays[f"mesh{m}.faces"], arrays[f"mesh{m}.face_material"], what)
+        if spec["left_handed"]:  # USD's leftHanded orientation: the other winding
+            data["indices"] = data["indices"].reshape(-1, 3)[:, ::-1].reshape(-1).copy()
+        if spec["skeleton"] is not None:
+            skeleton = skeletons[spec["skeleton"]]
+            mesh = _skinned_mesh(m, spec, data, arrays, materials, skeleton, what)
+            skinned.append(mesh)
+            shapes_of.setdefault(spec["skeleton"], []).append((mesh, [c["name"] for c in spec["channels"]]))
+        else:
+            node = TransformNode(spec["name"], table=table)
+            world = np.array(spec["world"], dtype=np.float64).reshape(4, 4)
+            _set_matrix(node, world, axes, f"mesh {spec['path']}")
+            nodes.append(node)
+            mesh = SkinnedMesh(skeleton=None, world_matrix=node.get_world_matrix(), **_fields(spec, data, materials))
+            mesh.world_node = node
+            static.append(mesh)
+    if not skinned and not static:
+        raise ViewerError("the stage has no meshes to show")
+    clips: dict[str, list] = {}
+    for k, spec in enumerate(doc["skeletons"]):
+        for c, clip in enumerate(spec["clips"]):
+            channels, morph = _clip_channels(k, c, clip, skeletons[k], arrays, doc["tcps"], shapes_of.get(k, []))
+            entry = clips.setdefault(clip["name"], [[], []])
+            entry[0] += channels
+            entry[1] += morph
+    animations = [MorphAnimationClip(name, channels, morph) if morph else AnimationClip(name, channels)
+                  for name, (channels, morph) in clips.items() if channels or morph]
+    scene = Scene(path.name, skinned, nodes=nodes, animations=animations, static_meshes=static)
+    scene.file_path = path
+    scene.import_axes = axes.as_dict()
+    for warning in doc["warnings"] + [m["note"] for m in doc["materials"] if m["note"]]:
+        log.warning(f"{path}: {warning}")
+    return scene
+
+
+def _set_matrix(node: TransformNode, matrix: np.ndarray, axes: FileAxes, what: str) -> None:
+    """A top-level node's local matrix, the conversion folded in (as TRS: a shear is refused)."""
+    scaling, quaternion, position = decompose(matrix[None])
+    position, quaternion, scaling = axes.fold(position, quaternion, scaling)
+    try:
+        node.set_trs(position[0], quaternion[0], scaling[0])
+    except ViewerError as error:
+        raise ViewerError(f"{what}: {error}") from None
+
+
+class _Skeleton:
+    """A USD Skeleton as built: the boneviewer Skeleton, its node, its joints' nodes and bind."""
+
+    def __init__(self, skeleton: Skeleton, node: TransformNode, joints: list[TransformNode], rest: np.ndarray):
+        self.skeleton, self.node, self.joints, self.rest = skeleton, node, joints, rest
+
+
+def _skeleton(k: int, spec: dict, arrays: dict, axes: FileAxes, table: NodeTable, nodes: list) -> _Skeleton:
+    joints = spec["joints"]
+    rest = arrays[f"skeleton{k}.rest"].astype(np.float64)
+    bind = arrays[f"skeleton{k}.bind"].astype(np.float64)
+    if not (np.isfinite(rest).all() and np.isfinite(bind).all()):
+        raise ViewerError(f"skeleton {spec['path']}: its rest or bind transforms are not finite numbers")
+    node = TransformNode(spec["name"], table=table)
+    _set_matrix(node, np.array(spec["world"], dtype=np.float64).reshape(4, 4), axes, f"skeleton {spec['path']}")
+    nodes.append(node)
+    index = {joint: j for j, joint in enumerate(joints)}
+    parents = [index.get(joint.rsplit("/", 1)[0], -1) if "/" in joint else -1 for joint in joints]
+    if any(parent >= j for j, parent in enumerate(parents)):
+        raise ViewerError(f"skeleton {spec['path']}: a joint comes before its parent in its joints")
+    leaf = [joint.rsplit("/", 1)[-1] for joint in joints]
+    taken: dict[str, int] = {}
+    for name in leaf:
+        taken[name] = taken.get(name, 0) + 1
+    names = [joint if taken[short] > 1 else short for joint, short in zip(joints, leaf)]
+    skeleton = Skeleton(spec["name"])
+    skeleton.batch.reserve(len(joints))
+    skeleton.inverse_bind_matrices = np.linalg.inv(bind)
+    scaling, quaternion, position = decompose(rest)
+    joint_nodes, bones = [], []
+    for j, name in enumerate(names):
+        parent = parents[j]
+        joint_node = TransformNode(name, node if parent < 0 else joint_nodes[parent], table=table)
+        try:
+            joint_node.set_trs(position[j], quaternion[j], scaling[j])
+            relative = bind[j] if parent < 0 else bind[j] @ np.linalg.inv(bind[parent])
+            bone = Bone(name, skeleton, None if parent < 0 else bones[parent], local_matrix=rest[j], rest_matrix=rest[j],
+                        bind_matrix=relative, index=j)
+        except (ViewerError, np.linalg.LinAlgError) as error:
+            raise ViewerError(f"skeleton {spec['path']} joint {joints[j]!r}: {error}") from None
+        bone.link_transform_node(joint_node)
+        joint_nodes.append(joint_node)
+        bones.append(bone)
+        nodes.append(joint_node)
+    try:
+        skeleton.batch.update_bind()  # a chain of binds that is singular is refused here, not when drawn
+    except ViewerError as error:
+        raise ViewerError(f"skeleton {spec['path']}: {error}") from None
+    return _Skeleton(skeleton, node, joint_nodes, rest)
+
+
+def _fields(spec: dict, data: dict, materials: list) -> dict:
+    uv = data.get("uv")
+    if uv is not None:
+        uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])  # USD's t runs up, glTF's v down
+    colors = data.get("colors")
+    if colors is not None:
+        colors = np.column_stack([colors, np.ones(len(colors))])
+    submeshes = []
+    for first, count, slot in data["parts"]:
+        index = spec["materials"][slot] if 0 <= slot < len(spec["materials"]) else None
+        material = materials[index] if index is not None else Material.dielectric()
+        if spec["double_sided"] and not material.double_sided:
+            material = _copy(material, double_sided=True)
+        submeshes.append(Submesh(first, count, name=spec["name"], pbr=material))
+    return dict(name=spec["name"], positions=data["positions"], indices=data["indices"], normals=data.get("normals"),
+                texcoords=uv, colors=colors, submeshes=submeshes or None)
+
+
+def _copy(material: Material, **changes) -> Material:
+    from dataclasses import replace
+
+    return replace(material, **changes)
+
+
+def _skinned_mesh(m: int, spec: dict, data: dict, arrays: dict, materials: list, built: _Skeleton,
+                  what: str) -> SkinnedMesh:
+    """A skinned mesh: its points moved by the geomBindTransform into the Skeleton's space, its
+    influences per vertex (the strongest MAX_INFLUENCES), blend shapes as morph targets."""
+    influences = spec["influences"]
+    geom_bind = np.array(influences["geom_bind"], dtype=np.float64).reshape(4, 4)
+    linear = geom_bind[:3, :3]
+    data["positions"] = data["positions"] @ linear + geom_bind[3, :3]
+    normal_matrix = np.linalg.inv(linear).T
+    if "normals" in data:
+        normals = data["normals"] @ normal_matrix
+        length = np.linalg.norm(normals, axis=1, keepdims=True)
+        data["normals"] = np.divide(normals, length, out=normals, where=length > 0)
+    points = len(arrays[f"mesh{m}.points"])
+    size = influences["size"]
+    indices = arrays[f"mesh{m}.joint_indices"].astype(np.int64)
+    weights = arrays[f"mesh{m}.joint_weights"].astype(np.float64)
+    if size < 1 or len(indices) != len(weights):
+        raise ViewerError(f"{what}: {len(indices)} joint indices for {len(weights)} weights")
+    if influences["rigid"]:  # constant interpolation: the same influences for every point
+        indices, weights = np.tile(indices[:size], points), np.tile(weights[:size], points)
+    if len(indices) != points * size:
+        raise ViewerError(f"{what}: {len(indices)} joint influences for {points} points of {size} each")
+    if not np.isfinite(weights).all():
+        raise ViewerError(f"{what}: a joint weight is not a finite number")
+    mapping = np.array(influences["map"], dtype=np.int64)
+    if len(indices) and (indices.min() < 0 or indices.max() >= len(mapping)):
+        bad = int(indices.max() if indices.max() >= len(mapping) else indices.min())
+        raise ViewerError(f"{what}: joint index {bad} in primvars:skel:jointIndices, and it has {len(mapping)} joints")
+    local = indices
+    joints = mapping[local].reshape(points, size)
+    weights = np.where(joints < 0, 0.0, weights.reshape(points, size))
+    order = np.argsort(-weights, axis=1, kind="stable")
+    joints, weights = np.take_along_axis(joints, order, 1), np.take_along_axis(weights, order, 1)
+    extra = (weights[:, MAX_INFLUENCES:] > 0).sum(axis=1)
+    width = 4 if size <= 4 else MAX_INFLUENCES
+    joints = np.pad(joints, ((0, 0), (0, max(0, width - size))))[:, :width]
+    weights = np.pad(weights, ((0, 0), (0, max(0, width - size))))[:, :width]
+    vertex = data["vertex_point"]
+    fields = _fields(spec, data, materials)
+    if spec["channels"]:
+        fields["morph_targets"] = _morph_targets(m, spec, arrays, points, vertex, linear, normal_matrix, what)
+    mesh = SkinnedMesh(skeleton=built.skeleton, joints=np.maximum(joints[vertex], 0).astype(np.int32),
+                       weights=weights[vertex], world_matrix=built.node.get_world_matrix(),
+                       extra_influences=extra[vertex], **fields)
+    mesh.world_node = built.node
+    return mesh
+
+
+def _morph_targets(m, spec, arrays, points, vertex, linear, normal_matrix, what) -> MorphTargets:
+    count = len(spec["channels"])
+    positions = np.zeros((count, points, 3))
+    normals = np.zeros((count, points, 3))
+    for t, channel in enumerate(spec["channels"]):
+        k = channel["index"]
+        offsets = arrays[f"mesh{m}.shape{k}.offsets"].astype(np.float64)
+        where = arrays.get(f"mesh{m}.shape{k}.points")
+        where = np.arange(len(offsets)) if where is None else checked_indices(where, points, what, "point")
+        if len(where) != len(offsets):
+            raise ViewerError(f"{what}: blend shape {channel['name']!r} has {len(offsets)} offsets for "
+                              f"{len(where)} points")
+        positions[t, where] = offsets @ linear
+        if f"mesh{m}.shape{k}.normals" in arrays:
+            normals[t, where] = arrays[f"mesh{m}.shape{k}.normals"].astype(np.float64) @ normal_matrix
+    return MorphTargets(positions[:, vertex], normals[:, vertex], names=[c["name"] for c in spec["channels"]],
+                        what=f"mesh {spec['name']!r}")
+
+
+def _clip_channels(k: int, c: int, clip: dict, built: _Skeleton, arrays: dict, tcps: float, shaped: list):
+    """The channels of skeleton ``k``'s clip ``c``: each animated joint's translation, rotation and
+    scale at every sample (seconds = time code / timeCodesPerSecond), and the meshes' blend-shape
+    weights."""
+    label = f"skeleton{k}.clip{c}"
+    rate = tcps if tcps > 0 else 24.0
+    channels, morph = [], []
+    if label + ".times" in arrays:
+        times = arrays[label + ".times"] / rate
+        local = arrays[label + ".local"].astype(np.float64)
+        if not np.isfinite(local).all():
+            raise ViewerError(f"animation {clip['path']}: a joint transform is not a finite number")
+        scaling, quaternion, position = decompose(local.reshape(-1, 4, 4))
+        shape = local.shape[:2]
+        scaling, quaternion, position = (a.reshape(*shape, -1) for a in (scaling, quaternion, position))
+        _keep_hemisphere(quaternion)
+        for a, joint in enumerate(clip["joints"]):
+            if joint < 0:
+                continue
+            node = built.joints[joint]
+            for path, values in (("translation", position), ("rotation", quaternion), ("scale", scaling)):
+                channels.append(AnimationChannel(node, path, times, np.ascontiguousarray(values[:, a])))
+    if clip["shapes"] and label + ".weights" in arrays:
+        times = arrays[label + ".weight_times"] / rate
+        weights = arrays[label + ".weights"].astype(np.float64)
+        for mesh, names in shaped:
+            columns = [clip["shapes"].index(name) if name in clip["shapes"] else -1 for name in names]
+            if all(column < 0 for column in columns):
+                continue
+            values = np.tile(mesh.morph_weights, (len(times), 1))
+            for t, column in enumerate(columns):
+                if column >= 0:
+                    values[:, t] = weights[:, column]
+            morph.append(MorphWeightChannel([mesh], times, values, name=f"{clip['name']} weights"))
+    return channels, morph
+
+
+def _keep_hemisphere(quaternions: np.ndarray) -> None:
+    """Flip signs so each key is in the hemisphere of the one before (the same rotations, and
+    the keys then slerp the short way, as UsdSkel interpolates them)."""
+    if len(quaternions) < 2:
+        return
+    dots = np.einsum("fjk,fjk->fj", quaternions[1:], quaternions[:-1])
+    flips = np.cumsum(dots < 0, axis=0) % 2
+    quaternions[1:][flips.astype(bool)] *= -1.0
+
+
+def _material(spec: dict, arrays: dict, path: Path) -> Material:
+    from ..gltf.container import EncodedImage
+
+    color = np.clip(np.array(spec["color"] + [spec["opacity"]], dtype=np.float64), 0.0, 1.0)
+    material = Material(name=spec["name"], base_color_factor=color, metallic_factor=float(np.clip(spec["metallic"], 0, 1)),
+                        roughness_factor=float(np.clip(spec["roughness"], 0, 1)),
+                        emissive_factor=np.clip(np.array(spec["emissive"], dtype=np.float64), 0.0, None))
+    texture = spec["texture"]
+    if texture is not None:
+        if texture["bytes"]:
+            material.base_color_texture = TextureSlot(EncodedImage(path, 0, arrays[texture["bytes"]].tobytes(), "",
+                                                                   f"material {spec['name']!r}"))
+            material.base_color_factor = np.array([1.0, 1.0, 1.0, color[3]])
+        else:
+            log.warning(f"{path}: material {spec['name']!r}: texture {texture['path']!r} not found; drawn without it")
+    if color[3] < 1.0:
+        material.alpha_mode = "BLEND"
+    return material

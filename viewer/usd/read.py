@@ -1,0 +1,380 @@
+"""The USD reading child (see ``viewer.isolated``): opens FILE (.usd, .usda, .usdc, .usdz) with
+usd-core and writes what boneviewer needs of it to stdout, or one line of error to stderr and
+exit 2. The only module that imports pxr; standard library and ``protocol`` besides (no numpy:
+usd-core's arrays are handed over by the buffer protocol); ``viewer.usd.build`` does the
+array work in the viewer's process.
+
+What is read, in the stage's own units and up axis, at its default time unless said:
+- the stage: metersPerUnit, upAxis, timeCodesPerSecond;
+- each UsdSkel binding found by UsdSkel.Cache under each SkelRoot (the skeleton a mesh's
+  skel:skeleton names, on it or inherited, as UsdSkel resolves it): the Skeleton's joints, rest
+  and bind transforms, its prim's world transform, its bound animation and every other
+  SkelAnimation under the same SkelRoot (each a clip, its joint transforms at every authored
+  time sample), and each skinned mesh with its influences (in the skeleton's joint order),
+  geomBindTransform and blend shapes;
+- every other mesh with its world transform; materials bound to meshes (UsdPreviewSurface:
+  diffuse colour or texture, metallic, roughness, opacity, emissive), textures' bytes read
+  through USD's resolver (so a .usdz's packed images are read from the package).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import protocol
+from protocol import FileProblem
+
+MAX_PRIMS = 1_000_000
+MAX_CORNERS = 50_000_000
+MAX_SAMPLES = 100_000  # time samples of one animation
+MAX_JOINTS = 100_000
+MAX_MORPH_TARGETS = 256
+
+
+def read(path: str):
+    from pxr import Ar, Tf, Usd, UsdGeom, UsdShade, UsdSkel
+
+    try:
+        stage = Usd.Stage.Open(path, Usd.Stage.LoadAll)
+    except Tf.ErrorException as error:
+        raise FileProblem(_tf_message(error, path)) from None
+    if stage is None:
+        raise FileProblem("usd-core could not open it")
+    blobs = protocol.Blobs()
+    doc = {
+        "meters_per_unit": float(UsdGeom.GetStageMetersPerUnit(stage)),
+        "meters_authored": bool(UsdGeom.StageHasAuthoredMetersPerUnit(stage)),
+        "up": str(UsdGeom.GetStageUpAxis(stage)).lower(),
+        "tcps": float(stage.GetTimeCodesPerSecond()),
+        "default_prim": str(stage.GetDefaultPrim().GetPath()) if stage.GetDefaultPrim() else "",
+        "skeletons": [], "meshes": [], "materials": [], "warnings": [],
+    }
+    prims = 0
+    cache = UsdSkel.Cache()
+    skinned_meshes = set()
+    materials: dict[str, int] = {}
+    meshes = []
+    roots = []
+    for prim in stage.Traverse(Usd.TraverseInstanceProxies()):
+        prims += 1
+        if prims > MAX_PRIMS:
+            raise FileProblem(f"more than {MAX_PRIMS} prims")
+        if prim.IsA(UsdSkel.Root):
+            roots.append(UsdSkel.Root(prim))
+        elif prim.IsA(UsdGeom.Mesh):
+            meshes.append(prim)
+    try:
+        for root in roots:
+            cache.Populate(root, Usd.TraverseInstanceProxies())
+            for binding in cache.ComputeSkelBindings(root, Usd.TraverseInstanceProxies()):
+                skeleton = _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel)
+                for query in binding.GetSkinningTargets():
+                    prim = query.GetPrim()
+                    if not prim.IsA(UsdGeom.Mesh):
+                        doc["warnings"].append(f"{prim.GetPath()}: a skinned {prim.GetTypeName()} is not drawn")
+                        continue
+                    skinned_meshes.add(str(prim.GetPath()))
+                    entry = _mesh(prim, doc, blobs, materials, Ar, Usd, UsdGeom, UsdShade)
+                    _influences(query, skeleton, entry, doc, blobs, UsdSkel)
+                    _blend_shapes(prim, query, entry, blobs, UsdSkel)
+        for prim in meshes:
+            if str(prim.GetPath()) not in skinned_meshes:
+                entry = _mesh(prim, doc, blobs, materials, Ar, Usd, UsdGeom, UsdShade)
+                world = UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
+                entry["world"] = _matrix(world)
+    except Tf.ErrorException as error:
+        raise FileProblem(_tf_message(error, path)) from None
+    return doc, blobs
+
+
+def _matrix(matrix) -> list:
+    """A Gf.Matrix4d as 16 numbers, row by row (USD's layout is boneviewer's: row vectors)."""
+    return [float(matrix[i][j]) for i in range(4) for j in range(4)]
+
+
+def _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel) -> int:
+    skeleton = binding.GetSkeleton()
+    path = str(skeleton.GetPrim().GetPath())
+    for k, known in enumerate(doc["skeletons"]):
+        if known["path"] == path:
+            return k
+    query = cache.GetSkelQuery(skeleton)
+    if not query:
+        raise FileProblem(f"skeleton {path}: UsdSkel finds it invalid (its joints or transforms do not agree)")
+    joints = [str(joint) for joint in query.GetJointOrder()]
+    if len(joints) > MAX_JOINTS:
+        raise FileProblem(f"skeleton {path}: {len(joints)} joints, more than {MAX_JOINTS}")
+    k = len(doc["skeletons"])
+    name = f"skeleton{k}"
+    rest = skeleton.GetRestTransformsAttr().Get()
+    bind = skeleton.GetBindTransformsAttr().Get()
+    if bind is None or len(bind) != len(joints):
+        raise FileProblem(f"skeleton {path}: {0 if bind is None else len(bind)} bindTransforms for {len(joints)} joints")
+    if rest is None or len(rest) != len(joints):
+        rest = query.ComputeJointLocalTransforms(Usd.TimeCode.Default(), True)  # UsdSkel's own rest
+    blobs.buffer(name + ".rest", memoryview(rest), [len(joints), 4, 4])
+    blobs.buffer(name + ".bind", memoryview(bind), [len(joints), 4, 4])
+    world = UsdGeom.Xformable(skeleton.GetPrim()).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
+    entry = {"path": path, "name": skeleton.GetPrim().GetName(), "joints": joints, "world": _matrix(world),
+             "clips": []}
+    bound = query.GetAnimQuery()
+    animations = []
+    if bound:
+        animations.append(bound.GetPrim())
+    for prim in Usd.PrimRange(root.GetPrim(), Usd.TraverseInstanceProxies()):
+        if prim.IsA(UsdSkel.Animation) and (not bound or prim != bound.GetPrim()):
+            animations.append(prim)
+    for animation in animations:
+        _clip(animation, joints, entry, name, cache, blobs, Usd, UsdSkel)
+    doc["skeletons"].append(entry)
+    return k
+
+
+def _clip(prim, joints: list, entry: dict, name: str, cache, blobs, Usd, UsdSkel) -> None:
+    """A SkelAnimation's joint transforms at every authored time sample, in the skeleton's joint
+    order (joints it does not animate: absent, they keep their rest)."""
+    query = cache.GetAnimQuery(UsdSkel.Animation(prim))
+    if not query:
+        return
+    animated = [str(joint) for joint in query.GetJointOrder()]
+    index = {joint: i for i, joint in enumerate(joints)}
+    mapped = [index.get(joint, -1) for joint in animated]
+    if animated and all(i < 0 for i in mapped):
+        return  # another skeleton's animation
+    times = list(query.GetJointTransformTimeSamples())
+    weight_times = list(query.GetBlendShapeWeightTimeSamples())
+    if len(times) > MAX_SAMPLES or len(weight_times) > MAX_SAMPLES:
+        raise FileProblem(f"animation {prim.GetPath()}: more than {MAX_SAMPLES} time samples")
+    samples = [(time, Usd.TimeCode(time)) for time in times]
+    if not samples and animated:  # values without time samples: one pose, a key at 0
+        samples = [(0.0, Usd.TimeCode.Default())]
+    c = len(entry["clips"])
+    label = f"{name}.clip{c}"
+    values = []
+    for time, code in samples:
+        local = query.ComputeJointLocalTransforms(code)
+        if local is None or len(local) != len(animated):
+            raise FileProblem(f"animation {prim.GetPath()}: its transforms at time {time:g} do not cover its joints")
+        values.append(memoryview(local).tobytes())
+    if samples:
+        blobs.numbers(label + ".times", "d", [time for time, _ in samples])
+        blobs.entries[label + ".local"] = ("<f8", [len(samples), len(animated), 4, 4], b"".join(values))
+    shapes = [str(shape) for shape in query.GetBlendShapeOrder()]
+    weights = []
+    for time in weight_times:
+        weights.append(memoryview(query.ComputeBlendShapeWeights(Usd.TimeCode(time))).tobytes())
+    if weight_times and shapes:
+        blobs.numbers(label + ".weight_times", "d", weight_times)
+        blobs.entries[label + ".weights"] = ("<f4", [len(weight_times), len(shapes)], b"".join(weights))
+    data = prim.GetCustomData() or {}
+    entry["clips"].append({"name": str(data.get("boneviewer:name") or prim.GetName()), "path": str(prim.GetPath()),
+                           "joints": mapped, "samples": len(samples), "shapes": shapes if weight_times else []})
+
+
+def _mesh(prim, doc, blobs, materials: dict, Ar, Usd, UsdGeom, UsdShade) -> dict:
+    mesh = UsdGeom.Mesh(prim)
+    k = len(doc["meshes"])
+    name = f"mesh{k}"
+    what = str(prim.GetPath())
+    points = mesh.GetPointsAttr().Get()
+    counts = mesh.GetFaceVertexCountsAttr().Get()
+    indices = mesh.GetFaceVertexIndicesAttr().Get()
+    if points is None or counts is None or indices is None:
+        raise FileProblem(f"mesh {what}: no points, faceVertexCounts or faceVertexIndices")
+    corners = len(indices)
+    if corners > MAX_CORNERS:
+        raise FileProblem(f"mesh {what}: {corners} polygon corners, more than {MAX_CORNERS}")
+    if sum(counts) != corners:
+        raise FileProblem(f"mesh {what}: faceVertexCounts add up to {sum(counts)}, faceVertexIndices has {corners}")
+    blobs.buffer(name + ".points", memoryview(points), [len(points), 3])
+    blobs.buffer(name + ".points.index", memoryview(indices))
+    begins, total = [], 0
+    for count in counts:
+        begins += (total, count)
+        total += count
+    blobs.numbers(name + ".faces", "i", begins, 2)
+    attributes = []
+    normals = mesh.GetNormalsAttr()
+    primvars = UsdGeom.PrimvarsAPI(prim)
+    normal_primvar = primvars.GetPrimvar("normals")
+    if normal_primvar and normal_primvar.HasAuthoredValue():
+        _primvar(normal_primvar, "normals", 3, name, counts, indices, blobs, attributes, what)
+    elif normals.HasAuthoredValue():
+        _attribute(normals.Get(), mesh.GetNormalsInterpolation(), None, "normals", 3, name, counts, indices, blobs,
+                   attributes, what)
+    for candidate in ("st", "st0", "UVMap", "uv"):
+        uv = primvars.GetPrimvar(candidate)
+        if uv and uv.HasAuthoredValue():
+            _primvar(uv, "uv", 2, name, counts, indices, blobs, attributes, what)
+            break
+    color = primvars.GetPrimvar("displayColor")
+    if color and color.HasAuthoredValue():
+        _primvar(color, "colors", 3, name, counts, indices, blobs, attributes, what)
+    # Materials: the mesh's, or its GeomSubsets' (familyName materialBind), each a slot.
+    slots, face_slots = [], None
+    subsets = UsdGeom.Subset.GetGeomSubsets(mesh, UsdGeom.Tokens.face, "materialBind")
+    if subsets:
+        face_slots = [0] * len(counts)
+        slots.append(_material(prim, doc, blobs, materials, Ar, UsdShade))
+        for s, subset in enumerate(subsets, start=1):
+            slots.append(_material(subset.GetPrim(), doc, blobs, materials, Ar, UsdShade))
+            for face in subset.GetIndicesAttr().Get() or ():
+                if 0 <= face < len(counts):
+                    face_slots[face] = s
+    else:
+        slots.append(_material(prim, doc, blobs, materials, Ar, UsdShade))
+    blobs.numbers(name + ".face_material", "i", face_slots or [])
+    entry = {"name": prim.GetName(), "path": what, "attributes": attributes, "materials": slots,
+             "double_sided": bool(mesh.GetDoubleSidedAttr().Get()),
+             "left_handed": str(mesh.GetOrientationAttr().Get()) == "leftHanded",
+             "skeleton": None, "channels": [], "world": None, "blob": name}
+    doc["meshes"].append(entry)
+    return entry
+
+
+def _material(prim, doc, blobs, materials: dict, Ar, UsdShade) -> int | None:
+    """The index in doc["materials"] of the material bound to ``prim`` (None: none), read once:
+    a UsdPreviewSurface's inputs, its diffuse texture's bytes through USD's resolver."""
+    material, _ = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()
+    if not material:
+        return None
+    key = str(material.GetPath())
+    if key in materials:
+        return materials[key]
+    entry = {"name": material.GetPrim().GetName(), "color": [0.18, 0.18, 0.18], "opacity": 1.0, "metallic": 0.0,
+             "roughness": 0.5, "emissive": [0.0, 0.0, 0.0], "texture": None, "note": ""}
+    shader = material.ComputeSurfaceSource()[0]
+    if shader and shader.GetIdAttr().Get() == "UsdPreviewSurface":
+        for field, name in (("color", "diffuseColor"), ("opacity", "opacity"), ("metallic", "metallic"),
+                            ("roughness", "roughness"), ("emissive", "emissiveColor")):
+            put = shader.GetInput(name)
+            if not put:
+                continue
+            source = put.GetConnectedSources()[0] if put.HasConnectedSource() else []
+            if source:
+                texture = UsdShade.Shader(source[0].source.GetPrim())
+                if field == "color" and texture.GetIdAttr().Get() == "UsdUVTexture":
+                    entry["texture"] = _texture(texture, blobs, len(doc["materials"]), Ar)
+                continue
+            value = put.Get()
+            if value is not None:
+                entry[field] = [float(v) for v in value] if field in ("color", "emissive") else float(value)
+    elif shader:
+        entry["note"] = f"material {key}: shader {shader.GetIdAttr().Get()} is not UsdPreviewSurface; drawn grey"
+    materials[key] = len(doc["materials"])
+    doc["materials"].append(entry)
+    return materials[key]
+
+
+def _texture(shader, blobs, index: int, Ar) -> dict | None:
+    """A UsdUVTexture's file, its bytes read through the resolver (a .usdz's from the package)."""
+    put = shader.GetInput("file")
+    asset = put.Get() if put else None
+    if asset is None:
+        return None
+    found = {"path": str(asset.path), "bytes": None}
+    resolved = asset.resolvedPath
+    if resolved:
+        opened = Ar.GetResolver().OpenAsset(Ar.ResolvedPath(resolved))
+        if opened:
+            data = bytes(opened.GetBuffer())
+            label = f"material{index}.texture"
+            blobs.raw(label, data)
+            found["bytes"] = label
+    return found
+
+
+def _primvar(primvar, label, width, name, counts, indices, blobs, attributes, what) -> None:
+    values = primvar.Get()
+    index = primvar.GetIndices() if primvar.IsIndexed() else None
+    _attribute(values, primvar.GetInterpolation(), index, label, width, name, counts, indices, blobs, attributes, what)
+
+
+def _attribute(values, interpolation, index, label, width, name, counts, indices, blobs, attributes, what) -> None:
+    """An attribute's values and each polygon corner's index into them, by its interpolation."""
+    if values is None or len(values) == 0:
+        return
+    count = len(values)
+    element = list(index) if index is not None else None
+    if interpolation == "faceVarying":
+        per_corner = element if element is not None else list(range(len(indices)))
+    elif interpolation in ("vertex", "varying"):
+        per_corner = [element[i] for i in indices] if element is not None else list(indices)
+    elif interpolation == "uniform":
+        faces = element if element is not None else list(range(len(counts)))
+        per_corner = [faces[f] for f, n in enumerate(counts) for _ in range(n)]
+    elif interpolation == "constant":
+        per_corner = [element[0] if element else 0] * len(indices)
+    else:
+        return
+    if len(per_corner) != len(indices):
+        raise FileProblem(f"mesh {what}: {label}: {len(per_corner)} values for {len(indices)} corners "
+                          f"({interpolation})")
+    blobs.buffer(f"{name}.{label}", memoryview(values), [count, width])
+    blobs.numbers(f"{name}.{label}.index", "i", per_corner)
+    attributes.append(label)
+
+
+def _influences(query, skeleton: int, entry: dict, doc: dict, blobs, UsdSkel) -> None:
+    """The mesh's joint indices (mapped to the skeleton's joint order) and weights per point."""
+    name = entry["blob"]
+    entry["skeleton"] = skeleton
+    influences = query.ComputeJointInfluences()
+    if not influences:
+        raise FileProblem(f"mesh {entry['path']}: its joint influences are missing or malformed")
+    indices, weights = influences
+    size = query.GetNumInfluencesPerComponent()
+    joints = doc["skeletons"][skeleton]["joints"]
+    order = query.GetJointOrder()
+    mapping = list(range(len(joints)))
+    if order:
+        position = {joint: i for i, joint in enumerate(joints)}
+        mapping = [position.get(str(joint), -1) for joint in order]
+    blobs.buffer(name + ".joint_indices", memoryview(indices))
+    blobs.buffer(name + ".joint_weights", memoryview(weights))
+    entry["influences"] = {"size": int(size), "rigid": bool(query.IsRigidlyDeformed()), "map": mapping,
+                           "geom_bind": _matrix(query.GetGeomBindTransform())}
+
+
+def _blend_shapes(prim, query, entry: dict, blobs, UsdSkel) -> None:
+    binding = UsdSkel.BindingAPI(prim)
+    names = binding.GetBlendShapesAttr().Get() if binding.GetBlendShapesAttr() else None
+    targets = binding.GetBlendShapeTargetsRel().GetTargets() if binding.GetBlendShapeTargetsRel() else []
+    if not names:
+        return
+    if len(names) > MAX_MORPH_TARGETS:
+        raise FileProblem(f"mesh {entry['path']}: {len(names)} blend shapes, more than {MAX_MORPH_TARGETS}")
+    stage = prim.GetStage()
+    mesh_name = entry["blob"]
+    for k, (shape_name, target) in enumerate(zip(names, targets)):
+        shape = UsdSkel.BlendShape(stage.GetPrimAtPath(target))
+        if not shape:
+            raise FileProblem(f"mesh {entry['path']}: blend shape target {target} is not a BlendShape")
+        offsets = shape.GetOffsetsAttr().Get()
+        if offsets is None:
+            continue
+        blobs.buffer(f"{mesh_name}.shape{k}.offsets", memoryview(offsets), [len(offsets), 3])
+        points = shape.GetPointIndicesAttr().Get()
+        if points is not None and len(points):
+            blobs.buffer(f"{mesh_name}.shape{k}.points", memoryview(points))
+        normals = shape.GetNormalOffsetsAttr().Get()
+        if normals is not None and len(normals) == len(offsets):
+            blobs.buffer(f"{mesh_name}.shape{k}.normals", memoryview(normals), [len(normals), 3])
+        entry["channels"].append({"name": str(shape_name), "index": k})
+
+
+def _tf_message(error, path: str = "") -> str:
+    """usd-core's first error in one line, without the C++ function and source file it names
+    ("Error in 'F' at line N in file X : 'what'")."""
+    import re
+
+    text = " ".join(str(error).split())
+    said = re.search(r" : '(.*?)'(?= Error in '|$)", text)
+    text = said.group(1) if said else text
+    text = re.sub(r"PXR_INTERNAL_NS_\w+::\w+::|pxrInternal_\w+::", "", text)
+    text = text.replace(f"@{path}@", "the file").replace(path, "the file") if path else text
+    return text[:200] or "usd-core could not read it"
+
+
+if __name__ == "__main__":
+    protocol.serve(read, sys.argv[1:])
