@@ -56,6 +56,25 @@ def load_model(model=None, scene: int | None = None, bvh_scale: float | None = N
                       "(.gltf, .glb), FBX (.fbx), USD (.usd, .usda, .usdc, .usdz) and BVH motion capture (.bvh)")
 
 
+def read_ahead(model) -> None:
+    """Start reading an FBX or USD ``model`` in its reader's process now, so that the work a
+    command does before it loads the model (imports, a GL context) runs at the same time."""
+    if not isinstance(model, (str, Path)) or not str(model):
+        return
+    suffix = Path(model).suffix.lower()
+    if suffix == ".fbx":
+        from .fbx import READER as script
+        library = "ufbx"
+    elif suffix in USD_SUFFIXES:
+        from .usd import READER as script
+        library = "pxr"
+    else:
+        return
+    from .isolated import start
+
+    start(script, library, Path(model))
+
+
 def source_files(model, role: str = "the model") -> dict[Path, str]:
     """{file: what it is} for every file loading ``model`` reads (a glTF file's buffers and
     images too), so that no output is written over one; ``role`` names the file ("the model",

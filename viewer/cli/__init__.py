@@ -73,6 +73,9 @@ def _show_warnings() -> None:
         logger.propagate = False
 
 
+# The commands that load their MODEL argument first thing (an FBX or USD file is read ahead).
+READS_THE_MODEL = ("render", "view", "info", "export", "serve")
+
 # The exit status after a closed pipe (`boneviewer check DIR | head -1`): 128 + SIGPIPE, what the
 # shell reports for a Unix tool that the closed pipe ended.
 CLOSED_PIPE_STATUS = 141
@@ -120,6 +123,10 @@ def _main(argv: list[str] | None) -> int:
     argv = _default_to_view(sys.argv[1:] if argv is None else list(argv), parser)
     args = parser.parse_args(argv)
     _show_warnings()
+    if getattr(args, "run", None) is not None and args.command in READS_THE_MODEL:
+        from ..loaders import read_ahead
+
+        read_ahead(getattr(args, "model", None))  # an FBX or USD file's reader runs beside the imports
     try:
         run = getattr(args, "run", None)
         if run is None:

@@ -13,8 +13,8 @@ from .common import (Progress, add_look_options, add_pool_options, check_creatab
 
 def add_parser(commands, common):
     batch = commands.add_parser("batch", parents=[common], help="check and render a library of models into a report",
-                                description="For every .gltf, .glb and .bvh under DIR, write REPORT/<its path>/ with "
-                                            "thumb.png, turntable.gif, one GIF per clip, bone-map.png, "
+                                description="For every model file under DIR (glTF, FBX, USD, BVH), write "
+                                            "REPORT/<its path>/ with thumb.png, turntable.gif, one GIF per clip, bone-map.png, "
                                             "weight-check.png and check.json; then REPORT/index.html (a sortable, "
                                             "filterable table), a page per model and REPORT/report.json. Models "
                                             "whose bytes and options did not change since the last run are skipped. "

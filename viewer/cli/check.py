@@ -10,7 +10,7 @@ from ..words import counted
 
 def add_parser(commands, common):
     check = commands.add_parser("check", parents=[common], help="check model files for errors and rig problems",
-                                description="Check model files (or every .gltf, .glb and .bvh under folders, "
+                                description="Check model files (or every .gltf, .glb, .fbx, .usd, .usda, .usdc, .usdz and .bvh under folders, "
                                             "recursively) for what makes them invalid or undrawable (errors) and for "
                                             "rig problems (warnings, infos): weights, joints, inverse binds, scales, "
                                             "keyframes, exploding clips, extensions, textures. Exit 0 without "

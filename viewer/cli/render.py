@@ -67,7 +67,7 @@ def add_parser(commands, common):
                                              "offscreen, on EGL; no display or GPU needed. An animated model is "
                                              "shown at --time of its first clip (or --animation), unless --rest; "
                                              "the camera frames what is drawn (for --frames, every frame).")
-    render.add_argument("model", nargs="?", help="model file, .gltf, .glb or .bvh (default: the built-in character)")
+    render.add_argument("model", nargs="?", help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in character)")
     render.add_argument("--out", type=Path, help="PNG file to write (or --frames with --out-dir)")
     render.add_argument("--scene", type=scene_index, metavar="N",
                         help="which scene of a glTF file to show (default: the file's default scene)")

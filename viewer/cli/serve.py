@@ -18,7 +18,7 @@ def add_parser(commands, common):
                                             "the camera and the time, and get images rendered as `boneviewer "
                                             "render` renders them (with the same look options). An animated model "
                                             "starts paused at its first clip's start, as `render` shows it.")
-    serve.add_argument("model", nargs="?", help="model file, .gltf, .glb or .bvh (default: the built-in character)")
+    serve.add_argument("model", nargs="?", help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in character)")
     serve.add_argument("--scene", type=scene_index, metavar="N",
                        help="which scene of a glTF file to serve (default: the file's default scene)")
     add_listen_options(serve, required=True)

@@ -56,7 +56,7 @@ def add_parser(commands, common):
                     "OUT/parts/NNNNNN.png (1 + the bone that most influences the surface), OUT/annotations.json "
                     "(COCO keypoints: 2D keypoints with visibility, keypoints_3d, boxes, RLE masks, K and "
                     "world_to_camera in OpenCV's axes) and OUT/index.html (a preview). An interrupted run resumes.")
-    synth.add_argument("model", type=Path, metavar="MODEL|DIR", help="a .gltf, .glb or .bvh file, or a folder of them")
+    synth.add_argument("model", type=Path, metavar="MODEL|DIR", help="a .gltf, .glb, .fbx, USD or .bvh file, or a folder of them")
     synth.add_argument("--out", type=Path, required=True, metavar="DIR", help="the data set's folder (created)")
     synth.add_argument("--count", type=positive_int, required=True, metavar="N", help="images to render")
     synth.add_argument("--size", type=size, default=(256, 256), metavar="WxH",

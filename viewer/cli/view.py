@@ -19,7 +19,7 @@ def add_parser(commands, common):
                                description="Open MODEL (default: the built-in character) in a window with the "
                                            "pose panel; an animated model plays its first clip. With no display "
                                            "(or one that cannot be opened), render a PNG instead and say where.")
-    view.add_argument("model", nargs="?", help="model file, .gltf, .glb or .bvh (default: the built-in character)")
+    view.add_argument("model", nargs="?", help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in character)")
     view.add_argument("--size", type=size, default=(1280, 720), help="window size WIDTHxHEIGHT (default 1280x720)")
     view.add_argument("--scene", type=scene_index, metavar="N",
                       help="which scene of a glTF file to show (default: the file's default scene)")

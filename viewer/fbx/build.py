@@ -94,7 +94,8 @@ def build_scene(doc: dict, arrays: dict, path: Path, file_axes: bool = False) ->
                 by_channel.setdefault(channel["element_id"], []).append((mesh, k))
     if not skinned and not static:
         raise ViewerError("the file has no meshes to show")
-    animations = [_clip(k, stack, nodes, specs, arrays, conversion, by_channel) for k, stack in enumerate(doc["stacks"])]
+    animations = [_clip(k, stack, nodes, specs, arrays, conversion, by_channel)
+                  for k, stack in enumerate(doc["stacks"])]
     animations = [clip for clip in animations if clip is not None]
     scene = Scene(path.name, skinned, nodes=list(nodes.values()), animations=animations, static_meshes=static)
     scene.file_path = path
@@ -230,7 +231,10 @@ def _skeleton(group: dict, specs: list[dict], nodes: dict, world: dict, count: i
     for n in order:  # a node between joints: at its place under its parent at bind
         parent = parent_of[n] if n != root else -1
         local = nodes[n].get_local_matrix()
-        absolute[n] = absolute_binds[rows[n]] if n in rows else local @ absolute[parent] if parent in absolute else local
+        if n in rows:
+            absolute[n] = absolute_binds[rows[n]]
+        else:
+            absolute[n] = local @ absolute[parent] if parent in absolute else local
     name = specs[root]["name"] if root is not None and count > 1 else "skeleton"
     skeleton = Skeleton(name)
     skeleton.batch.reserve(len(order))

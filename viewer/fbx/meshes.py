@@ -20,7 +20,8 @@ def mesh_arrays(spec: dict, arrays: dict, prefix: str) -> dict:
     indices and weights per vertex), and "morph_positions", "morph_normals" with blend shapes}."""
     what = f"mesh {spec['mesh_name']!r}"
     points = arrays[prefix + ".points"]
-    attributes = {label: (arrays[f"{prefix}.{label}"], arrays[f"{prefix}.{label}.index"]) for label in spec["attributes"]}
+    attributes = {label: (arrays[f"{prefix}.{label}"], arrays[f"{prefix}.{label}.index"])
+                  for label in spec["attributes"]}
     result = polygon_arrays(points, arrays[prefix + ".points.index"], attributes, arrays[prefix + ".faces"],
                             arrays[prefix + ".face_material"], what)
     vertex_point = result["vertex_point"]
@@ -57,7 +58,8 @@ def _influences(spec: dict, arrays: dict, prefix: str, point_count: int, vertex_
     weights[point[kept], rank[kept]] = weight[kept]
     extra = np.bincount(point[~kept], minlength=point_count)
     return {"joints": joints[vertex_point], "weights": weights[vertex_point], "extra": extra[vertex_point],
-            "binds": arrays[prefix + ".binds"].reshape(-1, 4, 4), "bind_world": arrays[prefix + ".bind_world"].reshape(4, 4)}
+            "binds": arrays[prefix + ".binds"].reshape(-1, 4, 4),
+            "bind_world": arrays[prefix + ".bind_world"].reshape(4, 4)}
 
 
 def _blend_shapes(spec: dict, arrays: dict, prefix: str, point_count: int, vertex_point: np.ndarray, what: str) -> dict:

@@ -25,21 +25,59 @@ LAUNCH = ("import sys, runpy; del sys.path[0]; sys.path.insert(0, sys.argv[1]); 
 DTYPES = ("<f8", "<f4", "<i4", "<u4", "|u1", "<f2")
 
 
-def run_reader(script: Path, library: str, path: Path, what: str, timeout: float = 300.0) -> tuple[dict, dict]:
-    """(document, {name: array}) of ``path`` as ``script`` reads it in a child process, with
-    ``library``'s folder on its path. ``what`` names the format in errors ("FBX")."""
+# Children started ahead of need (``start``), by (script, file): the command line starts the
+# model's reader before its own imports and GL context, so the two run at once.
+_STARTED: dict[tuple[str, str], subprocess.Popen] = {}
+
+
+def start(script: Path, library: str, path: Path) -> None:
+    """Start reading ``path`` now, for a later ``run_reader`` of the same script and file (a
+    library that is not installed, or a file that is not there, is left for it to say)."""
+    command = _command(script, library, path)
+    if command is None or not Path(path).is_file():
+        return
+    key = (str(script), str(Path(path).resolve()))
+    if key not in _STARTED:
+        _STARTED[key] = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if len(_STARTED) == 1:
+            import atexit
+
+            atexit.register(_stop_unused)
+
+
+def _stop_unused() -> None:
+    for child in _STARTED.values():
+        child.kill()
+    _STARTED.clear()
+
+
+def _command(script: Path, library: str, path: Path) -> list[str] | None:
     import importlib.util
 
     spec = importlib.util.find_spec(library)
     if spec is None or not spec.submodule_search_locations:
+        return None
+    site = str(Path(list(spec.submodule_search_locations)[0]).parent)
+    return [sys.executable, "-S", "-c", LAUNCH, str(HERE), str(script), site, str(path)]
+
+
+def run_reader(script: Path, library: str, path: Path, what: str, timeout: float = 300.0) -> tuple[dict, dict]:
+    """(document, {name: array}) of ``path`` as ``script`` reads it in a child process, with
+    ``library``'s folder on its path. ``what`` names the format in errors ("FBX")."""
+    command = _command(script, library, path)
+    if command is None:
         raise ViewerError(f"{path}: reading {what} needs the {library_package(library)} package "
                           "(pip install 'boneviewer[formats]')")
-    site = str(Path(list(spec.submodule_search_locations)[0]).parent)
+    child = _STARTED.pop((str(script), str(Path(path).resolve())), None)
+    if child is None:
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        done = subprocess.run([sys.executable, "-S", "-c", LAUNCH, str(HERE), str(script), site, str(path)],
-                              capture_output=True, timeout=timeout)
+        stdout, stderr = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
         raise ViewerError(f"{path}: the {what} reader took more than {timeout:g} s; stopped") from None
+    done = subprocess.CompletedProcess(command, child.returncode, stdout, stderr)
     if done.returncode != 0:
         raise ViewerError(f"{path}: {failure(done, what)}")
     try:

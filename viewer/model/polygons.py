@@ -57,7 +57,8 @@ def polygon_arrays(points: np.ndarray, corner_points, attributes: dict, faces, f
     result["indices"] = corner_vertex[triangles[order]].reshape(-1).astype(np.uint32)
     slots, starts = np.unique(triangle_material[order], return_index=True)
     ends = list(starts[1:]) + [len(order)]
-    result["parts"] = [(3 * int(start), 3 * (int(end) - int(start)), int(slot)) for slot, start, end in zip(slots, starts, ends)]
+    result["parts"] = [(3 * int(start), 3 * (int(end) - int(start)), int(slot))
+                       for slot, start, end in zip(slots, starts, ends)]
     return result
 
 

@@ -133,8 +133,8 @@ def _skeleton(k: int, spec: dict, arrays: dict, axes: FileAxes, table: NodeTable
         try:
             joint_node.set_trs(position[j], quaternion[j], scaling[j])
             relative = bind[j] if parent < 0 else bind[j] @ np.linalg.inv(bind[parent])
-            bone = Bone(name, skeleton, None if parent < 0 else bones[parent], local_matrix=rest[j], rest_matrix=rest[j],
-                        bind_matrix=relative, index=j)
+            bone = Bone(name, skeleton, None if parent < 0 else bones[parent], local_matrix=rest[j],
+                        rest_matrix=rest[j], bind_matrix=relative, index=j)
         except (ViewerError, np.linalg.LinAlgError) as error:
             raise ViewerError(f"skeleton {spec['path']} joint {joints[j]!r}: {error}") from None
         bone.link_transform_node(joint_node)
@@ -291,7 +291,8 @@ def _material(spec: dict, arrays: dict, path: Path) -> Material:
     from ..gltf.container import EncodedImage
 
     color = np.clip(np.array(spec["color"] + [spec["opacity"]], dtype=np.float64), 0.0, 1.0)
-    material = Material(name=spec["name"], base_color_factor=color, metallic_factor=float(np.clip(spec["metallic"], 0, 1)),
+    material = Material(name=spec["name"], base_color_factor=color,
+                        metallic_factor=float(np.clip(spec["metallic"], 0, 1)),
                         roughness_factor=float(np.clip(spec["roughness"], 0, 1)),
                         emissive_factor=np.clip(np.array(spec["emissive"], dtype=np.float64), 0.0, None))
     texture = spec["texture"]

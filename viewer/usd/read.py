@@ -109,7 +109,8 @@ def _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel) ->
     rest = skeleton.GetRestTransformsAttr().Get()
     bind = skeleton.GetBindTransformsAttr().Get()
     if bind is None or len(bind) != len(joints):
-        raise FileProblem(f"skeleton {path}: {0 if bind is None else len(bind)} bindTransforms for {len(joints)} joints")
+        count = 0 if bind is None else len(bind)
+        raise FileProblem(f"skeleton {path}: {count} bindTransforms for {len(joints)} joints")
     if rest is None or len(rest) != len(joints):
         rest = query.ComputeJointLocalTransforms(Usd.TimeCode.Default(), True)  # UsdSkel's own rest
     blobs.buffer(name + ".rest", memoryview(rest), [len(joints), 4, 4])
