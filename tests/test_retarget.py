@@ -203,7 +203,7 @@ def test_bad_motion_options_are_one_line(cli, tmp_path):
     for args, message in ((["--motion", WAVE, "--bone-map", bad_map], "unknown source bone 'NoSuchBone'"),
                           (["--bone-map", bad_map], "goes with --motion FILE"),
                           (["--motion", WAVE, "--motion-clip", "Dance"], "no such animation"),
-                          (["--motion", tmp_path / "x.txt"], "expected a .bvh, .glb or .gltf file"),
+                          (["--motion", tmp_path / "x.txt"], "expected a .bvh, .glb, .gltf, .fbx or USD"),
                           (["--bvh-up", "w"], "expected an axis")):
         result = cli("render", ROBOT, *args, "--out", tmp_path / "a.png")
         lines = result.stderr.strip().splitlines()

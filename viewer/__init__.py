@@ -22,6 +22,7 @@ _EXPORTS = {
     "load_model": "viewer.loaders",
     "load_gltf": "viewer.gltf",
     "save_gltf": "viewer.gltf",
+    "save_usd": "viewer.usd.writer",
     "load_bvh": "viewer.bvh",
     "retarget": "viewer.model.retarget",
 }

@@ -322,7 +322,7 @@ def add_bvh_options(parser) -> None:
 def add_motion_options(parser, bone_map: bool = True) -> None:
     """--bvh-scale, --bvh-up, --bvh-forward, --motion, --motion-clip and (unless the command has
     its own --bone-map that takes the map too, as render does) --bone-map MAP.json."""
-    group = parser.add_argument_group("BVH and FBX files, and motion from another file")
+    group = parser.add_argument_group("BVH, FBX and USD files, and motion from another file")
     add_bvh_options(group)
     group.add_argument("--motion", type=Path, metavar="FILE.bvh|FILE.glb",
                        help="retarget a clip of this file onto the model and play it")
@@ -381,7 +381,8 @@ def load_scene(args):
     from ..loaders import MODEL_SUFFIXES
 
     if Path(motion).suffix.lower() not in MODEL_SUFFIXES:
-        raise ViewerError(f"--motion {motion}: expected a {', '.join(MODEL_SUFFIXES)} file")
+        raise ViewerError(f"--motion {motion}: expected a .bvh, .glb, .gltf, .fbx or USD (.usd, .usda, .usdc, .usdz) "
+                          "file")
     if not Path(motion).exists():  # said here, or load_model would call it the model
         raise ViewerError(f"--motion {motion}: {why_missing(motion)}")
     mapping = None if bone_map is None else read_bone_map(bone_map)

@@ -1,4 +1,5 @@
-"""`boneviewer export`: a model, posed (or with a clip a script records), to .glb or .gltf."""
+"""`boneviewer export`: a model, posed (or with a clip a script records), to glTF (.glb, .gltf) or
+USD (.usda, .usdc, .usdz)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,26 @@ from .common import (add_motion_options, apply_pose_data, finite, frames, input_
                      scene_index, select_animation)
 
 
+GLTF_SUFFIXES = (".glb", ".gltf")
+USD_SUFFIXES = (".usda", ".usdc", ".usdz")  # viewer.usd.writer.SUFFIXES (imported when writing: usd-core is big)
+
+
 def add_parser(commands, common):
-    export = commands.add_parser("export", parents=[common], help="write a model, posed, as glTF (.glb or .gltf)",
-                                 description="Write MODEL (default: the built-in character) as glTF as it is after "
-                                             "--animation/--time, --pose and --script: every node's TRS (the pose is "
-                                             "the file's pose), skins, meshes, morph targets, materials and images, "
-                                             "and every clip, loaded or recorded.")
+    export = commands.add_parser("export", parents=[common],
+                                 help="write a model, posed, as glTF (.glb, .gltf) or USD (.usda, .usdc, .usdz)",
+                                 description="Write MODEL (default: the built-in character) as glTF or USD as it is "
+                                             "after --animation/--time, --pose and --script: the pose (the file's "
+                                             "pose at rest), skins, meshes, morph targets, materials and images, and "
+                                             "every clip, loaded or recorded. USD is written through usd-core as "
+                                             "UsdSkel: a SkelRoot with a Skeleton per skeleton, UsdPreviewSurface "
+                                             "materials, every clip a SkelAnimation (the first bound); .usdz is an "
+                                             "ARKit-style package with its textures inside.")
     export.add_argument("model", nargs="?",
-                        help="model file, .gltf, .glb or .bvh (default: the built-in character)")
-    export.add_argument("--out", type=Path, metavar="OUT.glb",
-                        help="file to write: .glb, or .gltf with its .bin and images beside it")
+                        help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in "
+                             "character)")
+    export.add_argument("--out", type=Path, metavar="OUT",
+                        help="file to write: .glb, .gltf (its .bin and images beside it), .usdz (one package), "
+                             ".usda or .usdc (its textures beside it as OUT_<n>.png or .jpg)")
     export.add_argument("--scene", type=scene_index, metavar="N",
                         help="which scene of a glTF file to load (default: the file's default scene)")
     export.add_argument("--pose", type=Path, help="pose JSON file to apply (after the animation, over it)")
@@ -46,6 +57,7 @@ def add_parser(commands, common):
 def run(args) -> int:
     from ..gltf import save_gltf
     from ..model.animation import clip_time
+    from ..usd.writer import save_usd
 
     check_arguments(args)
     pose = read_pose(args.pose)
@@ -63,9 +75,11 @@ def run(args) -> int:
         if not run_script(args, scene, pose):
             return 1
     # No output over a file the command read; --force replaces the model's own files only when
-    # --out is the model itself (save_gltf checks every file it writes: the .bin, the images).
-    path = save_gltf(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind, inputs=input_files(args),
-                     force=args.force)
+    # --out is the model itself (save_gltf and save_usd check every file they write: the .bin,
+    # the images, the textures).
+    save = save_usd if args.out.suffix.lower() in USD_SUFFIXES else save_gltf
+    path = save(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind, inputs=input_files(args),
+                force=args.force)
     clips = len(scene.animations)
     meshes = len(scene.meshes)
     print(f"wrote {path} ({counted(meshes, 'mesh')}, {counted(clips, 'clip')})")
@@ -78,9 +92,10 @@ def check_arguments(args) -> None:
     from ..errors import ViewerError
 
     if args.out is None:
-        raise ViewerError("give --out OUT.glb (or OUT.gltf)")
-    if args.out.suffix.lower() not in (".glb", ".gltf"):
-        raise ViewerError(f"--out {args.out}: the output must be a .glb or .gltf file")
+        raise ViewerError("give --out OUT.glb (or OUT.gltf, OUT.usdz, OUT.usda, OUT.usdc)")
+    if args.out.suffix.lower() not in GLTF_SUFFIXES + USD_SUFFIXES:
+        raise ViewerError(f"--out {args.out}: the output must be a .glb or .gltf file (glTF), or a .usdz, .usda "
+                          "or .usdc file (USD)")
     check_output_folder("--out", args.out)
     if args.record is not None and args.script is None:
         raise ViewerError("--record runs a script's update at each step: give --script FILE.py")

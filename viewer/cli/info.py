@@ -24,7 +24,7 @@ def add_parser(commands, common):
     info.add_argument("--tree", action="store_true", help="also the bone hierarchy, with each bone's length")
     info.add_argument("--scene", type=scene_index, metavar="N",
                       help="which scene to load for the bone tree (default: the file's default scene)")
-    add_bvh_options(info.add_argument_group("BVH and FBX files"))
+    add_bvh_options(info.add_argument_group("BVH, FBX and USD files"))
     info.set_defaults(run=run)
 
 

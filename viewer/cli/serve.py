@@ -23,7 +23,7 @@ def add_parser(commands, common):
                        help="which scene of a glTF file to serve (default: the file's default scene)")
     add_listen_options(serve, required=True)
     add_look_options(serve)
-    add_bvh_options(serve.add_argument_group("BVH and FBX files"))
+    add_bvh_options(serve.add_argument_group("BVH, FBX and USD files"))
     serve.set_defaults(run=run)
 
 

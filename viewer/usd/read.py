@@ -123,15 +123,30 @@ def _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel) ->
     if bound:
         animations.append(bound.GetPrim())
     for prim in Usd.PrimRange(root.GetPrim(), Usd.TraverseInstanceProxies()):
-        if prim.IsA(UsdSkel.Animation) and (not bound or prim != bound.GetPrim()):
+        if prim.IsA(UsdSkel.Animation) and (not bound or prim != bound.GetPrim()) and _for_skeleton(prim, skeleton,
+                                                                                                  UsdSkel):
             animations.append(prim)
     for animation in animations:
-        _clip(animation, joints, entry, name, cache, blobs, Usd, UsdSkel)
+        _clip(animation, joints, entry, name, cache, blobs, Usd, UsdSkel, bound_to_it=animation == animations[0]
+              and bool(bound))
     doc["skeletons"].append(entry)
     return k
 
 
-def _clip(prim, joints: list, entry: dict, name: str, cache, blobs, Usd, UsdSkel) -> None:
+def _for_skeleton(prim, skeleton, UsdSkel) -> bool:
+    """Whether an unbound SkelAnimation is one of this skeleton's clips: its joints are all the
+    skeleton's, and where it sits beside other SkelAnimations (one per skeleton of a clip, as
+    boneviewer writes them), it is the one named as the skeleton."""
+    joints = set(str(joint) for joint in (skeleton.GetJointsAttr().Get() or ()))
+    animated = UsdSkel.Animation(prim).GetJointsAttr().Get() or ()
+    if not set(str(joint) for joint in animated) <= joints:
+        return False
+    siblings = [other for other in prim.GetParent().GetChildren() if other.IsA(UsdSkel.Animation)]
+    named = [other for other in siblings if other.GetName() == skeleton.GetPrim().GetName()]
+    return not named or prim in named
+
+
+def _clip(prim, joints: list, entry: dict, name: str, cache, blobs, Usd, UsdSkel, bound_to_it: bool) -> None:
     """A SkelAnimation's joint transforms at every authored time sample, in the skeleton's joint
     order (joints it does not animate: absent, they keep their rest)."""
     query = cache.GetAnimQuery(UsdSkel.Animation(prim))
@@ -167,8 +182,15 @@ def _clip(prim, joints: list, entry: dict, name: str, cache, blobs, Usd, UsdSkel
     if weight_times and shapes:
         blobs.numbers(label + ".weight_times", "d", weight_times)
         blobs.entries[label + ".weights"] = ("<f4", [len(weight_times), len(shapes)], b"".join(weights))
-    data = prim.GetCustomData() or {}
-    entry["clips"].append({"name": str(data.get("boneviewer:name") or prim.GetName()), "path": str(prim.GetPath()),
+    # The clip's name: what boneviewer's writer kept (customData boneviewer:clip), else the
+    # prim's display name, else its name.
+    parent = prim.GetParent()
+    shared = [other for other in parent.GetChildren() if other.IsA(UsdSkel.Animation)] if parent else []
+    name = prim.GetCustomDataByKey("boneviewer:clip") or prim.GetDisplayName()
+    if not name and len(shared) > 1:  # one SkelAnimation per skeleton of one clip: the clip is their parent
+        name = parent.GetCustomDataByKey("boneviewer:clip") or parent.GetDisplayName() or parent.GetName()
+    name = name or prim.GetName()
+    entry["clips"].append({"name": str(name), "path": str(prim.GetPath()),
                            "joints": mapped, "samples": len(samples), "shapes": shapes if weight_times else []})
 
 
