@@ -56,20 +56,23 @@ def load_model(model=None, scene: int | None = None, bvh_scale: float | None = N
                       "(.gltf, .glb), FBX (.fbx), USD (.usd, .usda, .usdc, .usdz) and BVH motion capture (.bvh)")
 
 
+def reads_ahead(model) -> bool:
+    """Whether ``model`` is a file that ``read_ahead`` reads (an FBX or USD file)."""
+    return isinstance(model, (str, Path)) and Path(model).suffix.lower() in (".fbx",) + USD_SUFFIXES \
+        and Path(model).is_file()
+
+
 def read_ahead(model) -> None:
-    """Start reading an FBX or USD ``model`` in its reader's process now, so that the work a
-    command does before it loads the model (imports, a GL context) runs at the same time."""
-    if not isinstance(model, (str, Path)) or not str(model):
+    """Start reading an FBX or USD ``model`` in its reader's process now, so that the work done
+    before the model is loaded (imports, a GL context) runs at the same time."""
+    if not reads_ahead(model):
         return
-    suffix = Path(model).suffix.lower()
-    if suffix == ".fbx":
+    if Path(model).suffix.lower() == ".fbx":
         from .fbx import READER as script
         library = "ufbx"
-    elif suffix in USD_SUFFIXES:
+    else:
         from .usd import READER as script
         library = "pxr"
-    else:
-        return
     from .isolated import start
 
     start(script, library, Path(model))

@@ -76,6 +76,20 @@ def _show_warnings() -> None:
 # The commands that load their MODEL argument first thing (an FBX or USD file is read ahead).
 READS_THE_MODEL = ("render", "view", "info", "export", "serve")
 
+def _read_ahead(argv: list[str]) -> None:
+    """Start reading the model of a command that loads one first thing, when it is an FBX or USD
+    file, before anything else is imported: its reader's process then runs beside the imports,
+    the parser and the GL context. The model is the first word after the command that names such
+    a file (a wrong guess costs a process that is stopped at exit)."""
+    from ..loaders import read_ahead, reads_ahead
+
+    words = argv[1:] if argv and argv[0] in READS_THE_MODEL else argv if argv and argv[0] not in COMMANDS else []
+    for word in words:
+        if not word.startswith("-") and reads_ahead(word):
+            read_ahead(word)
+            return
+
+
 # The exit status after a closed pipe (`boneviewer check DIR | head -1`): 128 + SIGPIPE, what the
 # shell reports for a Unix tool that the closed pipe ended.
 CLOSED_PIPE_STATUS = 141
@@ -119,14 +133,12 @@ def _discard_output() -> None:
 def _main(argv: list[str] | None) -> int:
     from ..errors import ViewerError
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    _read_ahead(argv)
     parser = build_parser()
-    argv = _default_to_view(sys.argv[1:] if argv is None else list(argv), parser)
+    argv = _default_to_view(argv, parser)
     args = parser.parse_args(argv)
     _show_warnings()
-    if getattr(args, "run", None) is not None and args.command in READS_THE_MODEL:
-        from ..loaders import read_ahead
-
-        read_ahead(getattr(args, "model", None))  # an FBX or USD file's reader runs beside the imports
     try:
         run = getattr(args, "run", None)
         if run is None:

@@ -32,9 +32,12 @@ def load_fbx(path, file_axes: bool = False):
 def load_fbx_file(path, file_axes: bool = False):
     """(what the reader made of the file, its Scene) as ``load_fbx`` loads it: for ``check`` and
     ``info``, which also tell what the file says (its version, creator, axes, stacks)."""
-    from .build import build_scene
+    from ..isolated import start
 
     path = Path(path)
+    start(READER, "ufbx", path)  # the reader's process runs while the builder's modules import
+    from .build import build_scene
+
     doc, arrays = read_fbx(path)
     try:
         scene = build_scene(doc, arrays, path, file_axes)

@@ -33,9 +33,12 @@ def load_usd(path, file_axes: bool = False):
 
 def load_usd_file(path, file_axes: bool = False):
     """(what the reader made of the stage, its Scene), for ``check`` and ``info``."""
-    from .build import build_scene
+    from ..isolated import start
 
     path = Path(path)
+    start(READER, "pxr", path)  # the reader's process runs while the builder's modules import
+    from .build import build_scene
+
     doc, arrays = read_usd(path)
     try:
         scene = build_scene(doc, arrays, path, file_axes)

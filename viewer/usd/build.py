@@ -24,6 +24,7 @@ from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
 from ..model.animation import AnimationChannel, AnimationClip
 from ..model.axes import FileAxes
+from ..model.checks import OUT_OF_RANGE, fits
 from ..model.material import Material, TextureSlot
 from ..model.mesh import Submesh
 from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
@@ -250,8 +251,10 @@ def _clip_channels(k: int, c: int, clip: dict, built: _Skeleton, arrays: dict, t
     if label + ".times" in arrays:
         times = arrays[label + ".times"] / rate
         local = arrays[label + ".local"].astype(np.float64)
-        if not np.isfinite(local).all():
-            raise ViewerError(f"animation {clip['path']}: a joint transform is not a finite number")
+        if not fits(local):
+            raise ViewerError(f"animation {clip['path']}: a joint transform holds {OUT_OF_RANGE}")
+        if not (np.isfinite(times).all() and (np.diff(times) > 0).all()):
+            raise ViewerError(f"animation {clip['path']}: its time samples do not increase")
         scaling, quaternion, position = decompose(local.reshape(-1, 4, 4))
         shape = local.shape[:2]
         scaling, quaternion, position = (a.reshape(*shape, -1) for a in (scaling, quaternion, position))
@@ -261,7 +264,9 @@ def _clip_channels(k: int, c: int, clip: dict, built: _Skeleton, arrays: dict, t
                 continue
             node = built.joints[joint]
             for path, values in (("translation", position), ("rotation", quaternion), ("scale", scaling)):
-                channels.append(AnimationChannel(node, path, times, np.ascontiguousarray(values[:, a])))
+                # Checked above for the whole clip: finite, times increasing, one value a sample.
+                channels.append(AnimationChannel.of_checked(node, path, times, np.ascontiguousarray(values[:, a]),
+                                                            "LINEAR"))
     if clip["shapes"] and label + ".weights" in arrays:
         times = arrays[label + ".weight_times"] / rate
         weights = arrays[label + ".weights"].astype(np.float64)
