@@ -165,3 +165,25 @@ def test_a_model_written_as_usdz_reads_back_as_it_was_drawn(tmp_path, source):
             clip.apply(clip.duration * fraction)
             other.apply(clip.duration * fraction)
             assert point_set_distance(posed_points(written), posed_points(original)) < 1e-5, (clip.name, fraction)
+
+
+def test_the_readme_conversion_commands_run_in_order(tmp_path, cli):
+    """The README's conversion commands, in one folder: each writes what it says, and the last
+    two draw the converted files."""
+    import re
+    import shlex
+
+    root = Path(__file__).resolve().parents[1]
+    section = (root / "README.md").read_text().split("### Converting: glTF, FBX and USD to USDZ", 1)[1].split("\n#", 1)[0]
+    commands = [shlex.split(line)[1:] for line in re.search(r"```sh\n(.*?)```", section, re.S).group(1).splitlines()]
+    assert [c[0] for c in commands].count("export") >= 3
+    (tmp_path / "tests").symlink_to(root / "tests")
+    for command in commands:
+        result = cli(*command, cwd=tmp_path, timeout=300)
+        assert result.returncode == 0 and "wrote" in result.stdout, (command, result.stderr[-2000:])
+    for name in ("fox-usd.png", "robot-usd.png"):
+        from PIL import Image
+
+        pixels = np.asarray(Image.open(tmp_path / name))[..., :3].astype(int)
+        background = pixels[0, 0]
+        assert (np.abs(pixels - background).max(axis=2) > 40).mean() > 0.05  # the character is drawn
