@@ -473,7 +473,8 @@ def test_a_folder_without_models(capsys, tmp_path):
     (tmp_path / "empty").mkdir()
     status, err = run_in_process(capsys, tmp_path / "empty", "--out", tmp_path / "o", "--count", "1")
     assert status == 2 and err.strip().splitlines() == [f"boneviewer: error: {tmp_path / 'empty'}: no model files "
-                                                        "(.gltf, .glb, .bvh) in this folder"]
+                                                        "(.gltf, .glb, .bvh, .fbx, .usd, .usda, .usdc, .usdz) in this "
+                                                        "folder"]
 
 
 def test_an_unwritable_out(capsys, tmp_path):
