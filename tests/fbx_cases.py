@@ -192,10 +192,13 @@ def _matrix(m: np.ndarray) -> np.ndarray:
     return m.T.reshape(-1)
 
 
-def ascii_fbx() -> str:
-    """The case as an FBX 7.3 ASCII file."""
+def ascii_fbx(unweighted: int | None = None) -> str:
+    """The case as an FBX 7.3 ASCII file; ``unweighted``: a box point no cluster names (FBX allows
+    it: the point stays where it was bound)."""
     bind = {name: world(NODES, name) for name in ("Hips", "Spine")}
     weights = box_weights()
+    if unweighted is not None:
+        weights[unweighted] = 0.0
     objects = "".join(_model(node) for node in NODES.values())
     objects += _geometry(2001, "BodyGeometry", BOX, _box_faces())
     objects += _geometry(2002, "PropGeometry", QUAD, [[0, 1, 2, 3]])

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import time
 from pathlib import Path
@@ -274,4 +273,21 @@ def test_the_child_reads_without_numpy_or_the_viewer(tmp_path):
     imports = [line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert set(imports) <= {"__future__", "array", "sys", "protocol"}
     assert "import numpy" not in source and "from ." not in source and "viewer" not in "".join(imports)
-    assert os.access(Path(__file__).parents[1] / "viewer" / "fbx" / "read.py", os.R_OK)
+
+
+def test_a_vertex_no_cluster_names_stays_where_it_was_bound(tmp_path):
+    """FBX lets a skinned mesh keep vertices no cluster moves (Maya and ufbx leave them where they
+    were bound); the others move as FBX's definition says."""
+    path = tmp_path / "unweighted.fbx"
+    path.write_text(fbx_cases.ascii_fbx(unweighted=15))  # the top corner of the box
+    scene = load_fbx(path, file_axes=True)
+    body = next(mesh for mesh in scene.meshes if mesh.skeleton is not None)
+    (clip,) = scene.animations
+    for seconds in (0.0, 0.7, 34 / 24):
+        clip.apply(seconds)
+        got = body.skinned_positions()
+        want = fbx_cases.expected_points(seconds, file_axes=True)[:16]
+        held = np.abs(got - fbx_cases.BOX[15]).sum(axis=1).argmin()
+        assert np.abs(got[held] - fbx_cases.BOX[15]).max() < 1e-9
+        others = np.delete(got, held, axis=0)
+        assert point_set_distance(others, np.delete(want, 15, axis=0)) < 1e-6, seconds

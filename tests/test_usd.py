@@ -187,3 +187,81 @@ def test_the_readme_conversion_commands_run_in_order(tmp_path, cli):
         pixels = np.asarray(Image.open(tmp_path / name))[..., :3].astype(int)
         background = pixels[0, 0]
         assert (np.abs(pixels - background).max(axis=2) > 40).mean() > 0.05  # the character is drawn
+
+
+def _sparse_stage(path: Path) -> None:
+    """Joints A and A/B/C (C's parent is A: B is not a joint), one joint animated, a mesh weighted
+    to C and A, another whose points are authored only as time samples, one point of the first
+    weighted to nothing, and a displayColor under a bound material."""
+    from pxr import Gf, Sdf, Usd, UsdGeom, UsdShade, UsdSkel, Vt
+
+    stage = Usd.Stage.CreateNew(str(path))
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.y)
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    stage.SetTimeCodesPerSecond(10)
+    root = UsdSkel.Root.Define(stage, "/R")
+    stage.SetDefaultPrim(root.GetPrim())
+    skeleton = UsdSkel.Skeleton.Define(stage, "/R/S")
+    skeleton.CreateJointsAttr(["A", "A/B/C"])
+    skeleton.CreateJointNamesAttr(["hips", "hand.L"])
+
+    def moved(y):
+        return Gf.Matrix4d(1).SetTranslateOnly(Gf.Vec3d(0, y, 0))
+
+    skeleton.CreateRestTransformsAttr(Vt.Matrix4dArray([moved(1), moved(1)]))
+    skeleton.CreateBindTransformsAttr(Vt.Matrix4dArray([moved(1), moved(2)]))
+    animation = UsdSkel.Animation.Define(stage, "/R/S/Move")
+    animation.CreateJointsAttr(["A"])
+    rotations = animation.CreateRotationsAttr()
+    for code, angle in ((0, 0.0), (10, 90.0)):
+        rotations.Set(Vt.QuatfArray([Gf.Quatf(Gf.Rotation(Gf.Vec3d(0, 0, 1), angle).GetQuat())]), code)
+    animation.CreateTranslationsAttr().Set(Vt.Vec3fArray([Gf.Vec3f(0, 1, 0)]))
+    animation.CreateScalesAttr().Set(Vt.Vec3hArray([Gf.Vec3h(1, 1, 1)]))
+    UsdSkel.BindingAPI.Apply(skeleton.GetPrim()).CreateAnimationSourceRel().SetTargets([animation.GetPath()])
+    mesh = UsdGeom.Mesh.Define(stage, "/R/Hand")
+    mesh.CreatePointsAttr([Gf.Vec3f(0, 2, 0), Gf.Vec3f(1, 2, 0), Gf.Vec3f(1, 3, 0), Gf.Vec3f(0, 3, 0)])
+    mesh.CreateFaceVertexCountsAttr([4])
+    mesh.CreateFaceVertexIndicesAttr([0, 1, 2, 3])
+    binding = UsdSkel.BindingAPI.Apply(mesh.GetPrim())
+    binding.CreateSkeletonRel().SetTargets([skeleton.GetPath()])
+    binding.CreateJointIndicesPrimvar(False, 1).Set([1, 1, 0, 0])
+    binding.CreateJointWeightsPrimvar(False, 1).Set([1.0, 0.0, 1.0, 1.0])  # point 1: weighted to nothing
+    UsdGeom.PrimvarsAPI(mesh).CreatePrimvar("displayColor", Sdf.ValueTypeNames.Color3fArray,
+                                            UsdGeom.Tokens.constant).Set([Gf.Vec3f(0, 1, 0)])
+    material = UsdShade.Material.Define(stage, "/R/M")
+    shader = UsdShade.Shader.Define(stage, "/R/M/S")
+    shader.CreateIdAttr("UsdPreviewSurface")
+    shader.CreateInput("diffuseColor", Sdf.ValueTypeNames.Color3f).Set(Gf.Vec3f(1, 0, 0))
+    material.CreateSurfaceOutput().ConnectToSource(shader.ConnectableAPI(), "surface")
+    UsdShade.MaterialBindingAPI.Apply(mesh.GetPrim()).Bind(material)
+    cache = UsdGeom.Mesh.Define(stage, "/Cache")  # points only as time samples (a vertex cache)
+    for code in (0, 10):
+        cache.CreatePointsAttr().Set([Gf.Vec3f(3, 0, 0), Gf.Vec3f(4, 0, 0), Gf.Vec3f(3, 1 + code, 0)], code)
+    cache.CreateFaceVertexCountsAttr([3])
+    cache.CreateFaceVertexIndicesAttr([0, 1, 2])
+    lines = UsdGeom.Mesh.Define(stage, "/Lines")  # two-corner faces only: nothing to draw
+    lines.CreatePointsAttr([Gf.Vec3f(0, 0, 0), Gf.Vec3f(1, 0, 0)])
+    lines.CreateFaceVertexCountsAttr([2])
+    lines.CreateFaceVertexIndicesAttr([0, 1])
+    stage.Save()
+
+
+def test_sparse_joints_time_sampled_points_and_unweighted_vertices(tmp_path):
+    path = tmp_path / "sparse.usda"
+    _sparse_stage(path)
+    scene = load_usd(path)
+    bones = {bone.name: bone for bone in scene.skeletons[0].bones}
+    assert bones["hand.L"].get_parent() is bones["hips"]  # UsdSkel's topology; the names from jointNames
+    hand = next(mesh for mesh in scene.meshes if mesh.name == "Hand")
+    assert tuple(hand.colors[0]) == (1.0, 1.0, 1.0, 1.0)  # displayColor does not tint a bound material
+    assert [mesh.name for mesh in scene.meshes] == ["Hand", "Cache"]  # the lines-only mesh left out
+    (clip,) = scene.animations
+    weighted = [0, 2, 3]  # UsdSkel puts a point of zero weights at the skeleton's origin; it stays where bound here
+    for code in (0, 5, 10):
+        clip.apply(code / 10)
+        want = usdskel_points(path, code)[:4]
+        got = hand.skinned_positions()
+        assert np.abs(got[weighted] - want[weighted]).max() < 1e-6, code  # one point a vertex: no merging here
+        assert got[1] == pytest.approx([1.0, 2.0, 0.0], abs=1e-9)
+    cache = next(mesh for mesh in scene.meshes if mesh.name == "Cache")
+    assert point_set_distance(cache.skinned_positions(), usdskel_points(path, 0)[4:7]) < 1e-6  # read at its first sample

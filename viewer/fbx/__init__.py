@@ -39,10 +39,14 @@ def load_fbx_file(path, file_axes: bool = False):
     from .build import build_scene
 
     doc, arrays = read_fbx(path)
+    import numpy as np
+
     try:
         scene = build_scene(doc, arrays, path, file_axes)
     except ViewerError as error:
         raise ViewerError(f"{path}: {error}") from None
+    except (np.linalg.LinAlgError, StopIteration):
+        raise ViewerError(f"{path}: a bind or placement matrix in it cannot be inverted (singular)") from None
     return doc, scene
 
 

@@ -27,6 +27,7 @@ from ..model.axes import FileAxes, axis_vector
 from ..model.material import Material, TextureSlot
 from ..model.mesh import Submesh
 from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
+from ..model.polygons import hold_unweighted, move_vertex_data
 from .meshes import mesh_arrays
 
 log = logging.getLogger("boneviewer")
@@ -67,6 +68,10 @@ def build_scene(doc: dict, arrays: dict, path: Path, file_axes: bool = False) ->
     built = []  # (spec, its arrays, its skeleton group or None)
     for m, spec in enumerate(doc["meshes"]):
         data = mesh_arrays(spec, arrays, f"mesh{m}")
+        if not len(data["indices"]):  # no triangles: nothing to draw (points, lines or no polygons)
+            spec["notes"].append("no triangles to draw; left out")
+            built.append((spec, data, None))
+            continue
         group = None
         if any(node in nodes for node in spec["clusters"]):
             _to_bind_world(data, conversion)
@@ -81,7 +86,7 @@ def build_scene(doc: dict, arrays: dict, path: Path, file_axes: bool = False) ->
     skinned, static, by_channel = [], [], {}
     for spec, data, group in built:
         for instance in spec["instances"]:
-            if instance["node"] not in nodes:
+            if instance["node"] not in nodes or not len(data["indices"]):
                 continue
             mesh = _mesh(instance["name"], spec, data, materials, group, world, instance["node"])
             if group is not None:
@@ -161,31 +166,32 @@ def _to_bind_world(data: dict, conversion: Conversion) -> None:
     the joints' world matrices at bind), so that the binds compare with the joints' rest pose and
     a character's meshes agree on their bones' binds."""
     place = data["bind_world"] @ conversion.matrix
-    linear = place[:3, :3]
-    data["positions"] = data["positions"] @ linear + place[3, :3]
-    normal_matrix = np.linalg.inv(linear).T
-    if "normals" in data:
-        data["normals"] = _unit(data["normals"] @ normal_matrix)
-    if "morph_positions" in data:
-        data["morph_positions"] = data["morph_positions"] @ linear
-        data["morph_normals"] = data["morph_normals"] @ normal_matrix
+    move_vertex_data(data, place)
     data["binds"] = np.linalg.inv(place) @ data["binds"]
 
 
 def _group_for(groups: list[dict], clusters: list[int], binds: np.ndarray, nodes: dict) -> dict:
-    """The skeleton a skin joins: the first whose bones it shares have the same binds (FBX keeps
-    a skin per mesh; a character's meshes usually agree), else a new one."""
+    """The skeleton a skin joins: the first of the same armature (its bones under the same
+    top-level node) whose bones it shares have the same binds (FBX keeps a skin per mesh; a
+    character's meshes, an eye bound to the head bone alone among them, agree), else a new one."""
     mine = {node: bind for node, bind in zip(clusters, binds) if node in nodes}
+    top = _top(nodes[next(iter(mine))]) if mine else None
     for group in groups:
         shared = [node for node in mine if node in group["binds"]]
-        if shared and all(np.allclose(mine[n], group["binds"][n], rtol=1e-5, atol=1e-6 * _size(mine[n]))
-                          for n in shared):
+        if group["top"] is top and all(np.allclose(mine[n], group["binds"][n], rtol=1e-5,
+                                                   atol=1e-6 * _size(mine[n])) for n in shared):
             for node, bind in mine.items():
                 group["binds"].setdefault(node, bind)
             return group
-    group = {"binds": dict(mine)}
+    group = {"binds": dict(mine), "top": top}
     groups.append(group)
     return group
+
+
+def _top(node: TransformNode) -> TransformNode:
+    while node.parent is not None:
+        node = node.parent
+    return node
 
 
 def _size(matrix: np.ndarray) -> float:
@@ -259,21 +265,8 @@ def _skeleton(group: dict, specs: list[dict], nodes: dict, world: dict, count: i
 
 def _to_placement(data: dict, group: dict) -> None:
     """A skinned mesh's vertices (in the world at bind) in its skeleton's placement space."""
-    linear, shift = group["from_world"][:3, :3], group["from_world"][3, :3]
-    if np.array_equal(group["from_world"], np.eye(4)):
-        return
-    data["positions"] = data["positions"] @ linear + shift
-    normal_matrix = np.linalg.inv(linear).T
-    if "normals" in data:
-        data["normals"] = _unit(data["normals"] @ normal_matrix)
-    if "morph_positions" in data:
-        data["morph_positions"] = data["morph_positions"] @ linear
-        data["morph_normals"] = data["morph_normals"] @ normal_matrix
-
-
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    length = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return np.divide(vectors, length, out=vectors, where=length > 0)
+    if not np.array_equal(group["from_world"], np.eye(4)):
+        move_vertex_data(data, group["from_world"])
 
 
 def _mesh(name: str, spec: dict, data: dict, materials: list, group: dict | None, world: dict,
@@ -297,8 +290,12 @@ def _mesh(name: str, spec: dict, data: dict, materials: list, group: dict | None
     rows = np.array([group["rows"].get(n, -1) for n in spec["clusters"]], dtype=np.int64)
     joints = rows[data["joints"]]
     weights = np.where(joints < 0, 0.0, data["weights"])  # a cluster without a bone moves nothing
+    joints = np.maximum(joints, 0)
+    held = hold_unweighted(group["skeleton"], name, joints, weights)
+    if held:
+        log.info(f"mesh {name!r}: {held} vertices no bone moves stay where they were bound")
     placement = group["placement"]
-    return SkinnedMesh(skeleton=group["skeleton"], joints=np.maximum(joints, 0).astype(np.int32), weights=weights,
+    return SkinnedMesh(skeleton=group["skeleton"], joints=joints.astype(np.int32), weights=weights,
                        world_matrix=None if placement is None else world[placement],
                        extra_influences=data["extra"], **fields)
 

@@ -9,10 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ViewerError
-from ..model.polygons import polygon_arrays
-
-MAX_INFLUENCES = 8  # joints per vertex the shader reads
-
+from ..model.polygons import polygon_arrays, strongest_influences
 
 def mesh_arrays(spec: dict, arrays: dict, prefix: str) -> dict:
     """{"positions", "normals", "uv", "colors" (or absent), "indices", "parts": [(first, count,
@@ -33,8 +30,8 @@ def mesh_arrays(spec: dict, arrays: dict, prefix: str) -> dict:
 
 
 def _influences(spec: dict, arrays: dict, prefix: str, point_count: int, vertex_point: np.ndarray, what: str) -> dict:
-    """Per vertex, the clusters that move it and their weights, largest first, MAX_INFLUENCES at
-    most (how many more there were: ``extra``)."""
+    """Per vertex, the clusters that move it and their weights, largest first (see
+    strongest_influences; how many more there were: ``extra``)."""
     counts = arrays[prefix + ".cluster_counts"].astype(np.int64)
     point = arrays[prefix + ".cluster_points"].astype(np.int64)
     weight = arrays[prefix + ".cluster_weights"]
@@ -44,19 +41,8 @@ def _influences(spec: dict, arrays: dict, prefix: str, point_count: int, vertex_
         raise ViewerError(f"{what}: a skin cluster names vertex {int(point.max())}, the mesh has {point_count}")
     if not np.isfinite(weight).all():
         raise ViewerError(f"{what}: a skin weight is not a finite number")
-    owner = np.repeat(np.arange(len(counts)), counts)
-    nonzero = weight != 0
-    point, weight, owner = point[nonzero], weight[nonzero], owner[nonzero]
-    order = np.lexsort((-weight, point))
-    point, weight, owner = point[order], weight[order], owner[order]
-    rank = np.arange(len(point)) - np.searchsorted(point, point)
-    kept = rank < MAX_INFLUENCES
-    width = 4 if not len(rank) or rank.max() < 4 else MAX_INFLUENCES
-    joints = np.zeros((point_count, width), np.int64)
-    weights = np.zeros((point_count, width), np.float64)
-    joints[point[kept], rank[kept]] = owner[kept]
-    weights[point[kept], rank[kept]] = weight[kept]
-    extra = np.bincount(point[~kept], minlength=point_count)
+    joints, weights, extra = strongest_influences(point, np.repeat(np.arange(len(counts)), counts), weight,
+                                                  point_count)
     return {"joints": joints[vertex_point], "weights": weights[vertex_point], "extra": extra[vertex_point],
             "binds": arrays[prefix + ".binds"].reshape(-1, 4, 4),
             "bind_world": arrays[prefix + ".bind_world"].reshape(4, 4)}

@@ -73,15 +73,6 @@ class Blobs(protocol.Blobs):
             self.numbers(name, "d", [getattr(v, letter) for v in collection for letter in letters], width)
         return count
 
-    def reals(self, name: str, collection) -> int:
-        keep(collection)
-        try:
-            view = keep(memoryview(collection))
-            self.buffer(name, view, [view.nbytes // 8])
-            return view.nbytes // 8
-        except TypeError:
-            return self.numbers(name, "d", collection)
-
     def uints(self, name: str, collection) -> int:
         keep(collection)
         return self.numbers(name, "I", collection)
@@ -175,6 +166,8 @@ def read(path: str) -> tuple[dict, Blobs]:
                     continue
                 keys = items(prop.keys)
                 total += len(keys)
+                if total > MAX_KEYS:
+                    raise FileProblem(f"more than {MAX_KEYS} animation keys")
                 name = f"stack{k}.weight{channel}"
                 blobs.doubles(name + ".times", [key.time for key in keys])
                 blobs.doubles(name + ".values", [keep(key.value).x for key in keys])

@@ -1,13 +1,16 @@
 """Polygon meshes as drawable arrays, for the readers of formats that store polygons with
 per-corner attributes (FBX, USD): fan-triangulated, corners that share their values merged into
 one vertex, triangles grouped by material, every index checked against what it indexes (a file
-whose counts lie is refused, in words). numpy only."""
+whose counts lie is refused, in words); and what both readers do to such arrays after: move them
+by a matrix, keep each point's strongest influences, hold the vertices no joint moves. numpy only."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import ViewerError
+
+MAX_INFLUENCES = 8  # joints per vertex the shader reads (SkinnedMesh takes 4 or 8)
 
 
 def polygon_arrays(points: np.ndarray, corner_points, attributes: dict, faces, face_material, what: str) -> dict:
@@ -66,7 +69,59 @@ def checked_indices(values: np.ndarray, length: int, what: str, of: str) -> np.n
     """``values`` as int64, each in 0..length-1 (else a ViewerError naming ``of``)."""
     values = np.asarray(values).astype(np.int64)
     if len(values) and (values.max() >= length or values.min() < 0):
-        raise ViewerError(f"{what}: a polygon corner names {of} value {int(values.max())}, of {length}")
+        bad = int(values.max() if values.max() >= length else values.min())
+        raise ViewerError(f"{what}: a polygon corner names {of} value {bad}, of {length}")
     return values
 
 
+
+
+def move_vertex_data(data: dict, matrix: np.ndarray) -> None:
+    """``data``'s "positions" (and "normals", "morph_positions", "morph_normals" when there) moved
+    by the 4x4 ``matrix`` (row vectors), in place: normals by its inverse transpose, unit again."""
+    linear = matrix[:3, :3]
+    data["positions"] = data["positions"] @ linear + matrix[3, :3]
+    normal_matrix = np.linalg.inv(linear).T
+    if data.get("normals") is not None:
+        normals = data["normals"] @ normal_matrix
+        length = np.linalg.norm(normals, axis=-1, keepdims=True)
+        data["normals"] = np.divide(normals, length, out=normals, where=length > 0)
+    if "morph_positions" in data:
+        data["morph_positions"] = data["morph_positions"] @ linear
+        data["morph_normals"] = data["morph_normals"] @ normal_matrix
+
+
+def strongest_influences(point: np.ndarray, joint: np.ndarray, weight: np.ndarray, point_count: int):
+    """(joints, weights, extra): per point, the joints that move it by weight, largest first, at
+    most MAX_INFLUENCES ((points, 4) when no point has more than 4, else (points, 8)), and how many
+    more it had. ``point``, ``joint``, ``weight``: one row per influence (zero weights dropped)."""
+    moving = weight != 0
+    point, joint, weight = point[moving], joint[moving], weight[moving]
+    order = np.lexsort((-weight, point))
+    point, joint, weight = point[order], joint[order], weight[order]
+    rank = np.arange(len(point)) - np.searchsorted(point, point)
+    kept = rank < MAX_INFLUENCES
+    width = 4 if not len(rank) or rank.max() < 4 else MAX_INFLUENCES
+    joints = np.zeros((point_count, width), np.int64)
+    weights = np.zeros((point_count, width), np.float64)
+    joints[point[kept], rank[kept]] = joint[kept]
+    weights[point[kept], rank[kept]] = weight[kept]
+    return joints, weights, np.bincount(point[~kept], minlength=point_count)
+
+
+def hold_unweighted(skeleton, mesh_name: str, joints: np.ndarray, weights: np.ndarray) -> int:
+    """Vertices no joint moves (all weights zero, which FBX and USD allow) given to a joint of
+    their own whose final matrix is the identity: they stay where they were bound, as Maya and
+    UsdSkel keep them. Adds that bone (named after the mesh) to ``skeleton`` when needed; returns
+    how many vertices it holds. ``joints`` and ``weights`` (V, n) are changed in place."""
+    from .bone import Bone
+
+    still = ~(weights > 0).any(axis=1)
+    if not still.any():
+        return 0
+    index = len(skeleton.inverse_bind_matrices)
+    Bone(f"{mesh_name} (unskinned vertices)", skeleton, None, local_matrix=np.eye(4), bind_matrix=np.eye(4),
+         index=index)
+    skeleton.inverse_bind_matrices = np.concatenate([skeleton.inverse_bind_matrices, np.eye(4)[None]])
+    joints[still, 0], weights[still, 0] = index, 1.0
+    return int(still.sum())

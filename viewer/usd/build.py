@@ -28,11 +28,10 @@ from ..model.checks import OUT_OF_RANGE, fits
 from ..model.material import Material, TextureSlot
 from ..model.mesh import Submesh
 from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
-from ..model.polygons import checked_indices, polygon_arrays
+from ..model.polygons import checked_indices, hold_unweighted, move_vertex_data, polygon_arrays, strongest_influences
 from ..model.transforms import decompose
 
 log = logging.getLogger("boneviewer")
-MAX_INFLUENCES = 8
 
 
 def file_axes(doc: dict, keep: bool) -> FileAxes:
@@ -54,13 +53,16 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
                       for label in spec["attributes"]}
         data = polygon_arrays(arrays[f"mesh{m}.points"].astype(np.float64), arrays[f"mesh{m}.points.index"], attributes,
                               arrays[f"mesh{m}.faces"], arrays[f"mesh{m}.face_material"], what)
+        if not len(data["indices"]):  # only points or lines: nothing to draw
+            log.warning(f"{path}: {what}: no triangles to draw; left out")
+            continue
         if spec["left_handed"]:  # USD's leftHanded orientation: the other winding
             data["indices"] = data["indices"].reshape(-1, 3)[:, ::-1].reshape(-1).copy()
         if spec["skeleton"] is not None:
             skeleton = skeletons[spec["skeleton"]]
             mesh = _skinned_mesh(m, spec, data, arrays, materials, skeleton, what)
             skinned.append(mesh)
-            shapes_of.setdefault(spec["skeleton"], []).append((mesh, [c["name"] for c in spec["channels"]]))
+            shapes_of.setdefault(spec["skeleton"], []).append((mesh, [c["token"] for c in spec["channels"]]))
         else:
             node = TransformNode(spec["name"], table=table)
             world = np.array(spec["world"], dtype=np.float64).reshape(4, 4)
@@ -99,10 +101,10 @@ def _set_matrix(node: TransformNode, matrix: np.ndarray, axes: FileAxes, what: s
 
 
 class _Skeleton:
-    """A USD Skeleton as built: the boneviewer Skeleton, its node, its joints' nodes and bind."""
+    """A USD Skeleton as built: the boneviewer Skeleton, its node and its joints' nodes."""
 
-    def __init__(self, skeleton: Skeleton, node: TransformNode, joints: list[TransformNode], rest: np.ndarray):
-        self.skeleton, self.node, self.joints, self.rest = skeleton, node, joints, rest
+    def __init__(self, skeleton: Skeleton, node: TransformNode, joints: list[TransformNode]):
+        self.skeleton, self.node, self.joints = skeleton, node, joints
 
 
 def _skeleton(k: int, spec: dict, arrays: dict, axes: FileAxes, table: NodeTable, nodes: list) -> _Skeleton:
@@ -114,18 +116,17 @@ def _skeleton(k: int, spec: dict, arrays: dict, axes: FileAxes, table: NodeTable
     node = TransformNode(spec["name"], table=table)
     _set_matrix(node, np.array(spec["world"], dtype=np.float64).reshape(4, 4), axes, f"skeleton {spec['path']}")
     nodes.append(node)
-    index = {joint: j for j, joint in enumerate(joints)}
-    parents = [index.get(joint.rsplit("/", 1)[0], -1) if "/" in joint else -1 for joint in joints]
-    if any(parent >= j for j, parent in enumerate(parents)):
+    parents = spec["parents"]  # as UsdSkel's topology has them: the nearest ancestor among the joints
+    if len(parents) != len(joints) or any(parent >= j for j, parent in enumerate(parents)):
         raise ViewerError(f"skeleton {spec['path']}: a joint comes before its parent in its joints")
-    leaf = [joint.rsplit("/", 1)[-1] for joint in joints]
+    leaf = spec["names"] or [joint.rsplit("/", 1)[-1] for joint in joints]
     taken: dict[str, int] = {}
     for name in leaf:
         taken[name] = taken.get(name, 0) + 1
     names = [joint if taken[short] > 1 else short for joint, short in zip(joints, leaf)]
     skeleton = Skeleton(spec["name"])
     skeleton.batch.reserve(len(joints))
-    skeleton.inverse_bind_matrices = np.linalg.inv(bind)
+    skeleton.inverse_bind_matrices = np.linalg.inv(bind)  # a singular one: load_usd_file's one line
     scaling, quaternion, position = decompose(rest)
     joint_nodes, bones = [], []
     for j, name in enumerate(names):
@@ -146,7 +147,7 @@ def _skeleton(k: int, spec: dict, arrays: dict, axes: FileAxes, table: NodeTable
         skeleton.batch.update_bind()  # a chain of binds that is singular is refused here, not when drawn
     except ViewerError as error:
         raise ViewerError(f"skeleton {spec['path']}: {error}") from None
-    return _Skeleton(skeleton, node, joint_nodes, rest)
+    return _Skeleton(skeleton, node, joint_nodes)
 
 
 def _fields(spec: dict, data: dict, materials: list) -> dict:
@@ -176,16 +177,10 @@ def _copy(material: Material, **changes) -> Material:
 def _skinned_mesh(m: int, spec: dict, data: dict, arrays: dict, materials: list, built: _Skeleton,
                   what: str) -> SkinnedMesh:
     """A skinned mesh: its points moved by the geomBindTransform into the Skeleton's space, its
-    influences per vertex (the strongest MAX_INFLUENCES), blend shapes as morph targets."""
+    influences per vertex (the strongest: strongest_influences), blend shapes as morph targets."""
     influences = spec["influences"]
     geom_bind = np.array(influences["geom_bind"], dtype=np.float64).reshape(4, 4)
-    linear = geom_bind[:3, :3]
-    data["positions"] = data["positions"] @ linear + geom_bind[3, :3]
-    normal_matrix = np.linalg.inv(linear).T
-    if "normals" in data:
-        normals = data["normals"] @ normal_matrix
-        length = np.linalg.norm(normals, axis=1, keepdims=True)
-        data["normals"] = np.divide(normals, length, out=normals, where=length > 0)
+    move_vertex_data(data, geom_bind)
     points = len(arrays[f"mesh{m}.points"])
     size = influences["size"]
     indices = arrays[f"mesh{m}.joint_indices"].astype(np.int64)
@@ -202,27 +197,29 @@ def _skinned_mesh(m: int, spec: dict, data: dict, arrays: dict, materials: list,
     if len(indices) and (indices.min() < 0 or indices.max() >= len(mapping)):
         bad = int(indices.max() if indices.max() >= len(mapping) else indices.min())
         raise ViewerError(f"{what}: joint index {bad} in primvars:skel:jointIndices, and it has {len(mapping)} joints")
-    local = indices
-    joints = mapping[local].reshape(points, size)
-    weights = np.where(joints < 0, 0.0, weights.reshape(points, size))
-    order = np.argsort(-weights, axis=1, kind="stable")
-    joints, weights = np.take_along_axis(joints, order, 1), np.take_along_axis(weights, order, 1)
-    extra = (weights[:, MAX_INFLUENCES:] > 0).sum(axis=1)
-    width = 4 if size <= 4 else MAX_INFLUENCES
-    joints = np.pad(joints, ((0, 0), (0, max(0, width - size))))[:, :width]
-    weights = np.pad(weights, ((0, 0), (0, max(0, width - size))))[:, :width]
+    joint = mapping[indices]
+    weights = np.where(joint < 0, 0.0, weights)  # a joint the skeleton does not have moves nothing
+    joints, weights, extra = strongest_influences(np.repeat(np.arange(points), size), np.maximum(joint, 0), weights,
+                                                  points)
     vertex = data["vertex_point"]
     fields = _fields(spec, data, materials)
     if spec["channels"]:
-        fields["morph_targets"] = _morph_targets(m, spec, arrays, points, vertex, linear, normal_matrix, what)
-    mesh = SkinnedMesh(skeleton=built.skeleton, joints=np.maximum(joints[vertex], 0).astype(np.int32),
-                       weights=weights[vertex], world_matrix=built.node.get_world_matrix(),
-                       extra_influences=extra[vertex], **fields)
+        fields["morph_targets"] = _morph_targets(m, spec, arrays, points, vertex, geom_bind, what)
+    joints, weights = joints[vertex], weights[vertex]
+    held = hold_unweighted(built.skeleton, spec["name"], joints, weights)
+    if held:
+        log.info(f"mesh {spec['path']}: {held} vertices no joint moves stay where they were bound")
+    mesh = SkinnedMesh(skeleton=built.skeleton, joints=joints.astype(np.int32), weights=weights,
+                       world_matrix=built.node.get_world_matrix(), extra_influences=extra[vertex], **fields)
     mesh.world_node = built.node
     return mesh
 
 
-def _morph_targets(m, spec, arrays, points, vertex, linear, normal_matrix, what) -> MorphTargets:
+def _morph_targets(m, spec, arrays, points, vertex, geom_bind, what) -> MorphTargets:
+    """The blend shapes as morph targets, their offsets moved by the geomBindTransform's linear
+    part as the points are."""
+    linear = geom_bind[:3, :3]
+    normal_matrix = np.linalg.inv(linear).T
     count = len(spec["channels"])
     positions = np.zeros((count, points, 3))
     normals = np.zeros((count, points, 3))

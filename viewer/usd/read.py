@@ -49,6 +49,9 @@ def read(path: str):
         "default_prim": str(stage.GetDefaultPrim().GetPath()) if stage.GetDefaultPrim() else "",
         "skeletons": [], "meshes": [], "materials": [], "warnings": [],
     }
+    # Geometry and transforms authored only as time samples have no default value: they are
+    # read at the stage's earliest time (the default value where there is one).
+    first = Usd.TimeCode.EarliestTime()
     prims = 0
     cache = UsdSkel.Cache()
     skinned_meshes = set()
@@ -67,21 +70,23 @@ def read(path: str):
         for root in roots:
             cache.Populate(root, Usd.TraverseInstanceProxies())
             for binding in cache.ComputeSkelBindings(root, Usd.TraverseInstanceProxies()):
-                skeleton = _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel)
+                skeleton = _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel, first)
                 for query in binding.GetSkinningTargets():
                     prim = query.GetPrim()
                     if not prim.IsA(UsdGeom.Mesh):
                         doc["warnings"].append(f"{prim.GetPath()}: a skinned {prim.GetTypeName()} is not drawn")
                         continue
                     skinned_meshes.add(str(prim.GetPath()))
-                    entry = _mesh(prim, doc, blobs, materials, Ar, Usd, UsdGeom, UsdShade)
+                    entry = _mesh(prim, doc, blobs, materials, Ar, Usd, UsdGeom, UsdShade, first)
+                    if entry is None:
+                        continue
                     _influences(query, skeleton, entry, doc, blobs, UsdSkel)
                     _blend_shapes(prim, query, entry, blobs, UsdSkel)
         for prim in meshes:
             if str(prim.GetPath()) not in skinned_meshes:
-                entry = _mesh(prim, doc, blobs, materials, Ar, Usd, UsdGeom, UsdShade)
-                world = UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
-                entry["world"] = _matrix(world)
+                entry = _mesh(prim, doc, blobs, materials, Ar, Usd, UsdGeom, UsdShade, first)
+                if entry is not None:
+                    entry["world"] = _matrix(UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(first))
     except Tf.ErrorException as error:
         raise FileProblem(_tf_message(error, path)) from None
     return doc, blobs
@@ -92,7 +97,7 @@ def _matrix(matrix) -> list:
     return [float(matrix[i][j]) for i in range(4) for j in range(4)]
 
 
-def _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel) -> int:
+def _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel, first) -> int:
     skeleton = binding.GetSkeleton()
     path = str(skeleton.GetPrim().GetPath())
     for k, known in enumerate(doc["skeletons"]):
@@ -115,9 +120,14 @@ def _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel) ->
         rest = query.ComputeJointLocalTransforms(Usd.TimeCode.Default(), True)  # UsdSkel's own rest
     blobs.buffer(name + ".rest", memoryview(rest), [len(joints), 4, 4])
     blobs.buffer(name + ".bind", memoryview(bind), [len(joints), 4, 4])
-    world = UsdGeom.Xformable(skeleton.GetPrim()).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
+    world = UsdGeom.Xformable(skeleton.GetPrim()).ComputeLocalToWorldTransform(first)
+    # Each joint's parent as UsdSkel has it (the nearest ancestor path among the joints), and its
+    # name: the schema's jointNames where the file gives them, else its path's last part.
+    parents = [int(i) for i in query.GetTopology().GetParentIndices()]
+    names = skeleton.GetJointNamesAttr().Get() if skeleton.GetJointNamesAttr() else None
+    names = [str(n) for n in names] if names is not None and len(names) == len(joints) else None
     entry = {"path": path, "name": skeleton.GetPrim().GetName(), "joints": joints, "world": _matrix(world),
-             "clips": []}
+             "clips": [], "parents": parents, "names": names}
     bound = query.GetAnimQuery()
     animations = []
     if bound:
@@ -127,8 +137,7 @@ def _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel) ->
                                                                                                   UsdSkel):
             animations.append(prim)
     for animation in animations:
-        _clip(animation, joints, entry, name, cache, blobs, Usd, UsdSkel, bound_to_it=animation == animations[0]
-              and bool(bound))
+        _clip(animation, joints, entry, name, cache, blobs, Usd, UsdSkel)
     doc["skeletons"].append(entry)
     return k
 
@@ -146,7 +155,7 @@ def _for_skeleton(prim, skeleton, UsdSkel) -> bool:
     return not named or prim in named
 
 
-def _clip(prim, joints: list, entry: dict, name: str, cache, blobs, Usd, UsdSkel, bound_to_it: bool) -> None:
+def _clip(prim, joints: list, entry: dict, name: str, cache, blobs, Usd, UsdSkel) -> None:
     """A SkelAnimation's joint transforms at every authored time sample, in the skeleton's joint
     order (joints it does not animate: absent, they keep their rest)."""
     query = cache.GetAnimQuery(UsdSkel.Animation(prim))
@@ -194,16 +203,18 @@ def _clip(prim, joints: list, entry: dict, name: str, cache, blobs, Usd, UsdSkel
                            "joints": mapped, "samples": len(samples), "shapes": shapes if weight_times else []})
 
 
-def _mesh(prim, doc, blobs, materials: dict, Ar, Usd, UsdGeom, UsdShade) -> dict:
+def _mesh(prim, doc, blobs, materials: dict, Ar, Usd, UsdGeom, UsdShade, first) -> dict | None:
+    """The mesh's arrays and entry; None (said once) for a mesh without points or faces."""
     mesh = UsdGeom.Mesh(prim)
     k = len(doc["meshes"])
     name = f"mesh{k}"
     what = str(prim.GetPath())
-    points = mesh.GetPointsAttr().Get()
-    counts = mesh.GetFaceVertexCountsAttr().Get()
-    indices = mesh.GetFaceVertexIndicesAttr().Get()
-    if points is None or counts is None or indices is None:
-        raise FileProblem(f"mesh {what}: no points, faceVertexCounts or faceVertexIndices")
+    points = mesh.GetPointsAttr().Get(first)
+    counts = mesh.GetFaceVertexCountsAttr().Get(first)
+    indices = mesh.GetFaceVertexIndicesAttr().Get(first)
+    if points is None or counts is None or indices is None or not len(points) or not len(counts):
+        doc["warnings"].append(f"mesh {what}: no points or faces; left out")
+        return None
     corners = len(indices)
     if corners > MAX_CORNERS:
         raise FileProblem(f"mesh {what}: {corners} polygon corners, more than {MAX_CORNERS}")
@@ -221,18 +232,20 @@ def _mesh(prim, doc, blobs, materials: dict, Ar, Usd, UsdGeom, UsdShade) -> dict
     primvars = UsdGeom.PrimvarsAPI(prim)
     normal_primvar = primvars.GetPrimvar("normals")
     if normal_primvar and normal_primvar.HasAuthoredValue():
-        _primvar(normal_primvar, "normals", 3, name, counts, indices, blobs, attributes, what)
+        _primvar(normal_primvar, "normals", 3, name, counts, indices, blobs, attributes, what, first)
     elif normals.HasAuthoredValue():
-        _attribute(normals.Get(), mesh.GetNormalsInterpolation(), None, "normals", 3, name, counts, indices, blobs,
-                   attributes, what)
+        _attribute(normals.Get(first), mesh.GetNormalsInterpolation(), None, "normals", 3, name, counts, indices,
+                   blobs, attributes, what)
     for candidate in ("st", "st0", "UVMap", "uv"):
         uv = primvars.GetPrimvar(candidate)
         if uv and uv.HasAuthoredValue():
-            _primvar(uv, "uv", 2, name, counts, indices, blobs, attributes, what)
+            _primvar(uv, "uv", 2, name, counts, indices, blobs, attributes, what, first)
             break
+    # displayColor is what a renderer shows when no material is bound (it does not tint one).
     color = primvars.GetPrimvar("displayColor")
-    if color and color.HasAuthoredValue():
-        _primvar(color, "colors", 3, name, counts, indices, blobs, attributes, what)
+    bound = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()[0]
+    if color and color.HasAuthoredValue() and not bound:
+        _primvar(color, "colors", 3, name, counts, indices, blobs, attributes, what, first)
     # Materials: the mesh's, or its GeomSubsets' (familyName materialBind), each a slot.
     slots, face_slots = [], None
     subsets = UsdGeom.Subset.GetGeomSubsets(mesh, UsdGeom.Tokens.face, "materialBind")
@@ -307,9 +320,9 @@ def _texture(shader, blobs, index: int, Ar) -> dict | None:
     return found
 
 
-def _primvar(primvar, label, width, name, counts, indices, blobs, attributes, what) -> None:
-    values = primvar.Get()
-    index = primvar.GetIndices() if primvar.IsIndexed() else None
+def _primvar(primvar, label, width, name, counts, indices, blobs, attributes, what, first) -> None:
+    values = primvar.Get(first)
+    index = primvar.GetIndices(first) if primvar.IsIndexed() else None
     _attribute(values, primvar.GetInterpolation(), index, label, width, name, counts, indices, blobs, attributes, what)
 
 
@@ -318,13 +331,23 @@ def _attribute(values, interpolation, index, label, width, name, counts, indices
     if values is None or len(values) == 0:
         return
     count = len(values)
+    view = memoryview(values)
+    if view.ndim != 2 or view.shape[1] != width:
+        raise FileProblem(f"mesh {what}: {label} of {view.shape[1] if view.ndim == 2 else 1} numbers each, "
+                          f"{width} expected")
     element = list(index) if index is not None else None
+    if element is not None and element and not 0 <= min(element) <= max(element) < count:
+        raise FileProblem(f"mesh {what}: {label}: an index past its {count} values")
     if interpolation == "faceVarying":
         per_corner = element if element is not None else list(range(len(indices)))
     elif interpolation in ("vertex", "varying"):
+        if element is not None and len(element) <= max(indices, default=-1):
+            raise FileProblem(f"mesh {what}: {label}: {len(element)} values for its points ({interpolation})")
         per_corner = [element[i] for i in indices] if element is not None else list(indices)
     elif interpolation == "uniform":
         faces = element if element is not None else list(range(len(counts)))
+        if len(faces) < len(counts):
+            raise FileProblem(f"mesh {what}: {label}: {len(faces)} values for {len(counts)} faces (uniform)")
         per_corner = [faces[f] for f, n in enumerate(counts) for _ in range(n)]
     elif interpolation == "constant":
         per_corner = [element[0] if element else 0] * len(indices)
@@ -333,7 +356,7 @@ def _attribute(values, interpolation, index, label, width, name, counts, indices
     if len(per_corner) != len(indices):
         raise FileProblem(f"mesh {what}: {label}: {len(per_corner)} values for {len(indices)} corners "
                           f"({interpolation})")
-    blobs.buffer(f"{name}.{label}", memoryview(values), [count, width])
+    blobs.buffer(f"{name}.{label}", view, [count, width])
     blobs.numbers(f"{name}.{label}.index", "i", per_corner)
     attributes.append(label)
 
@@ -383,7 +406,8 @@ def _blend_shapes(prim, query, entry: dict, blobs, UsdSkel) -> None:
         normals = shape.GetNormalOffsetsAttr().Get()
         if normals is not None and len(normals) == len(offsets):
             blobs.buffer(f"{mesh_name}.shape{k}.normals", memoryview(normals), [len(normals), 3])
-        entry["channels"].append({"name": str(shape_name), "index": k})
+        original = shape.GetPrim().GetCustomDataByKey("boneviewer:target")  # boneviewer's writer keeps it
+        entry["channels"].append({"name": str(original or shape_name), "token": str(shape_name), "index": k})
 
 
 def _tf_message(error, path: str = "") -> str:
