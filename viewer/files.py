@@ -223,3 +223,13 @@ def check_folder_outputs(label: str, folders, inputs: dict) -> None:
                               "output folder")
         if os.path.lexists(folder) and not folder.is_dir():
             raise ViewerError(f"{label}: would replace {folder}, a file, with a folder; give another output folder")
+
+
+def same_file(a, b) -> bool:
+    """Whether ``a`` and ``b`` name one file (False when either is not there)."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

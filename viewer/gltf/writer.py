@@ -25,7 +25,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import os
 import struct
 from itertools import accumulate
 from pathlib import Path
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ViewerError
+from ..files import same_file
 from ..model.checks import OUT_OF_RANGE, first_bad_row, fits
 from ..model.material import Sampler
 from ..model.mesh import skin
@@ -77,7 +77,7 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
     if not folder.is_dir():
         raise ViewerError(f"{path}: folder {folder} does not exist")
     model = source_files(scene)
-    replaces_model = scene.file_path is not None and _same_file(path, scene.file_path)
+    replaces_model = scene.file_path is not None and same_file(path, scene.file_path)
     if replaces_model and not force:
         raise ViewerError(f"{path}: that would overwrite the model {scene.file_path}; give --force to replace it")
     dropped = [name for name in getattr(scene, "file_extensions", ()) if name not in WRITTEN_EXTENSIONS]
@@ -98,13 +98,6 @@ def glb_bytes(scene, apply_pose_as_bind: bool = False) -> bytes:
     builder = _Builder(binary=True, stem="scene")
     _Scene(scene, builder, bool(apply_pose_as_bind)).write()
     return builder.files(Path("scene.glb"))[0][1]
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 class _Builder:

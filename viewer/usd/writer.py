@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 import re
 import tempfile
 from pathlib import Path
@@ -73,6 +72,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ViewerError
+from ..files import same_file
 from ..model.checks import OUT_OF_RANGE, first_bad_row, fits
 from ..model.morph import MorphAnimationClip
 from ..model.transforms import decompose_one
@@ -115,7 +115,7 @@ def save_usd(scene, path, inputs: dict | None = None, force: bool = False,
     if not folder.is_dir():
         raise ViewerError(f"{path}: folder {folder} does not exist")
     model = source_files(scene)
-    replaces_model = scene.file_path is not None and _same_file(path, scene.file_path)
+    replaces_model = scene.file_path is not None and same_file(path, scene.file_path)
     if replaces_model and not force:
         raise ViewerError(f"{path}: that would overwrite the model {scene.file_path}; give --force to replace it")
     _require_usd_core(path)
@@ -169,13 +169,6 @@ def _require_usd_core(path: Path) -> None:
         import pxr.Usd  # noqa: F401
     except ImportError:
         raise ViewerError(f"{path}: writing USD needs usd-core (pip install 'boneviewer[formats]')") from None
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 # --- names ------------------------------------------------------------------------------------
