@@ -265,3 +265,14 @@ def test_sparse_joints_time_sampled_points_and_unweighted_vertices(tmp_path):
         assert got[1] == pytest.approx([1.0, 2.0, 0.0], abs=1e-9)
     cache = next(mesh for mesh in scene.meshes if mesh.name == "Cache")
     assert point_set_distance(cache.skinned_positions(), usdskel_points(path, 0)[4:7]) < 1e-6  # read at its first sample
+
+
+def test_a_texture_outside_the_models_folder_is_not_read(tmp_path, stages):
+    """As for glTF: a stage naming a file elsewhere on the machine as its texture reads nothing."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    _png(tmp_path / "secret.png")
+    usd_cases.make_stage(folder / "escape.usda", texture="../secret.png")
+    scene = load_usd(folder / "escape.usda")
+    static = next(mesh for mesh in scene.meshes if mesh.name == "Static")
+    assert static.submeshes[0].pbr.base_color_texture is None

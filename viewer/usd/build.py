@@ -29,7 +29,7 @@ from ..model.material import Material, TextureSlot
 from ..model.mesh import Submesh
 from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
 from ..model.polygons import checked_indices, hold_unweighted, move_vertex_data, polygon_arrays, strongest_influences
-from ..model.transforms import decompose
+from ..model.transforms import compose, decompose
 
 log = logging.getLogger("boneviewer")
 
@@ -91,8 +91,13 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
 
 
 def _set_matrix(node: TransformNode, matrix: np.ndarray, axes: FileAxes, what: str) -> None:
-    """A top-level node's local matrix, the conversion folded in (as TRS: a shear is refused)."""
+    """A top-level node's local matrix (a prim's world transform), the conversion folded in, as
+    TRS: a shear (a turned child of a non-uniformly scaled parent) does not fit one, said once."""
     scaling, quaternion, position = decompose(matrix[None])
+    back = compose(scaling, quaternion, position)[0]
+    if np.abs(back - matrix).max() > 1e-6 * max(1.0, float(np.abs(matrix).max())):
+        log.warning(f"{what}: its world transform is sheared (a turned prim under a non-uniform scale); "
+                    "drawn without the shear")
     position, quaternion, scaling = axes.fold(position, quaternion, scaling)
     try:
         node.set_trs(position[0], quaternion[0], scaling[0])
@@ -303,6 +308,9 @@ def _material(spec: dict, arrays: dict, path: Path) -> Material:
             material.base_color_texture = TextureSlot(EncodedImage(path, 0, arrays[texture["bytes"]].tobytes(), "",
                                                                    f"material {spec['name']!r}"))
             material.base_color_factor = np.array([1.0, 1.0, 1.0, color[3]])
+        elif texture.get("outside"):
+            log.warning(f"{path}: material {spec['name']!r}: texture {texture['path']!r} is outside the model's "
+                        "folder; drawn without it")
         else:
             log.warning(f"{path}: material {spec['name']!r}: texture {texture['path']!r} not found; drawn without it")
     if color[3] < 1.0:

@@ -19,6 +19,7 @@ What is read, in the stage's own units and up axis, at its default time unless s
 
 from __future__ import annotations
 
+import os
 import sys
 
 import protocol
@@ -310,6 +311,14 @@ def _texture(shader, blobs, index: int, Ar) -> dict | None:
         return None
     found = {"path": str(asset.path), "bytes": None}
     resolved = asset.resolvedPath
+    # As glTF's images: a texture is read from the stage's own package or folder, never from
+    # elsewhere on the machine (a file naming "../../.ssh/id_rsa" as its texture reads nothing).
+    stage_file = os.path.realpath(shader.GetPrim().GetStage().GetRootLayer().realPath or "")
+    inside = os.path.dirname(stage_file) + os.sep
+    outer = resolved.split("[", 1)[0] if resolved else ""
+    if resolved and not (outer == stage_file or os.path.realpath(outer).startswith(inside)):
+        found["outside"] = True
+        return found
     if resolved:
         opened = Ar.GetResolver().OpenAsset(Ar.ResolvedPath(resolved))
         if opened:
