@@ -463,7 +463,7 @@ class PosePanel:
         imgui.text_colored(SELECTED_TEXT, bone.name)
         if bone.get_transform_node() is not None:
             imgui.same_line()
-            imgui.text_disabled("edits go to its glTF node")
+            imgui.text_disabled("edits go to its node")
         space = editor.space
         imgui.text("space")
         for name, value in (("Local", Space.LOCAL), ("World", Space.WORLD)):
