@@ -291,3 +291,13 @@ def test_a_vertex_no_cluster_names_stays_where_it_was_bound(tmp_path):
         assert np.abs(got[held] - fbx_cases.BOX[15]).max() < 1e-9
         others = np.delete(got, held, axis=0)
         assert point_set_distance(others, np.delete(want, 15, axis=0)) < 1e-6, seconds
+
+
+def test_an_fbx_6100_ascii_file():
+    """FBX 6.1 (geometry inside the model, Properties60): a triangle moved 50 cm up, turned 90
+    degrees about Z and scaled 2, in centimetres: by hand, (x, y) -> (-2y, 2x) + (0, 50) cm."""
+    doc, scene = load_fbx_file(DATA / "triangle-6100.fbx")
+    assert doc["version"] == 6100 and doc["ascii"]
+    (mesh,) = scene.meshes
+    want = np.array([[0.0, 0.5, 0.0], [0.0, 0.7, 0.0], [-0.2, 0.5, 0.0]])
+    assert point_set_distance(mesh.skinned_positions(), want) < 1e-9
