@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ViewerError
 
 __all__ = ["load_fbx", "load_fbx_file", "read_fbx"]
 
@@ -32,22 +31,9 @@ def load_fbx(path, file_axes: bool = False):
 def load_fbx_file(path, file_axes: bool = False):
     """(what the reader made of the file, its Scene) as ``load_fbx`` loads it: for ``check`` and
     ``info``, which also tell what the file says (its version, creator, axes, stacks)."""
-    from ..isolated import start
+    from ..isolated import load_isolated
 
-    path = Path(path)
-    start(READER, "ufbx", path)  # the reader's process runs while the builder's modules import
-    from .build import build_scene
-
-    doc, arrays = read_fbx(path)
-    import numpy as np
-
-    try:
-        scene = build_scene(doc, arrays, path, file_axes)
-    except ViewerError as error:
-        raise ViewerError(f"{path}: {error}") from None
-    except (np.linalg.LinAlgError, StopIteration):
-        raise ViewerError(f"{path}: a bind or placement matrix in it cannot be inverted (singular)") from None
-    return doc, scene
+    return load_isolated(READER, "ufbx", path, "FBX", "viewer.fbx.build", file_axes)
 
 
 def read_fbx(path) -> tuple[dict, dict]:

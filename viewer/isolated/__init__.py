@@ -86,6 +86,26 @@ def run_reader(script: Path, library: str, path: Path, what: str, timeout: float
         raise ViewerError(f"{path}: the {what} reader's answer did not arrive whole ({error})") from None
 
 
+def load_isolated(script: Path, library: str, path, what: str, builder: str, file_axes: bool):
+    """(document, Scene): ``path`` read by ``script`` in its own process while ``builder``'s module
+    (its ``build_scene(doc, arrays, path, file_axes)``) is imported here, then built; every
+    problem one ViewerError line naming the file (a singular matrix too)."""
+    import importlib
+
+    import numpy as np
+
+    path = Path(path)
+    start(script, library, path)  # the reader's process runs while the builder's modules import
+    build_scene = importlib.import_module(builder).build_scene
+    doc, arrays = run_reader(script, library, path, what)
+    try:
+        return doc, build_scene(doc, arrays, path, file_axes)
+    except ViewerError as error:
+        raise ViewerError(f"{path}: {error}") from None
+    except (np.linalg.LinAlgError, StopIteration):
+        raise ViewerError(f"{path}: a bind or placement matrix in it cannot be inverted (singular)") from None
+
+
 def library_package(library: str) -> str:
     return {"pxr": "usd-core"}.get(library, library)
 

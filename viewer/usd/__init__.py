@@ -16,12 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ViewerError
 
-__all__ = ["USD_SUFFIXES", "load_usd", "load_usd_file", "read_usd"]
+__all__ = ["load_usd", "load_usd_file", "read_usd"]
 
 READER = Path(__file__).with_name("read.py")
-USD_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
 
 
 def load_usd(path, file_axes: bool = False):
@@ -33,22 +31,9 @@ def load_usd(path, file_axes: bool = False):
 
 def load_usd_file(path, file_axes: bool = False):
     """(what the reader made of the stage, its Scene), for ``check`` and ``info``."""
-    from ..isolated import start
+    from ..isolated import load_isolated
 
-    path = Path(path)
-    start(READER, "pxr", path)  # the reader's process runs while the builder's modules import
-    from .build import build_scene
-
-    doc, arrays = read_usd(path)
-    import numpy as np
-
-    try:
-        scene = build_scene(doc, arrays, path, file_axes)
-    except ViewerError as error:
-        raise ViewerError(f"{path}: {error}") from None
-    except (np.linalg.LinAlgError, StopIteration):
-        raise ViewerError(f"{path}: a bind or placement matrix in it cannot be inverted (singular)") from None
-    return doc, scene
+    return load_isolated(READER, "pxr", path, "USD", "viewer.usd.build", file_axes)
 
 
 def read_usd(path) -> tuple[dict, dict]:
