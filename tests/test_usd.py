@@ -276,3 +276,27 @@ def test_a_texture_outside_the_models_folder_is_not_read(tmp_path, stages):
     scene = load_usd(folder / "escape.usda")
     static = next(mesh for mesh in scene.meshes if mesh.name == "Static")
     assert static.submeshes[0].pbr.base_color_texture is None
+
+
+def test_animated_prim_transforms_play_in_every_clip(tmp_path, stages):
+    """The SkelRoot slides and the static mesh turns by time-sampled xformOps: UsdGeom's world
+    transforms at each time code, as the skinned points UsdSkel places under the moving root."""
+    from pxr import Gf, Usd, UsdGeom
+
+    path = tmp_path / "moving.usda"
+    stage = Usd.Stage.Open(str(stages["usda"]))
+    stage.GetRootLayer().Export(str(path))
+    stage = Usd.Stage.Open(str(path))
+    slide = UsdGeom.Xformable(stage.GetPrimAtPath("/Char")).GetOrderedXformOps()[0]
+    for code, x in ((0, 10.0), (12, 40.0), (24, 10.0)):
+        slide.Set(Gf.Vec3d(x, 0, 0), code)
+    turn = UsdGeom.Xformable(stage.GetPrimAtPath("/Static")).AddRotateYOp()
+    for code, angle in ((0, 0.0), (24, 180.0)):
+        turn.Set(angle, code)
+    stage.GetRootLayer().Save()
+    scene = load_usd(path)
+    (clip,) = scene.animations
+    for code in (0, 6, 12, 18.5, 24):
+        clip.apply(code / 24.0)
+        want = converted(usdskel_points(path, code))
+        assert point_set_distance(posed_points(scene), want) < 1e-5, code

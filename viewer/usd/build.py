@@ -47,6 +47,9 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
     materials = [_material(spec, arrays, path) for spec in doc["materials"]]
     skeletons = [_skeleton(k, spec, arrays, axes, table, nodes) for k, spec in enumerate(doc["skeletons"])]
     skinned, static, shapes_of = [], [], {}
+    # Prims whose world transform is animated: (their node, their arrays' prefix).
+    moving = [(built.node, f"skeleton{k}") for k, (built, spec) in enumerate(zip(skeletons, doc["skeletons"]))
+              if spec.get("moving")]
     for m, spec in enumerate(doc["meshes"]):
         what = f"mesh {spec['path']}"
         attributes = {label: (arrays[f"mesh{m}.{label}"].astype(np.float64), arrays[f"mesh{m}.{label}.index"])
@@ -68,6 +71,8 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
             world = np.array(spec["world"], dtype=np.float64).reshape(4, 4)
             _set_matrix(node, world, axes, f"mesh {spec['path']}")
             nodes.append(node)
+            if spec.get("moving"):
+                moving.append((node, f"mesh{m}"))
             mesh = SkinnedMesh(skeleton=None, world_matrix=node.get_world_matrix(), **_fields(spec, data, materials))
             mesh.world_node = node
             static.append(mesh)
@@ -80,6 +85,13 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
             entry = clips.setdefault(clip["name"], [[], []])
             entry[0] += channels
             entry[1] += morph
+    # Animated prim transforms play on the stage's one timeline: in every clip (one of their own,
+    # "stage", when the stage has no SkelAnimation).
+    placed = _placement_channels(moving, arrays, axes, doc["tcps"])
+    if placed and not clips:
+        clips["stage"] = [[], []]
+    for entry in clips.values():
+        entry[0] += placed
     animations = [MorphAnimationClip(name, channels, morph) if morph else AnimationClip(name, channels)
                   for name, (channels, morph) in clips.items() if channels or morph]
     scene = Scene(path.name, skinned, nodes=nodes, animations=animations, static_meshes=static)
@@ -103,6 +115,23 @@ def _set_matrix(node: TransformNode, matrix: np.ndarray, axes: FileAxes, what: s
         node.set_trs(position[0], quaternion[0], scaling[0])
     except ViewerError as error:
         raise ViewerError(f"{what}: {error}") from None
+
+
+def _placement_channels(moving: list, arrays: dict, axes: FileAxes, tcps: float) -> list:
+    """Translation, rotation and scale channels of the nodes placed at animated world transforms
+    (each sample's matrix with the conversion folded in, as the node's own)."""
+    channels = []
+    for node, prefix in moving:
+        times = arrays[prefix + ".world_times"] / (tcps if tcps > 0 else 24.0)
+        worlds = arrays[prefix + ".world"].astype(np.float64).reshape(-1, 4, 4)
+        if not fits(worlds) or not (np.diff(times) > 0).all():
+            raise ViewerError(f"{node.name}: its animated transform holds {OUT_OF_RANGE} or times that do not increase")
+        scaling, quaternion, position = decompose(worlds)
+        position, quaternion, scaling = axes.fold(position, quaternion, scaling)
+        _keep_hemisphere(quaternion[:, None])
+        for path, values in (("translation", position), ("rotation", quaternion), ("scale", scaling)):
+            channels.append(AnimationChannel.of_checked(node, path, times, np.ascontiguousarray(values), "LINEAR"))
+    return channels
 
 
 class _Skeleton:

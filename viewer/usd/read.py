@@ -88,6 +88,7 @@ def read(path: str):
                 entry = _mesh(prim, doc, blobs, materials, Ar, Usd, UsdGeom, UsdShade, first)
                 if entry is not None:
                     entry["world"] = _matrix(UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(first))
+                    _moving(prim, entry["blob"], entry, blobs, Usd, UsdGeom)
     except Tf.ErrorException as error:
         raise FileProblem(_tf_message(error, path)) from None
     return doc, blobs
@@ -129,6 +130,7 @@ def _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel, fi
     names = [str(n) for n in names] if names is not None and len(names) == len(joints) else None
     entry = {"path": path, "name": skeleton.GetPrim().GetName(), "joints": joints, "world": _matrix(world),
              "clips": [], "parents": parents, "names": names}
+    _moving(skeleton.GetPrim(), name, entry, blobs, Usd, UsdGeom)
     bound = query.GetAnimQuery()
     animations = []
     if bound:
@@ -141,6 +143,28 @@ def _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel, fi
         _clip(animation, joints, entry, name, cache, blobs, Usd, UsdSkel)
     doc["skeletons"].append(entry)
     return k
+
+
+def _moving(prim, name: str, entry: dict, blobs, Usd, UsdGeom) -> None:
+    """A prim whose world transform is animated (its xformOps or an ancestor's have time
+    samples): its world matrix at each of those samples (``<name>.world_times``, ``.world``)."""
+    times: set = set()
+    ancestor = prim
+    while ancestor and not ancestor.IsPseudoRoot():
+        if ancestor.IsA(UsdGeom.Xformable):
+            times.update(UsdGeom.Xformable(ancestor).GetTimeSamples())
+        ancestor = ancestor.GetParent()
+    if len(times) < 2:
+        entry["moving"] = False
+        return
+    if len(times) > MAX_SAMPLES:
+        raise FileProblem(f"{prim.GetPath()}: more than {MAX_SAMPLES} transform time samples")
+    ordered = sorted(times)
+    xformable = UsdGeom.Xformable(prim)
+    blobs.numbers(name + ".world_times", "d", ordered)
+    blobs.numbers(name + ".world", "d", [v for t in ordered
+                                         for v in _matrix(xformable.ComputeLocalToWorldTransform(Usd.TimeCode(t)))], 16)
+    entry["moving"] = True
 
 
 def _for_skeleton(prim, skeleton, UsdSkel) -> bool:
