@@ -29,7 +29,8 @@ TESTS="tests/test_written_references.py tests/test_check.py tests/test_morph_bab
   tests/test_gltf_writer.py tests/test_apply_pose_as_bind.py tests/test_morph.py tests/test_weights.py
   tests/test_skeleton_group.py tests/test_crowd.py tests/test_space.py tests/test_camera_matrices.py
   tests/test_gltf_extensions.py tests/test_value_range.py tests/test_render.py tests/test_picking.py
-  tests/test_environment.py tests/test_hdr.py tests/test_fidelity.py tests/test_pbr_render.py"
+  tests/test_environment.py tests/test_hdr.py tests/test_fidelity.py tests/test_pbr_render.py
+  tests/test_fbx.py tests/test_usd.py tests/test_usd_writer.py"
 if [ "${1:-}" = "--all" ]; then
     TESTS=""
     shift
