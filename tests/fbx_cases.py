@@ -168,10 +168,29 @@ def _model(node: Node) -> str:
             f'\t\tProperties70:  {{\n{"".join(props)}\t\t}}\n\t\tShading: Y\n\t\tCulling: "CullingOff"\n\t}}\n')
 
 
-def _geometry(uid: int, name: str, points: np.ndarray, faces: list[list[int]]) -> str:
+def _geometry(uid: int, name: str, points: np.ndarray, faces: list[list[int]], layers: str = "") -> str:
     indices = [i for face in faces for i in face[:-1] + [-face[-1] - 1]]
     return (f'\tGeometry: {uid}, "Geometry::{name}", "Mesh" {{\n' + _array("Vertices", points)
-            + _array("PolygonVertexIndex", indices, integer=True) + "\t\tGeometryVersion: 124\n\t}\n")
+            + _array("PolygonVertexIndex", indices, integer=True) + "\t\tGeometryVersion: 124\n" + layers + "\t}\n")
+
+
+# The prop's corners, in polygon order: UVs (FBX's V runs up) and vertex colours (RGBA).
+QUAD_UV = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+QUAD_COLORS = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.5]])
+
+
+def _quad_layers() -> str:
+    """The prop's UV and colour layers, one value per polygon corner."""
+    def layer(kind: str, values_name: str, values) -> str:
+        return (f'\t\t{kind}: 0 {{\n\t\t\tVersion: 101\n\t\t\tName: ""\n'
+                '\t\t\tMappingInformationType: "ByPolygonVertex"\n\t\t\tReferenceInformationType: "Direct"\n'
+                + _array(values_name, values).replace("\t\t", "\t\t\t") + "\t\t}\n")
+
+    return (layer("LayerElementUV", "UV", QUAD_UV) + layer("LayerElementColor", "Colors", QUAD_COLORS)
+            + '\t\tLayer: 0 {\n\t\t\tVersion: 100\n'
+            '\t\t\tLayerElement:  {\n\t\t\t\tType: "LayerElementUV"\n\t\t\t\tTypedIndex: 0\n\t\t\t}\n'
+            '\t\t\tLayerElement:  {\n\t\t\t\tType: "LayerElementColor"\n\t\t\t\tTypedIndex: 0\n\t\t\t}\n'
+            '\t\t}\n')
 
 
 def _box_faces() -> list[list[int]]:
@@ -201,7 +220,7 @@ def ascii_fbx(unweighted: int | None = None) -> str:
         weights[unweighted] = 0.0
     objects = "".join(_model(node) for node in NODES.values())
     objects += _geometry(2001, "BodyGeometry", BOX, _box_faces())
-    objects += _geometry(2002, "PropGeometry", QUAD, [[0, 1, 2, 3]])
+    objects += _geometry(2002, "PropGeometry", QUAD, [[0, 1, 2, 3]], _quad_layers())
     objects += '\tDeformer: 3001, "Deformer::Skin", "Skin" {\n\t\tVersion: 101\n\t\tLink_DeformAcuracy: 50\n\t}\n'
     for k, (uid, name) in enumerate(((3002, "Hips"), (3003, "Spine"))):
         used = np.flatnonzero(weights[:, k] > 0)

@@ -301,3 +301,15 @@ def test_an_fbx_6100_ascii_file():
     (mesh,) = scene.meshes
     want = np.array([[0.0, 0.5, 0.0], [0.0, 0.7, 0.0], [-0.2, 0.5, 0.0]])
     assert point_set_distance(mesh.skinned_positions(), want) < 1e-9
+
+
+def test_uvs_vertex_colours_and_the_node_name_of_a_mesh(ascii_case):
+    """The prop's corner UVs (FBX's V up, glTF's down) and colours, and its name: its node's, not
+    its geometry's or the helper node's its geometric transform became."""
+    scene = load_fbx(ascii_case)
+    prop = next(mesh for mesh in scene.meshes if mesh.skeleton is None)
+    assert prop.name == "Prop"
+    order = [int(np.abs(prop.colors - colour).sum(axis=1).argmin()) for colour in fbx_cases.QUAD_COLORS]
+    assert np.abs(prop.colors[order] - fbx_cases.QUAD_COLORS).max() < 1e-6
+    flipped = np.column_stack([fbx_cases.QUAD_UV[:, 0], 1.0 - fbx_cases.QUAD_UV[:, 1]])
+    assert np.abs(prop.texcoords[order] - flipped).max() < 1e-6

@@ -216,13 +216,21 @@ def _mesh(mesh, instances: list, doc: dict, blobs: Blobs, materials: dict) -> No
             attributes.append(label)
     blobs.uints(name + ".face_material", mesh.face_material)
     mesh_materials = [_material(material, doc, blobs, materials) for material in items(mesh.materials)]
-    entry = {"mesh_name": str(mesh.name), "instances": [{"name": str(node.name) or str(mesh.name),
+    entry = {"mesh_name": str(mesh.name), "instances": [{"name": _instance_name(node, mesh),
                                                          "node": int(node.typed_id)} for node in instances],
              "points": points, "attributes": attributes, "materials": mesh_materials,
              "clusters": [], "channels": [], "notes": []}
     _skin(mesh, entry, blobs, name)
     _blend_shapes(mesh, entry, blobs, name)
     doc["meshes"].append(entry)
+
+
+def _instance_name(node, mesh) -> str:
+    """A mesh instance's name: its node's (the node a geometric-transform helper stands under),
+    else the mesh's."""
+    if node.is_geometry_transform_helper and keep(node.parent) is not None:
+        node = keep(node.parent)
+    return str(node.name) or str(mesh.name)
 
 
 def _skin(mesh, entry: dict, blobs: Blobs, name: str) -> None:
