@@ -203,3 +203,16 @@ def test_a_frames_sequence_uses_one_camera(cli, tmp_path, background):
     for image in with_grid[1:]:
         moved = np.abs(image[:, :, :3].astype(int) - with_grid[0][:, :, :3]).max(axis=2) > 6
         assert (moved & ~grown).mean() < 0.001
+
+
+def test_a_model_too_large_to_frame_is_said_in_its_own_numbers(cli, tmp_path):
+    """A pose that sends a bone 1e18 units away (valid float32): one line about the model's extent
+    in plain numbers, not about a camera distance the user did not give (issue 37)."""
+    pose = tmp_path / "far.json"
+    pose.write_text('{"version": 1, "bones": {"leftArm": {"position": [1e18, 1e18, 1e18]}}}')
+    done = cli("render", "--pose", pose, "--out", tmp_path / "far.png")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "the model is too large to frame: it spans 1.73e+18 units" in lines[0]
+    assert "camera distance" not in lines[0] and "np.float64" not in lines[0]
+    assert not (tmp_path / "far.png").exists()

@@ -141,8 +141,8 @@ class OrbitCamera:
             # In view from distance D when |across| <= tan * (D - depth) on both image axes.
             reach = np.maximum(np.abs(offsets @ right) / (tan_y * aspect), np.abs(offsets @ up) / tan_y)
             needed = float(np.max(depth + reach))
-            self.distance = distance if distance is not None else max(
-                needed, float(depth.max()) / (1.0 - 2.0 * self.near_ratio), MIN_DISTANCE)
+            self.distance = distance if distance is not None else _framing_distance(
+                max(needed, float(depth.max()) / (1.0 - 2.0 * self.near_ratio), MIN_DISTANCE), points)
             return
         depth = points @ back  # towards the camera
         eye_depth, centre = [], []
@@ -156,8 +156,8 @@ class OrbitCamera:
             self.distance = distance
             return
         # Keep the near plane (a fraction of the distance) clear of the nearest point.
-        self.distance = max(max(eye_depth) - middle, (depth.max() - middle) / (1.0 - 2.0 * self.near_ratio),
-                            MIN_DISTANCE)
+        self.distance = _framing_distance(max(max(eye_depth) - middle, (depth.max() - middle) /
+                                              (1.0 - 2.0 * self.near_ratio), MIN_DISTANCE), points)
 
     def deciding_points(self, points, aspect: float = 1.0, margin: float = FRAME_MARGIN) -> np.ndarray:
         """The (at most six) points that decide ``frame_points`` for this view direction:
@@ -408,3 +408,16 @@ def drawn_points(scene) -> np.ndarray:
     points += [(mesh.skeleton.get_absolute_matrices() @ mesh.world_matrix)[:, 3, :3]
                for mesh in scene.skinned_meshes if mesh.skeleton is not None]
     return np.concatenate(points) if points else np.zeros((0, 3))
+
+
+def _framing_distance(distance: float, points: np.ndarray) -> float:
+    """``distance``, the camera's to frame ``points``; a model too large to frame (a pose or clip
+    that sends a bone 1e18 units away) is said in the model's own numbers, not the camera's."""
+    if np.isfinite(distance) and distance <= MAX_MAGNITUDE:
+        return distance
+    with np.errstate(over="ignore", invalid="ignore"):
+        low, high = points.min(axis=0), points.max(axis=0)
+        span = float(np.linalg.norm(high - low))
+    corner = ", ".join(f"{v:.3g}" for v in (high if np.abs(high).max() >= np.abs(low).max() else low))
+    raise ViewerError(f"the model is too large to frame: it spans {span:.3g} units, out to ({corner}) (a camera "
+                      f"frames up to {LIMIT_TEXT}); a pose or clip may move a bone that far")
