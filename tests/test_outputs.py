@@ -181,9 +181,9 @@ def test_exported_files_follow_the_umask(tmp_path, umask):
         assert mode(tmp_path / name) == 0o666 & ~umask, name
     model = tmp_path / "model.glb"
     shutil.copyfile(FOX, model)
-    model.chmod(0o644)
+    model.chmod(0o604)
     assert main(["export", str(model), "--time", "0.5", "--out", str(model), "--force"]) == 0
-    assert mode(model) == 0o666 & ~umask
+    assert mode(model) == 0o604  # a file replaced keeps its own mode, as editors and cp keep it (issue 37)
 
 
 def test_rendered_files_follow_the_umask(tmp_path, umask):
@@ -298,3 +298,25 @@ def test_a_failed_rename_over_an_existing_file_leaves_no_backup_behind(tmp_path,
     monkeypatch.setattr(os, "replace", real)
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()}
     assert after == before
+
+
+def test_a_replaced_file_keeps_its_mode_and_a_symlink_is_followed(cli, tmp_path):
+    """Issue 37, item 6: rendering over a 0600 file leaves it 0600 (as editors and cp do), and
+    --out naming a symlink writes the file it names, the link staying a link."""
+    import os
+    import stat
+
+    private = tmp_path / "private.png"
+    private.write_bytes(b"old")
+    os.chmod(private, 0o600)
+    done = cli("render", "--out", private, "--size", "64x48")
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(os.stat(private).st_mode) == 0o600 and private.read_bytes()[:4] == b"\x89PNG"
+    real = tmp_path / "real.png"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.png"
+    link.symlink_to(real)
+    done = cli("render", "--out", link, "--size", "64x48")
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and real.read_bytes()[:4] == b"\x89PNG"
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left

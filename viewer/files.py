@@ -3,7 +3,8 @@ that no output lands on a file the command reads.
 
 Every file is written whole or not at all: into a hidden temporary name beside it, renamed into
 place when complete, so a crash leaves no half file under the final name and an existing one
-whole. Temporary files and folders are made with ``os.open``/``os.mkdir`` and the modes 0o666 and
+whole. A file replaced keeps its mode (as editors and ``cp`` keep it: a private 0600 file stays
+private), and an output that is a symlink is followed to the file it names (the link stays). Temporary files and folders are made with ``os.open``/``os.mkdir`` and the modes 0o666 and
 0o777, so what is renamed into place has the user's umask, as any file a program writes should
 (``tempfile.mkstemp`` and ``mkdtemp`` make 0600 and 0700, private to the owner).
 """
@@ -14,6 +15,7 @@ import io
 import itertools
 import os
 import shutil
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,6 +33,23 @@ def temporary_path(path) -> Path:
         candidate = path.with_name(f".{path.stem}.tmp{os.getpid()}-{next(_counter)}{path.suffix}")
         if not os.path.lexists(candidate):
             return candidate
+
+
+def final_path(path) -> Path:
+    """Where writing ``path`` lands: the file a symlink names (the link itself stays), else ``path``."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def place(temporary, path) -> None:
+    """Rename the finished ``temporary`` (made beside ``final_path(path)``) over ``path``'s file,
+    with that file's mode when there is one."""
+    target = final_path(path)
+    try:
+        os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode))
+    except FileNotFoundError:
+        pass
+    os.replace(temporary, target)
 
 
 def discard(path) -> None:
@@ -52,7 +71,7 @@ def open_atomically(path, mode: str = "wb", fsync: bool = False):
     to fill in the with block; renamed to ``path`` when the block ends, removed when it raises.
     OS errors pass through, for the caller to say in its words."""
     path = Path(path)
-    temporary = temporary_path(path)
+    temporary = temporary_path(final_path(path))
     try:
         with _create(temporary) as raw:
             handle = raw if mode == "wb" else io.TextIOWrapper(raw, encoding="utf-8")
@@ -62,7 +81,7 @@ def open_atomically(path, mode: str = "wb", fsync: bool = False):
                 os.fsync(raw.fileno())
             if handle is not raw:
                 handle.detach()
-        os.replace(temporary, path)
+        place(temporary, path)
     except BaseException:
         discard(temporary)
         raise
@@ -75,7 +94,8 @@ def write_files(files, what: str | None = None) -> None:
     the .gltf not), the files already placed are put back as they were, so an old .gltf never
     names a new .bin. An OS error removes every temporary file and becomes one ViewerError line
     about ``what`` (default: the last file)."""
-    files = [(Path(path), data.encode("utf-8") if isinstance(data, str) else data) for path, data in files]
+    what = what or files[-1][0]
+    files = [(final_path(path), data.encode("utf-8") if isinstance(data, str) else data) for path, data in files]
     temporary, placed = [], []  # placed: (target, its old file's backup name or None)
     try:
         for target, data in files:
@@ -85,13 +105,13 @@ def write_files(files, what: str | None = None) -> None:
                 out.write(data)
         for name, (target, _) in zip(temporary, files):
             placed.append((target, _backup(target)))
-            os.replace(name, target)
+            place(name, target)
     except BaseException as error:
         for name in temporary:
             discard(name)
         _put_back(placed)
         if isinstance(error, OSError):
-            raise ViewerError(f"cannot write {what or files[-1][0]}: {error.strerror or error}") from None
+            raise ViewerError(f"cannot write {what}: {error.strerror or error}") from None
         raise
     for _, backup in placed:
         if backup is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ViewerError, symlink_fault
-from .files import discard as _discard, open_atomically, temporary_path
+from .files import discard as _discard, final_path, open_atomically, place, temporary_path
 from .words import counted
 
 
@@ -100,7 +100,7 @@ class AnimationFile:
 
     def __init__(self, path: Path, fps: float, transparent: bool = False):
         self.path, self.count, self.fps = Path(path), 0, float(fps)
-        self.temporary = temporary_path(self.path)
+        self.temporary = temporary_path(final_path(self.path))
         suffix = self.path.suffix.lower()
         if suffix == ".gif":
             self.delay = gif_delay(self.fps)
@@ -138,7 +138,7 @@ class AnimationFile:
     def close(self) -> str:
         try:
             self.encoder.close()
-            os.replace(self.temporary, self.path)
+            place(self.temporary, self.path)
         except BaseException as error:
             self.abort()
             if isinstance(error, OSError):
