@@ -320,3 +320,39 @@ def test_a_replaced_file_keeps_its_mode_and_a_symlink_is_followed(cli, tmp_path)
     assert done.returncode == 0, done.stderr
     assert link.is_symlink() and real.read_bytes()[:4] == b"\x89PNG"
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_a_full_disk_under_a_gif_is_one_error_and_the_old_file_whole(tmp_path):
+    """Issue 37, item 5: a GIF whose disk fills up mid-way (the closing flush failing again) is
+    one ViewerError, not two chained OSErrors; no temporary file stays; the old GIF stays whole."""
+    import errno
+
+    import numpy as np
+
+    from viewer.errors import ViewerError
+    from viewer.images import AnimationFile
+
+    target = tmp_path / "a.gif"
+    target.write_bytes(b"the old gif")
+    output = AnimationFile(target, 10.0)
+    output.write(np.zeros((8, 8, 4), np.uint8))
+
+    class FullDisk:
+        def __init__(self, real):
+            self.real = real
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        flush = close = lambda self: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device"))
+
+    real = output.encoder.file
+    output.encoder.file = FullDisk(real)
+    try:
+        with pytest.raises(ViewerError, match="cannot write .*a.gif: No space left on device") as caught:
+            output.write(np.zeros((8, 8, 4), np.uint8))
+        assert "\n" not in str(caught.value)
+    finally:
+        real.close()
+    assert target.read_bytes() == b"the old gif"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.gif"]

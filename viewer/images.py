@@ -147,9 +147,13 @@ class AnimationFile:
         return f"{counted(self.count, 'frame')} to {self.path}"
 
     def abort(self) -> None:
-        """Stop and leave nothing: no file under the final name (an existing one stays whole)."""
+        """Stop and leave nothing: no file under the final name (an existing one stays whole).
+        The encoder's own failure to close (a full disk failing its last flush again) is not a
+        second error: the temporary file goes either way."""
         try:
             self.encoder.abort()
+        except OSError:
+            pass
         finally:
             _discard(self.temporary)
 
