@@ -104,6 +104,27 @@ def check_not_source(scene, label: str, path, inputs: dict | None = None) -> Non
     check_outputs([(label, Path(path))], {**source_files(scene), **(inputs or {})})
 
 
+def write_model_files(scene, path, build, inputs: dict | None = None, force: bool = False) -> None:
+    """The never-overwrite rules of every model writer (glTF, USD), then the write: ``path``'s
+    folder must exist; ``path`` may be the model itself only with ``force``; ``build()`` gives the
+    [(file, bytes)] to write (``path`` and its side files), none of which may land on a file
+    ``scene`` was loaded from (but the model's own, with ``force``) or on one of ``inputs``; all
+    are written whole or not at all."""
+    from .files import check_outputs, same_file, write_files
+
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ViewerError(f"{path}: folder {path.parent} does not exist")
+    model = source_files(scene)
+    replaces_model = scene.file_path is not None and same_file(path, scene.file_path)
+    if replaces_model and not force:
+        raise ViewerError(f"{path}: that would overwrite the model {scene.file_path}; give --force to replace it")
+    files = build()
+    check_outputs([(str(path) if target == path else f"{path} (its {target.name})", target) for target, _ in files],
+                  {**model, **(inputs or {})}, replaceable=model if replaces_model else ())
+    write_files(files, what=path)
+
+
 def inspect_model(model, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None,
                   bvh_forward: str | None = None, file_axes: bool = False) -> dict:
     """What a model file holds (see viewer.gltf.inspect, viewer.bvh.inspect, viewer.fbx.inspect),

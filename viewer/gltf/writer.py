@@ -32,7 +32,6 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ViewerError
-from ..files import same_file
 from ..model.checks import OUT_OF_RANGE, first_bad_row, fits
 from ..model.material import Sampler
 from ..model.mesh import skin
@@ -66,27 +65,20 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
     No file written lands on a file the scene was loaded from (its model file, buffers and
     images) or on one of ``inputs`` ({path: what uses it}: the other files the caller read);
     ``force`` lets the output replace the model's own files only when ``path`` is the model."""
-    from ..files import check_outputs, write_files
-    from ..loaders import source_files
+    from ..loaders import write_model_files
 
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".glb", ".gltf"):
         raise ViewerError(f"{path}: the output must be a .glb or .gltf file")
-    folder = path.parent
-    if not folder.is_dir():
-        raise ViewerError(f"{path}: folder {folder} does not exist")
-    model = source_files(scene)
-    replaces_model = scene.file_path is not None and same_file(path, scene.file_path)
-    if replaces_model and not force:
-        raise ViewerError(f"{path}: that would overwrite the model {scene.file_path}; give --force to replace it")
     dropped = [name for name in getattr(scene, "file_extensions", ()) if name not in WRITTEN_EXTENSIONS]
-    builder = _Builder(binary=suffix == ".glb", stem=path.stem)
-    _Scene(scene, builder, bool(apply_pose_as_bind)).write()
-    files = builder.files(path)
-    check_outputs([(str(path) if target == path else f"{path} (its {target.name})", target) for target, _ in files],
-                  {**model, **(inputs or {})}, replaceable=model if replaces_model else ())
-    write_files(files, what=path)
+
+    def build():
+        builder = _Builder(binary=suffix == ".glb", stem=path.stem)
+        _Scene(scene, builder, bool(apply_pose_as_bind)).write()
+        return builder.files(path)
+
+    write_model_files(scene, path, build, inputs, force)
     if dropped:
         log.warning("%s: dropped extension%s %s (boneviewer does not write %s)", path, "s" if len(dropped) > 1 else "",
                     ", ".join(dropped), "them" if len(dropped) > 1 else "it")

@@ -72,7 +72,6 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ViewerError
-from ..files import same_file
 from ..model.checks import OUT_OF_RANGE, first_bad_row, fits
 from ..model.morph import MorphAnimationClip
 from ..model.transforms import decompose_one
@@ -104,25 +103,20 @@ def save_usd(scene, path, inputs: dict | None = None, force: bool = False,
     ``apply_pose_as_bind``: the posed (and morphed) shape becomes the skinned meshes' points and
     the pose their bind, as save_gltf does (Blender's Apply Pose as Rest Pose).
     """
-    from ..files import check_outputs, write_files
-    from ..loaders import source_files
+    from ..loaders import write_model_files
 
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in SUFFIXES:
+    if path.suffix.lower() not in SUFFIXES:
         raise ViewerError(f"{path}: the output must be a .usda, .usdc or .usdz file")
-    folder = path.parent
-    if not folder.is_dir():
-        raise ViewerError(f"{path}: folder {folder} does not exist")
-    model = source_files(scene)
-    replaces_model = scene.file_path is not None and same_file(path, scene.file_path)
-    if replaces_model and not force:
-        raise ViewerError(f"{path}: that would overwrite the model {scene.file_path}; give --force to replace it")
     _require_usd_core(path)
-    files, warnings = usd_files(scene, path, apply_pose_as_bind)
-    check_outputs([(str(path) if target == path else f"{path} (its {target.name})", target) for target, _ in files],
-                  {**model, **(inputs or {})}, replaceable=model if replaces_model else ())
-    write_files(files, what=path)
+    warnings: list[str] = []
+
+    def build():
+        files, said = usd_files(scene, path, apply_pose_as_bind)
+        warnings.extend(said)
+        return files
+
+    write_model_files(scene, path, build, inputs, force)
     for warning in warnings:
         log.warning("%s: %s", path, warning)
     return path
