@@ -13,6 +13,7 @@ import numpy as np
 import pyrr
 
 from .errors import ViewerError
+from .model.arrays import distinct
 from .model.checks import LIMIT_TEXT, MAX_MAGNITUDE, finite_array, finite_number
 
 VIEW_YAW, VIEW_PITCH = 20.0, 10.0  # the viewer's three-quarter view: from the front-right, a little above
@@ -233,7 +234,7 @@ def framed_camera(scene, yaw: float = VIEW_YAW, pitch: float = VIEW_PITCH, aspec
     else:
         times = list(times)
         if len(times) > BOUNDS_SAMPLES:
-            picks = np.unique(np.linspace(0, len(times) - 1, BOUNDS_SAMPLES).round().astype(int))
+            picks = distinct(np.linspace(0, len(times) - 1, BOUNDS_SAMPLES).round().astype(int))
             times = [times[i] for i in picks]
         deciding = []
         for time in times:

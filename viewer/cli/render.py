@@ -399,6 +399,7 @@ def render_scripted(args, description, look: dict) -> int:
     from ..editing.pose import PoseRecord
     from ..editing.script import ScriptRunner
     from ..editing.script_app import HeadlessApp
+    from ..model.arrays import distinct
 
     runner = ScriptRunner(args.script, debug=getattr(args, "debug", False))
     scene = load_scene(args)
@@ -435,7 +436,7 @@ def render_scripted(args, description, look: dict) -> int:
         provisional = frame_on(framing.deciding_points(drawn_points(scene), aspect))
         camera.target, camera.distance = provisional.target, provisional.distance
         unplaced = (camera.distance, tuple(camera.target))
-    samples = set(np.unique(np.linspace(0, len(times) - 1, min(len(times), BOUNDS_SAMPLES)).round().astype(int)))
+    samples = set(distinct(np.linspace(0, len(times) - 1, min(len(times), BOUNDS_SAMPLES)).round().astype(int)))
     recorded, deciding = [], []
     for number, time in enumerate(times):
         app.begin_frame(time, number)

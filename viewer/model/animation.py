@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from . import native
+from .arrays import distinct
 from .checks import OUT_OF_RANGE, fits
 
 INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
@@ -178,7 +179,7 @@ class AnimationClip:
         arrays = [channel.times for channel in self._all_channels()]
         cached = self._key_times
         if cached is None or len(cached[0]) != len(arrays) or any(a is not b for a, b in zip(cached[0], arrays)):
-            times = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0)
+            times = distinct(np.concatenate(arrays)) if arrays else np.zeros(0)
             times.flags.writeable = False
             self._key_times = cached = (arrays, times)
         return cached[1]

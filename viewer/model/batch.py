@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from . import native, transforms
+from .arrays import distinct
 from .checks import MAX_MAGNITUDE
 
 # Below this, a bind matrix is treated as singular (|det| over the product of row lengths).
@@ -504,7 +505,7 @@ class BoneBatch:
 def last_of_each(rows: np.ndarray) -> np.ndarray | None:
     """Indices into ``rows`` of the last occurrence of each row, ascending; None when no row
     repeats (every index is kept). A scatter through them leaves what writes in order would."""
-    if len(np.unique(rows)) == len(rows):
+    if len(distinct(rows)) == len(rows):
         return None
     _, first_from_end = np.unique(rows[::-1], return_index=True)
     return np.sort(len(rows) - 1 - first_from_end)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ViewerError
+from .arrays import merged_rows
 
 MAX_INFLUENCES = 8  # joints per vertex the shader reads (SkinnedMesh takes 4 or 8)
 
@@ -42,10 +43,12 @@ def polygon_arrays(points: np.ndarray, corner_points, attributes: dict, faces, f
     step = np.arange(len(face_of)) - np.repeat(np.cumsum(per_face) - per_face, per_face)
     first = begin[face_of]
     triangles = np.stack([first, first + step + 1, first + step + 2], axis=1)
-    used = np.unique(triangles)  # corners of points and lines make no vertices
-    unique, inverse = np.unique(key[used], axis=0, return_inverse=True)
+    drawn = np.zeros(corners, dtype=bool)  # corners of points and lines make no vertices
+    drawn[triangles.reshape(-1)] = True
+    used = np.flatnonzero(drawn)
+    unique, inverse = merged_rows(key[used])
     corner_vertex = np.full(corners, -1, dtype=np.int64)
-    corner_vertex[used] = inverse.reshape(-1)
+    corner_vertex[used] = inverse
     vertex_point = unique[:, 0].astype(np.int64)
     result = {"positions": points[vertex_point], "faces_skipped": int((~polygon).sum()), "vertex_point": vertex_point}
     column = 1

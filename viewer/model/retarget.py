@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from .animation import AnimationChannel, AnimationClip, interpolate_keyframes, slerp
+from .arrays import distinct
 from .bone_names import LIMB_PARENT, PARTS, body_parts
 from .transforms import compose, decompose, quaternion_from_rotation_matrix
 
@@ -109,7 +110,7 @@ def clip_times(clip) -> np.ndarray:
     first = clip.channels[0].times
     if all(channel.times is first for channel in clip.channels):  # a BVH clip: one set of keys
         return first
-    times = np.unique(np.concatenate([channel.times for channel in clip.channels]))
+    times = distinct(np.concatenate([channel.times for channel in clip.channels]))
     if len(times) > MAX_FRAMES:
         raise ViewerError(f"animation {clip.name!r}: {len(times)} keyframe times is too many to retarget")
     return times
