@@ -313,7 +313,7 @@ def test_rgb_textures_read_without_conversion_are_convert_rgbas_pixels():
     import numpy as np
     from PIL import Image
 
-    from viewer.gltf.container import _rgba
+    from viewer.images import _rgba
 
     rng = np.random.default_rng(3)
     pixels = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)

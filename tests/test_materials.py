@@ -599,10 +599,10 @@ def data_uri(data: bytes) -> str:
 
 def counted_decoding(monkeypatch) -> list:
     """The encoded images decode_pixels is given from now on (one entry per decode)."""
-    from viewer.gltf import container
+    from viewer import images
 
-    calls, decode = [], container.decode_pixels
-    monkeypatch.setattr(container, "decode_pixels", lambda data: calls.append(data) or decode(data))
+    calls, decode = [], images.decode_pixels
+    monkeypatch.setattr(images, "decode_pixels", lambda data: calls.append(data) or decode(data))
     return calls
 
 

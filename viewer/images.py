@@ -1,4 +1,6 @@
-"""Image files: the one place that writes pixels to disk (Pillow, and imageio-ffmpeg for MP4).
+"""Image files: the textures every reader hands over as stored (PNG or JPEG bytes, decoded by
+Pillow when first drawn), and the one place that writes pixels to disk (Pillow, and
+imageio-ffmpeg for MP4).
 
 Every file is written whole or not at all: into a temporary file beside it (viewer.files), renamed
 into place when complete, so Ctrl+C or a crash leaves no file under the final name and an existing one whole.
@@ -7,15 +9,74 @@ GIF and MP4 frames go to the encoder as they come (memory flat in the number of 
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import struct
+import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .errors import ViewerError, symlink_fault
 from .files import discard as _discard, final_path, open_atomically, place, temporary_path
+from .model.material import DeferredImage
 from .words import counted
+
+log = logging.getLogger("boneviewer")
+
+
+class EncodedImage(DeferredImage):
+    """An image as a model file stores it (``data``, PNG or JPEG bytes; ``mime``), checked by its
+    loader (glTF's GltfFile.image) and decoded once, when its pixels are first asked for:
+    ``decode()`` gives (H, W, 4) uint8 RGBA, or None when the pixels do not decode; that is logged then, once, as
+    one warning line in the loader's words, and the textures that use it are drawn without it."""
+
+    def __init__(self, path: Path, index: int, data: bytes, mime: str, used_by: str = ""):
+        self.path, self.index, self.data, self.mime, self.used_by = path, index, data, mime, used_by
+        self._lock = threading.Lock()
+        self._decoded = False
+        self._pixels: np.ndarray | None = None
+
+    def decode(self) -> np.ndarray | None:
+        with self._lock:
+            if not self._decoded:
+                try:
+                    self._pixels = decode_pixels(self.data)
+                except Exception as error:  # Pillow's decoders raise many types on corrupt data
+                    where = f" ({self.used_by})" if self.used_by else ""
+                    log.warning("%s: image %d does not decode as PNG or JPEG (%s: %s)%s; drawn without it", self.path,
+                                self.index, type(error).__name__, _short(error, 120), where)
+                self._decoded = True
+        return self._pixels
+
+
+def decode_pixels(data: bytes) -> np.ndarray:
+    """An encoded PNG or JPEG (checked by GltfFile.image) as (height, width, 4) uint8 RGBA."""
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        with Image.open(io.BytesIO(data), formats=("PNG", "JPEG")) as opened:
+            return _rgba(opened)
+
+
+def _rgba(opened) -> np.ndarray:
+    """An opened PIL image decoded as (height, width, 4) uint8 RGBA: convert("RGBA")'s pixels.
+    An RGB image (most textures) is read in Pillow's own 4-byte layout, whose fourth byte its
+    decoders set to 255, with no conversion pass (checked; converted where it is not 255)."""
+    if opened.mode == "RGB":
+        width, height = opened.size
+        pixels = np.frombuffer(opened.tobytes("raw", "RGBX"), np.uint8).reshape(height, width, 4)
+        if (pixels.view("<u4") >= 0xFF000000).all():  # every fourth byte 255: one pass over words
+            return pixels
+    return np.asarray(opened.convert("RGBA"))
+
+
+def _short(error: BaseException, limit: int) -> str:
+    text = str(error)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def check_output_file(option: str, path: Path, suffix: str) -> None:

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
 from ..model.animation import AnimationChannel, AnimationClip
+from ..model.arrays import distinct
 from ..model.axes import FileAxes, axis_vector
 from ..model.material import Material, TextureSlot
 from ..model.mesh import Submesh
@@ -320,7 +321,7 @@ def _clip(k: int, stack: dict, nodes: dict, specs: list[dict], arrays, conversio
             by_mesh.setdefault(id(mesh), [mesh, []])[1].append(
                 (target, arrays[f"stack{k}.weight{element}.times"], arrays[f"stack{k}.weight{element}.values"] / 100.0))
     for mesh, keyed in by_mesh.values():
-        times = np.unique(np.concatenate([t for _, t, _ in keyed]))
+        times = distinct(np.concatenate([t for _, t, _ in keyed]))
         values = np.tile(mesh.morph_weights, (len(times), 1))
         for target, t, v in keyed:
             values[:, target] = np.interp(times, t, v)
@@ -367,7 +368,7 @@ def _texture_image(spec: dict, arrays, path: Path):
     """The base colour texture's image (deferred: decoded when first drawn): the file's embedded
     bytes, else the file it names, looked for as Blender and three.js look (its relative path,
     then its name beside the model), never outside the model's folder."""
-    from ..gltf.container import EncodedImage
+    from ..images import EncodedImage
 
     texture = spec["texture"]
     if texture is None:

@@ -15,7 +15,6 @@ import json
 import logging
 import stat
 import struct
-import threading
 import warnings
 import zlib
 from pathlib import Path
@@ -29,7 +28,7 @@ except ImportError:  # a dependency, but the loader does not need it
     orjson = None
 
 from ..errors import ViewerError
-from ..model.material import DeferredImage
+from ..images import EncodedImage
 from . import limits
 from .validate import COMPONENT_NAMES, COMPONENT_TYPES, SUPPORTED_EXTENSIONS, TYPE_SIZES, checked_document, short
 
@@ -523,53 +522,6 @@ def _pil():
 
 
 _PIL = None
-
-
-class EncodedImage(DeferredImage):
-    """An image of a glTF file as it stores it (``data``, ``mime``), checked at load (see
-    GltfFile.image) and decoded once, when its pixels are first asked for: ``decode()`` gives
-    (H, W, 4) uint8 RGBA, or None when the pixels do not decode; that is logged then, once, as
-    one warning line in the loader's words, and the textures that use it are drawn without it."""
-
-    def __init__(self, path: Path, index: int, data: bytes, mime: str, used_by: str = ""):
-        self.path, self.index, self.data, self.mime, self.used_by = path, index, data, mime, used_by
-        self._lock = threading.Lock()
-        self._decoded = False
-        self._pixels: np.ndarray | None = None
-
-    def decode(self) -> np.ndarray | None:
-        with self._lock:
-            if not self._decoded:
-                try:
-                    self._pixels = decode_pixels(self.data)
-                except Exception as error:  # Pillow's decoders raise many types on corrupt data
-                    where = f" ({self.used_by})" if self.used_by else ""
-                    log.warning("%s: image %d does not decode as PNG or JPEG (%s: %s)%s; drawn without it", self.path,
-                                self.index, type(error).__name__, short(error, 120), where)
-                self._decoded = True
-        return self._pixels
-
-
-def decode_pixels(data: bytes) -> np.ndarray:
-    """An encoded PNG or JPEG (checked by GltfFile.image) as (height, width, 4) uint8 RGBA."""
-    from PIL import Image
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-        with Image.open(io.BytesIO(data), formats=("PNG", "JPEG")) as opened:
-            return _rgba(opened)
-
-
-def _rgba(opened) -> np.ndarray:
-    """An opened PIL image decoded as (height, width, 4) uint8 RGBA: convert("RGBA")'s pixels.
-    An RGB image (most textures) is read in Pillow's own 4-byte layout, whose fourth byte its
-    decoders set to 255, with no conversion pass (checked; converted where it is not 255)."""
-    if opened.mode == "RGB":
-        width, height = opened.size
-        pixels = np.frombuffer(opened.tobytes("raw", "RGBX"), np.uint8).reshape(height, width, 4)
-        if (pixels.view("<u4") >= 0xFF000000).all():  # every fourth byte 255: one pass over words
-            return pixels
-    return np.asarray(opened.convert("RGBA"))
 
 
 def referenced_files(path, role: str = "the model") -> dict[Path, str]:
