@@ -109,6 +109,9 @@ def bad_stages(folder: Path, usda: Path) -> dict:
                                            "int[] primvars:skel:jointIndices = [0, 7,"),
         "nan-weights.usda": _edited(text, "float[] primvars:skel:jointWeights = [1, 0,",
                                     "float[] primvars:skel:jointWeights = [nan, 0,"),
+        # UsdSkel computes no joint transforms without all three of translations, rotations, scales
+        "animation-without-scales.usda": _edited(text, "half3[] scales.timeSamples", "half3[] unused.timeSamples"),
+        "zero-rotation.usda": _edited(text, "12: [(0.9238795, 0.38268343, 0, 0)]", "12: [(0, 0, 0, 0)]"),
         "not-a-zip.usdz": "this is not a zip archive",
         "empty.usdc": "",
     }
@@ -125,7 +128,12 @@ def test_bad_stages_are_one_line_and_exit_2(cli, stages, tmp_path):
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, (name, done.stderr)
         assert lines[0].startswith(f"boneviewer: error: {path}: "), lines[0]
+        assert SAID.get(name, "") in lines[0]
         assert not (tmp_path / "out.png").exists()
+
+
+SAID = {"animation-without-scales.usda": "its transforms at time 0 do not cover its joints",
+        "zero-rotation.usda": "a joint rotation is a zero quaternion"}
 
 
 def test_a_usdz_that_is_a_zip_of_something_else(tmp_path):

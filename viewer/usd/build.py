@@ -281,23 +281,27 @@ def _clip_channels(k: int, c: int, clip: dict, built: _Skeleton, arrays: dict, t
     channels, morph = [], []
     if label + ".times" in arrays:
         times = arrays[label + ".times"] / rate
-        local = arrays[label + ".local"].astype(np.float64)
-        if not fits(local):
+        position, quaternion, scaling = (arrays[f"{label}.{field}"].astype(np.float64)
+                                         for field in ("translations", "rotations", "scales"))
+        if not (fits(position) and fits(quaternion) and fits(scaling)):
             raise ViewerError(f"animation {clip['path']}: a joint transform holds {OUT_OF_RANGE}")
         if not (np.isfinite(times).all() and (np.diff(times) > 0).all()):
             raise ViewerError(f"animation {clip['path']}: its time samples do not increase")
-        scaling, quaternion, position = decompose(local.reshape(-1, 4, 4))
-        shape = local.shape[:2]
-        scaling, quaternion, position = (a.reshape(*shape, -1) for a in (scaling, quaternion, position))
+        length = np.linalg.norm(quaternion, axis=-1, keepdims=True)
+        if not (length > 1e-6).all():
+            raise ViewerError(f"animation {clip['path']}: a joint rotation is a zero quaternion")
+        quaternion /= length  # as UsdSkel turns them into matrices: the rotation they stand for
         _keep_hemisphere(quaternion)
+        # Joint-major copies, so that each joint's keys are a contiguous view (one copy a field).
+        fields = [(path, np.ascontiguousarray(values.transpose(1, 0, 2)))
+                  for path, values in (("translation", position), ("rotation", quaternion), ("scale", scaling))]
         for a, joint in enumerate(clip["joints"]):
             if joint < 0:
                 continue
             node = built.joints[joint]
-            for path, values in (("translation", position), ("rotation", quaternion), ("scale", scaling)):
+            for path, values in fields:
                 # Checked above for the whole clip: finite, times increasing, one value a sample.
-                channels.append(AnimationChannel.of_checked(node, path, times, np.ascontiguousarray(values[:, a]),
-                                                            "LINEAR"))
+                channels.append(AnimationChannel.of_checked(node, path, times, values[a], "LINEAR"))
     if clip["shapes"] and label + ".weights" in arrays:
         times = arrays[label + ".weight_times"] / rate
         weights = arrays[label + ".weights"].astype(np.float64)
@@ -324,7 +328,7 @@ def _keep_hemisphere(quaternions: np.ndarray) -> None:
 
 
 def _material(spec: dict, arrays: dict, path: Path) -> Material:
-    from ..gltf.container import EncodedImage
+    from ..images import EncodedImage
 
     color = np.clip(np.array(spec["color"] + [spec["opacity"]], dtype=np.float64), 0.0, 1.0)
     material = Material(name=spec["name"], base_color_factor=color,

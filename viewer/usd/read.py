@@ -30,6 +30,7 @@ MAX_CORNERS = 50_000_000
 MAX_SAMPLES = 100_000  # time samples of one animation
 MAX_JOINTS = 100_000
 MAX_MORPH_TARGETS = 256
+CLIP_FIELDS = ("translations", "rotations", "scales")  # a clip's arrays: <skeleton>.clip<c>.<field>
 
 
 def read(path: str):
@@ -200,15 +201,21 @@ def _clip(prim, joints: list, entry: dict, name: str, cache, blobs, Usd, UsdSkel
         samples = [(0.0, Usd.TimeCode.Default())]
     c = len(entry["clips"])
     label = f"{name}.clip{c}"
-    values = []
+    # Each sample's translations, rotations and scales as UsdSkel reads them (the components of
+    # ComputeJointLocalTransforms, which needs all three): no matrices composed here to be
+    # decomposed again by the builder.
+    components = ([], [], [])
     for time, code in samples:
-        local = query.ComputeJointLocalTransforms(code)
-        if local is None or len(local) != len(animated):
+        parts = query.ComputeJointLocalTransformComponents(code)
+        if not parts or any(part is None or len(part) != len(animated) for part in parts):
             raise FileProblem(f"animation {prim.GetPath()}: its transforms at time {time:g} do not cover its joints")
-        values.append(memoryview(local).tobytes())
+        for values, part in zip(components, parts):
+            values.append(memoryview(part).tobytes())
     if samples:
         blobs.numbers(label + ".times", "d", [time for time, _ in samples])
-        blobs.entries[label + ".local"] = ("<f8", [len(samples), len(animated), 4, 4], b"".join(values))
+        for field, dtype, width, values in zip(CLIP_FIELDS, ("<f4", "<f4", "<f2"), (3, 4, 3), components):
+            # quatf is stored as (i, j, k, real): x, y, z, w as boneviewer has them
+            blobs.entries[f"{label}.{field}"] = (dtype, [len(samples), len(animated), width], b"".join(values))
     shapes = [str(shape) for shape in query.GetBlendShapeOrder()]
     weights = []
     for time in weight_times:
