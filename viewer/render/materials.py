@@ -12,12 +12,17 @@ import enum
 
 import numpy as np
 
+from .mipmaps import upload_levels
 from ..model.material import (ALPHA_MODES, LINEAR, LINEAR_MIPMAP_LINEAR, LINEAR_MIPMAP_NEAREST, MIRRORED_REPEAT,
                               NEAREST_MIPMAP_LINEAR, NEAREST_MIPMAP_NEAREST, REPEAT)
 
 MIPMAP_FILTERS = (NEAREST_MIPMAP_NEAREST, LINEAR_MIPMAP_NEAREST, NEAREST_MIPMAP_LINEAR, LINEAR_MIPMAP_LINEAR)
 SRGB8_ALPHA8 = 0x8C43
 ENVIRONMENT_UNIT = 7
+# Mipmaps of textures up to this size are made by numpy (viewer.render.mipmaps: 5-15 ms for
+# 1024x1024, where a process's first glGenerateMipmap on llvmpipe costs 80-130 ms); larger ones by
+# GL, whose blit is then the faster.
+CPU_MIPMAP_TEXELS = 1024 * 1024
 ANISOTROPY = 1.0  # Babylon asks for 4 (Texture.DEFAULT_ANISOTROPIC_FILTERING_LEVEL); its pictures match 1 better
 
 
@@ -63,7 +68,8 @@ def upload_texture(ctx, image: np.ndarray, srgb: bool, sampler) -> object:
     texture = ctx.texture((pixels.shape[1], pixels.shape[0]), 4, pixels.tobytes(),
                           internal_format=SRGB8_ALPHA8 if srgb else None)
     min_filter, mag_filter, wrap_s, wrap_t = sampler_key(sampler)
-    if min_filter in MIPMAP_FILTERS:
+    if min_filter in MIPMAP_FILTERS and not (pixels.shape[0] * pixels.shape[1] <= CPU_MIPMAP_TEXELS
+                                            and upload_levels(ctx, texture, pixels, srgb)):
         texture.build_mipmaps()
     texture.filter = (min_filter, mag_filter)
     texture.anisotropy = ANISOTROPY
