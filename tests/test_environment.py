@@ -72,6 +72,62 @@ def test_irradiance_of_a_uniform_sky_is_its_radiance_everywhere():
     np.testing.assert_allclose(sh_basis(directions) @ sh, 0.7, rtol=2e-3)
 
 
+def _unit_directions(count=200, seed=0):
+    directions = np.random.default_rng(seed).normal(size=(count, 3))
+    return directions / np.linalg.norm(directions, axis=1, keepdims=True)
+
+
+# Analytic irradiance (what sh_basis(n) @ irradiance_sh gives is irradiance / pi). A sky of
+# radiance L over the half of the sphere on the side of unit axis a, dark on the other: for a
+# normal n at angle g to a, E(n) = integral over the lit half of L max(0, n.w) dw
+# = pi L (1 + cos g) / 2 (the lit half's part of the cosine lobe: all of it, pi L, facing a;
+# half, pi L / 2, side on; none facing away). It lies wholly in bands 0 and 1, so 9 harmonics
+# hold it exactly: E(n) / pi = L (1 + n.a) / 2.
+def _half_sky(normals, axis):
+    return (1.0 + normals @ np.asarray(axis, float)) / 2.0
+
+
+def test_a_one_pixel_sky_lights_every_side_alike():
+    """A 1x1 picture is one radiance over the whole sphere: the irradiance is that radiance (times
+    pi) from every side, not the light of one pixel centre (which left the Fox half black)."""
+    sh = irradiance_sh(np.array([[[0.7, 1.2, 2.5]]], np.float32))
+    np.testing.assert_allclose(sh_basis(_unit_directions()) @ sh, np.tile([0.7, 1.2, 2.5], (200, 1)), rtol=1e-5)
+
+
+def test_a_sky_over_a_dark_floor_is_the_half_sky_formula():
+    normals = _unit_directions()
+    for height, width in ((2, 1), (2, 4), (64, 128)):
+        picture = np.zeros((height, width, 3), np.float32)
+        picture[:height // 2] = 3.0                                   # the upper rows: up, +Y
+        expected = 3.0 * _half_sky(normals, (0, 1, 0))
+        np.testing.assert_allclose((sh_basis(normals) @ irradiance_sh(picture))[:, 0], expected,
+                                   rtol=1e-5, atol=1e-5, err_msg=f"{height}x{width}")
+
+
+def test_two_pixels_light_each_half_from_its_own_side():
+    """A 1x2 picture: the left pixel is the -X half of the sphere, the right one +X (Babylon's
+    orientation, equirect_directions); the light is the sum of the two half skies."""
+    left, right = np.array([2.0, 0.5, 0.1]), np.array([0.1, 0.5, 4.0])
+    normals = _unit_directions()
+    expected = _half_sky(normals, (-1, 0, 0))[:, None] * left + _half_sky(normals, (1, 0, 0))[:, None] * right
+    np.testing.assert_allclose(sh_basis(normals) @ irradiance_sh(np.array([[left, right]], np.float32)), expected,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_irradiance_does_not_depend_on_the_pictures_size():
+    """The same sky at 1x2, 4x8 and 64x128 pixels (each pixel repeated over the patch it covers)
+    gives the same light, within float32's rounding of the terms; so does a random 4x8 sky at
+    4x8 and repeated to 64x128."""
+    halves = np.array([[[2.0, 0.5, 0.1], [0.1, 0.5, 4.0]]], np.float32)
+    random_sky = np.random.default_rng(1).random((4, 8, 3)).astype(np.float32) * 5.0
+    for sky, scales in ((halves, (4, 64)), (random_sky, (16,))):
+        small = irradiance_sh(sky)
+        for scale in scales:
+            larger = np.repeat(np.repeat(sky, scale, axis=0), scale, axis=1)
+            np.testing.assert_allclose(irradiance_sh(larger), small, rtol=1e-5, atol=1e-6 * np.abs(small).max(),
+                                       err_msg=f"{sky.shape[:2]} repeated {scale} times")
+
+
 def test_irradiance_of_one_bright_patch_points_at_it():
     picture = np.zeros((64, 128, 3), np.float32)
     picture[20:24, 96:100] = 100.0                        # three quarters across, above the horizon: +X, up

@@ -37,9 +37,11 @@ their mips and its harmonics), and what we do:
   (texel solid angles, values clamped at 4096) into 9 SH terms, convolves with the cosine lobe
   (pi, 2pi/3, pi/4) and divides by pi; the shader's computeEnvironmentIrradiance (SPHERICAL_HARMONICS
   on by default) returns irradiance / pi, which the material multiplies by its diffuse albedo.
-  We integrate the equirectangular picture directly (pixel solid angles, same clamp): within 1 %
-  of Babylon's terms. ``irradiance_sh`` holds Babylon's pre-scaled terms in our world frame,
-  basis (1, y, z, x, xy, yz, 3z^2 - 1, xz, x^2 - y^2); ``ibl_diffuse(n)`` is that sum.
+  We integrate the equirectangular picture directly (each pixel's patch of sphere exactly, same
+  clamp): within 1 % of Babylon's terms, and the same light from a 1x1 or 1x2 picture as from a
+  large one of the same sky (Babylon's, from its cube's nearest-pixel picks, is not).
+  ``irradiance_sh`` holds Babylon's pre-scaled terms in our world frame, basis
+  (1, y, z, x, xy, yz, 3z^2 - 1, xz, x^2 - y^2); ``ibl_diffuse(n)`` is that sum.
 * BRDF table: Babylon ships a 256 x 256 RGBD PNG (correlatedMSBRDF), looked up at
   (n.v, roughness), holding x = bias and y = scale + bias of the split sum with height-correlated
   Smith GGX (alpha = roughness^2); reflectance = f90 * x + f0 * (y - x). Ours is computed here
@@ -90,7 +92,7 @@ BRDF_LUT_SIZE = 64
 BRDF_LUT_SAMPLES = 512
 FILTERINGS = ("mipmaps", "ggx")
 DEFAULT_FILTERING = "mipmaps"
-CACHE_VERSION = 1
+CACHE_VERSION = 2                  # bump with any change to what a bake computes (v2: exact pixel integrals)
 STUDIO_WIDTH = 512
 STUDIO_VERSION = 1                 # bump with any change to studio_environment (its cache key)
 
@@ -227,20 +229,71 @@ def sh_basis(directions: np.ndarray) -> np.ndarray:
     return np.stack([np.ones_like(x), y, z, x, x * y, y * z, 3 * z * z - 1, x * z, x * x - y * y], axis=-1)
 
 
+def _row_integrals(height: int) -> np.ndarray:
+    """(H, 6) over each row's band of polar angle t (0 at the top) of an equirectangular picture:
+    the integrals of sin t (the area element) times 1, cos t, sin t, sin t cos t, sin^2 t and
+    cos^2 t, the factors in t of the basis; exact, so a row of any height weighs what it covers."""
+    edges = np.arange(height + 1) / height * np.pi
+    t0, t1 = edges[:-1], edges[1:]
+    c0, c1, s0, s1 = np.cos(t0), np.cos(t1), np.sin(t0), np.sin(t1)
+    return np.stack([c0 - c1,
+                     (c0 * c0 - c1 * c1) / 2,
+                     (t1 - t0) / 2 - (np.sin(2 * t1) - np.sin(2 * t0)) / 4,
+                     (s1 ** 3 - s0 ** 3) / 3,
+                     (c0 - c1) - (c0 ** 3 - c1 ** 3) / 3,
+                     (c0 ** 3 - c1 ** 3) / 3], axis=-1)
+
+
+def _column_integrals(width: int) -> np.ndarray:
+    """(W, 6) over each column's band of azimuth p (equirect_directions' phi): the integrals of
+    1, sin p, cos p, cos^2 p, sin^2 p and sin p cos p, the factors in p of the basis."""
+    edges = (np.arange(width + 1) / width - 0.5) * 2.0 * np.pi
+    p0, p1 = edges[:-1], edges[1:]
+    half = (np.sin(2 * p1) - np.sin(2 * p0)) / 4
+    return np.stack([p1 - p0, np.cos(p0) - np.cos(p1), np.sin(p1) - np.sin(p0),
+                     (p1 - p0) / 2 + half, (p1 - p0) / 2 - half, (np.sin(p1) ** 2 - np.sin(p0) ** 2) / 2], axis=-1)
+
+
+def _basis_factors() -> np.ndarray:
+    """(9, 6, 6): basis term k = sum of [k, a, b] * (row factor a) * (column factor b), with
+    x = sin t sin p, y = cos t, z = -sin t cos p (equirect_directions)."""
+    factors = np.zeros((9, 6, 6))
+    for k, products in enumerate((
+            [(1, 0, 0)],                        # 1
+            [(1, 1, 0)],                        # y
+            [(-1, 2, 2)],                       # z
+            [(1, 2, 1)],                        # x
+            [(1, 3, 1)],                        # xy
+            [(-1, 3, 2)],                       # yz
+            [(3, 4, 3), (-1, 0, 0)],            # 3z^2 - 1
+            [(-1, 4, 5)],                       # xz
+            [(1, 4, 4), (-1, 5, 0)])):          # x^2 - y^2
+        for coefficient, a, b in products:
+            factors[k, a, b] = coefficient
+    return factors
+
+
+_BASIS_FACTORS = _basis_factors()
+
+
 def irradiance_sh(equirect: np.ndarray) -> np.ndarray:
     """(9, 3) float32 terms c such that sum(c_i * basis_i(d)) is the irradiance / pi around d
-    (Babylon's pre-scaled harmonics, in world directions), from an equirectangular picture,
-    each pixel weighted by its solid angle."""
-    image = np.minimum(np.asarray(equirect, np.float64), SH_MAX_RADIANCE)
-    while image.shape[1] > 1024 and image.shape[0] % 2 == 0 and image.shape[1] % 2 == 0:
-        h, w = image.shape[0] // 2, image.shape[1] // 2     # order-2 terms need no more detail
-        image = image.reshape(h, 2, w, 2, 3).mean(axis=(1, 3))
-    height, width = image.shape[:2]
-    directions = equirect_directions(height, width)
-    solid_angle = np.sin((np.arange(height) + 0.5) / height * np.pi) * (np.pi / height) * (2 * np.pi / width)
-    weighted = sh_basis(directions) * (_SH_CONSTANTS * solid_angle[:, None, None])
-    radiance_terms = np.einsum("hwk,hwc->kc", weighted, image)
-    return (radiance_terms * (_COSINE_LOBE / np.pi * _SH_CONSTANTS)[:, None]).astype(np.float32)
+    (Babylon's pre-scaled harmonics, in world directions), from an equirectangular picture. Each
+    pixel is uniform radiance over its patch of sphere (dphi wide, cos t0 - cos t1 high) and the
+    basis is integrated exactly over the patch, so any size of picture gives the same light: a
+    1x1 picture lights every side alike, a 1x2 one each half from its own side. In float64, each
+    pixel clamped at SH_MAX_RADIANCE as Babylon clamps (a sun near float32's top sums finitely)."""
+    picture = np.asarray(equirect)
+    height, width = picture.shape[:2]
+    columns = _column_integrals(width)
+    by_row = np.empty((height, 3, 6))
+    step = max(1, (1 << 21) // width)           # rows at a time: float64 copies of 2 Mpixel at most
+    for start in range(0, height, step):
+        block = np.minimum(picture[start:start + step].astype(np.float64), SH_MAX_RADIANCE)
+        by_row[start:start + step] = block.transpose(0, 2, 1) @ columns
+    moments = np.einsum("ha,hcb->abc", _row_integrals(height), by_row)
+    radiance_terms = np.einsum("kab,abc->kc", _BASIS_FACTORS, moments)
+    return (radiance_terms * (_COSINE_LOBE / np.pi * _SH_CONSTANTS ** 2)[:, None]).astype(np.float32)
 
 
 def _hammersley(count: int) -> tuple[np.ndarray, np.ndarray]:
