@@ -339,6 +339,24 @@ def test_cube_faces_pick_babylons_pixels():
     assert seam.min() < 2 and seam.max() > width - 3 and np.all((seam < 2) | (seam > width - 3))
 
 
+@pytest.mark.parametrize("height, width", [(1, 1), (1, 2), (2, 1), (3, 5), (16, 32)])
+def test_a_small_pictures_pixels_are_reflected_where_they_are(height, width):
+    """Each cube texel holds the pixel whose patch of sphere its direction is in (the patch the
+    irradiance integrates), not the pixel half a pixel away that Babylon's rounding picks: a 1x1
+    picture is one reflection all round, a 1x2 picture's halves are the -X and +X halves. Texels
+    within 1/256 turn of a pixel's edge are left out (the picks may be half that off)."""
+    picture = np.random.default_rng(height * 100 + width).random((height, width, 3)).astype(np.float32)
+    size = 16
+    faces = env_module.cube_from_equirect(picture, size=size)
+    d = np.stack([env_module.cube_face_directions(face, size) for face in range(6)]).reshape(-1, 3)
+    across = (np.arctan2(d[:, 0], -d[:, 2]) / (2.0 * np.pi) + 0.5) * width     # equirect_directions' layout
+    down = np.arccos(np.clip(d[:, 1], -1.0, 1.0)) / np.pi * height
+    clear = ((np.abs(across - np.round(across)) > width / 256) & (np.abs(down - np.round(down)) > height / 128))
+    assert clear.mean() > 0.4
+    expected = picture[np.minimum(down.astype(int), height - 1), np.minimum(across.astype(int), width - 1)]
+    np.testing.assert_array_equal(faces.reshape(-1, 3)[clear], expected[clear])
+
+
 def test_studio_version_is_bumped_with_the_picture():
     """The studio's cache key is STUDIO_VERSION, not its pixels (so a cached load need not
     generate it): this fingerprint fails when the generator changes; then bump the version and

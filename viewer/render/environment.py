@@ -94,6 +94,7 @@ FILTERINGS = ("mipmaps", "ggx")
 DEFAULT_FILTERING = "mipmaps"
 CACHE_VERSION = 2                  # bump with any change to what a bake computes (v2: exact pixel integrals)
 STUDIO_WIDTH = 512
+FINE_PICK_WIDTH = 256             # cube_from_equirect: narrower pictures are picked from finer
 STUDIO_VERSION = 1                 # bump with any change to studio_environment (its cache key)
 
 _GL_TEXTURE_CUBE_MAP_SEAMLESS = 0x884F
@@ -133,19 +134,25 @@ def cube_from_equirect(equirect: np.ndarray, size: int = CUBE_SIZE) -> np.ndarra
     pixel Babylon's PanoramaToCubeMapTools picks for that direction (nearest, rounded as it
     rounds), in Babylon's right-handed orientation (module docstring). A picture wider than 8
     faces is first halved (2x2 averages) down to about 4 faces' width, so wide files are averaged
-    where Babylon would alias."""
+    where Babylon would alias. Babylon's rounding puts pixel centres on the seam and the top edge,
+    half a pixel off the picture's own: a picture narrower than FINE_PICK_WIDTH (or lower than
+    half that) is picked from as if each pixel were split into equal parts up to that size (the
+    same picture, finer), so its light moves at most 0.7 degrees, not half a pixel (a 1x2
+    picture's halves would become a quarter and three quarters of the sphere)."""
     picture = np.asarray(equirect, np.float32)
     while picture.shape[1] >= 8 * size and picture.shape[0] >= 2:
         h, w = picture.shape[0] // 2, picture.shape[1] // 2
         picture = picture[:2 * h, :2 * w].reshape(h, 2, w, 2, 3).mean(axis=(1, 3))
     height, width = picture.shape[:2]
+    across, down = -(-FINE_PICK_WIDTH // width), -(-FINE_PICK_WIDTH // 2 // height)  # parts per pixel
     faces = np.empty((6, size, size, 3), np.float32)
     for face in range(6):
         d = cube_face_directions(face, size)
         u = np.arctan2(d[..., 0], -d[..., 2]) / (2.0 * np.pi) + 0.5
-        column = np.clip(np.floor(u * width + 0.5).astype(np.int64), 0, width - 1)
+        column = np.clip(np.floor(u * width * across + 0.5).astype(np.int64), 0, width * across - 1) // across
         from_bottom = np.arccos(np.clip(-d[..., 1], -1.0, 1.0)) / np.pi
-        row = height - 1 - np.clip(np.floor(from_bottom * height + 0.5).astype(np.int64), 0, height - 1)
+        rows_from_bottom = np.clip(np.floor(from_bottom * height * down + 0.5).astype(np.int64), 0, height * down - 1)
+        row = height - 1 - rows_from_bottom // down
         faces[face] = picture[row, column]
     return faces
 
