@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -320,6 +321,53 @@ def test_box_mips_are_two_by_two_averages():
     assert [level.shape[1] for level in levels] == [8, 4, 2, 1]
     np.testing.assert_allclose(levels[1][2, 1, 3], faces[2, 2:4, 6:8].mean(axis=(0, 1)), rtol=1e-6)
     np.testing.assert_allclose(levels[3][4, 0, 0], faces[4].mean(axis=(0, 1)), rtol=1e-5)
+
+
+def test_a_sun_near_float32s_top_averages_to_itself_without_a_warning():
+    """Radiance near float32's largest (3.4e38; an .hdr exponent of 255 gives up to 1.7e38) is
+    averaged into the mips and into a wide picture's halvings as what it is: no overflow to inf
+    and no RuntimeWarning (warnings are errors here), and nothing clamped on the way."""
+    sun = np.float32(3.0e38)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        levels = env_module.box_mips(np.full((6, 8, 8, 3), sun, np.float32))
+        picture = np.zeros((64, 256, 3), np.float32)
+        picture[:32] = sun                                      # a blazing upper half, halved 4 times
+        faces = env_module.cube_from_equirect(picture, size=16)
+    assert all(np.all(level == sun) for level in levels)
+    assert faces[2].min() == sun and faces[3].max() == 0.0      # +Y the sun, -Y the dark floor
+
+
+def _exponent_255_hdr(path):
+    """A 32x16 .hdr of 0.5 grey (flat RGBE 128 128 128 129) with a 4x3-pixel sun up on the +X side
+    at exponent 255: (255, 240, 200) * 2**119, up to 1.7e38."""
+    rgbe = np.empty((16, 32, 4), np.uint8)
+    rgbe[...] = (128, 128, 128, 129)
+    rgbe[3:6, 20:24] = (255, 240, 200, 255)
+    path.write_bytes(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 16 +X 32\n" + rgbe.tobytes())
+    return path
+
+
+def test_an_exponent_255_sun_is_bright_finite_light_without_a_warning(ctx, fresh_caches, tmp_path):
+    """Loading the .hdr raises no RuntimeWarning (warnings are errors here); every stored level
+    and harmonic is finite; the sun is not clamped before the mips (its face's 1x1 level keeps
+    ~1e37, stored as float16's largest, 65504), and the irradiance points at it."""
+    path = _exponent_255_hdr(tmp_path / "sun.hdr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from viewer.hdr import read_hdr
+
+        picture = read_hdr(path)
+        mips = env_module.box_mips(env_module.cube_from_equirect(picture))
+        environment = Environment.load(ctx, path)
+    assert picture.max() == np.float32(255 * 2.0 ** 119)
+    assert mips[-1][0].min() > 1e36                              # +X: the sun's face, 1x1
+    stored = env_module._BAKED[environment.key].levels
+    assert all(np.isfinite(level).all() for level in stored) and stored[-1][0].min() == 65504
+    sh = environment.irradiance_sh
+    assert np.isfinite(sh).all()
+    toward, away = (sh_basis(np.array(d) / np.linalg.norm(d)) @ sh for d in ((1.0, 0.6, -0.3), (-1.0, -0.6, 0.3)))
+    assert toward.min() > 100.0 and toward.min() > 10 * np.abs(away).max()   # 9 terms ring: 460 and 21
 
 
 def test_cube_faces_pick_babylons_pixels():

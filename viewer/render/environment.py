@@ -11,7 +11,8 @@ their mips and its harmonics), and what we do:
   the faces go up as RGBA32F and ``gl.generateMipmap`` makes the mips (2x2 box averages: 9 levels).
   lodGenerationScale 0.8, lodGenerationOffset 0. We pick the same texels (numpy: on llvmpipe a
   gather beats compiling a shader; a picture wider than 8 x 256 is averaged down first where
-  Babylon would alias) and the same 2x2 box mips, stored as RGBA16F.
+  Babylon would alias, and one narrower than 256 is picked from finer where Babylon's half-pixel
+  rounding would turn its light) and the same 2x2 box mips, stored as RGBA16F.
   ``filtering="mipmaps"`` (the default) keeps Babylon's box mips; ``filtering="ggx"`` replaces
   levels 1.. by GGX importance sampling (a fixed count, each sample read from the mip matching its
   solid angle), with Babylon's own prefilter mapping alpha(level) = 2**(level / 0.8) / 256 (what
@@ -142,7 +143,7 @@ def cube_from_equirect(equirect: np.ndarray, size: int = CUBE_SIZE) -> np.ndarra
     picture = np.asarray(equirect, np.float32)
     while picture.shape[1] >= 8 * size and picture.shape[0] >= 2:
         h, w = picture.shape[0] // 2, picture.shape[1] // 2
-        picture = picture[:2 * h, :2 * w].reshape(h, 2, w, 2, 3).mean(axis=(1, 3))
+        picture = _mean_of_halves(picture[:2 * h, :2 * w].reshape(h, 2, w, 2, 3), axis=(1, 3))
     height, width = picture.shape[:2]
     across, down = -(-FINE_PICK_WIDTH // width), -(-FINE_PICK_WIDTH // 2 // height)  # parts per pixel
     faces = np.empty((6, size, size, 3), np.float32)
@@ -157,13 +158,21 @@ def cube_from_equirect(equirect: np.ndarray, size: int = CUBE_SIZE) -> np.ndarra
     return faces
 
 
+def _mean_of_halves(blocks: np.ndarray, axis: tuple) -> np.ndarray:
+    """float32 means of 2x2 blocks (two axes of length 2) that cannot overflow: the quarters are
+    summed, so a sun near float32's top (an .hdr exponent of 255 is 1.7e38) averages to what it
+    is, not to inf, and is not clamped; a quarter is exact in binary, so any other light gets the
+    plain mean's numbers."""
+    return (blocks * np.float32(0.25)).sum(axis=axis)
+
+
 def box_mips(faces: np.ndarray) -> list:
     """[(6, s, s, 3)] float32: the faces and their 2x2 averages down to 1x1, as glGenerateMipmap
     (Babylon's mips) makes them."""
     levels = [np.asarray(faces, np.float32)]
     while levels[-1].shape[1] > 1:
         s = levels[-1].shape[1] // 2
-        levels.append(levels[-1].reshape(6, s, 2, s, 2, 3).mean(axis=(2, 4)))
+        levels.append(_mean_of_halves(levels[-1].reshape(6, s, 2, s, 2, 3), axis=(2, 4)))
     return levels
 
 
