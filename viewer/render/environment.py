@@ -86,6 +86,7 @@ from .tonemap import set_tone_mapping, tone_mapping_defines
 
 CUBE_SIZE = 256                    # Babylon's HDRCubeTexture(file, scene, 256)
 MIP_COUNT = CUBE_SIZE.bit_length()  # 9: 256 .. 1
+FINE_PICK_WIDTH = 256              # cube_from_equirect: a narrower picture is picked from finer
 LOD_SCALE = 0.8                    # Babylon's lodGenerationScale (offset 0)
 SH_MAX_RADIANCE = 4096.0           # Babylon's CubeMapToSphericalPolynomialTools.MAX_HDRI_VALUE
 PREFILTER_SAMPLES = 128
@@ -93,9 +94,8 @@ BRDF_LUT_SIZE = 64
 BRDF_LUT_SAMPLES = 512
 FILTERINGS = ("mipmaps", "ggx")
 DEFAULT_FILTERING = "mipmaps"
-CACHE_VERSION = 2                  # bump with any change to what a bake computes (v2: exact pixel integrals)
+CACHE_VERSION = 2                  # bump with any change to what a bake makes (2: pixel integrals, fine picks)
 STUDIO_WIDTH = 512
-FINE_PICK_WIDTH = 256             # cube_from_equirect: narrower pictures are picked from finer
 STUDIO_VERSION = 1                 # bump with any change to studio_environment (its cache key)
 
 _GL_TEXTURE_CUBE_MAP_SEAMLESS = 0x884F
