@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -70,6 +71,62 @@ def test_irradiance_of_a_uniform_sky_is_its_radiance_everywhere():
     directions = np.random.default_rng(0).normal(size=(50, 3))
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
     np.testing.assert_allclose(sh_basis(directions) @ sh, 0.7, rtol=2e-3)
+
+
+def _unit_directions(count=200, seed=0):
+    directions = np.random.default_rng(seed).normal(size=(count, 3))
+    return directions / np.linalg.norm(directions, axis=1, keepdims=True)
+
+
+# Analytic irradiance (what sh_basis(n) @ irradiance_sh gives is irradiance / pi). A sky of
+# radiance L over the half of the sphere on the side of unit axis a, dark on the other: for a
+# normal n at angle g to a, E(n) = integral over the lit half of L max(0, n.w) dw
+# = pi L (1 + cos g) / 2 (the lit half's part of the cosine lobe: all of it, pi L, facing a;
+# half, pi L / 2, side on; none facing away). It lies wholly in bands 0 and 1, so 9 harmonics
+# hold it exactly: E(n) / pi = L (1 + n.a) / 2.
+def _half_sky(normals, axis):
+    return (1.0 + normals @ np.asarray(axis, float)) / 2.0
+
+
+def test_a_one_pixel_sky_lights_every_side_alike():
+    """A 1x1 picture is one radiance over the whole sphere: the irradiance is that radiance (times
+    pi) from every side, not the light of one pixel centre (which left the Fox half black)."""
+    sh = irradiance_sh(np.array([[[0.7, 1.2, 2.5]]], np.float32))
+    np.testing.assert_allclose(sh_basis(_unit_directions()) @ sh, np.tile([0.7, 1.2, 2.5], (200, 1)), rtol=1e-5)
+
+
+def test_a_sky_over_a_dark_floor_is_the_half_sky_formula():
+    normals = _unit_directions()
+    for height, width in ((2, 1), (2, 4), (64, 128)):
+        picture = np.zeros((height, width, 3), np.float32)
+        picture[:height // 2] = 3.0                                   # the upper rows: up, +Y
+        expected = 3.0 * _half_sky(normals, (0, 1, 0))
+        np.testing.assert_allclose((sh_basis(normals) @ irradiance_sh(picture))[:, 0], expected,
+                                   rtol=1e-5, atol=1e-5, err_msg=f"{height}x{width}")
+
+
+def test_two_pixels_light_each_half_from_its_own_side():
+    """A 1x2 picture: the left pixel is the -X half of the sphere, the right one +X (Babylon's
+    orientation, equirect_directions); the light is the sum of the two half skies."""
+    left, right = np.array([2.0, 0.5, 0.1]), np.array([0.1, 0.5, 4.0])
+    normals = _unit_directions()
+    expected = _half_sky(normals, (-1, 0, 0))[:, None] * left + _half_sky(normals, (1, 0, 0))[:, None] * right
+    np.testing.assert_allclose(sh_basis(normals) @ irradiance_sh(np.array([[left, right]], np.float32)), expected,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_irradiance_does_not_depend_on_the_pictures_size():
+    """The same sky at 1x2, 4x8 and 64x128 pixels (each pixel repeated over the patch it covers)
+    gives the same light, within float32's rounding of the terms; so does a random 4x8 sky at
+    4x8 and repeated to 64x128."""
+    halves = np.array([[[2.0, 0.5, 0.1], [0.1, 0.5, 4.0]]], np.float32)
+    random_sky = np.random.default_rng(1).random((4, 8, 3)).astype(np.float32) * 5.0
+    for sky, scales in ((halves, (4, 64)), (random_sky, (16,))):
+        small = irradiance_sh(sky)
+        for scale in scales:
+            larger = np.repeat(np.repeat(sky, scale, axis=0), scale, axis=1)
+            np.testing.assert_allclose(irradiance_sh(larger), small, rtol=1e-5, atol=1e-6 * np.abs(small).max(),
+                                       err_msg=f"{sky.shape[:2]} repeated {scale} times")
 
 
 def test_irradiance_of_one_bright_patch_points_at_it():
@@ -266,6 +323,53 @@ def test_box_mips_are_two_by_two_averages():
     np.testing.assert_allclose(levels[3][4, 0, 0], faces[4].mean(axis=(0, 1)), rtol=1e-5)
 
 
+def test_a_sun_near_float32s_top_averages_to_itself_without_a_warning():
+    """Radiance near float32's largest (3.4e38; an .hdr exponent of 255 gives up to 1.7e38) is
+    averaged into the mips and into a wide picture's halvings as what it is: no overflow to inf
+    and no RuntimeWarning (warnings are errors here), and nothing clamped on the way."""
+    sun = np.float32(3.0e38)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        levels = env_module.box_mips(np.full((6, 8, 8, 3), sun, np.float32))
+        picture = np.zeros((64, 256, 3), np.float32)
+        picture[:32] = sun                                      # a blazing upper half, halved 4 times
+        faces = env_module.cube_from_equirect(picture, size=16)
+    assert all(np.all(level == sun) for level in levels)
+    assert faces[2].min() == sun and faces[3].max() == 0.0      # +Y the sun, -Y the dark floor
+
+
+def _exponent_255_hdr(path):
+    """A 32x16 .hdr of 0.5 grey (flat RGBE 128 128 128 129) with a 4x3-pixel sun up on the +X side
+    at exponent 255: (255, 240, 200) * 2**119, up to 1.7e38."""
+    rgbe = np.empty((16, 32, 4), np.uint8)
+    rgbe[...] = (128, 128, 128, 129)
+    rgbe[3:6, 20:24] = (255, 240, 200, 255)
+    path.write_bytes(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 16 +X 32\n" + rgbe.tobytes())
+    return path
+
+
+def test_an_exponent_255_sun_is_bright_finite_light_without_a_warning(ctx, fresh_caches, tmp_path):
+    """Loading the .hdr raises no RuntimeWarning (warnings are errors here); every stored level
+    and harmonic is finite; the sun is not clamped before the mips (its face's 1x1 level keeps
+    ~1e37, stored as float16's largest, 65504), and the irradiance points at it."""
+    path = _exponent_255_hdr(tmp_path / "sun.hdr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from viewer.hdr import read_hdr
+
+        picture = read_hdr(path)
+        mips = env_module.box_mips(env_module.cube_from_equirect(picture))
+        environment = Environment.load(ctx, path)
+    assert picture.max() == np.float32(255 * 2.0 ** 119)
+    assert mips[-1][0].min() > 1e36                              # +X: the sun's face, 1x1
+    stored = env_module._BAKED[environment.key].levels
+    assert all(np.isfinite(level).all() for level in stored) and stored[-1][0].min() == 65504
+    sh = environment.irradiance_sh
+    assert np.isfinite(sh).all()
+    toward, away = (sh_basis(np.array(d) / np.linalg.norm(d)) @ sh for d in ((1.0, 0.6, -0.3), (-1.0, -0.6, 0.3)))
+    assert toward.min() > 100.0 and toward.min() > 10 * np.abs(away).max()   # 9 terms ring: 460 and 21
+
+
 def test_cube_faces_pick_babylons_pixels():
     """Each face texel holds the picture's pixel in Babylon's orientation: the face towards -Z
     sees the middle of the picture, +X three quarters across, +Y the top row."""
@@ -281,6 +385,24 @@ def test_cube_faces_pick_babylons_pixels():
     assert faces[3, ..., 1].min() > 2 * height / 3               # -Y: the bottom rows
     seam = faces[4, 7:9, 7:9, 0].ravel()                         # +Z: the seam, both edges
     assert seam.min() < 2 and seam.max() > width - 3 and np.all((seam < 2) | (seam > width - 3))
+
+
+@pytest.mark.parametrize("height, width", [(1, 1), (1, 2), (2, 1), (3, 5), (16, 32)])
+def test_a_small_pictures_pixels_are_reflected_where_they_are(height, width):
+    """Each cube texel holds the pixel whose patch of sphere its direction is in (the patch the
+    irradiance integrates), not the pixel half a pixel away that Babylon's rounding picks: a 1x1
+    picture is one reflection all round, a 1x2 picture's halves are the -X and +X halves. Texels
+    within 1/256 turn of a pixel's edge are left out (the picks may be half that off)."""
+    picture = np.random.default_rng(height * 100 + width).random((height, width, 3)).astype(np.float32)
+    size = 16
+    faces = env_module.cube_from_equirect(picture, size=size)
+    d = np.stack([env_module.cube_face_directions(face, size) for face in range(6)]).reshape(-1, 3)
+    across = (np.arctan2(d[:, 0], -d[:, 2]) / (2.0 * np.pi) + 0.5) * width     # equirect_directions' layout
+    down = np.arccos(np.clip(d[:, 1], -1.0, 1.0)) / np.pi * height
+    clear = ((np.abs(across - np.round(across)) > width / 256) & (np.abs(down - np.round(down)) > height / 128))
+    assert clear.mean() > 0.4
+    expected = picture[np.minimum(down.astype(int), height - 1), np.minimum(across.astype(int), width - 1)]
+    np.testing.assert_array_equal(faces.reshape(-1, 3)[clear], expected[clear])
 
 
 def test_studio_version_is_bumped_with_the_picture():

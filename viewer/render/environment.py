@@ -11,7 +11,8 @@ their mips and its harmonics), and what we do:
   the faces go up as RGBA32F and ``gl.generateMipmap`` makes the mips (2x2 box averages: 9 levels).
   lodGenerationScale 0.8, lodGenerationOffset 0. We pick the same texels (numpy: on llvmpipe a
   gather beats compiling a shader; a picture wider than 8 x 256 is averaged down first where
-  Babylon would alias) and the same 2x2 box mips, stored as RGBA16F.
+  Babylon would alias, and one narrower than 256 is picked from finer where Babylon's half-pixel
+  rounding would turn its light) and the same 2x2 box mips, stored as RGBA16F.
   ``filtering="mipmaps"`` (the default) keeps Babylon's box mips; ``filtering="ggx"`` replaces
   levels 1.. by GGX importance sampling (a fixed count, each sample read from the mip matching its
   solid angle), with Babylon's own prefilter mapping alpha(level) = 2**(level / 0.8) / 256 (what
@@ -37,9 +38,11 @@ their mips and its harmonics), and what we do:
   (texel solid angles, values clamped at 4096) into 9 SH terms, convolves with the cosine lobe
   (pi, 2pi/3, pi/4) and divides by pi; the shader's computeEnvironmentIrradiance (SPHERICAL_HARMONICS
   on by default) returns irradiance / pi, which the material multiplies by its diffuse albedo.
-  We integrate the equirectangular picture directly (pixel solid angles, same clamp): within 1 %
-  of Babylon's terms. ``irradiance_sh`` holds Babylon's pre-scaled terms in our world frame,
-  basis (1, y, z, x, xy, yz, 3z^2 - 1, xz, x^2 - y^2); ``ibl_diffuse(n)`` is that sum.
+  We integrate the equirectangular picture directly (each pixel's patch of sphere exactly, same
+  clamp): within 1 % of Babylon's terms, and the same light from a 1x1 or 1x2 picture as from a
+  large one of the same sky (Babylon's, from its cube's nearest-pixel picks, is not).
+  ``irradiance_sh`` holds Babylon's pre-scaled terms in our world frame, basis
+  (1, y, z, x, xy, yz, 3z^2 - 1, xz, x^2 - y^2); ``ibl_diffuse(n)`` is that sum.
 * BRDF table: Babylon ships a 256 x 256 RGBD PNG (correlatedMSBRDF), looked up at
   (n.v, roughness), holding x = bias and y = scale + bias of the split sum with height-correlated
   Smith GGX (alpha = roughness^2); reflectance = f90 * x + f0 * (y - x). Ours is computed here
@@ -83,6 +86,7 @@ from .tonemap import set_tone_mapping, tone_mapping_defines
 
 CUBE_SIZE = 256                    # Babylon's HDRCubeTexture(file, scene, 256)
 MIP_COUNT = CUBE_SIZE.bit_length()  # 9: 256 .. 1
+FINE_PICK_WIDTH = 256              # cube_from_equirect: a narrower picture is picked from finer
 LOD_SCALE = 0.8                    # Babylon's lodGenerationScale (offset 0)
 SH_MAX_RADIANCE = 4096.0           # Babylon's CubeMapToSphericalPolynomialTools.MAX_HDRI_VALUE
 PREFILTER_SAMPLES = 128
@@ -90,7 +94,7 @@ BRDF_LUT_SIZE = 64
 BRDF_LUT_SAMPLES = 512
 FILTERINGS = ("mipmaps", "ggx")
 DEFAULT_FILTERING = "mipmaps"
-CACHE_VERSION = 1
+CACHE_VERSION = 2                  # bump with any change to what a bake makes (2: pixel integrals, fine picks)
 STUDIO_WIDTH = 512
 STUDIO_VERSION = 1                 # bump with any change to studio_environment (its cache key)
 
@@ -131,21 +135,35 @@ def cube_from_equirect(equirect: np.ndarray, size: int = CUBE_SIZE) -> np.ndarra
     pixel Babylon's PanoramaToCubeMapTools picks for that direction (nearest, rounded as it
     rounds), in Babylon's right-handed orientation (module docstring). A picture wider than 8
     faces is first halved (2x2 averages) down to about 4 faces' width, so wide files are averaged
-    where Babylon would alias."""
+    where Babylon would alias. Babylon's rounding puts pixel centres on the seam and the top edge,
+    half a pixel off the picture's own: a picture narrower than FINE_PICK_WIDTH (or lower than
+    half that) is picked from as if each pixel were split into equal parts up to that size (the
+    same picture, finer), so its light moves at most 0.7 degrees, not half a pixel (a 1x2
+    picture's halves would become a quarter and three quarters of the sphere)."""
     picture = np.asarray(equirect, np.float32)
     while picture.shape[1] >= 8 * size and picture.shape[0] >= 2:
         h, w = picture.shape[0] // 2, picture.shape[1] // 2
-        picture = picture[:2 * h, :2 * w].reshape(h, 2, w, 2, 3).mean(axis=(1, 3))
+        picture = _mean_of_halves(picture[:2 * h, :2 * w].reshape(h, 2, w, 2, 3), axis=(1, 3))
     height, width = picture.shape[:2]
+    across, down = -(-FINE_PICK_WIDTH // width), -(-FINE_PICK_WIDTH // 2 // height)  # parts per pixel
     faces = np.empty((6, size, size, 3), np.float32)
     for face in range(6):
         d = cube_face_directions(face, size)
         u = np.arctan2(d[..., 0], -d[..., 2]) / (2.0 * np.pi) + 0.5
-        column = np.clip(np.floor(u * width + 0.5).astype(np.int64), 0, width - 1)
+        column = np.clip(np.floor(u * width * across + 0.5).astype(np.int64), 0, width * across - 1) // across
         from_bottom = np.arccos(np.clip(-d[..., 1], -1.0, 1.0)) / np.pi
-        row = height - 1 - np.clip(np.floor(from_bottom * height + 0.5).astype(np.int64), 0, height - 1)
+        rows_from_bottom = np.clip(np.floor(from_bottom * height * down + 0.5).astype(np.int64), 0, height * down - 1)
+        row = height - 1 - rows_from_bottom // down
         faces[face] = picture[row, column]
     return faces
+
+
+def _mean_of_halves(blocks: np.ndarray, axis: tuple) -> np.ndarray:
+    """float32 means of 2x2 blocks (two axes of length 2) that cannot overflow: the quarters are
+    summed, so a sun near float32's top (an .hdr exponent of 255 is 1.7e38) averages to what it
+    is, not to inf, and is not clamped; a quarter is exact in binary, so any other light gets the
+    plain mean's numbers."""
+    return (blocks * np.float32(0.25)).sum(axis=axis)
 
 
 def box_mips(faces: np.ndarray) -> list:
@@ -154,7 +172,7 @@ def box_mips(faces: np.ndarray) -> list:
     levels = [np.asarray(faces, np.float32)]
     while levels[-1].shape[1] > 1:
         s = levels[-1].shape[1] // 2
-        levels.append(levels[-1].reshape(6, s, 2, s, 2, 3).mean(axis=(2, 4)))
+        levels.append(_mean_of_halves(levels[-1].reshape(6, s, 2, s, 2, 3), axis=(2, 4)))
     return levels
 
 
@@ -227,20 +245,71 @@ def sh_basis(directions: np.ndarray) -> np.ndarray:
     return np.stack([np.ones_like(x), y, z, x, x * y, y * z, 3 * z * z - 1, x * z, x * x - y * y], axis=-1)
 
 
+def _row_integrals(height: int) -> np.ndarray:
+    """(H, 6) over each row's band of polar angle t (0 at the top) of an equirectangular picture:
+    the integrals of sin t (the area element) times 1, cos t, sin t, sin t cos t, sin^2 t and
+    cos^2 t, the factors in t of the basis; exact, so a row of any height weighs what it covers."""
+    edges = np.arange(height + 1) / height * np.pi
+    t0, t1 = edges[:-1], edges[1:]
+    c0, c1, s0, s1 = np.cos(t0), np.cos(t1), np.sin(t0), np.sin(t1)
+    return np.stack([c0 - c1,
+                     (c0 * c0 - c1 * c1) / 2,
+                     (t1 - t0) / 2 - (np.sin(2 * t1) - np.sin(2 * t0)) / 4,
+                     (s1 ** 3 - s0 ** 3) / 3,
+                     (c0 - c1) - (c0 ** 3 - c1 ** 3) / 3,
+                     (c0 ** 3 - c1 ** 3) / 3], axis=-1)
+
+
+def _column_integrals(width: int) -> np.ndarray:
+    """(W, 6) over each column's band of azimuth p (equirect_directions' phi): the integrals of
+    1, sin p, cos p, cos^2 p, sin^2 p and sin p cos p, the factors in p of the basis."""
+    edges = (np.arange(width + 1) / width - 0.5) * 2.0 * np.pi
+    p0, p1 = edges[:-1], edges[1:]
+    half = (np.sin(2 * p1) - np.sin(2 * p0)) / 4
+    return np.stack([p1 - p0, np.cos(p0) - np.cos(p1), np.sin(p1) - np.sin(p0),
+                     (p1 - p0) / 2 + half, (p1 - p0) / 2 - half, (np.sin(p1) ** 2 - np.sin(p0) ** 2) / 2], axis=-1)
+
+
+def _basis_factors() -> np.ndarray:
+    """(9, 6, 6): basis term k = sum of [k, a, b] * (row factor a) * (column factor b), with
+    x = sin t sin p, y = cos t, z = -sin t cos p (equirect_directions)."""
+    factors = np.zeros((9, 6, 6))
+    for k, products in enumerate((
+            [(1, 0, 0)],                        # 1
+            [(1, 1, 0)],                        # y
+            [(-1, 2, 2)],                       # z
+            [(1, 2, 1)],                        # x
+            [(1, 3, 1)],                        # xy
+            [(-1, 3, 2)],                       # yz
+            [(3, 4, 3), (-1, 0, 0)],            # 3z^2 - 1
+            [(-1, 4, 5)],                       # xz
+            [(1, 4, 4), (-1, 5, 0)])):          # x^2 - y^2
+        for coefficient, a, b in products:
+            factors[k, a, b] = coefficient
+    return factors
+
+
+_BASIS_FACTORS = _basis_factors()
+
+
 def irradiance_sh(equirect: np.ndarray) -> np.ndarray:
     """(9, 3) float32 terms c such that sum(c_i * basis_i(d)) is the irradiance / pi around d
-    (Babylon's pre-scaled harmonics, in world directions), from an equirectangular picture,
-    each pixel weighted by its solid angle."""
-    image = np.minimum(np.asarray(equirect, np.float64), SH_MAX_RADIANCE)
-    while image.shape[1] > 1024 and image.shape[0] % 2 == 0 and image.shape[1] % 2 == 0:
-        h, w = image.shape[0] // 2, image.shape[1] // 2     # order-2 terms need no more detail
-        image = image.reshape(h, 2, w, 2, 3).mean(axis=(1, 3))
-    height, width = image.shape[:2]
-    directions = equirect_directions(height, width)
-    solid_angle = np.sin((np.arange(height) + 0.5) / height * np.pi) * (np.pi / height) * (2 * np.pi / width)
-    weighted = sh_basis(directions) * (_SH_CONSTANTS * solid_angle[:, None, None])
-    radiance_terms = np.einsum("hwk,hwc->kc", weighted, image)
-    return (radiance_terms * (_COSINE_LOBE / np.pi * _SH_CONSTANTS)[:, None]).astype(np.float32)
+    (Babylon's pre-scaled harmonics, in world directions), from an equirectangular picture. Each
+    pixel is uniform radiance over its patch of sphere (dphi wide, cos t0 - cos t1 high) and the
+    basis is integrated exactly over the patch, so any size of picture gives the same light: a
+    1x1 picture lights every side alike, a 1x2 one each half from its own side. In float64, each
+    pixel clamped at SH_MAX_RADIANCE as Babylon clamps (a sun near float32's top sums finitely)."""
+    picture = np.asarray(equirect)
+    height, width = picture.shape[:2]
+    columns = _column_integrals(width)
+    by_row = np.empty((height, 3, 6))
+    step = max(1, (1 << 21) // width)           # rows at a time: float64 copies of 2 Mpixel at most
+    for start in range(0, height, step):
+        block = np.minimum(picture[start:start + step].astype(np.float64), SH_MAX_RADIANCE)
+        by_row[start:start + step] = block.transpose(0, 2, 1) @ columns
+    moments = np.einsum("ha,hcb->abc", _row_integrals(height), by_row)
+    radiance_terms = np.einsum("kab,abc->kc", _BASIS_FACTORS, moments)
+    return (radiance_terms * (_COSINE_LOBE / np.pi * _SH_CONSTANTS ** 2)[:, None]).astype(np.float32)
 
 
 def _hammersley(count: int) -> tuple[np.ndarray, np.ndarray]:
