@@ -61,8 +61,10 @@ def discard(path) -> None:
 
 
 def _create(path: Path):
-    """A new file, opened for binary writing, made with the user's umask (never an existing one)."""
-    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), "wb")
+    """A new file, opened for binary writing, made with the user's umask (never an existing one:
+    "x" is O_CREAT | O_EXCL; Python's files are close-on-exec). Opened by name, so that the
+    handle's ``name`` is the path (Pillow picks its one encoder plugin by the suffix)."""
+    return open(path, "xb")
 
 
 @contextmanager

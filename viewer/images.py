@@ -58,8 +58,28 @@ def decode_pixels(data: bytes) -> np.ndarray:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-        with Image.open(io.BytesIO(data), formats=("PNG", "JPEG")) as opened:
+        with _opened(data) as opened:
             return _rgba(opened)
+
+
+def _opened(data: bytes):
+    """Pillow's image of PNG or JPEG bytes, opened by that format's plugin alone where the bytes
+    start as one (Image.open imports five plugins first: 20-40 ms of a first render), with
+    Image.open's limit on pixels; anything else through Image.open, which says what is wrong."""
+    from PIL import Image
+
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        from PIL.PngImagePlugin import PngImageFile as kind
+    elif data[:3] == b"\xff\xd8\xff":
+        from PIL.JpegImagePlugin import JpegImageFile as kind
+    else:
+        return Image.open(io.BytesIO(data), formats=("PNG", "JPEG"))
+    image = kind(io.BytesIO(data))
+    limit = Image.MAX_IMAGE_PIXELS
+    if limit and image.width * image.height > 2 * limit:
+        image.close()
+        raise Image.DecompressionBombError(f"{image.width}x{image.height} pixels, more than {2 * limit}")
+    return image
 
 
 def _rgba(opened) -> np.ndarray:
@@ -118,7 +138,10 @@ def write_png(path, pixels) -> None:
     path = Path(path)
     try:
         with open_atomically(path) as handle:
-            Image.fromarray(np.ascontiguousarray(pixels), "RGBA").save(handle, format="PNG")
+            # By the name's suffix (the temporary file keeps it), Pillow imports its PNG plugin
+            # alone; format="PNG" would import five plugins first (20-40 ms of a first render).
+            format = None if path.suffix.lower() == ".png" else "PNG"
+            Image.fromarray(np.ascontiguousarray(pixels), "RGBA").save(handle, format=format)
     except OSError as error:
         raise ViewerError(f"cannot write {path}: {error.strerror or error}") from None
 

@@ -66,14 +66,14 @@ their mips and its harmonics), and what we do:
 Cost, measured on llvmpipe (2 busy cores): a first load of studio.hdr or the generated studio
 takes about 0.5 s ("ggx": 2-3 s), of which 0.1 s is the BRDF table, computed once per machine.
 The result is cached in memory per context (a second load there: 0.1 ms) and on disk under
-``$XDG_CACHE_HOME/boneviewer/environments/<sha256>.npz`` (``~/.cache`` without it), so another
+``$XDG_CACHE_HOME/boneviewer/environments/<key>.npz`` (``~/.cache`` without it; a file's key is
+the sha256 of its bytes), so another
 process only reads and uploads it: 45-95 ms. A cache file that does not read back is rebuilt,
 never an error.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import weakref
 from pathlib import Path
@@ -437,16 +437,19 @@ _FILE_KEYS: dict = {}   # (path, size, mtime, filtering) -> cache key: a loaded 
 
 def _source_key(source, filtering: str) -> tuple[str, object]:
     """(cache key, what to build it from: "studio", or the path whose bytes are read when needed).
-    A file's key is the sha256 of its bytes and the settings."""
+    A file's key is the sha256 of its bytes and the settings; the generated studio's is its
+    settings in words (no hash needed, and hashlib's OpenSSL costs a first render 10 ms)."""
     settings = f"|cube={CUBE_SIZE}|filtering={filtering}|samples={PREFILTER_SAMPLES}|v={CACHE_VERSION}"
     if isinstance(source, str) and source == "studio":
-        key = f"studio|v{STUDIO_VERSION}|{STUDIO_WIDTH}{settings}"
-        return hashlib.sha256(key.encode()).hexdigest(), "studio"
+        return (f"studio-v{STUDIO_VERSION}-{STUDIO_WIDTH}-cube{CUBE_SIZE}-{filtering}-{PREFILTER_SAMPLES}"
+                f"-v{CACHE_VERSION}"), "studio"
     path = Path(source)
     try:
         stat = path.stat()
         identity = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, filtering)
         if identity not in _FILE_KEYS:
+            import hashlib
+
             _FILE_KEYS[identity] = hashlib.sha256(path.read_bytes() + settings.encode()).hexdigest()
     except OSError:
         from ..hdr import read_hdr
