@@ -308,3 +308,46 @@ def test_animated_prim_transforms_play_in_every_clip(tmp_path, stages):
         clip.apply(code / 24.0)
         want = converted(usdskel_points(path, code))
         assert point_set_distance(posed_points(scene), want) < 1e-5, code
+
+
+# --- polygon corners of a primvar, by interpolation (build.corner_indices) ----------------------
+def reference_corners(interpolation, index, counts, corner_points):
+    """UsdGeom's rules written out element by element (as the reader once did them)."""
+    element = list(index) if index is not None else None
+    if interpolation == "faceVarying":
+        return element if element is not None else list(range(len(corner_points)))
+    if interpolation in ("vertex", "varying"):
+        return [element[i] for i in corner_points] if element is not None else list(corner_points)
+    if interpolation == "uniform":
+        faces = element if element is not None else list(range(len(counts)))
+        return [faces[f] for f, n in enumerate(counts) for _ in range(n)]
+    return [element[0] if element else 0] * len(corner_points)
+
+
+@pytest.mark.parametrize("interpolation", ["faceVarying", "vertex", "varying", "uniform", "constant"])
+@pytest.mark.parametrize("indexed", [False, True])
+def test_corner_indices_follow_usdgeoms_interpolation_rules(interpolation, indexed):
+    from viewer.usd.build import corner_indices
+
+    counts = np.array([3, 4, 5])
+    corner_points = np.array([0, 1, 2, 2, 1, 3, 4, 4, 3, 5, 6, 0])
+    elements = {"faceVarying": 12, "vertex": 7, "varying": 7, "uniform": 3, "constant": 1}[interpolation]
+    index = np.random.default_rng(elements).integers(0, 4, elements) if indexed else None
+    count = 4 if indexed else elements
+    got = corner_indices(interpolation, index, count, counts, corner_points, "mesh /M: uv")
+    assert got.tolist() == reference_corners(interpolation, index, counts, corner_points)
+
+
+@pytest.mark.parametrize("interpolation, index, count, said", [
+    ("faceVarying", np.array([0, 9]), 4, "an index past its 4 values"),
+    ("faceVarying", None, 5, "5 values for 12 corners (faceVarying)"),
+    ("vertex", None, 6, "6 values for its points (vertex)"),
+    ("uniform", np.array([0, 1]), 2, "2 values for 3 faces (uniform)"),
+])
+def test_corner_indices_that_do_not_fit_are_one_line(interpolation, index, count, said):
+    from viewer.usd.build import corner_indices
+
+    counts, corner_points = np.array([3, 4, 5]), np.array([0, 1, 2, 2, 1, 3, 4, 4, 3, 5, 6, 0])
+    with pytest.raises(ViewerError) as caught:
+        corner_indices(interpolation, index, count, counts, corner_points, "mesh /M: uv")
+    assert str(caught.value) == f"mesh /M: uv: {said}"

@@ -52,10 +52,15 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
               if spec.get("moving")]
     for m, spec in enumerate(doc["meshes"]):
         what = f"mesh {spec['path']}"
-        attributes = {label: (arrays[f"mesh{m}.{label}"].astype(np.float64), arrays[f"mesh{m}.{label}.index"])
-                      for label in spec["attributes"]}
-        data = polygon_arrays(arrays[f"mesh{m}.points"].astype(np.float64), arrays[f"mesh{m}.points.index"], attributes,
-                              arrays[f"mesh{m}.faces"], arrays[f"mesh{m}.face_material"], what)
+        corner_points = arrays[f"mesh{m}.points.index"]
+        faces = _faces(arrays[f"mesh{m}.counts"], len(corner_points), what)
+        attributes = {}
+        for label, interpolation in spec["attributes"].items():
+            values = arrays[f"mesh{m}.{label}"].astype(np.float64)
+            attributes[label] = (values, corner_indices(interpolation, arrays.get(f"mesh{m}.{label}.index"), len(values),
+                                                        faces[:, 1], corner_points, f"{what}: {label}"))
+        data = polygon_arrays(arrays[f"mesh{m}.points"].astype(np.float64), corner_points, attributes, faces,
+                              arrays[f"mesh{m}.face_material"], what)
         if not len(data["indices"]):  # only points or lines: nothing to draw
             log.warning(f"{path}: {what}: no triangles to draw; left out")
             continue
@@ -100,6 +105,43 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
     for warning in doc["warnings"] + [m["note"] for m in doc["materials"] if m["note"]]:
         log.warning(f"{path}: {warning}")
     return scene
+
+
+def _faces(counts: np.ndarray, corners: int, what: str) -> np.ndarray:
+    """(F, 2): each polygon's first corner and corner count, from faceVertexCounts."""
+    counts = counts.astype(np.int64)
+    if (counts < 0).any() or counts.sum() != corners:
+        raise ViewerError(f"{what}: faceVertexCounts add up to {counts.sum()}, faceVertexIndices has {corners}")
+    return np.column_stack([np.cumsum(counts) - counts, counts])
+
+
+def corner_indices(interpolation: str, index, count: int, counts: np.ndarray, corner_points: np.ndarray,
+                   what: str) -> np.ndarray:
+    """Each polygon corner's index into an attribute's ``count`` values, by its interpolation
+    (UsdGeom's: one value per corner, per point, per face, or one for all) through its own
+    ``index`` when it is indexed."""
+    corners = len(corner_points)
+    if index is not None:
+        index = index.astype(np.int64)
+        if len(index) and (index.min() < 0 or index.max() >= count):
+            raise ViewerError(f"{what}: an index past its {count} values")
+    elements = count if index is None else len(index)  # the values the interpolation walks
+    if interpolation == "faceVarying":
+        per_corner = np.arange(elements) if index is None else index
+    elif interpolation in ("vertex", "varying"):
+        if corners and elements <= corner_points.max():
+            raise ViewerError(f"{what}: {elements} values for its points ({interpolation})")
+        per_corner = corner_points.astype(np.int64) if index is None else index[corner_points]
+    elif interpolation == "uniform":
+        if elements < len(counts):
+            raise ViewerError(f"{what}: {elements} values for {len(counts)} faces (uniform)")
+        per_face = np.arange(len(counts)) if index is None else index[:len(counts)]
+        per_corner = np.repeat(per_face, counts)
+    else:  # constant
+        per_corner = np.full(corners, index[0] if index is not None and len(index) else 0, dtype=np.int64)
+    if len(per_corner) != corners:
+        raise ViewerError(f"{what}: {len(per_corner)} values for {corners} corners ({interpolation})")
+    return per_corner
 
 
 def _set_matrix(node: TransformNode, matrix: np.ndarray, axes: FileAxes, what: str) -> None:

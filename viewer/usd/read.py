@@ -30,6 +30,7 @@ MAX_CORNERS = 50_000_000
 MAX_SAMPLES = 100_000  # time samples of one animation
 MAX_JOINTS = 100_000
 MAX_MORPH_TARGETS = 256
+INTERPOLATIONS = ("faceVarying", "vertex", "varying", "uniform", "constant")
 CLIP_FIELDS = ("translations", "rotations", "scales")  # a clip's arrays: <skeleton>.clip<c>.<field>
 
 
@@ -250,34 +251,29 @@ def _mesh(prim, doc, blobs, materials: dict, Ar, Usd, UsdGeom, UsdShade, first) 
     corners = len(indices)
     if corners > MAX_CORNERS:
         raise FileProblem(f"mesh {what}: {corners} polygon corners, more than {MAX_CORNERS}")
-    if sum(counts) != corners:
-        raise FileProblem(f"mesh {what}: faceVertexCounts add up to {sum(counts)}, faceVertexIndices has {corners}")
+    # Arrays as usd-core holds them, element by element nothing in Python here (an element is a
+    # call through the bindings): the builder checks the counts and maps corners with numpy.
     blobs.buffer(name + ".points", memoryview(points), [len(points), 3])
     blobs.buffer(name + ".points.index", memoryview(indices))
-    begins, total = [], 0
-    for count in counts:
-        begins += (total, count)
-        total += count
-    blobs.numbers(name + ".faces", "i", begins, 2)
-    attributes = []
+    blobs.buffer(name + ".counts", memoryview(counts))
+    attributes = {}
     normals = mesh.GetNormalsAttr()
     primvars = UsdGeom.PrimvarsAPI(prim)
     normal_primvar = primvars.GetPrimvar("normals")
     if normal_primvar and normal_primvar.HasAuthoredValue():
-        _primvar(normal_primvar, "normals", 3, name, counts, indices, blobs, attributes, what, first)
+        _primvar(normal_primvar, "normals", 3, name, blobs, attributes, what, first)
     elif normals.HasAuthoredValue():
-        _attribute(normals.Get(first), mesh.GetNormalsInterpolation(), None, "normals", 3, name, counts, indices,
-                   blobs, attributes, what)
+        _attribute(normals.Get(first), mesh.GetNormalsInterpolation(), None, "normals", 3, name, blobs, attributes, what)
     for candidate in ("st", "st0", "UVMap", "uv"):
         uv = primvars.GetPrimvar(candidate)
         if uv and uv.HasAuthoredValue():
-            _primvar(uv, "uv", 2, name, counts, indices, blobs, attributes, what, first)
+            _primvar(uv, "uv", 2, name, blobs, attributes, what, first)
             break
     # displayColor is what a renderer shows when no material is bound (it does not tint one).
     color = primvars.GetPrimvar("displayColor")
     bound = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()[0]
     if color and color.HasAuthoredValue() and not bound:
-        _primvar(color, "colors", 3, name, counts, indices, blobs, attributes, what, first)
+        _primvar(color, "colors", 3, name, blobs, attributes, what, first)
     # Materials: the mesh's, or its GeomSubsets' (familyName materialBind), each a slot.
     slots, face_slots = [], None
     subsets = UsdGeom.Subset.GetGeomSubsets(mesh, UsdGeom.Tokens.face, "materialBind")
@@ -360,45 +356,25 @@ def _texture(shader, blobs, index: int, Ar) -> dict | None:
     return found
 
 
-def _primvar(primvar, label, width, name, counts, indices, blobs, attributes, what, first) -> None:
+def _primvar(primvar, label, width, name, blobs, attributes, what, first) -> None:
     values = primvar.Get(first)
     index = primvar.GetIndices(first) if primvar.IsIndexed() else None
-    _attribute(values, primvar.GetInterpolation(), index, label, width, name, counts, indices, blobs, attributes, what)
+    _attribute(values, primvar.GetInterpolation(), index, label, width, name, blobs, attributes, what)
 
 
-def _attribute(values, interpolation, index, label, width, name, counts, indices, blobs, attributes, what) -> None:
-    """An attribute's values and each polygon corner's index into them, by its interpolation."""
-    if values is None or len(values) == 0:
+def _attribute(values, interpolation, index, label, width, name, blobs, attributes, what) -> None:
+    """An attribute's values, its interpolation and its indices when it has them (the builder
+    maps them to polygon corners: viewer.usd.build.corner_indices)."""
+    if values is None or len(values) == 0 or interpolation not in INTERPOLATIONS:
         return
-    count = len(values)
     view = memoryview(values)
     if view.ndim != 2 or view.shape[1] != width:
         raise FileProblem(f"mesh {what}: {label} of {view.shape[1] if view.ndim == 2 else 1} numbers each, "
                           f"{width} expected")
-    element = list(index) if index is not None else None
-    if element is not None and element and not 0 <= min(element) <= max(element) < count:
-        raise FileProblem(f"mesh {what}: {label}: an index past its {count} values")
-    if interpolation == "faceVarying":
-        per_corner = element if element is not None else list(range(len(indices)))
-    elif interpolation in ("vertex", "varying"):
-        if element is not None and len(element) <= max(indices, default=-1):
-            raise FileProblem(f"mesh {what}: {label}: {len(element)} values for its points ({interpolation})")
-        per_corner = [element[i] for i in indices] if element is not None else list(indices)
-    elif interpolation == "uniform":
-        faces = element if element is not None else list(range(len(counts)))
-        if len(faces) < len(counts):
-            raise FileProblem(f"mesh {what}: {label}: {len(faces)} values for {len(counts)} faces (uniform)")
-        per_corner = [faces[f] for f, n in enumerate(counts) for _ in range(n)]
-    elif interpolation == "constant":
-        per_corner = [element[0] if element else 0] * len(indices)
-    else:
-        return
-    if len(per_corner) != len(indices):
-        raise FileProblem(f"mesh {what}: {label}: {len(per_corner)} values for {len(indices)} corners "
-                          f"({interpolation})")
-    blobs.buffer(f"{name}.{label}", view, [count, width])
-    blobs.numbers(f"{name}.{label}.index", "i", per_corner)
-    attributes.append(label)
+    blobs.buffer(f"{name}.{label}", view, [len(values), width])
+    if index is not None:
+        blobs.buffer(f"{name}.{label}.index", memoryview(index))
+    attributes[label] = str(interpolation)
 
 
 def _influences(query, skeleton: int, entry: dict, doc: dict, blobs, UsdSkel) -> None:
