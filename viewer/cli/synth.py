@@ -55,7 +55,8 @@ def add_parser(commands, common):
                     "labels: OUT/images/NNNNNN.png, OUT/depth/NNNNNN.png (16-bit depth times info.depth_scale), "
                     "OUT/parts/NNNNNN.png (1 + the bone that most influences the surface), OUT/annotations.json "
                     "(COCO keypoints: 2D keypoints with visibility, keypoints_3d, boxes, RLE masks, K and "
-                    "world_to_camera in OpenCV's axes) and OUT/index.html (a preview). An interrupted run resumes.")
+                    "world_to_camera in OpenCV's axes) and OUT/index.html (a preview). A draw that shows too little "
+                    "(--min-visible, --min-area) is drawn again from the same seed. An interrupted run resumes.")
     synth.add_argument("model", type=Path, metavar="MODEL|DIR", help="a .gltf, .glb, .fbx, USD or .bvh file, or a folder of them")
     synth.add_argument("--out", type=Path, required=True, metavar="DIR", help="the data set's folder (created)")
     synth.add_argument("--count", type=positive_int, required=True, metavar="N", help="images to render")
@@ -81,8 +82,15 @@ def add_parser(commands, common):
     ranges.add_argument("--fov", type=field_of_view, default=40.0, metavar="DEG",
                         help="vertical field of view in degrees (default 40)")
     ranges.add_argument("--occlusion-distance", type=fraction, default=0.08, metavar="F",
-                        help="a keypoint is hidden (v=1) when the surface drawn at its pixel is nearer than it by more "
-                             "than F times the character's height (default 0.08)")
+                        help="a keypoint is visible (v=2) where the surface drawn at its pixel lies within F times "
+                             "the character's height of it in depth, else hidden (v=1): a surface nearer by more, "
+                             "its own surface not drawn, or nothing drawn (default 0.08)")
+    ranges.add_argument("--min-visible", type=seed, default=1, metavar="K",
+                        help="an image with fewer than K keypoints visible (all of a rig's, for fewer) is drawn "
+                             "again, from the same seed (default 1)")
+    ranges.add_argument("--min-area", type=fraction, default=0.001, metavar="F",
+                        help="an image whose character covers less than F of its pixels is drawn again, from the "
+                             "same seed; one where nothing is drawn always is (default 0.001)")
     ranges.add_argument("--backgrounds", type=Path, metavar="DIR",
                         help="a folder of images (.png, .jpg): for each image, one of them drawn at random, "
                              "scaled to cover the frame and cropped at random behind the character")
@@ -148,6 +156,7 @@ def run(args) -> int:
         raise ViewerError(f"--out {args.out}: cannot create it: {error.strerror}") from None
     options = SynthOptions(size=tuple(args.size), seed=args.seed, pitch=tuple(args.pitch), fill=tuple(args.fill),
                            target_offset=args.target_offset, fov=args.fov, occlusion_distance=args.occlusion_distance,
+                           min_visible=args.min_visible, min_area=args.min_area,
                            backgrounds=backgrounds, environments=environments,
                            environment_rotation=tuple(args.environment_rotation), exposure=tuple(args.exposure),
                            tone_mapping=args.tone_mapping, environment_filter=args.environment_filter)
@@ -173,7 +182,9 @@ def run(args) -> int:
         raise
     progress.close()
     visible = sum(1 for a in annotations["annotations"] for v in a["keypoints"][2::3] if v == 2)
-    print(f"{args.count} images, {len(annotations['annotations'])} annotations, {visible} visible keypoints; "
+    redrawn = sum(1 for image in annotations["images"] if image.get("attempt", 0) > 0)
+    again = f" ({redrawn} drawn again: their first draw showed too little)" if redrawn else ""
+    print(f"{args.count} images, {len(annotations['annotations'])} annotations, {visible} visible keypoints{again}; "
           f"{args.out / ANNOTATIONS}, preview: {args.out / 'index.html'}")
     return 0
 

@@ -270,8 +270,11 @@ def assemble(out: Path, count: int, options: SynthOptions, catalogue: Catalogue,
                      "background (16-bit when a category has more than 254 keypoints)",
             "camera": "K and world_to_camera in OpenCV's axes (x right, y down, z forward); pixel coordinates from "
                       "the top-left corner, the top-left pixel's centre at (0.5, 0.5)",
-            "visibility": "v=0 behind the camera or outside the image, v=1 hidden (the drawn surface nearer than "
-                          "the joint by more than the image's occlusion_distance), v=2 visible"}
+            "visibility": "v=0 behind the camera or outside the image; v=2 visible: the surface drawn at the "
+                          "joint's pixel within the image's occlusion_distance of the joint in depth; else v=1 "
+                          "hidden (a surface nearer by more, the joint's own surface not drawn, or nothing drawn)",
+            "attempt": "an image whose first draw showed too little (ranges min_visible, min_area) was drawn "
+                       "again from (seed, index, attempt): its image's attempt"}
     return {"info": info, "licenses": [], "images": images, "annotations": annotations, "categories": categories}
 
 
@@ -285,5 +288,6 @@ def statistics(annotations: dict) -> dict:
     clips = Counter(f"{image['model']}: {image['clip'] if image['clip'] is not None else 'rest pose'}"
                     for image in annotations["images"])
     return {"images": len(annotations["images"]), "annotations": len(annotations["annotations"]),
+            "redrawn": sum(1 for image in annotations["images"] if image.get("attempt", 0) > 0),
             "visibility": {str(v): states.get(v, 0) for v in (0, 1, 2)},
             "models": dict(sorted(models.items())), "clips": dict(sorted(clips.items()))}
