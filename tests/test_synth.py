@@ -399,6 +399,75 @@ def test_a_redraw_is_a_pure_function_of_seed_index_and_attempt():
     assert draw(3, 6, options, catalogue, 1) != attempts[1]
 
 
+# --- an --out that holds an earlier run --------------------------------------------------------------------
+def test_a_rerun_with_other_options_is_refused_by_name_and_force_clears_only_synths_files(capsys, tmp_path):
+    """An earlier run of 4 images, then 2 with another seed: refused in one line naming --seed,
+    nothing touched; with --force the earlier run's files go (the user's own files stay) and
+    the folder holds exactly the images annotations.json lists."""
+    model, out = SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", tmp_path / "out"
+    tiny = ["--size", "16x16", "--workers", "1"]
+    status, _ = run_in_process(capsys, model, "--out", out, "--count", "4", *tiny)
+    assert status == 0
+    (out / "images" / "notes.txt").write_text("mine")
+    (out / "README.md").write_text("mine")
+    before = files_of(out)
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "2", "--seed", "1", *tiny)
+    assert status == 2 and err.strip().splitlines() == [
+        f"boneviewer: error: --out {out}: holds an earlier synth run with other options: --seed (0 there, 1 now); "
+        "give the same options to resume it, or --force to remove its files and start over"]
+    assert files_of(out) == before
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "2", "--seed", "1", "--fill", "0.5:0.8",
+                                 "--size", "16x12", *tiny[2:])
+    assert status == 2 and "--size (16x16 there, 16x12 now), --seed (0 there, 1 now), --fill (0.3:0.9 there, " \
+                           "0.5:0.8 now);" in err
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "2", "--seed", "1", "--force", *tiny)
+    assert status == 0 and f"boneviewer: synth: --force: removed the 19 files of an earlier run from {out}\n" in err
+    data = json.loads((out / "annotations.json").read_text())
+    listed = {image[key] for image in data["images"] for key in ("file_name", "depth_file_name", "parts_file_name")}
+    listed |= {f"labels/{image['id'] - 1:06d}.json" for image in data["images"]}
+    left = set(files_of(out)) - {"annotations.json", "index.html", "synth.json"}
+    assert left == listed | {"images/notes.txt", "README.md"} and len(listed) == 8
+    assert (out / "README.md").read_text() == "mine" and data["info"]["seed"] == 1
+    assert json.loads((out / "synth.json").read_text())["options"]["--seed"] == 1
+
+
+def test_the_same_options_resume_a_larger_count_adds_and_a_smaller_one_is_refused(capsys, tmp_path):
+    model, out = SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", tmp_path / "out"
+    tiny = ["--size", "16x16", "--workers", "1"]
+    assert run_in_process(capsys, model, "--out", out, "--count", "3", *tiny)[0] == 0
+    first = files_of(out)
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "5", *tiny)
+    assert status == 0 and "resuming: 3 of 5 images already written" in err
+    assert all(files_of(out)[name] == data for name, data in first.items() if name.startswith(("images/", "labels/")))
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "2", *tiny)
+    assert status == 2 and err.strip().splitlines() == [
+        f"boneviewer: error: --out {out}: the earlier run of these options has images up to 000004; --count 2 "
+        "would leave 3 of them out of annotations.json: give --count 5 or more to resume it, or --force to remove "
+        "its files and start over"]
+
+
+def test_changed_inputs_and_files_without_a_manifest_are_refused(capsys, tmp_path):
+    folder, out = tmp_path / "models", tmp_path / "out"
+    folder.mkdir()
+    shutil.copy(SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", folder)
+    tiny = ["--size", "16x16", "--workers", "1"]
+    assert run_in_process(capsys, folder / "SimpleSkin.gltf", "--out", out, "--count", "1", *tiny)[0] == 0
+    with open(folder / "SimpleSkin.gltf", "a") as model:
+        model.write("\n")  # the same model, other bytes
+    status, err = run_in_process(capsys, folder / "SimpleSkin.gltf", "--out", out, "--count", "1", *tiny)
+    assert status == 2 and "other options: the inputs changed since (SimpleSkin.gltf changed);" in err
+    (out / "synth.json").unlink()  # as an older boneviewer left it
+    status, err = run_in_process(capsys, folder / "SimpleSkin.gltf", "--out", out, "--count", "1", *tiny)
+    assert status == 2 and err.strip().splitlines() == [
+        f"boneviewer: error: --out {out}: holds files synth writes (annotations.json, depth/, images/, index.html, "
+        "labels/, parts/) but no synth.json saying which run wrote them; give --force to remove them and start "
+        "over, or another --out"]
+    status, _ = run_in_process(capsys, folder / "SimpleSkin.gltf", "--out", out, "--count", "1", "--force", *tiny)
+    assert status == 0 and sorted(files_of(out)) == ["annotations.json", "depth/000000.png", "images/000000.png",
+                                                     "index.html", "labels/000000.json", "parts/000000.png",
+                                                     "synth.json"]
+
+
 # --- the labels module, without GL -----------------------------------------------------------------------
 def test_the_opencv_camera_of_a_gl_camera_puts_points_on_the_gl_pixels():
     from viewer.camera import OrbitCamera

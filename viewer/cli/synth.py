@@ -55,14 +55,20 @@ def add_parser(commands, common):
                     "labels: OUT/images/NNNNNN.png, OUT/depth/NNNNNN.png (16-bit depth times info.depth_scale), "
                     "OUT/parts/NNNNNN.png (1 + the bone that most influences the surface), OUT/annotations.json "
                     "(COCO keypoints: 2D keypoints with visibility, keypoints_3d, boxes, RLE masks, K and "
-                    "world_to_camera in OpenCV's axes) and OUT/index.html (a preview). A draw that shows too little "
-                    "(--min-visible, --min-area) is drawn again from the same seed. An interrupted run resumes.")
+                    "world_to_camera in OpenCV's axes), OUT/index.html (a preview) and OUT/synth.json (the run's options). "
+                    "A draw that shows too little (--min-visible, --min-area) is drawn again from the same seed. The "
+                    "same command into the same --out resumes an interrupted run (a larger --count adds images); "
+                    "other options are refused unless --force.")
     synth.add_argument("model", type=Path, metavar="MODEL|DIR", help="a .gltf, .glb, .fbx, USD or .bvh file, or a folder of them")
     synth.add_argument("--out", type=Path, required=True, metavar="DIR", help="the data set's folder (created)")
     synth.add_argument("--count", type=positive_int, required=True, metavar="N", help="images to render")
     synth.add_argument("--size", type=size, default=(256, 256), metavar="WxH",
                        help="WIDTHxHEIGHT of the images (default 256x256)")
     synth.add_argument("--seed", type=seed, default=0, metavar="S", help="the draws' seed (default 0)")
+    synth.add_argument("--force", action="store_true",
+                       help="--out holds an earlier run with other options: remove its files (its images/, depth/, "
+                            "parts/ and labels/ files, annotations.json, index.html, synth.json; nothing else) and "
+                            "start over (without it, such a run is refused, naming the options that differ)")
     group = synth.add_argument_group("motion")
     add_bvh_options(group)
     group.add_argument("--motion", type=Path, metavar="FILE.bvh|DIR",
@@ -109,7 +115,7 @@ def run(args) -> int:
     from ..files import check_folder_outputs, check_outputs
     from ..loaders import source_files
     from ..look import BUILT_IN_ENVIRONMENTS
-    from ..synth.run import ANNOTATIONS, OUTPUT_FOLDERS, model_inputs, motion_inputs, synth
+    from ..synth.run import ANNOTATIONS, MANIFEST, OUTPUT_FOLDERS, model_inputs, motion_inputs, synth
     from ..synth.job import SynthOptions
 
     if not args.model.exists():
@@ -148,7 +154,7 @@ def run(args) -> int:
     for environment in environments:
         if environment not in BUILT_IN_ENVIRONMENTS:
             inputs[Path(environment)] = "an --environment file"
-    check_outputs([(f"--out {args.out}", args.out / name) for name in (ANNOTATIONS, "index.html")], inputs)
+    check_outputs([(f"--out {args.out}", args.out / name) for name in (ANNOTATIONS, "index.html", MANIFEST)], inputs)
     check_folder_outputs(f"--out {args.out}", [args.out / name for name in OUTPUT_FOLDERS], inputs)
     try:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -174,7 +180,8 @@ def run(args) -> int:
 
     try:
         annotations = synth(args.model, args.out, args.count, options, args.motion, load, args.bone_map,
-                            args.workers, args.ray, say=lambda line: print(line, file=sys.stderr), progress=update)
+                            args.workers, args.ray, say=lambda line: print(line, file=sys.stderr), progress=update,
+                            force=args.force)
     except KeyboardInterrupt:
         progress.close()
         print(f"boneviewer: synth: interrupted with {written[0]} of {args.count} images written; the same command "

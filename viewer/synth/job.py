@@ -92,6 +92,7 @@ class Catalogue:
     load: dict = field(default_factory=dict)   # load_model's BVH keywords
     bone_map: str | None = None                # --bone-map for every capture
     key: str = ""                              # the run's hash: a label file with another is redone
+    inputs: tuple = ()                         # (absolute path, sha256) of every input file, for the manifest
 
 
 @dataclass(frozen=True)

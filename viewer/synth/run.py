@@ -4,6 +4,13 @@ captures and size the depth scale), the images mapped in runs over the local poo
 file last, so an image with a label file is complete), then annotations.json and index.html
 assembled from the label files. An interrupted run resumes: images whose label file carries this
 run's key are not redone.
+
+OUT/synth.json, the manifest, is written before the first image: the run's options (by the
+flags that give them), its key and every input file's digest. A later run into the same OUT
+resumes it when all of those agree; otherwise it is refused, naming what differs, unless
+--force, which first removes what synth owns there (its numbered files in images/, depth/,
+parts/ and labels/, annotations.json, index.html, the manifest, their temporary files) and
+nothing else. So OUT never holds files that annotations.json does not list.
 """
 
 from __future__ import annotations
@@ -11,7 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +33,19 @@ from .job import (JOB_VERSION, Catalogue, ClipEntry, ModelEntry, SynthOptions, c
 
 OUTPUT_FOLDERS = ("images", "depth", "parts", "labels")
 ANNOTATIONS = "annotations.json"
+MANIFEST = "synth.json"
+# The names synth writes in its folders (NNNNNN.png, NNNNNN.json) and the hidden temporary names
+# files.write_files renames from (.NNNNNN.tmpPID-K.png): what --force may remove, and nothing else.
+NUMBERED = re.compile(r"^\.?(\d{6})(\.tmp\d+-\d+)?\.(png|json)$")
+TOP_LEVEL = re.compile(r"^(annotations\.json|index\.html|synth\.json|\.(annotations|index|synth)\.tmp\d+-\d+\.(json|html))$")
+# The flags that give each option, to name the ones a rerun changes.
+OPTION_FLAGS = {"size": "--size", "seed": "--seed", "pitch": "--pitch", "fill": "--fill",
+                "target_offset": "--target-offset", "fov": "--fov", "occlusion_distance": "--occlusion-distance",
+                "min_visible": "--min-visible", "min_area": "--min-area", "backgrounds": "--backgrounds",
+                "environments": "--environment", "environment_rotation": "--environment-rotation",
+                "exposure": "--exposure", "tone_mapping": "--tone-mapping", "environment_filter": "--environment-filter"}
+LOAD_FLAGS = {"bvh_scale": "--bvh-scale", "bvh_up": "--bvh-up", "bvh_forward": "--bvh-forward",
+              "file_axes": "--keep-file-axes"}
 IMAGES_PER_TASK = 8  # images a worker renders per task: its writer thread overlaps them
 MOTION_SUFFIXES = (".bvh",)
 DEPTH_HEADROOM = 2.0  # a posed character's extent, at most this times its rest box's diagonal
@@ -117,13 +139,17 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
     depth_scale = float(f"{65535.0 / farthest * 0.999:.4g}")  # 4 significant digits, rounded down by the margin
     coarse_depth(entries, reaches, depth_scale, tan, options.fill[0], say)
     catalogue = Catalogue(tuple(entries), depth_scale, load, draft.bone_map)
-    key = run_key(options, catalogue, [path for path, _ in models] + captures
-                  + ([] if bone_map is None else [bone_map]) + [Path(b) for b in options.backgrounds]
-                  + [Path(e) for e in options.environments if e not in BUILT_IN_ENVIRONMENTS])
+    from ..loaders import source_files
+
+    files = [file for path, _ in models for file in source_files(path)] + captures
+    files += ([] if bone_map is None else [bone_map]) + [Path(b) for b in options.backgrounds]
+    files += [Path(e) for e in options.environments if e not in BUILT_IN_ENVIRONMENTS]
+    digests = input_digests(files)
+    key = run_key(options, catalogue, digests)
     categories = [{"id": number, "name": first, "supercategory": "character",
                    "keypoints": list(layout[0]), "skeleton": [list(pair) for pair in layout[1]]}
                   for layout, (number, first) in layouts.items()]
-    return Catalogue(catalogue.models, depth_scale, load, draft.bone_map, key), categories
+    return Catalogue(catalogue.models, depth_scale, load, draft.bone_map, key, tuple(digests.items())), categories
 
 
 def say_bvh(say, path, scene) -> None:
@@ -161,13 +187,132 @@ def coarse_depth(entries: list, reaches: list, depth_scale: float, tan: float, s
             f"to {max(ratios):.0f} times their height; run models of such different sizes separately")
 
 
-def run_key(options: SynthOptions, catalogue: Catalogue, files) -> str:
+def input_digests(files) -> dict:
+    """{absolute path: sha256 of its bytes} of every input file (those not there: skipped)."""
+    digests = {}
+    for path in files:
+        path = Path(path)
+        if path.is_file():
+            digests.setdefault(str(path.resolve()), hashlib.sha256(path.read_bytes()).hexdigest())
+    return digests
+
+
+def run_key(options: SynthOptions, catalogue: Catalogue, digests: dict) -> str:
     """The hash a resumed run compares: the options, the catalogue and every input file's bytes."""
     digest = hashlib.sha256(json.dumps([options.as_json(), repr(catalogue.models), catalogue.depth_scale,
                                         catalogue.load, JOB_VERSION], sort_keys=True, default=str).encode())
-    for path in files:
-        digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
+    for path, sha in digests.items():
+        digest.update(f"{path}\0{sha}\0".encode())
     return digest.hexdigest()
+
+
+# --- the manifest: resume the same run, refuse another, --force clears synth's own files --------
+def run_options(source: Path, options: SynthOptions, motion: Path | None, load: dict, bone_map: Path | None) -> dict:
+    """{flag: value} of everything that decides the images (the MODEL, --motion and --bone-map
+    as absolute paths), as JSON values."""
+    given = {"MODEL": str(Path(source).resolve()),
+             "--motion": None if motion is None else str(Path(motion).resolve()),
+             "--bone-map": None if bone_map is None else str(Path(bone_map).resolve())}
+    for field, flag in OPTION_FLAGS.items():
+        given[flag] = getattr(options, field)
+    for field, flag in LOAD_FLAGS.items():
+        given[flag] = (load or {}).get(field, False if field == "file_axes" else None)
+    return json.loads(json.dumps(given))
+
+
+def manifest(source: Path, count: int, options: SynthOptions, motion, load, bone_map, catalogue: Catalogue) -> dict:
+    return {"written_by": "boneviewer synth", "job_version": JOB_VERSION, "key": catalogue.key, "count": count,
+            "options": run_options(source, options, motion, load, bone_map), "inputs": dict(catalogue.inputs)}
+
+
+def owned_files(out: Path) -> list:
+    """The files synth writes in ``out`` that are there now (its numbered and temporary files
+    in its folders, annotations.json, index.html, the manifest)."""
+    found = [path for path in sorted(out.iterdir()) if TOP_LEVEL.match(path.name) and not path.is_dir()]
+    for folder in OUTPUT_FOLDERS:
+        if (out / folder).is_dir() and not (out / folder).is_symlink():
+            found += [path for path in sorted((out / folder).iterdir())
+                      if NUMBERED.match(path.name) and (path.is_file() or path.is_symlink())]
+    return found
+
+
+def shown(value, flag: str = "") -> str:
+    """An option's value as its flag takes it: MIN:MAX, WxH (--size), a list by commas; "not given"."""
+    if value is None or value is False:
+        return "not given"
+    if value is True:
+        return "given"
+    if isinstance(value, list):
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        between = "x" if flag == "--size" else ":"
+        text = between.join(f"{v:g}" for v in value) if numbers and len(value) == 2 else ", ".join(map(str, value))
+    else:
+        text = f"{value:g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def differences(earlier: dict, now: dict) -> list:
+    """What makes the earlier run another one, in words: each option whose value differs (both
+    values), else each input file changed, added or gone, else the job version."""
+    before, after = earlier.get("options") or {}, now["options"]
+    found = [f"{flag} ({shown(before.get(flag), flag)} there, {shown(after.get(flag), flag)} now)"
+             for flag in after if before.get(flag) != after[flag]]
+    if found:
+        return found
+    old, new = earlier.get("inputs") or {}, now["inputs"]
+    found = [f"{Path(path).name} {'changed' if path in old else 'added'}" for path in new if old.get(path) != new[path]]
+    found += [f"{Path(path).name} gone" for path in old if path not in new]
+    if found:
+        return [f"the inputs changed since ({', '.join(found[:4])}{' and more' if len(found) > 4 else ''})"]
+    if earlier.get("job_version") != JOB_VERSION:
+        return [f"another version of synth wrote it (job version {earlier.get('job_version')}, now {JOB_VERSION})"]
+    return [] if earlier.get("key") == now["key"] else ["the models it drew from differ"]
+
+
+def claim_output(out: Path, count: int, wanted: dict, force: bool, say=print) -> None:
+    """Make ``out`` this run's: resume an earlier run of the same options and inputs; refuse,
+    in one line naming what differs, one of others, or files of synth's names with no manifest;
+    ``force``: remove synth's own files first (said in one line). Then the manifest is written."""
+    owned = owned_files(out) if out.is_dir() else []
+    if force:
+        for path in owned:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as error:
+                raise ViewerError(f"--force: cannot remove {path}: {error.strerror}") from None
+        for folder in OUTPUT_FOLDERS:
+            try:
+                (out / folder).rmdir()  # only when it is empty: a file the user put there stays, with its folder
+            except OSError:
+                pass
+        if owned:
+            say(f"boneviewer: synth: --force: removed the {len(owned)} files of an earlier run from {out}")
+    elif owned:
+        try:
+            earlier = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+            earlier = earlier if isinstance(earlier, dict) and earlier.get("written_by") == "boneviewer synth" else None
+        except (OSError, ValueError):
+            earlier = None
+        if earlier is None:
+            names = sorted({path.parent.name + "/" if path.parent != out else path.name for path in owned})
+            raise ViewerError(f"--out {out}: holds files synth writes ({', '.join(names)}) but no {MANIFEST} saying "
+                              "which run wrote them; give --force to remove them and start over, or another --out")
+        differ = differences(earlier, wanted)
+        if differ:
+            raise ViewerError(f"--out {out}: holds an earlier synth run with other options: {', '.join(differ)}; give "
+                              "the same options to resume it, or --force to remove its files and start over")
+        beyond = sorted({int(NUMBERED.match(p.name).group(1)) for p in owned if p.parent != out} - set(range(count)))
+        if beyond:
+            raise ViewerError(f"--out {out}: the earlier run of these options has images up to {image_name(beyond[-1])}; "
+                              f"--count {count} would leave {len(beyond)} of them out of {ANNOTATIONS}: give --count "
+                              f"{beyond[-1] + 1} or more to resume it, or --force to remove its files and start over")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ViewerError(f"--out {out}: cannot create it: {error.strerror}") from None
+    write_file(out / MANIFEST, json.dumps(wanted, indent=1, sort_keys=True) + "\n")
 
 
 def done_images(out: Path, count: int, key: str) -> set:
@@ -211,12 +356,15 @@ def write_image(out: Path, files: dict) -> None:
 
 def synth(source: Path, out: Path, count: int, options: SynthOptions, motion: Path | None = None,
           load: dict | None = None, bone_map: Path | None = None, workers: int | None = None,
-          ray: str | None = None, say=print, progress=None) -> dict:
-    """The whole run: plan, the images not done yet, annotations.json and index.html. Returns
-    the annotations. A failed image stops the run with its ViewerError (what was written stays)."""
+          ray: str | None = None, say=print, progress=None, force: bool = False) -> dict:
+    """The whole run: plan, ``out`` claimed (``claim_output``: resumed, refused, or with
+    ``force`` cleared of an earlier run's files), the images not done yet, annotations.json and
+    index.html. Returns the annotations. A failed image stops the run with its ViewerError (what
+    was written stays)."""
     from .report import index_html
 
     catalogue, categories = plan(source, options, motion, load, bone_map, say)
+    claim_output(out, count, manifest(source, count, options, motion, load, bone_map, catalogue), force, say)
     for folder in OUTPUT_FOLDERS:
         try:
             (out / folder).mkdir(parents=True, exist_ok=True)
@@ -232,7 +380,8 @@ def synth(source: Path, out: Path, count: int, options: SynthOptions, motion: Pa
 
         finished = 0
         # closing: a failed image or Ctrl+C stops the workers at once (what was written stays whole)
-        with closing(map_images(todo, options, catalogue, workers, ray)) as results_of_runs:
+        shipped = replace(catalogue, inputs=())  # the workers need no digests
+        with closing(map_images(todo, options, shipped, workers, ray)) as results_of_runs:
             for _, results in results_of_runs:
                 if isinstance(results, str):
                     raise ViewerError(f"a worker failed: {results}")
