@@ -644,32 +644,115 @@ def test_an_unwritable_out(capsys, tmp_path):
     assert status == 2 and len(err.strip().splitlines()) == 1 and "cannot create it" in err
 
 
-def test_a_capture_that_cannot_be_retargeted_skips_that_rig(capsys, tmp_path):
+def captures_with_a_broken_one(tmp_path) -> Path:
+    """A --motion folder: wave_hello.bvh, and moves/broken.bvh that does not parse."""
+    captures = tmp_path / "captures"
+    (captures / "moves").mkdir(parents=True)
+    shutil.copy(BVH / "wave_hello.bvh", captures)
+    (captures / "moves" / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
+    return captures
+
+
+def test_motion_retargets_what_fits_keeps_own_clips_and_says_what_was_left_out_in_one_line(tmp_path):
+    """RiggedFigure (Cesium's joint names) takes the capture; SimpleSkin (node1, node2) and
+    RiggedSimple (Bone, Bone.001) keep their own clips; a capture that does not parse is left
+    out, not an error; one line says it all."""
     from viewer.synth.job import SynthOptions
     from viewer.synth.run import plan
 
     folder = tmp_path / "rigs"
     folder.mkdir()
-    shutil.copy(SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", folder)
-    shutil.copy(SAMPLES / "RobotExpressive" / "RobotExpressive.glb", folder)
+    for name in ("SimpleSkin", "RiggedFigure", "RiggedSimple"):
+        shutil.copy(SAMPLES / name / f"{name}.gltf", folder)
+    captures = captures_with_a_broken_one(tmp_path)
     said = []
-    catalogue, categories = plan(folder, SynthOptions(), BVH / "wave_hello.bvh", say=said.append)
-    assert [m.name for m in catalogue.models] == ["RobotExpressive.glb"]
-    assert said[0].startswith(f"boneviewer: {BVH / 'wave_hello.bvh'}: BVH scale ")  # the capture's import, as render says it
-    said = said[1:]
-    assert len(said) == 1 and said[0].startswith("boneviewer: synth: skipped SimpleSkin.gltf: --motion "
-                                                 "wave_hello.bvh cannot be retargeted onto it: ")
-    robot = catalogue.models[0]
-    assert robot.clips[-1].motion.endswith("wave_hello.bvh") and robot.clips[-1].index is None
-    # The one model given, that the capture cannot be retargeted onto: an error.
+    catalogue, _ = plan(folder, SynthOptions(), captures, say=said.append)
+    clips = {m.name: [(c.name, c.index, c.motion and Path(c.motion).name) for c in m.clips] for m in catalogue.models}
+    assert clips["RiggedFigure.gltf"][-1][1:] == (None, "wave_hello.bvh") and clips["RiggedFigure.gltf"][0][1] == 0
+    assert [c[2] for c in clips["SimpleSkin.gltf"]] == [None] and [c[2] for c in clips["RiggedSimple.gltf"]] == [None]
+    summary = [line for line in said if line.startswith("boneviewer: synth: retargeted")]
+    assert len(summary) == 1 and not any("skipped" in line for line in said), said
+    assert summary[0].startswith("boneviewer: synth: retargeted 1 capture onto 1 of 3 models; left out: "
+                                 "RiggedSimple.gltf x wave_hello.bvh (no bone of 'RiggedSimple.gltf' has a name the "
+                                 "naming schemes know (Bone, Bone.001)), SimpleSkin.gltf x wave_hello.bvh (no bone of "
+                                 "'SimpleSkin.gltf' has a name the naming schemes know (node1, node2)), "
+                                 "moves/broken.bvh (does not load: ")
+    assert summary[0].endswith(" (a --bone-map retargets onto bones no naming scheme knows); models with their own "
+                               "clips instead: RiggedSimple.gltf, SimpleSkin.gltf")
+
+
+def test_every_test_capture_retargets_onto_cesiumman(tmp_path):
+    """`synth CesiumMan.glb --motion tests/data/bvh` stopped with exit 2 (no map for its joint
+    names); now every capture of the folder is drawn from beside its own walk."""
+    from viewer.synth.job import SynthOptions
+    from viewer.synth.run import plan
+
+    said = []
+    catalogue, _ = plan(SAMPLES / "CesiumMan" / "CesiumMan.glb", SynthOptions(), BVH, say=said.append)
+    motions = [Path(c.motion).name if c.motion else None for c in catalogue.models[0].clips]
+    assert motions == [None] + sorted(p.name for p in BVH.glob("*.bvh"))
+    assert said[-1] == "boneviewer: synth: retargeted 5 captures onto 1 of 1 model"
+
+
+def test_a_bone_map_folder_maps_each_model_by_its_path_else_its_stem(tmp_path):
+    from viewer.synth.job import SynthOptions
+    from viewer.synth.run import plan
+
+    folder = tmp_path / "rigs"
+    for name in ("RiggedSimple", "SimpleSkin"):
+        (folder / name).mkdir(parents=True)
+        shutil.copy(SAMPLES / name / f"{name}.gltf", folder / name)
+    maps = tmp_path / "maps"
+    (maps / "SimpleSkin").mkdir(parents=True)
+    (maps / "RiggedSimple.json").write_text(json.dumps({"Bone": "spine", "Bone.001": "chest"}))  # by its stem
+    (maps / "SimpleSkin" / "SimpleSkin.json").write_text(json.dumps({"node1": "hips"}))  # by its path
+    (maps / "SimpleSkin.json").write_text(json.dumps({"nope": "hips"}))  # the path's map comes first
+    (maps / "Fox.json").write_text("{}")
+    said = []
+    catalogue, _ = plan(folder, SynthOptions(), BVH / "wave_hello.bvh", bone_map=maps, say=said.append)
+    entries = {m.name: m for m in catalogue.models}
+    assert entries["RiggedSimple/RiggedSimple.gltf"].bone_map == str((maps / "RiggedSimple.json").resolve())
+    assert entries["SimpleSkin/SimpleSkin.gltf"].bone_map == str((maps / "SimpleSkin" / "SimpleSkin.json").resolve())
+    for entry in entries.values():
+        assert entry.clips[-1].motion.endswith("wave_hello.bvh")
+    assert f"boneviewer: synth: warning: --bone-map {maps}: no model for Fox.json, SimpleSkin.json (a map is found by " \
+           "the model's path under the input, or its file stem, with .json)" in said
+    assert "boneviewer: synth: retargeted 1 capture onto 2 of 2 models" in said
+    (maps / "RiggedSimple.json").write_text("{not JSON")
+    from viewer.errors import ViewerError
+
+    with pytest.raises(ViewerError, match=r"^--bone-map: bone map .*RiggedSimple.json: not JSON"):
+        plan(folder, SynthOptions(), BVH / "wave_hello.bvh", bone_map=maps, say=said.append)
+
+
+def test_one_model_keeps_its_clips_when_no_capture_fits_and_without_any_is_one_error_line(tmp_path):
+    """`synth MODEL --motion DIR` runs with the captures that fit (here none: SimpleSkin's joints
+    are node1 and node2) and the model's own clip; a model without clips of its own that no
+    capture fits is one error line, naming every pair and why."""
     from conftest import run_cli
 
-    result = run_cli("synth", folder / "SimpleSkin.gltf", "--out", tmp_path / "o", "--count", "1",
-                     "--motion", BVH / "wave_hello.bvh")
-    assert result.returncode == 2 and result.stderr.strip().splitlines()[1:] == [
-        "boneviewer: error: SimpleSkin.gltf: --motion wave_hello.bvh cannot be retargeted onto it: no bones of 'SimpleSkin.gltf' could be "
-        "mapped to bones of 'wave_hello.bvh' by name: give a bone map"]
-    assert not (tmp_path / "o" / "annotations.json").exists()
+    captures = captures_with_a_broken_one(tmp_path)
+    out = tmp_path / "out"
+    result = run_cli("synth", SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", "--out", out, "--count", "2", "--size",
+                     "16x16", "--workers", "1", "--motion", captures)
+    assert result.returncode == 0, result.stderr
+    assert "boneviewer: synth: retargeted 0 captures onto 0 of 1 model; left out: SimpleSkin.gltf x wave_hello.bvh " \
+           "(no bone of 'SimpleSkin.gltf' has a name" in result.stderr
+    assert "; models with their own clips instead: SimpleSkin.gltf\n" in result.stderr
+    data = json.loads((out / "annotations.json").read_text())
+    assert {image["clip"] for image in data["images"]} == {"animation0"} and len(data["images"]) == 2
+    assert {image["motion"] for image in data["images"]} == {None}
+    still = json.loads((SAMPLES / "SimpleSkin" / "SimpleSkin.gltf").read_text())
+    del still["animations"]
+    (tmp_path / "still.gltf").write_text(json.dumps(still))
+    result = run_cli("synth", tmp_path / "still.gltf", "--out", tmp_path / "o2", "--count", "1", "--motion", captures)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and lines[-1].startswith(
+        f"boneviewer: error: --motion {captures}: no capture could be retargeted onto still.gltf, and it has no clips "
+        "of its own (left out: still.gltf x wave_hello.bvh (no bone of 'still.gltf' has a name the naming schemes "
+        "know (node1, node2)), moves/broken.bvh (does not load: ")
+    assert not [line for line in lines if "error" in line and line is not lines[-1]]
+    assert not (tmp_path / "o2" / "annotations.json").exists()
 
 
 def test_a_model_without_a_skin_is_drawn_without_keypoints(tmp_path):
@@ -788,4 +871,4 @@ def test_each_bvh_file_says_its_scale_up_axis_and_facing_as_render_does(tmp_path
          say=said.append)
     line = (f"boneviewer: {BVH / 'wave_hello.bvh'}: BVH scale 0.0443097, up axis +z (given) turned to +Y, forward axis "
             "+y (detected) turned 180° to +Z")
-    assert said == [line, line]  # the capture, then the model
+    assert said == [line, line, "boneviewer: synth: retargeted 1 capture onto 1 of 1 model"]  # the capture, the model

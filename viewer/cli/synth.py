@@ -72,11 +72,15 @@ def add_parser(commands, common):
     group = synth.add_argument_group("motion")
     add_bvh_options(group)
     group.add_argument("--motion", type=Path, metavar="FILE.bvh|DIR",
-                       help="BVH captures (a file, or every .bvh under a folder), each retargeted onto each rig and "
-                            "drawn from beside the rig's own clips; a rig a capture cannot be retargeted onto is "
-                            "skipped")
-    group.add_argument("--bone-map", type=Path, metavar="MAP.json",
-                       help='--motion\'s bone map, {"target bone": "source bone"} (default: by the naming schemes)')
+                       help="BVH captures (a file, or every .bvh under a folder), each retargeted onto each model it "
+                            "fits and drawn from beside the model's own clips; a model no capture fits keeps its own "
+                            "clips (without any, it is left out), a capture under DIR that does not load is left out, "
+                            "and one line says what was retargeted and what was left out, and why")
+    group.add_argument("--bone-map", type=Path, metavar="MAP.json|DIR",
+                       help='--motion\'s bone map, {"target bone": "source bone"}: a file for every model, or a folder '
+                            "of one per model: DIR/<the model's path under MODEL|DIR, .json for its suffix>, else "
+                            "DIR/<its file stem>.json (Fox/Fox.glb: DIR/Fox/Fox.json, else DIR/Fox.json); a model "
+                            "without one is mapped by the naming schemes (the default)")
     ranges = synth.add_argument_group("the draws' ranges (written into annotations.json)")
     ranges.add_argument("--pitch", type=range_of(-89.0, 89.0, " degrees"), default=(-10.0, 30.0), metavar="MIN:MAX",
                         help="camera pitch in degrees, positive above the character (default -10:30); yaw is all round")
@@ -127,9 +131,9 @@ def run(args) -> int:
     if args.motion is not None and args.motion.is_file() and args.motion.suffix.lower() != ".bvh":
         raise ViewerError(f"--motion {args.motion}: expected a .bvh capture or a folder of them")
     if args.bone_map is not None and args.motion is None:
-        raise ViewerError("--bone-map MAP.json goes with --motion: give the captures to retarget")
-    if args.bone_map is not None and not args.bone_map.is_file():
-        raise ViewerError(f"--bone-map {args.bone_map}: {why_missing(args.bone_map)}")
+        raise ViewerError("--bone-map MAP.json|DIR goes with --motion: give the captures to retarget")
+    if args.bone_map is not None and not args.bone_map.exists():
+        raise ViewerError(f"--bone-map {args.bone_map}: {why_missing(args.bone_map, 'file or folder')}")
     backgrounds = ()
     if args.backgrounds is not None:
         if not args.backgrounds.is_dir():
@@ -149,6 +153,9 @@ def run(args) -> int:
         inputs.update(source_files(path, "a model"))
     for capture in motion_inputs(args.motion):
         inputs[capture] = "a --motion capture"
+    if args.bone_map is not None:
+        for map_file in args.bone_map.rglob("*.json") if args.bone_map.is_dir() else [args.bone_map]:
+            inputs[map_file] = "a --bone-map file"
     for background in backgrounds:
         inputs[Path(background)] = "a --backgrounds image"
     for environment in environments:

@@ -83,6 +83,7 @@ class ModelEntry:
     category: int            # COCO category id (one per skeleton layout)
     height: float            # the character's height (its rest box's extent along Y, else its largest side)
     bones: int               # keypoints (0: no skin, a rigid object)
+    bone_map: str | None = None  # the bone map file its captures are retargeted through (None: the naming schemes)
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,6 @@ class Catalogue:
     models: tuple
     depth_scale: float
     load: dict = field(default_factory=dict)   # load_model's BVH keywords
-    bone_map: str | None = None                # --bone-map for every capture
     key: str = ""                              # the run's hash: a label file with another is redone
     inputs: tuple = ()                         # (absolute path, sha256) of every input file, for the manifest
 
@@ -176,7 +176,8 @@ class LoadedModel:
             return self.own_clips[entry.index]
         if entry.motion not in self.retargeted:
             self.reset()
-            self.retargeted[entry.motion] = retargeted_clip(self.scene, entry.motion, catalogue)
+            self.retargeted[entry.motion] = retargeted_clip(self.scene, entry.motion, catalogue.load,
+                                                            self.entry.bone_map)
         return self.retargeted[entry.motion]
 
     def pose(self, draw_: Draw, catalogue: Catalogue) -> None:
@@ -233,13 +234,13 @@ def capture_scene(motion: str, load: dict, quiet: bool = True):
     return source
 
 
-def retargeted_clip(scene, motion: str, catalogue: Catalogue, quiet: bool = True):
-    """The capture's first clip retargeted onto ``scene`` (kept out of its animations)."""
+def retargeted_clip(scene, motion: str, load: dict, bone_map: str | None, quiet: bool = True):
+    """The capture's first clip retargeted onto ``scene`` (kept out of its animations) through
+    the map file ``bone_map`` (None: the naming schemes)."""
     from ..model.retarget import read_bone_map, retarget
 
-    source = capture_scene(motion, catalogue.load, quiet)
-    bone_map = None if catalogue.bone_map is None else read_bone_map(catalogue.bone_map)
-    clip = retarget(source, scene, bone_map=bone_map)
+    source = capture_scene(motion, load, quiet)
+    clip = retarget(source, scene, bone_map=None if bone_map is None else read_bone_map(bone_map))
     scene.animations.remove(clip)
     return clip
 

@@ -80,42 +80,146 @@ def motion_inputs(motion: Path | None) -> list:
     return [motion]
 
 
+def bone_map_for(bone_map: Path | None, path: Path, name: str) -> Path | None:
+    """The bone map file that applies to the model ``path`` (``name``: its path relative to the
+    input): --bone-map FILE for every model; --bone-map DIR: DIR/<name with .json for its
+    suffix>, else DIR/<its file stem>.json, else none (the naming schemes map it)."""
+    if bone_map is None or not bone_map.is_dir():
+        return bone_map
+    for candidate in (bone_map / Path(name).with_suffix(".json"), bone_map / f"{path.stem}.json"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+GIVE_A_MAP = ": give a bone map"  # how a retargeting without a map ends its error
+
+
+class MotionReport:
+    """What --motion came to, said in one line: the captures retargeted onto how many models,
+    the (model, capture) pairs left out and why, captures that do not load, the models that
+    keep only their own clips, and those left out with no clip at all."""
+
+    def __init__(self):
+        self.models = 0
+        self.fitted: dict = {}     # model name -> the captures retargeted onto it
+        self.left_out: list = []   # (model name, capture name, why)
+        self.unloadable: list = []  # (capture name, why)
+        self.own_instead: list = []  # models no capture fits, drawn with their own clips
+        self.dropped: list = []    # models no capture fits, without clips of their own
+
+    def pairs_left_out(self, captures: int) -> list:
+        """'model x capture (why)' per pair, a model's pairs with one reason together (the
+        retargeting's advice to give a bone map said once, by ``line``); ``captures``: how many
+        load."""
+        grouped: dict = {}
+        for model, capture, why in self.left_out:
+            grouped.setdefault((model, why.removesuffix(GIVE_A_MAP)), []).append(capture)
+        said = []
+        for (model, why), names in grouped.items():
+            which = f"all {captures} captures" if len(names) == captures > 1 else ", ".join(names)
+            said.append(f"{model} x {which} ({why})")
+        return said + [f"{capture} (does not load: {why})" for capture, why in self.unloadable]
+
+    def line(self, captures: int) -> str:
+        from ..words import counted
+
+        used = {capture for names in self.fitted.values() for capture in names}
+        said = [f"boneviewer: synth: retargeted {counted(len(used), 'capture')} onto {len(self.fitted)} of "
+                f"{counted(self.models, 'model')}"]
+        left = self.pairs_left_out(captures)
+        if left:
+            advice = (" (a --bone-map retargets onto bones no naming scheme knows)"
+                      if any(why.endswith(GIVE_A_MAP) for _, _, why in self.left_out) else "")
+            said.append(f"left out: {', '.join(left)}{advice}")
+        if self.own_instead:
+            said.append(f"models with their own clips instead: {', '.join(self.own_instead)}")
+        if self.dropped:
+            said.append(f"models left out, without clips of their own: {', '.join(self.dropped)}")
+        return "; ".join(said)
+
+
+def usable_captures(motion: Path | None, load: dict, report: MotionReport, say) -> list:
+    """The --motion captures that load (each said as render says a BVH file). Under a folder, one
+    that does not load is left out (reported); a capture file given alone is an error."""
+    captures = motion_inputs(motion)
+    usable = []
+    for capture in captures:
+        try:
+            say_bvh(say, capture, capture_scene(str(capture.resolve()), load, quiet=False))
+        except ViewerError as error:
+            if not motion.is_dir():
+                raise
+            report.unloadable.append((capture.relative_to(motion).as_posix(), str(error)))
+            continue
+        usable.append(capture)
+    return usable
+
+
 def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: dict | None = None,
          bone_map: Path | None = None, say=print) -> tuple[Catalogue, list]:
-    """The catalogue the draws choose from. A model that does not load, or that a capture cannot
-    be retargeted onto, is skipped with one line (``say``) naming why, in a folder; the one model
-    given is an error, as is a capture that does not load. A model without a skin is drawn as a
-    rigid object, without keypoints. Each BVH file's scale, up axis and facing is said, as
-    ``render`` says them."""
+    """The catalogue the draws choose from. A model that does not load is skipped with one line
+    (``say``) naming why, in a folder; the one model given is an error. A model without a skin
+    is drawn as a rigid object, without keypoints. Each BVH file's scale, up axis and facing is
+    said, as ``render`` says them.
+
+    With --motion, every capture is retargeted onto every model it fits (through the model's
+    bone map: ``bone_map_for``); a model no capture fits keeps its own clips, or is left out
+    without any; one line (``MotionReport``) says what was retargeted, what was left out and why.
+    Nothing to draw at all is one error line."""
     from ..loaders import load_model
-    from ..model.retarget import main_skeleton
+    from ..model.retarget import main_skeleton, read_bone_map
     from .labels import skeleton_layout
 
     load = load or {}
     models, folder = model_inputs(source)
-    captures = motion_inputs(motion)
+    report = MotionReport()
+    captures = usable_captures(motion, load, report, say)
+    maps = {path: bone_map_for(bone_map, path, name) for path, name in models}
+    for map_file in sorted({m for m in maps.values() if m is not None}):
+        try:
+            read_bone_map(map_file)  # a broken map is one line now, not a model left out
+        except ViewerError as error:
+            raise ViewerError(f"--bone-map: {error}") from None
+    if bone_map is not None and bone_map.is_dir():
+        unused = sorted(p.relative_to(bone_map).as_posix() for p in bone_map.rglob("*.json")
+                        if p.is_file() and p not in set(maps.values()))
+        if unused:
+            say(f"boneviewer: synth: warning: --bone-map {bone_map}: no model for {', '.join(unused)} (a map is "
+                "found by the model's path under the input, or its file stem, with .json)")
     layouts: dict = {}
     entries, reaches = [], []
-    draft = Catalogue((), 1.0, load, None if bone_map is None else str(bone_map))
-    for capture in captures:  # one that does not load is an error (its loader's line names it)
-        say_bvh(say, capture, capture_scene(str(capture.resolve()), load, quiet=False))
     for path, name in models:
         try:
             scene = load_model(path, None, **load)
-            say_bvh(say, path, scene)
-            clips = [ClipEntry(clip.name or index, index, None, float(clip.duration))
-                     for index, clip in enumerate(scene.animations)]
-            for capture in captures:
-                try:
-                    clip = retargeted_clip(scene, str(capture.resolve()), draft, quiet=False)
-                except ViewerError as error:
-                    raise ViewerError(f"--motion {capture.name} cannot be retargeted onto it: {error}") from None
-                clips.append(ClipEntry(clip.name or capture.stem, None, str(capture.resolve()), float(clip.duration)))
         except ViewerError as error:
             if not folder:
-                raise ViewerError(f"{name}: {error}" if str(error).startswith("--motion") else str(error)) from None
+                raise
             say(f"boneviewer: synth: skipped {name}: {error}")
             continue
+        say_bvh(say, path, scene)
+        clips = [ClipEntry(clip.name or index, index, None, float(clip.duration))
+                 for index, clip in enumerate(scene.animations)]
+        map_file = None if maps[path] is None else str(maps[path].resolve())
+        if motion is not None:
+            report.models += 1
+            fitted = []
+            for capture in captures:
+                shown_as = capture.relative_to(motion).as_posix() if motion.is_dir() else capture.name
+                try:
+                    clip = retargeted_clip(scene, str(capture.resolve()), load, map_file, quiet=False)
+                except ViewerError as error:
+                    report.left_out.append((name, shown_as, str(error)))
+                    continue
+                fitted.append(shown_as)
+                clips.append(ClipEntry(clip.name or capture.stem, None, str(capture.resolve()), float(clip.duration)))
+            if fitted:
+                report.fitted[name] = fitted
+            elif clips:
+                report.own_instead.append(name)
+            else:
+                report.dropped.append(name)
+                continue
         skeleton = main_skeleton(scene) if scene.skeletons else None
         if skeleton is None:
             say(f"boneviewer: synth: {name} has no skin: drawn as a rigid object, without keypoints")
@@ -129,8 +233,15 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
         height = float(extent[1]) if extent[1] > 1e-6 * max(float(extent.max()), 1e-30) else float(extent.max())
         height = max(height, 1e-6)
         entries.append(ModelEntry(str(path.resolve()), name, tuple(clips), category, height,
-                                  0 if skeleton is None else len(skeleton.bones)))
+                                  0 if skeleton is None else len(skeleton.bones), map_file))
         reaches.append(DEPTH_HEADROOM * max(float(np.linalg.norm(extent)), height))
+    if motion is not None:
+        if not entries and report.models:
+            left = report.pairs_left_out(len(captures))
+            onto = "any model, and no model has" if folder else f"{source.name}, and it has no"
+            raise ViewerError(f"--motion {motion}: no capture could be retargeted onto {onto} clips of its own "
+                              f"(left out: {', '.join(left)})")
+        say(report.line(len(captures)))
     if not entries:
         raise ViewerError(f"{source}: no model left to draw from (each was skipped, as said above)")
     # The farthest depth any draw reaches: the character at the smallest fill, plus its own depth.
@@ -138,18 +249,18 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
     farthest = max(reach / (2.0 * tan * options.fill[0]) + reach for reach in reaches)
     depth_scale = float(f"{65535.0 / farthest * 0.999:.4g}")  # 4 significant digits, rounded down by the margin
     coarse_depth(entries, reaches, depth_scale, tan, options.fill[0], say)
-    catalogue = Catalogue(tuple(entries), depth_scale, load, draft.bone_map)
+    catalogue = Catalogue(tuple(entries), depth_scale, load)
     from ..loaders import source_files
 
-    files = [file for path, _ in models for file in source_files(path)] + captures
-    files += ([] if bone_map is None else [bone_map]) + [Path(b) for b in options.backgrounds]
+    files = [file for path, _ in models for file in source_files(path)] + motion_inputs(motion)
+    files += sorted({m for m in maps.values() if m is not None}) + [Path(b) for b in options.backgrounds]
     files += [Path(e) for e in options.environments if e not in BUILT_IN_ENVIRONMENTS]
     digests = input_digests(files)
     key = run_key(options, catalogue, digests)
     categories = [{"id": number, "name": first, "supercategory": "character",
                    "keypoints": list(layout[0]), "skeleton": [list(pair) for pair in layout[1]]}
                   for layout, (number, first) in layouts.items()]
-    return Catalogue(catalogue.models, depth_scale, load, draft.bone_map, key, tuple(digests.items())), categories
+    return Catalogue(catalogue.models, depth_scale, load, key, tuple(digests.items())), categories
 
 
 def say_bvh(say, path, scene) -> None:
