@@ -353,6 +353,19 @@ def test_a_draw_that_shows_too_little_is_drawn_again_from_the_same_seed(tmp_path
     redrawn = [image["id"] - 1 for image in data["images"] if image["attempt"] > 0]
     assert len(redrawn) >= 2, "seed 0 draws the plane from behind for some images"
     assert f"({len(redrawn)} drawn again: their first draw showed too little)" in result.stdout
+    # The first draw of a redrawn image, drawn again here (in a child process: GL) as the worker drew
+    # it: the plane seen from behind, culled, nothing drawn, and its keypoints in the image hidden.
+    script = ("import json, sys; from pathlib import Path; from viewer.synth.job import *; "
+              "from viewer.synth.run import plan; options = SynthOptions(size=(64, 48)); "
+              "catalogue, _ = plan(Path(sys.argv[1]), options, say=lambda line: None); "
+              "first = Attempt(worker(options.size), int(sys.argv[2]), 0, options, catalogue); "
+              "print(json.dumps([first.shortfall, first.area, first.points[:, 2].tolist()]))")
+    import subprocess
+    import sys
+
+    shown = subprocess.run([sys.executable, "-c", script, str(model), str(redrawn[0])], capture_output=True, text=True,
+                           cwd=Path(__file__).parent.parent, timeout=60)
+    assert json.loads(shown.stdout) == ["nothing drawn", 0, [1, 1]], shown.stderr
     result = run_cli("synth", model, "--out", two, "--workers", "2", *arguments)
     assert result.returncode == 0, result.stderr
     assert files_of(two) == files_of(one)
