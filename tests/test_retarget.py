@@ -58,6 +58,23 @@ def test_the_shared_capture_on_cesiumman_with_the_shipped_map(wave):
     assert at["Skeleton_neck_joint_2"][1] > at["Skeleton_torso_joint_1"][1] > at["leg_joint_L_3"][1]
 
 
+def test_cesiums_figures_map_by_their_joint_names(wave):
+    """CesiumMan and RiggedFigure (glTF-Sample-Models) name their joints Cesium's way
+    (torso_joint_1, arm_joint_L_1, leg_joint_R_5, CesiumMan's arms numbered otherwise): the
+    naming schemes map them as the shipped map does, with no map given."""
+    cesium = load_model(CESIUM)
+    automatic = Retargeting(wave, cesium)
+    assert automatic.bone_map == Retargeting(wave, cesium, bone_map=json.loads(CESIUM_MAP.read_text())).bone_map
+    worst, rows = retarget_error(automatic, every=10)
+    assert worst < WORST and len(rows) >= 14
+    figure = Retargeting(wave, load_model(DATA / "gltf-samples" / "RiggedFigure" / "RiggedFigure.gltf"))
+    assert figure.bone_map["arm_joint_L_1"] == "LeftArm" and figure.bone_map["leg_joint_R_5"] == "RightToeBase"
+    assert len(figure.bone_map) == 19 and retarget_error(figure, every=10)[0] < WORST
+    at = posed_at(figure, 1.0)  # the capture's T-pose: the left hand out to the figure's left (+X), upright
+    assert at["arm_joint_L_3"][0] > 0.3 > -0.3 > at["arm_joint_R_3"][0]
+    assert at["neck_joint_2"][1] > at["torso_joint_1"][1] > at["leg_joint_L_3"][1]
+
+
 def posed_at(retargeting, time: float) -> dict:
     """{bone name: world position} of the target posed by the retargeted clip at ``time``."""
     retargeting.clip.apply(time)

@@ -72,14 +72,28 @@ def world_to_pixels(points, K, world_to_camera):
     return uvw[:, :2] / uvw[:, 2:3], camera_points
 
 
-def triangles_in_camera(scene, world_to_camera) -> np.ndarray:
-    """(T, 3, 3) camera-space triangles of every mesh, skinned on the CPU."""
+def triangles_in_camera(scene, world_to_camera, culled: bool = False) -> np.ndarray:
+    """(T, 3, 3) camera-space triangles of every mesh, skinned on the CPU; ``culled``: without
+    the back faces of single-sided materials, as the renderer draws them (a front face winds
+    counter-clockwise seen from the camera, clockwise under a mirroring world matrix)."""
     found = []
     for mesh in scene.meshes:
         positions = mesh.skinned_positions()
-        found.append(positions[mesh.indices.reshape(-1, 3)])
-    world = np.concatenate(found)
-    return (np.c_[world.reshape(-1, 3), np.ones(world.size // 3)] @ world_to_camera.T)[:, :3].reshape(-1, 3, 3)
+        triangles = positions[mesh.indices.reshape(-1, 3)]
+        triangles = (np.c_[triangles.reshape(-1, 3), np.ones(triangles.size // 3)]
+                     @ world_to_camera.T)[:, :3].reshape(-1, 3, 3)
+        if culled:
+            a, b, c = triangles[:, 0], triangles[:, 1], triangles[:, 2]
+            towards = np.einsum("ij,ij->i", np.cross(b - a, c - a), a) < 0  # the normal faces the camera (origin)
+            if np.linalg.det(np.asarray(mesh.world_matrix, float)[:3, :3]) < 0:
+                towards = ~towards
+            keep = np.zeros(len(triangles), bool)
+            for submesh in mesh.submeshes:
+                rows = slice(submesh.first_index // 3, (submesh.first_index + submesh.index_count) // 3)
+                keep[rows] = True if submesh.pbr.double_sided else towards[rows]
+            triangles = triangles[keep]
+        found.append(triangles)
+    return np.concatenate(found)
 
 
 def rasterise(triangles, K, size):
@@ -227,23 +241,25 @@ def test_the_written_camera_drew_the_parts_and_the_depth(dataset, library):
 
 
 def test_visibility_agrees_with_a_ray_cast(dataset, library):
-    """The labeller reads the depth at the joint's pixel (Unity Perception's rule), the ray cast
-    goes through the joint itself: they differ where an occluder's silhouette passes between the
-    joint and its pixel's centre (a finger, a gap between the robot's rigid parts). With the
-    character 190 pixels tall or more they agree for more than 99% of the keypoints (about 97%
-    at 40 pixels)."""
+    """Visible where the nearest surface drawn along the ray through the joint (front faces of
+    single-sided materials, as drawn) lies within the occlusion distance of it, hidden where it
+    is nearer or farther by more, or where the ray meets nothing drawn (the robot's pole targets
+    in the air). The labeller reads the depth at the joint's pixel, the ray cast goes through
+    the joint itself: they differ where a silhouette passes between the joint and its pixel's
+    centre (a finger, a gap between the robot's rigid parts). With the character 190 pixels
+    tall or more they agree for more than 99% of the keypoints (about 97% at 40 pixels)."""
     out, data, _ = dataset
     agree = total = 0
     for image, annotation in zip(data["images"], data["annotations"]):
         scene = posed(library, image)
         K, world_to_camera = camera(image)
-        triangles = triangles_in_camera(scene, world_to_camera)
+        triangles = triangles_in_camera(scene, world_to_camera, culled=True)
         joints = np.array(annotation["keypoints_3d"]).reshape(-1, 3)
         points = np.array(annotation["keypoints"]).reshape(-1, 3)
         seen = points[:, 2] > 0
         distance = np.linalg.norm(joints[seen], axis=1)
         hits = nearest_hits(joints[seen] / distance[:, None], triangles)
-        visible = ~(hits < distance - image["occlusion_distance"])
+        visible = np.abs(hits - distance) <= image["occlusion_distance"]  # inf: nothing drawn on the ray
         agree += int(np.sum(visible == (points[seen, 2] == 2)))
         total += int(seen.sum())
         assert image["occlusion_distance"] > 0
@@ -310,6 +326,161 @@ def test_an_interrupted_run_resumes_without_redoing_whole_images(dataset, librar
     assert files_of(resumed) == files_of(out)
 
 
+# --- draws that show too little are drawn again -----------------------------------------------------------
+def test_a_draw_that_shows_too_little_is_drawn_again_from_the_same_seed(tmp_path):
+    """SimpleSkin is a single-sided plane: seen from behind it is culled and nothing is drawn
+    (5 of the first 8 draws of seed 0). Each such image is drawn again from (seed, index,
+    attempt): every image shows the plane and a visible keypoint on it, the count stays 8, and
+    the redraws are the same bytes from one worker, two, and a resumed run."""
+    from conftest import run_cli
+
+    model = SAMPLES / "SimpleSkin" / "SimpleSkin.gltf"
+    one, two = tmp_path / "one", tmp_path / "two"
+    arguments = ["--count", 8, "--size", "64x48"]
+    result = run_cli("synth", model, "--out", one, "--workers", "1", *arguments)
+    assert result.returncode == 0, result.stderr
+    data = json.loads((one / "annotations.json").read_text())
+    assert len(data["images"]) == len(data["annotations"]) == 8
+    for image, annotation in zip(data["images"], data["annotations"]):
+        drawn = read(one, image["depth_file_name"]) > 0
+        assert annotation["area"] == drawn.sum() >= 4 and annotation["bbox"][2] > 0  # 0.1% of 64x48, rounded up
+        points = np.array(annotation["keypoints"]).reshape(-1, 3)
+        assert (points[:, 2] == 2).sum() >= 1
+        for x, y, v in points:
+            if v == 2:
+                assert drawn[int(y), int(x)]  # a visible keypoint lies on a drawn pixel
+    assert data["info"]["ranges"]["min_visible"] == 1 and data["info"]["ranges"]["min_area"] == 0.001
+    redrawn = [image["id"] - 1 for image in data["images"] if image["attempt"] > 0]
+    assert len(redrawn) >= 2, "seed 0 draws the plane from behind for some images"
+    assert f"({len(redrawn)} drawn again: their first draw showed too little)" in result.stdout
+    # The first draw of a redrawn image, drawn again here (in a child process: GL) as the worker drew
+    # it: the plane seen from behind, culled, nothing drawn, and its keypoints in the image hidden.
+    script = ("import json, sys; from pathlib import Path; from viewer.synth.job import *; "
+              "from viewer.synth.run import plan; options = SynthOptions(size=(64, 48)); "
+              "catalogue, _ = plan(Path(sys.argv[1]), options, say=lambda line: None); "
+              "first = Attempt(worker(options.size), int(sys.argv[2]), 0, options, catalogue); "
+              "print(json.dumps([first.shortfall, first.area, first.points[:, 2].tolist()]))")
+    import subprocess
+    import sys
+
+    shown = subprocess.run([sys.executable, "-c", script, str(model), str(redrawn[0])], capture_output=True, text=True,
+                           cwd=Path(__file__).parent.parent, timeout=60)
+    assert json.loads(shown.stdout) == ["nothing drawn", 0, [1, 1]], shown.stderr
+    result = run_cli("synth", model, "--out", two, "--workers", "2", *arguments)
+    assert result.returncode == 0, result.stderr
+    assert files_of(two) == files_of(one)
+    for index in redrawn[:2]:  # an interrupted run redraws them alike
+        (two / "labels" / f"{index:06d}.json").unlink()
+        (two / "images" / f"{index:06d}.png").unlink()
+    result = run_cli("synth", model, "--out", two, "--workers", "1", *arguments)
+    assert result.returncode == 0 and "resuming: 6 of 8 images" in result.stderr, result.stderr
+    assert files_of(two) == files_of(one)
+
+
+def test_an_image_no_draw_shows_enough_of_is_one_error_line(capsys, tmp_path):
+    status, err = run_in_process(capsys, SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", "--out", tmp_path / "o",
+                                 "--count", "2", "--size", "16x16", "--min-area", "1", "--workers", "1")
+    lines = err.strip().splitlines()
+    assert status == 2 and len(lines) == 1, err
+    assert lines[0].startswith("boneviewer: error: image 0: none of 32 draws shows enough of the character for "
+                               "--min-visible 1 and --min-area 1 (")
+    assert "under 256 pixels drawn" in lines[0] and "nothing drawn" in lines[0]
+    assert not (tmp_path / "o" / "annotations.json").exists()
+
+
+def test_shortfall_says_why_an_image_shows_too_little():
+    visible, hidden = [10.0, 10.0, 2], [10.0, 10.0, 1]
+    assert L.shortfall([visible, hidden], 0, 1000, 1, 0.0) == "nothing drawn"
+    assert L.shortfall([visible, hidden], 4, 1000, 1, 0.005) == "under 5 pixels drawn"
+    assert L.shortfall([visible, hidden], 5, 1000, 1, 0.005) is None
+    assert L.shortfall([hidden, hidden], 50, 1000, 1, 0.001) == "under 1 keypoints visible"
+    assert L.shortfall([visible, hidden], 50, 1000, 2, 0.001) == "under 2 keypoints visible"
+    assert L.shortfall([visible, visible], 50, 1000, 5, 0.001) is None  # a rig of 2: both are enough
+    assert L.shortfall(np.zeros((0, 3)), 50, 1000, 3, 0.001) is None  # a rigid object: its area alone
+    assert L.shortfall([hidden], 50, 1000, 0, 0.001) is None
+
+
+def test_a_redraw_is_a_pure_function_of_seed_index_and_attempt():
+    from viewer.synth.job import Catalogue, ClipEntry, ModelEntry, SynthOptions, draw
+
+    catalogue = Catalogue((ModelEntry("/a.glb", "a.glb", (ClipEntry("walk", 0, None, 2.0),), 1, 1.7, 20),), 100.0)
+    options = SynthOptions()
+    assert draw(3, 5, options, catalogue) == draw(3, 5, options, catalogue, 0)  # attempt 0 is the first draw
+    attempts = [draw(3, 5, options, catalogue, a) for a in range(4)]
+    assert attempts == [draw(3, 5, options, catalogue, a) for a in range(4)]
+    assert len({(d.yaw, d.pitch, d.time) for d in attempts}) == 4
+    assert draw(3, 6, options, catalogue, 1) != attempts[1]
+
+
+# --- an --out that holds an earlier run --------------------------------------------------------------------
+def test_a_rerun_with_other_options_is_refused_by_name_and_force_clears_only_synths_files(capsys, tmp_path):
+    """An earlier run of 4 images, then 2 with another seed: refused in one line naming --seed,
+    nothing touched; with --force the earlier run's files go (the user's own files stay) and
+    the folder holds exactly the images annotations.json lists."""
+    model, out = SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", tmp_path / "out"
+    tiny = ["--size", "16x16", "--workers", "1"]
+    status, _ = run_in_process(capsys, model, "--out", out, "--count", "4", *tiny)
+    assert status == 0
+    (out / "images" / "notes.txt").write_text("mine")
+    (out / "README.md").write_text("mine")
+    before = files_of(out)
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "2", "--seed", "1", *tiny)
+    assert status == 2 and err.strip().splitlines() == [
+        f"boneviewer: error: --out {out}: holds an earlier synth run with other options: --seed (0 there, 1 now); "
+        "give the same options to resume it, or --force to remove its files and start over"]
+    assert files_of(out) == before
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "2", "--seed", "1", "--fill", "0.5:0.8",
+                                 "--size", "16x12", *tiny[2:])
+    assert status == 2 and "--size (16x16 there, 16x12 now), --seed (0 there, 1 now), --fill (0.3:0.9 there, " \
+                           "0.5:0.8 now);" in err
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "2", "--seed", "1", "--force", *tiny)
+    assert status == 0 and f"boneviewer: synth: --force: removed the 19 files of an earlier run from {out}\n" in err
+    data = json.loads((out / "annotations.json").read_text())
+    listed = {image[key] for image in data["images"] for key in ("file_name", "depth_file_name", "parts_file_name")}
+    listed |= {f"labels/{image['id'] - 1:06d}.json" for image in data["images"]}
+    left = set(files_of(out)) - {"annotations.json", "index.html", "synth.json"}
+    assert left == listed | {"images/notes.txt", "README.md"} and len(listed) == 8
+    assert (out / "README.md").read_text() == "mine" and data["info"]["seed"] == 1
+    assert json.loads((out / "synth.json").read_text())["options"]["--seed"] == 1
+
+
+def test_the_same_options_resume_a_larger_count_adds_and_a_smaller_one_is_refused(capsys, tmp_path):
+    model, out = SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", tmp_path / "out"
+    tiny = ["--size", "16x16", "--workers", "1"]
+    assert run_in_process(capsys, model, "--out", out, "--count", "3", *tiny)[0] == 0
+    first = files_of(out)
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "5", *tiny)
+    assert status == 0 and "resuming: 3 of 5 images already written" in err
+    assert all(files_of(out)[name] == data for name, data in first.items() if name.startswith(("images/", "labels/")))
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "2", *tiny)
+    assert status == 2 and err.strip().splitlines() == [
+        f"boneviewer: error: --out {out}: the earlier run of these options has images up to 000004; --count 2 "
+        "would leave 3 of them out of annotations.json: give --count 5 or more to resume it, or --force to remove "
+        "its files and start over"]
+
+
+def test_changed_inputs_and_files_without_a_manifest_are_refused(capsys, tmp_path):
+    folder, out = tmp_path / "models", tmp_path / "out"
+    folder.mkdir()
+    shutil.copy(SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", folder)
+    tiny = ["--size", "16x16", "--workers", "1"]
+    assert run_in_process(capsys, folder / "SimpleSkin.gltf", "--out", out, "--count", "1", *tiny)[0] == 0
+    with open(folder / "SimpleSkin.gltf", "a") as model:
+        model.write("\n")  # the same model, other bytes
+    status, err = run_in_process(capsys, folder / "SimpleSkin.gltf", "--out", out, "--count", "1", *tiny)
+    assert status == 2 and "other options: the inputs changed since (SimpleSkin.gltf changed);" in err
+    (out / "synth.json").unlink()  # as an older boneviewer left it
+    status, err = run_in_process(capsys, folder / "SimpleSkin.gltf", "--out", out, "--count", "1", *tiny)
+    assert status == 2 and err.strip().splitlines() == [
+        f"boneviewer: error: --out {out}: holds files synth writes (annotations.json, depth/, images/, index.html, "
+        "labels/, parts/) but no synth.json saying which run wrote them; give --force to remove them and start "
+        "over, or another --out"]
+    status, _ = run_in_process(capsys, folder / "SimpleSkin.gltf", "--out", out, "--count", "1", "--force", *tiny)
+    assert status == 0 and sorted(files_of(out)) == ["annotations.json", "depth/000000.png", "images/000000.png",
+                                                     "index.html", "labels/000000.json", "parts/000000.png",
+                                                     "synth.json"]
+
+
 # --- the labels module, without GL -----------------------------------------------------------------------
 def test_the_opencv_camera_of_a_gl_camera_puts_points_on_the_gl_pixels():
     from viewer.camera import OrbitCamera
@@ -334,13 +505,15 @@ def test_keypoint_visibility_rule():
     depth = np.zeros((80, 100), np.float32)
     depth[40:, :] = 2.0  # a surface at depth 2 over the bottom half
     joints = np.array([[0.0, 0.05, 3.0],    # bottom half, 1 behind the surface: hidden
-                       [0.0, 0.05, 2.05],   # within the occlusion distance: visible
-                       [0.0, -0.05, 3.0],   # top half, nothing drawn there: visible
+                       [0.0, 0.05, 2.05],   # within the occlusion distance behind it: visible
+                       [0.0, 0.05, 1.95],   # within it in front: visible
+                       [0.0, 0.05, 1.5],    # 0.5 in front of the drawn surface, its own not drawn: hidden
+                       [0.0, -0.05, 3.0],   # top half, nothing drawn there: hidden (the picture shows no joint)
                        [0.0, 0.0, -1.0],    # behind the camera
                        [1.0, 0.0, 1.0]])    # outside the image
     points = L.keypoints(joints, K, depth, occlusion_distance=0.1)
-    assert points[:, 2].tolist() == [1, 2, 2, 0, 0]
-    assert np.allclose(points[0, :2], [50.0, 40.0 + 100 * 0.05 / 3.0]) and np.all(points[3:, :2] == 0)
+    assert points[:, 2].tolist() == [1, 2, 2, 1, 1, 0, 0]
+    assert np.allclose(points[0, :2], [50.0, 40.0 + 100 * 0.05 / 3.0]) and np.all(points[5:, :2] == 0)
 
 
 @pytest.mark.filterwarnings("ignore:__array__ implementation doesn't accept a copy keyword:DeprecationWarning")
@@ -484,32 +657,115 @@ def test_an_unwritable_out(capsys, tmp_path):
     assert status == 2 and len(err.strip().splitlines()) == 1 and "cannot create it" in err
 
 
-def test_a_capture_that_cannot_be_retargeted_skips_that_rig(capsys, tmp_path):
+def captures_with_a_broken_one(tmp_path) -> Path:
+    """A --motion folder: wave_hello.bvh, and moves/broken.bvh that does not parse."""
+    captures = tmp_path / "captures"
+    (captures / "moves").mkdir(parents=True)
+    shutil.copy(BVH / "wave_hello.bvh", captures)
+    (captures / "moves" / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
+    return captures
+
+
+def test_motion_retargets_what_fits_keeps_own_clips_and_says_what_was_left_out_in_one_line(tmp_path):
+    """RiggedFigure (Cesium's joint names) takes the capture; SimpleSkin (node1, node2) and
+    RiggedSimple (Bone, Bone.001) keep their own clips; a capture that does not parse is left
+    out, not an error; one line says it all."""
     from viewer.synth.job import SynthOptions
     from viewer.synth.run import plan
 
     folder = tmp_path / "rigs"
     folder.mkdir()
-    shutil.copy(SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", folder)
-    shutil.copy(SAMPLES / "RobotExpressive" / "RobotExpressive.glb", folder)
+    for name in ("SimpleSkin", "RiggedFigure", "RiggedSimple"):
+        shutil.copy(SAMPLES / name / f"{name}.gltf", folder)
+    captures = captures_with_a_broken_one(tmp_path)
     said = []
-    catalogue, categories = plan(folder, SynthOptions(), BVH / "wave_hello.bvh", say=said.append)
-    assert [m.name for m in catalogue.models] == ["RobotExpressive.glb"]
-    assert said[0].startswith(f"boneviewer: {BVH / 'wave_hello.bvh'}: BVH scale ")  # the capture's import, as render says it
-    said = said[1:]
-    assert len(said) == 1 and said[0].startswith("boneviewer: synth: skipped SimpleSkin.gltf: --motion "
-                                                 "wave_hello.bvh cannot be retargeted onto it: ")
-    robot = catalogue.models[0]
-    assert robot.clips[-1].motion.endswith("wave_hello.bvh") and robot.clips[-1].index is None
-    # The one model given, that the capture cannot be retargeted onto: an error.
+    catalogue, _ = plan(folder, SynthOptions(), captures, say=said.append)
+    clips = {m.name: [(c.name, c.index, c.motion and Path(c.motion).name) for c in m.clips] for m in catalogue.models}
+    assert clips["RiggedFigure.gltf"][-1][1:] == (None, "wave_hello.bvh") and clips["RiggedFigure.gltf"][0][1] == 0
+    assert [c[2] for c in clips["SimpleSkin.gltf"]] == [None] and [c[2] for c in clips["RiggedSimple.gltf"]] == [None]
+    summary = [line for line in said if line.startswith("boneviewer: synth: retargeted")]
+    assert len(summary) == 1 and not any("skipped" in line for line in said), said
+    assert summary[0].startswith("boneviewer: synth: retargeted 1 capture onto 1 of 3 models; left out: "
+                                 "RiggedSimple.gltf x wave_hello.bvh (no bone of 'RiggedSimple.gltf' has a name the "
+                                 "naming schemes know (Bone, Bone.001)), SimpleSkin.gltf x wave_hello.bvh (no bone of "
+                                 "'SimpleSkin.gltf' has a name the naming schemes know (node1, node2)), "
+                                 "moves/broken.bvh (does not load: ")
+    assert summary[0].endswith(" (a --bone-map retargets onto bones no naming scheme knows); models with their own "
+                               "clips instead: RiggedSimple.gltf, SimpleSkin.gltf")
+
+
+def test_every_test_capture_retargets_onto_cesiumman(tmp_path):
+    """`synth CesiumMan.glb --motion tests/data/bvh` stopped with exit 2 (no map for its joint
+    names); now every capture of the folder is drawn from beside its own walk."""
+    from viewer.synth.job import SynthOptions
+    from viewer.synth.run import plan
+
+    said = []
+    catalogue, _ = plan(SAMPLES / "CesiumMan" / "CesiumMan.glb", SynthOptions(), BVH, say=said.append)
+    motions = [Path(c.motion).name if c.motion else None for c in catalogue.models[0].clips]
+    assert motions == [None] + sorted(p.name for p in BVH.glob("*.bvh"))
+    assert said[-1] == "boneviewer: synth: retargeted 5 captures onto 1 of 1 model"
+
+
+def test_a_bone_map_folder_maps_each_model_by_its_path_else_its_stem(tmp_path):
+    from viewer.synth.job import SynthOptions
+    from viewer.synth.run import plan
+
+    folder = tmp_path / "rigs"
+    for name in ("RiggedSimple", "SimpleSkin"):
+        (folder / name).mkdir(parents=True)
+        shutil.copy(SAMPLES / name / f"{name}.gltf", folder / name)
+    maps = tmp_path / "maps"
+    (maps / "SimpleSkin").mkdir(parents=True)
+    (maps / "RiggedSimple.json").write_text(json.dumps({"Bone": "spine", "Bone.001": "chest"}))  # by its stem
+    (maps / "SimpleSkin" / "SimpleSkin.json").write_text(json.dumps({"node1": "hips"}))  # by its path
+    (maps / "SimpleSkin.json").write_text(json.dumps({"nope": "hips"}))  # the path's map comes first
+    (maps / "Fox.json").write_text("{}")
+    said = []
+    catalogue, _ = plan(folder, SynthOptions(), BVH / "wave_hello.bvh", bone_map=maps, say=said.append)
+    entries = {m.name: m for m in catalogue.models}
+    assert entries["RiggedSimple/RiggedSimple.gltf"].bone_map == str((maps / "RiggedSimple.json").resolve())
+    assert entries["SimpleSkin/SimpleSkin.gltf"].bone_map == str((maps / "SimpleSkin" / "SimpleSkin.json").resolve())
+    for entry in entries.values():
+        assert entry.clips[-1].motion.endswith("wave_hello.bvh")
+    assert f"boneviewer: synth: warning: --bone-map {maps}: no model for Fox.json, SimpleSkin.json (a map is found by " \
+           "the model's path under the input, or its file stem, with .json)" in said
+    assert "boneviewer: synth: retargeted 1 capture onto 2 of 2 models" in said
+    (maps / "RiggedSimple.json").write_text("{not JSON")
+    from viewer.errors import ViewerError
+
+    with pytest.raises(ViewerError, match=r"^--bone-map: bone map .*RiggedSimple.json: not JSON"):
+        plan(folder, SynthOptions(), BVH / "wave_hello.bvh", bone_map=maps, say=said.append)
+
+
+def test_one_model_keeps_its_clips_when_no_capture_fits_and_without_any_is_one_error_line(tmp_path):
+    """`synth MODEL --motion DIR` runs with the captures that fit (here none: SimpleSkin's joints
+    are node1 and node2) and the model's own clip; a model without clips of its own that no
+    capture fits is one error line, naming every pair and why."""
     from conftest import run_cli
 
-    result = run_cli("synth", folder / "SimpleSkin.gltf", "--out", tmp_path / "o", "--count", "1",
-                     "--motion", BVH / "wave_hello.bvh")
-    assert result.returncode == 2 and result.stderr.strip().splitlines()[1:] == [
-        "boneviewer: error: SimpleSkin.gltf: --motion wave_hello.bvh cannot be retargeted onto it: no bones of 'SimpleSkin.gltf' could be "
-        "mapped to bones of 'wave_hello.bvh' by name: give a bone map"]
-    assert not (tmp_path / "o" / "annotations.json").exists()
+    captures = captures_with_a_broken_one(tmp_path)
+    out = tmp_path / "out"
+    result = run_cli("synth", SAMPLES / "SimpleSkin" / "SimpleSkin.gltf", "--out", out, "--count", "2", "--size",
+                     "16x16", "--workers", "1", "--motion", captures)
+    assert result.returncode == 0, result.stderr
+    assert "boneviewer: synth: retargeted 0 captures onto 0 of 1 model; left out: SimpleSkin.gltf x wave_hello.bvh " \
+           "(no bone of 'SimpleSkin.gltf' has a name" in result.stderr
+    assert "; models with their own clips instead: SimpleSkin.gltf\n" in result.stderr
+    data = json.loads((out / "annotations.json").read_text())
+    assert {image["clip"] for image in data["images"]} == {"animation0"} and len(data["images"]) == 2
+    assert {image["motion"] for image in data["images"]} == {None}
+    still = json.loads((SAMPLES / "SimpleSkin" / "SimpleSkin.gltf").read_text())
+    del still["animations"]
+    (tmp_path / "still.gltf").write_text(json.dumps(still))
+    result = run_cli("synth", tmp_path / "still.gltf", "--out", tmp_path / "o2", "--count", "1", "--motion", captures)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and lines[-1].startswith(
+        f"boneviewer: error: --motion {captures}: no capture could be retargeted onto still.gltf, and it has no clips "
+        "of its own (left out: still.gltf x wave_hello.bvh (no bone of 'still.gltf' has a name the naming schemes "
+        "know (node1, node2)), moves/broken.bvh (does not load: ")
+    assert not [line for line in lines if "error" in line and line is not lines[-1]]
+    assert not (tmp_path / "o2" / "annotations.json").exists()
 
 
 def test_a_model_without_a_skin_is_drawn_without_keypoints(tmp_path):
@@ -628,4 +884,4 @@ def test_each_bvh_file_says_its_scale_up_axis_and_facing_as_render_does(tmp_path
          say=said.append)
     line = (f"boneviewer: {BVH / 'wave_hello.bvh'}: BVH scale 0.0443097, up axis +z (given) turned to +Y, forward axis "
             "+y (detected) turned 180° to +Z")
-    assert said == [line, line]  # the capture, then the model
+    assert said == [line, line, "boneviewer: synth: retargeted 1 capture onto 1 of 1 model"]  # the capture, the model

@@ -55,21 +55,32 @@ def add_parser(commands, common):
                     "labels: OUT/images/NNNNNN.png, OUT/depth/NNNNNN.png (16-bit depth times info.depth_scale), "
                     "OUT/parts/NNNNNN.png (1 + the bone that most influences the surface), OUT/annotations.json "
                     "(COCO keypoints: 2D keypoints with visibility, keypoints_3d, boxes, RLE masks, K and "
-                    "world_to_camera in OpenCV's axes) and OUT/index.html (a preview). An interrupted run resumes.")
+                    "world_to_camera in OpenCV's axes), OUT/index.html (a preview) and OUT/synth.json (the run's options). "
+                    "A draw that shows too little (--min-visible, --min-area) is drawn again from the same seed. The "
+                    "same command into the same --out resumes an interrupted run (a larger --count adds images); "
+                    "other options are refused unless --force.")
     synth.add_argument("model", type=Path, metavar="MODEL|DIR", help="a .gltf, .glb, .fbx, USD or .bvh file, or a folder of them")
     synth.add_argument("--out", type=Path, required=True, metavar="DIR", help="the data set's folder (created)")
     synth.add_argument("--count", type=positive_int, required=True, metavar="N", help="images to render")
     synth.add_argument("--size", type=size, default=(256, 256), metavar="WxH",
                        help="WIDTHxHEIGHT of the images (default 256x256)")
     synth.add_argument("--seed", type=seed, default=0, metavar="S", help="the draws' seed (default 0)")
+    synth.add_argument("--force", action="store_true",
+                       help="--out holds an earlier run with other options: remove its files (its images/, depth/, "
+                            "parts/ and labels/ files, annotations.json, index.html, synth.json; nothing else) and "
+                            "start over (without it, such a run is refused, naming the options that differ)")
     group = synth.add_argument_group("motion")
     add_bvh_options(group)
     group.add_argument("--motion", type=Path, metavar="FILE.bvh|DIR",
-                       help="BVH captures (a file, or every .bvh under a folder), each retargeted onto each rig and "
-                            "drawn from beside the rig's own clips; a rig a capture cannot be retargeted onto is "
-                            "skipped")
-    group.add_argument("--bone-map", type=Path, metavar="MAP.json",
-                       help='--motion\'s bone map, {"target bone": "source bone"} (default: by the naming schemes)')
+                       help="BVH captures (a file, or every .bvh under a folder), each retargeted onto each model it "
+                            "fits and drawn from beside the model's own clips; a model no capture fits keeps its own "
+                            "clips (without any, it is left out), a capture under DIR that does not load is left out, "
+                            "and one line says what was retargeted and what was left out, and why")
+    group.add_argument("--bone-map", type=Path, metavar="MAP.json|DIR",
+                       help='--motion\'s bone map, {"target bone": "source bone"}: a file for every model, or a folder '
+                            "of one per model: DIR/<the model's path under MODEL|DIR, .json for its suffix>, else "
+                            "DIR/<its file stem>.json (Fox/Fox.glb: DIR/Fox/Fox.json, else DIR/Fox.json); a model "
+                            "without one is mapped by the naming schemes (the default)")
     ranges = synth.add_argument_group("the draws' ranges (written into annotations.json)")
     ranges.add_argument("--pitch", type=range_of(-89.0, 89.0, " degrees"), default=(-10.0, 30.0), metavar="MIN:MAX",
                         help="camera pitch in degrees, positive above the character (default -10:30); yaw is all round")
@@ -81,8 +92,15 @@ def add_parser(commands, common):
     ranges.add_argument("--fov", type=field_of_view, default=40.0, metavar="DEG",
                         help="vertical field of view in degrees (default 40)")
     ranges.add_argument("--occlusion-distance", type=fraction, default=0.08, metavar="F",
-                        help="a keypoint is hidden (v=1) when the surface drawn at its pixel is nearer than it by more "
-                             "than F times the character's height (default 0.08)")
+                        help="a keypoint is visible (v=2) where the surface drawn at its pixel lies within F times "
+                             "the character's height of it in depth, else hidden (v=1): a surface nearer by more, "
+                             "its own surface not drawn, or nothing drawn (default 0.08)")
+    ranges.add_argument("--min-visible", type=seed, default=1, metavar="K",
+                        help="an image with fewer than K keypoints visible (all of a rig's, for fewer) is drawn "
+                             "again, from the same seed (default 1)")
+    ranges.add_argument("--min-area", type=fraction, default=0.001, metavar="F",
+                        help="an image whose character covers less than F of its pixels is drawn again, from the "
+                             "same seed; one where nothing is drawn always is (default 0.001)")
     ranges.add_argument("--backgrounds", type=Path, metavar="DIR",
                         help="a folder of images (.png, .jpg): for each image, one of them drawn at random, "
                              "scaled to cover the frame and cropped at random behind the character")
@@ -101,7 +119,7 @@ def run(args) -> int:
     from ..files import check_folder_outputs, check_outputs
     from ..loaders import source_files
     from ..look import BUILT_IN_ENVIRONMENTS
-    from ..synth.run import ANNOTATIONS, OUTPUT_FOLDERS, model_inputs, motion_inputs, synth
+    from ..synth.run import ANNOTATIONS, MANIFEST, OUTPUT_FOLDERS, model_inputs, motion_inputs, synth
     from ..synth.job import SynthOptions
 
     if not args.model.exists():
@@ -113,9 +131,9 @@ def run(args) -> int:
     if args.motion is not None and args.motion.is_file() and args.motion.suffix.lower() != ".bvh":
         raise ViewerError(f"--motion {args.motion}: expected a .bvh capture or a folder of them")
     if args.bone_map is not None and args.motion is None:
-        raise ViewerError("--bone-map MAP.json goes with --motion: give the captures to retarget")
-    if args.bone_map is not None and not args.bone_map.is_file():
-        raise ViewerError(f"--bone-map {args.bone_map}: {why_missing(args.bone_map)}")
+        raise ViewerError("--bone-map MAP.json|DIR goes with --motion: give the captures to retarget")
+    if args.bone_map is not None and not args.bone_map.exists():
+        raise ViewerError(f"--bone-map {args.bone_map}: {why_missing(args.bone_map, 'file or folder')}")
     backgrounds = ()
     if args.backgrounds is not None:
         if not args.backgrounds.is_dir():
@@ -135,12 +153,15 @@ def run(args) -> int:
         inputs.update(source_files(path, "a model"))
     for capture in motion_inputs(args.motion):
         inputs[capture] = "a --motion capture"
+    if args.bone_map is not None:
+        for map_file in args.bone_map.rglob("*.json") if args.bone_map.is_dir() else [args.bone_map]:
+            inputs[map_file] = "a --bone-map file"
     for background in backgrounds:
         inputs[Path(background)] = "a --backgrounds image"
     for environment in environments:
         if environment not in BUILT_IN_ENVIRONMENTS:
             inputs[Path(environment)] = "an --environment file"
-    check_outputs([(f"--out {args.out}", args.out / name) for name in (ANNOTATIONS, "index.html")], inputs)
+    check_outputs([(f"--out {args.out}", args.out / name) for name in (ANNOTATIONS, "index.html", MANIFEST)], inputs)
     check_folder_outputs(f"--out {args.out}", [args.out / name for name in OUTPUT_FOLDERS], inputs)
     try:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -148,6 +169,7 @@ def run(args) -> int:
         raise ViewerError(f"--out {args.out}: cannot create it: {error.strerror}") from None
     options = SynthOptions(size=tuple(args.size), seed=args.seed, pitch=tuple(args.pitch), fill=tuple(args.fill),
                            target_offset=args.target_offset, fov=args.fov, occlusion_distance=args.occlusion_distance,
+                           min_visible=args.min_visible, min_area=args.min_area,
                            backgrounds=backgrounds, environments=environments,
                            environment_rotation=tuple(args.environment_rotation), exposure=tuple(args.exposure),
                            tone_mapping=args.tone_mapping, environment_filter=args.environment_filter)
@@ -165,7 +187,8 @@ def run(args) -> int:
 
     try:
         annotations = synth(args.model, args.out, args.count, options, args.motion, load, args.bone_map,
-                            args.workers, args.ray, say=lambda line: print(line, file=sys.stderr), progress=update)
+                            args.workers, args.ray, say=lambda line: print(line, file=sys.stderr), progress=update,
+                            force=args.force)
     except KeyboardInterrupt:
         progress.close()
         print(f"boneviewer: synth: interrupted with {written[0]} of {args.count} images written; the same command "
@@ -173,7 +196,9 @@ def run(args) -> int:
         raise
     progress.close()
     visible = sum(1 for a in annotations["annotations"] for v in a["keypoints"][2::3] if v == 2)
-    print(f"{args.count} images, {len(annotations['annotations'])} annotations, {visible} visible keypoints; "
+    redrawn = sum(1 for image in annotations["images"] if image.get("attempt", 0) > 0)
+    again = f" ({redrawn} drawn again: their first draw showed too little)" if redrawn else ""
+    print(f"{args.count} images, {len(annotations['annotations'])} annotations, {visible} visible keypoints{again}; "
           f"{args.out / ANNOTATIONS}, preview: {args.out / 'index.html'}")
     return 0
 

@@ -87,6 +87,22 @@ SCHEMES: dict[str, tuple[tuple[str, str], dict[str, tuple[str, ...]]]] = {
         "LowerLeg": ("shin.{S}", "LowerLeg.{S}", "lowerleg.{S}"),
         "Foot": ("foot.{S}", "Foot.{S}"), "Toes": ("toe.{S}", "Toe.{S}", "toes.{S}"),
     }),
+    # Cesium's sample figures (glTF-Sample-Models' RiggedFigure and CesiumMan): joints numbered
+    # from the body out, legs at 1, 2, 3 and 5. CesiumMan's export prefixes most with Skeleton_ and
+    # numbers its arms otherwise (the right arm's first joint bare, the left arm's counted down
+    # from __4_), so its arms are written out side by side.
+    "cesium": (("L", "R"), {
+        "hips": ("torso_joint_1", "Skeleton_torso_joint_1"), "spine": ("torso_joint_2", "Skeleton_torso_joint_2"),
+        "chest": ("torso_joint_3", "Skeleton_torso_joint_3"), "neck": ("neck_joint_1", "Skeleton_neck_joint_1"),
+        "head": ("neck_joint_2", "Skeleton_neck_joint_2"),
+        "UpperArm": ("arm_joint_{S}_1",), "LowerArm": ("arm_joint_{S}_2",), "Hand": ("arm_joint_{S}_3",),
+        "UpperLeg": ("leg_joint_{S}_1",), "LowerLeg": ("leg_joint_{S}_2",), "Foot": ("leg_joint_{S}_3",),
+        "Toes": ("leg_joint_{S}_5",),
+        "rightUpperArm": ("Skeleton_arm_joint_R",), "rightLowerArm": ("Skeleton_arm_joint_R__2_",),
+        "rightHand": ("Skeleton_arm_joint_R__3_",),
+        "leftUpperArm": ("Skeleton_arm_joint_L__4_",), "leftLowerArm": ("Skeleton_arm_joint_L__3_",),
+        "leftHand": ("Skeleton_arm_joint_L__2_",),
+    }),
 }
 
 # Prefixes exporters put before every bone name.

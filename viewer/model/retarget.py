@@ -69,6 +69,17 @@ def automatic_bone_map(source_skeleton, target_skeleton) -> dict[str, str]:
     return {target_parts[part]: source_parts[part] for part in target_parts if part in source_parts}
 
 
+def unmapped_reason(source_scene, source_skeleton, target_scene, target_skeleton) -> str:
+    """Why no bone of the target maps onto the source: the side whose names no naming scheme
+    knows (a few of them shown), or that the two know no body part alike."""
+    for scene, skeleton in ((target_scene, target_skeleton), (source_scene, source_skeleton)):
+        if not body_parts(b.name for b in skeleton.bones)[1]:
+            names = [b.name for b in skeleton.bones]
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            return f"no bone of {scene.name!r} has a name the naming schemes know ({shown})"
+    return f"{target_scene.name!r} and {source_scene.name!r} name no body part alike"
+
+
 def check_bone_map(bone_map: dict, source_skeleton, target_skeleton, what: str = "bone map") -> None:
     """Every bone the map names exists: else one error listing the skeleton's bones."""
     for skeleton, names, side in ((target_skeleton, bone_map.keys(), "target"),
@@ -258,7 +269,8 @@ class Retargeting:
         self.source_clip = _choose_clip(source_scene, clip)
         self.source_skeleton = main_skeleton(source_scene)
         self.target_skeleton = main_skeleton(target_scene)
-        if bone_map is None:
+        automatic = bone_map is None
+        if automatic:
             bone_map = automatic_bone_map(self.source_skeleton, self.target_skeleton)
         elif isinstance(bone_map, (str, Path)):
             bone_map = read_bone_map(bone_map)
@@ -266,9 +278,11 @@ class Retargeting:
             raise ViewerError(f'bone map: expected {{"target bone": "source bone"}}, got {type(bone_map).__name__}')
         bone_map = resolve_body_parts(bone_map, self.source_skeleton)
         check_bone_map(bone_map, self.source_skeleton, self.target_skeleton)
+        if not bone_map and automatic:
+            raise ViewerError(f"{unmapped_reason(source_scene, self.source_skeleton, target_scene, self.target_skeleton)}"
+                              ": give a bone map")
         if not bone_map:
-            raise ViewerError(f"no bones of {target_scene.name!r} could be mapped to bones of {source_scene.name!r} "
-                              "by name: give a bone map")
+            raise ViewerError(f"the bone map maps no bone of {target_scene.name!r} to a bone of {source_scene.name!r}")
         self.bone_map = dict(bone_map)
         self.times = clip_times(self.source_clip)
         self.source = SkeletonFrames(source_scene, self.source_skeleton, self.source_clip, self.times)

@@ -2,7 +2,10 @@
 
 ``draw`` takes every random choice of image ``index`` (model, clip, time, camera, light,
 background, environment, its rotation, exposure) from a numpy Generator seeded by (seed, index) alone, so workers split the images
-without talking, and a rerun, another number of workers or a Ray run gives the same bytes.
+without talking, and a rerun, another number of workers or a Ray run gives the same bytes. A draw
+that shows too little (nothing drawn, a sliver, too few keypoints visible: ``labels.shortfall``)
+is drawn again from (seed, index, attempt) for attempt 1, 2, ... up to MAX_ATTEMPTS, so the
+redraw is as pure as the first.
 ``render_images`` is the worker's task: it poses, draws (colour, part index and depth in one
 draw) and labels a run of images, encoding the PNGs on a writer thread while the next image
 renders, and returns {relative path: bytes} per image; the driver writes them. Each worker
@@ -23,8 +26,11 @@ from ..look import DRAWN_EXPOSURE, DRAWN_ROTATION
 from ..options import RenderOptions
 from . import labels as L
 
-JOB_VERSION = 2  # bump when the outputs for the same inputs change: a resumed run then redoes every image
+JOB_VERSION = 3  # bump when the outputs for the same inputs change: a resumed run then redoes every image
 PNG_LEVEL = 1  # zlib level of the written PNGs: the fastest, a little larger than the default (6)
+# Draws of one image before it fails: a single-sided plane seen from behind half the time still
+# finds a draw that shows it with a chance of failing under 1e-9.
+MAX_ATTEMPTS = 32
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,8 @@ class SynthOptions:
     fov: float = 40.0                    # vertical field of view, degrees
     light_pitch: tuple = (15.0, 75.0)    # degrees above the horizon of the key light; its yaw all round
     occlusion_distance: float = 0.08     # of the character's height: self-occlusion allowance of a keypoint
+    min_visible: int = 1                 # keypoints visible (v=2) at least, else drawn again (all, for fewer)
+    min_area: float = 0.001              # of the image's pixels the character covers at least, else drawn again
     backgrounds: tuple = ()              # background image files, composited behind (sorted)
     # The look (issue 27): each image draws one environment ("studio", "none" or an .hdr file's
     # absolute path), its turn about +Y in degrees, and an exposure (evenly in stops).
@@ -75,6 +83,7 @@ class ModelEntry:
     category: int            # COCO category id (one per skeleton layout)
     height: float            # the character's height (its rest box's extent along Y, else its largest side)
     bones: int               # keypoints (0: no skin, a rigid object)
+    bone_map: str | None = None  # the bone map file its captures are retargeted through (None: the naming schemes)
 
 
 @dataclass(frozen=True)
@@ -82,8 +91,8 @@ class Catalogue:
     models: tuple
     depth_scale: float
     load: dict = field(default_factory=dict)   # load_model's BVH keywords
-    bone_map: str | None = None                # --bone-map for every capture
     key: str = ""                              # the run's hash: a label file with another is redone
+    inputs: tuple = ()                         # (absolute path, sha256) of every input file, for the manifest
 
 
 @dataclass(frozen=True)
@@ -103,10 +112,11 @@ class Draw:
     exposure: float
 
 
-def draw(seed: int, index: int, options: SynthOptions, catalogue: Catalogue) -> Draw:
-    """Image ``index``'s random choices, from np.random.default_rng([seed, index]) alone; every
-    number is drawn whatever the branch, so each choice keeps its place in the stream."""
-    rng = np.random.default_rng([seed, index])
+def draw(seed: int, index: int, options: SynthOptions, catalogue: Catalogue, attempt: int = 0) -> Draw:
+    """Image ``index``'s random choices, from np.random.default_rng([seed, index]) alone (its
+    ``attempt``-th redraw: [seed, index, attempt]); every number is drawn whatever the branch, so
+    each choice keeps its place in the stream."""
+    rng = np.random.default_rng([seed, index] if attempt == 0 else [seed, index, attempt])
     model = int(rng.integers(len(catalogue.models)))
     clips = catalogue.models[model].clips
     clip_pick, time_pick = rng.integers(1 << 30), rng.random()
@@ -166,7 +176,8 @@ class LoadedModel:
             return self.own_clips[entry.index]
         if entry.motion not in self.retargeted:
             self.reset()
-            self.retargeted[entry.motion] = retargeted_clip(self.scene, entry.motion, catalogue)
+            self.retargeted[entry.motion] = retargeted_clip(self.scene, entry.motion, catalogue.load,
+                                                            self.entry.bone_map)
         return self.retargeted[entry.motion]
 
     def pose(self, draw_: Draw, catalogue: Catalogue) -> None:
@@ -223,13 +234,13 @@ def capture_scene(motion: str, load: dict, quiet: bool = True):
     return source
 
 
-def retargeted_clip(scene, motion: str, catalogue: Catalogue, quiet: bool = True):
-    """The capture's first clip retargeted onto ``scene`` (kept out of its animations)."""
+def retargeted_clip(scene, motion: str, load: dict, bone_map: str | None, quiet: bool = True):
+    """The capture's first clip retargeted onto ``scene`` (kept out of its animations) through
+    the map file ``bone_map`` (None: the naming schemes)."""
     from ..model.retarget import read_bone_map, retarget
 
-    source = capture_scene(motion, catalogue.load, quiet)
-    bone_map = None if catalogue.bone_map is None else read_bone_map(catalogue.bone_map)
-    clip = retarget(source, scene, bone_map=bone_map)
+    source = capture_scene(motion, load, quiet)
+    clip = retarget(source, scene, bone_map=None if bone_map is None else read_bone_map(bone_map))
     scene.animations.remove(clip)
     return clip
 
@@ -347,54 +358,81 @@ def encode_all(color, parts, depth):
     return encode_png(color), encode_png(parts), encode_png(depth)
 
 
+class Attempt:
+    """One draw of an image, rendered and labelled in numpy: what ``render_one`` keeps, or draws
+    again when it shows too little."""
+
+    def __init__(self, state: Worker, index: int, attempt: int, options: SynthOptions, catalogue: Catalogue):
+        self.attempt = attempt
+        self.choice = choice = draw(options.seed, index, options, catalogue, attempt)
+        self.entry = entry = catalogue.models[choice.model]
+        self.loaded = loaded = state.model(entry, catalogue)
+        loaded.pose(choice, catalogue)
+        camera = camera_for(loaded, choice, options)
+        width, height = options.size
+        view, projection = camera.view_matrix(), camera.projection_matrix(width / height)
+        self.K, self.world_to_camera = L.opencv_camera(view, projection, width, height)
+        render_options = RenderOptions(show_skeleton=False, show_grid=False, key_light=choice.light,
+                                       transparent_background=choice.background is not None,
+                                       environment=options.environments[choice.environment],
+                                       environment_rotation=choice.environment_rotation, exposure=choice.exposure,
+                                       tone_mapping=options.tone_mapping,
+                                       environment_filter=options.environment_filter)
+        self.rgba, self.parts, self.view_depth = state.headless.render_labels(loaded.scene, camera, render_options,
+                                                                             loaded.parts)
+        self.occlusion = options.occlusion_distance * entry.height
+        if loaded.skeleton is not None:
+            self.joints = L.to_camera(L.joint_positions(loaded.scene, loaded.skeleton), self.world_to_camera)
+            self.points = L.keypoints(self.joints, self.K, self.view_depth, self.occlusion)
+        else:
+            self.joints, self.points = np.zeros((0, 3)), np.zeros((0, 3))
+        self.drawn = self.view_depth > 0
+        self.box, self.area = L.mask_box(self.drawn)
+        self.shortfall = L.shortfall(self.points, self.area, width * height, options.min_visible, options.min_area)
+
+
 def render_one(state: Worker, index: int, options: SynthOptions, catalogue: Catalogue):
-    """(colour (H, W, 3), part image, 16-bit depth image, label dict) of image ``index``."""
+    """(colour (H, W, 3), part image, 16-bit depth image, label dict) of image ``index``: its
+    first draw that shows enough (``labels.shortfall``), else a ViewerError saying why none did."""
+    from collections import Counter
+
+    from ..errors import ViewerError
     from ..look import environment_name
 
-    choice = draw(options.seed, index, options, catalogue)
-    entry = catalogue.models[choice.model]
-    loaded = state.model(entry, catalogue)
-    loaded.pose(choice, catalogue)
-    camera = camera_for(loaded, choice, options)
-    width, height = options.size
-    view, projection = camera.view_matrix(), camera.projection_matrix(width / height)
-    K, world_to_camera = L.opencv_camera(view, projection, width, height)
-    render_options = RenderOptions(show_skeleton=False, show_grid=False, key_light=choice.light,
-                                   transparent_background=choice.background is not None,
-                                   environment=options.environments[choice.environment],
-                                   environment_rotation=choice.environment_rotation, exposure=choice.exposure,
-                                   tone_mapping=options.tone_mapping,
-                                   environment_filter=options.environment_filter)
-    rgba, parts, view_depth = state.headless.render_labels(loaded.scene, camera, render_options, loaded.parts)
-    color = rgba[..., :3]
+    reasons = Counter()
+    for attempt in range(MAX_ATTEMPTS):
+        found = Attempt(state, index, attempt, options, catalogue)
+        if found.shortfall is None:
+            break
+        reasons[found.shortfall] += 1
+    else:
+        told = ", ".join(f"{count} {why}" for why, count in reasons.most_common())
+        raise ViewerError(f"none of {MAX_ATTEMPTS} draws shows enough of the character for --min-visible "
+                          f"{options.min_visible} and --min-area {options.min_area:g} ({told}); lower them, or "
+                          "narrow the draws (--pitch, --fill)")
+    choice, entry, width, height = found.choice, found.entry, *options.size
+    color = found.rgba[..., :3]
     if choice.background is not None:
         behind = state.background(options.backgrounds[choice.background], options.size, choice.crop)
-        alpha = rgba[..., 3:4].astype(np.float64) / 255.0
-        color = np.rint(rgba[..., :3] * alpha + behind * (1.0 - alpha)).astype(np.uint8)
-    occlusion = options.occlusion_distance * entry.height
-    annotation = {"id": index + 1, "image_id": index + 1, "category_id": entry.category, "iscrowd": 0}
-    if loaded.skeleton is not None:
-        joints = L.to_camera(L.joint_positions(loaded.scene, loaded.skeleton), world_to_camera)
-        points = L.keypoints(joints, K, view_depth, occlusion)
-        annotation.update(keypoints=[float(v) if k % 3 < 2 else int(v) for k, v in enumerate(points.reshape(-1))],
-                          num_keypoints=int(np.count_nonzero(points[:, 2])),
-                          keypoints_3d=[float(v) for v in joints.reshape(-1)])
-    else:
-        annotation.update(keypoints=[], num_keypoints=0, keypoints_3d=[])
-    drawn = view_depth > 0
-    box, area = L.mask_box(drawn)
-    annotation.update(bbox=box, area=area, segmentation=L.rle(drawn))
+        alpha = found.rgba[..., 3:4].astype(np.float64) / 255.0
+        color = np.rint(found.rgba[..., :3] * alpha + behind * (1.0 - alpha)).astype(np.uint8)
+    points = found.points
+    annotation = {"id": index + 1, "image_id": index + 1, "category_id": entry.category, "iscrowd": 0,
+                  "keypoints": [float(v) if k % 3 < 2 else int(v) for k, v in enumerate(points.reshape(-1))],
+                  "num_keypoints": int(np.count_nonzero(points[:, 2])),
+                  "keypoints_3d": [float(v) for v in found.joints.reshape(-1)],
+                  "bbox": found.box, "area": found.area, "segmentation": L.rle(found.drawn)}
     clip = entry.clips[choice.clip] if choice.clip is not None else None
     name = image_name(index)
     image = {"id": index + 1, "file_name": f"images/{name}.png", "depth_file_name": f"depth/{name}.png",
              "parts_file_name": f"parts/{name}.png", "width": width, "height": height, "model": entry.name,
              "clip": None if clip is None else clip.name, "time": choice.time,
              "motion": None if clip is None or clip.motion is None else os.path.basename(clip.motion),
-             "occlusion_distance": occlusion,
+             "occlusion_distance": found.occlusion, "attempt": found.attempt,
              "environment": environment_name(options.environments[choice.environment]),
              "environment_rotation": choice.environment_rotation, "exposure": choice.exposure,
-             "camera": {"K": K.tolist(), "world_to_camera": world_to_camera.tolist()}}
+             "camera": {"K": found.K.tolist(), "world_to_camera": found.world_to_camera.tolist()}}
     if choice.background is not None:
         image["background"] = os.path.basename(options.backgrounds[choice.background])
     label = {"key": catalogue.key, "image": image, "annotations": [annotation]}
-    return color, L.part_image(parts, entry.bones), L.depth_image(view_depth, catalogue.depth_scale), label
+    return color, L.part_image(found.parts, entry.bones), L.depth_image(found.view_depth, catalogue.depth_scale), label

@@ -62,10 +62,12 @@ def project(camera_points, K) -> np.ndarray:
 # --- keypoints -------------------------------------------------------------------------------------
 def keypoints(camera_points, K, depth, occlusion_distance: float) -> np.ndarray:
     """(N, 3) COCO keypoints [x, y, v] of camera-space joints over the drawn ``depth`` image
-    ((H, W) camera-space depth along the view axis, 0 where nothing is drawn), as Unity
-    Perception's keypoint labeller decides visibility: v=0 behind the camera or outside the
-    image (x = y = 0), v=1 inside but hidden (the surface drawn at its pixel is nearer than the
-    joint by more than ``occlusion_distance``), v=2 visible."""
+    ((H, W) camera-space depth along the view axis, 0 where nothing is drawn): v=0 behind the
+    camera or outside the image (x = y = 0); v=2 visible, where the surface drawn at the joint's
+    pixel lies within ``occlusion_distance`` of the joint in depth (the joint's own flesh); else
+    v=1, hidden: that surface is nearer by more (something in front of it), farther by more (the
+    joint's own surface is not drawn there: a helper bone in the air, a back face culled), or
+    nothing is drawn at all. So a label never calls visible what the picture does not show."""
     camera_points = np.asarray(camera_points, np.float64).reshape(-1, 3)
     height, width = depth.shape
     uv = project(camera_points, K)
@@ -74,10 +76,26 @@ def keypoints(camera_points, K, depth, occlusion_distance: float) -> np.ndarray:
     columns = np.clip(np.floor(uv[:, 0]).astype(np.int64), 0, width - 1)
     rows = np.clip(np.floor(uv[:, 1]).astype(np.int64), 0, height - 1)
     surface = depth[rows, columns].astype(np.float64)
-    hidden = (surface > 0) & (surface < camera_points[:, 2] - occlusion_distance)
+    shown = (surface > 0) & (np.abs(surface - camera_points[:, 2]) <= occlusion_distance)
     result[inside, :2] = uv[inside]
-    result[inside, 2] = np.where(hidden[inside], HIDDEN, VISIBLE)
+    result[inside, 2] = np.where(shown[inside], VISIBLE, HIDDEN)
     return result
+
+
+def shortfall(points, area: int, pixels: int, min_visible: int, min_area: float) -> str | None:
+    """Why an image shows too little to be labelled, or None when it shows enough: nothing of
+    the character drawn, fewer than ``min_area`` of the image's ``pixels`` drawn, or fewer than
+    ``min_visible`` keypoints visible (v=2; every keypoint, for a rig with fewer)."""
+    if area == 0:
+        return "nothing drawn"
+    needed_area = max(1, int(np.ceil(min_area * pixels)))
+    if area < needed_area:
+        return f"under {needed_area} pixels drawn"
+    points = np.asarray(points, np.float64).reshape(-1, 3)
+    needed = min(int(min_visible), len(points))
+    if int(np.count_nonzero(points[:, 2] == VISIBLE)) < needed:
+        return f"under {needed} keypoints visible"
+    return None
 
 
 def joint_positions(scene, skeleton) -> np.ndarray:

@@ -55,6 +55,8 @@ def index_html(annotations: dict, statistics: dict, title: str) -> str:
     visibility = statistics["visibility"]
     rows.append(f"<tr><th>images</th><td>{statistics['images']}</td></tr>")
     rows.append(f"<tr><th>annotations</th><td>{statistics['annotations']}</td></tr>")
+    rows.append(f"<tr><th>images drawn again (the first draw showed too little)</th>"
+                f"<td>{statistics['redrawn']}</td></tr>")
     for state, words in (("2", "visible (v=2)"), ("1", "hidden (v=1)"), ("0", "outside or behind (v=0)")):
         rows.append(f'<tr><th>keypoints {words}</th><td class="v{state}">{visibility[state]}</td></tr>')
     per = []
