@@ -25,8 +25,8 @@ def test_the_export_commands_run_in_order(tmp_path, cli):
     original = np.asarray(Image.open(tmp_path / "export-original.png")).astype(int)
     reloaded = np.asarray(Image.open(tmp_path / "export-reloaded.png")).astype(int)
     assert np.abs(original - reloaded).max(axis=2).astype(bool).mean() < 0.002
-    # The pictures in docs/ are these (up to the renderer's rounding on another machine).
+    # The pictures in docs/images/ are these (up to the renderer's rounding on another machine).
     for name in ("export-original.png", "export-reloaded.png"):
-        shown = np.asarray(Image.open(ROOT / "docs" / name)).astype(int)
+        shown = np.asarray(Image.open(ROOT / "docs" / "images" / name)).astype(int)
         made = np.asarray(Image.open(tmp_path / name)).astype(int)
         assert shown.shape == made.shape and np.abs(shown - made).max(axis=2).astype(bool).mean() < 0.01
