@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Render the README's controller pictures: docs/images/ik-reach.png and docs/images/look-at.png.
+"""Render the docs' controller pictures: docs/images/ik-reach.png and docs/images/look-at.png.
 
     .venv/bin/python scripts/render_controller_pictures.py
 

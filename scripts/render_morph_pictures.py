@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Render the README's morph target picture: docs/images/morph-targets.png.
+"""Render the docs' morph target picture: docs/images/morph-targets.png.
 
     .venv/bin/python scripts/render_morph_pictures.py
 

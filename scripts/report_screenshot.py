@@ -1,4 +1,4 @@
-"""The README's picture of a batch report: the samples and a broken file rendered with
+"""The docs' picture of a batch report: the samples and a broken file rendered with
 `boneviewer batch`, index.html opened in headless Chromium (Debian's chromium package driven
 by playwright, no browser download) and captured to docs/images/batch-report.png.
 
