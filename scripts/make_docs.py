@@ -19,6 +19,7 @@ import argparse
 import re
 import sys
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -126,7 +127,10 @@ def command_section(name: str, parser: argparse.ArgumentParser) -> list[str]:
 def cli_page() -> str:
     from viewer.cli import COMMANDS, build_parser
 
-    parser = build_parser()
+    # --workers' help names this machine's core count: the page names none, so that it is the
+    # same wherever it is made.
+    with mock.patch("os.cpu_count", return_value="this machine's count"):
+        parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     helps = {choice.dest: choice.help for choice in commands._choices_actions}
     lines = [HEADER, "## boneviewer", "", markdown_text(parser.description or ""), "",
