@@ -52,8 +52,9 @@ def test_the_pages_have_python_examples_and_few_fragments():
 @pytest.mark.parametrize("number", range(len(PYTHON)), ids=lambda n: f"{page_name(PYTHON[n][0])}-{n}")
 def test_python_example_runs(number, tmp_path):
     folder_like_the_checkout(tmp_path)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
     result = subprocess.run([sys.executable, "-c", PYTHON[number][1]], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=300, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                            text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
 
 
