@@ -14,7 +14,7 @@ tests/pbr_scenes.py, in the studio and the coloured environment) this renders
 tests/data/babylon_pictures (WebGL on SwiftShader, the issue's harness) and
 tests/data/babylon_pictures_llvmpipe (WebGL on Mesa llvmpipe, the rasteriser boneviewer's headless
 GL draws on, so the silhouettes' sub-pixel grid is the same). It prints the table with both columns
-and writes OUT/table.md (Markdown, for the README) and OUT/<case>.llvmpipe.png side by side, captioned:
+and writes OUT/table.md (Markdown, for docs/look.md) and OUT/<case>.llvmpipe.png side by side, captioned:
 ours | Babylon's llvmpipe picture | the difference (white equal, red most different).
 --strict: exit 1 when a case scores above -20 dB against the llvmpipe set (tests/test_fidelity.py's
 marks: -20 dB against llvmpipe, -18 dB against SwiftShader, whose 1/16-pixel vertex grid alone moves

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Render the README's controller pictures: docs/ik-reach.png and docs/look-at.png.
+"""Render the docs' controller pictures: docs/images/ik-reach.png and docs/images/look-at.png.
 
     .venv/bin/python scripts/render_controller_pictures.py
 
@@ -55,7 +55,7 @@ def look_at(headless: HeadlessRenderer) -> np.ndarray:
 def main() -> None:
     with HeadlessRenderer((640, 480)) as headless:
         for name, render in (("ik-reach.png", ik_reach), ("look-at.png", look_at)):
-            path = ROOT / "docs" / name
+            path = ROOT / "docs" / "images" / name
             Image.fromarray(render(headless)).save(path)
             print(f"wrote {path}")
 

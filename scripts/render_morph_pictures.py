@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Render the README's morph target picture: docs/morph-targets.png.
+"""Render the docs' morph target picture: docs/images/morph-targets.png.
 
     .venv/bin/python scripts/render_morph_pictures.py
 
@@ -50,7 +50,7 @@ def main() -> None:
     picture = Image.new("RGB", (PANEL[0] * len(panels), PANEL[1]))
     for i, panel in enumerate(panels):
         picture.paste(panel, (i * PANEL[0], 0))
-    out = ROOT / "docs" / "morph-targets.png"
+    out = ROOT / "docs" / "images" / "morph-targets.png"
     picture.save(out, optimize=True)
     print(f"wrote {out}")
 

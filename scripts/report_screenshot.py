@@ -1,6 +1,6 @@
-"""The README's picture of a batch report: the samples and a broken file rendered with
+"""The docs' picture of a batch report: the samples and a broken file rendered with
 `boneviewer batch`, index.html opened in headless Chromium (Debian's chromium package driven
-by playwright, no browser download) and captured to docs/batch-report.png.
+by playwright, no browser download) and captured to docs/images/batch-report.png.
 
     .venv/bin/python scripts/report_screenshot.py [--keep REPORT]
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "data" / "gltf-samples"
-PICTURE = ROOT / "docs" / "batch-report.png"
+PICTURE = ROOT / "docs" / "images" / "batch-report.png"
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The README's export section runs as written: its commands in order, in one folder (later
+"""The export page (docs/export.md) runs as written: its commands in order, in one folder (later
 lines render what earlier ones exported), and its pictures are what they make."""
 
 import re
@@ -9,8 +9,8 @@ import numpy as np
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTION = (ROOT / "README.md").read_text().split("## Export: poses and clips as glTF", 1)[1].split("\n## ", 1)[0]
-COMMANDS = [shlex.split(line)[1:] for line in re.search(r"```sh\n(.*?)```", SECTION, re.S).group(1).splitlines()]
+PAGE = (ROOT / "docs" / "export.md").read_text()
+COMMANDS = [shlex.split(line)[1:] for line in re.search(r"```sh\n(.*?)```", PAGE, re.S).group(1).splitlines()]
 
 
 def test_the_export_commands_run_in_order(tmp_path, cli):
@@ -25,8 +25,8 @@ def test_the_export_commands_run_in_order(tmp_path, cli):
     original = np.asarray(Image.open(tmp_path / "export-original.png")).astype(int)
     reloaded = np.asarray(Image.open(tmp_path / "export-reloaded.png")).astype(int)
     assert np.abs(original - reloaded).max(axis=2).astype(bool).mean() < 0.002
-    # The pictures in docs/ are these (up to the renderer's rounding on another machine).
+    # The pictures in docs/images/ are these (up to the renderer's rounding on another machine).
     for name in ("export-original.png", "export-reloaded.png"):
-        shown = np.asarray(Image.open(ROOT / "docs" / name)).astype(int)
+        shown = np.asarray(Image.open(ROOT / "docs" / "images" / name)).astype(int)
         made = np.asarray(Image.open(tmp_path / name)).astype(int)
         assert shown.shape == made.shape and np.abs(shown - made).max(axis=2).astype(bool).mean() < 0.01

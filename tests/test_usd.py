@@ -176,13 +176,13 @@ def test_a_model_written_as_usdz_reads_back_as_it_was_drawn(tmp_path, source):
 
 
 def test_the_readme_conversion_commands_run_in_order(tmp_path, cli):
-    """The README's conversion commands, in one folder: each writes what it says, and the last
-    two draw the converted files."""
+    """The conversion commands of docs/fbx-usd.md, in one folder: each writes what it says, and
+    the last two draw the converted files."""
     import re
     import shlex
 
     root = Path(__file__).resolve().parents[1]
-    section = (root / "README.md").read_text().split("### Converting: glTF, FBX and USD to USDZ", 1)[1].split("\n#", 1)[0]
+    section = (root / "docs" / "fbx-usd.md").read_text().split("## Converting: glTF, FBX and USD to USDZ", 1)[1].split("\n#", 1)[0]
     commands = [shlex.split(line)[1:] for line in re.search(r"```sh\n(.*?)```", section, re.S).group(1).splitlines()]
     assert [c[0] for c in commands].count("export") >= 3
     (tmp_path / "tests").symlink_to(root / "tests")

@@ -3,7 +3,7 @@
 A Finding is (severity, code, message, pointer): the code is stable (scripts and CI match on
 it), the message says what is wrong in words, the pointer is the JSON pointer into the glTF
 document (``/nodes/4``), the line of a BVH file (``line 12``) or the bone it concerns, or "" for the whole file. ``CODES`` lists
-every code with its severity and what it means; the README's table comes from it.
+every code with its severity and what it means; docs/check-batch.md's table comes from it.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def add_parser(commands, common):
     view.add_argument("--screenshot", type=Path, help="save the last frame to this PNG (with --frames)")
     view.add_argument("--script", type=Path, metavar="FILE.py",
                       help="a Python script that drives the viewer: setup(app) after loading, update(app, t, dt) "
-                           "every frame (see the README's app object); it runs with your own rights")
+                           "every frame (see docs/scripts.md: the app object); it runs with your own rights")
     view.add_argument("--watch", action="store_true",
                       help="reload --script (and --pose) in the running window when the file is saved")
     add_camera_arguments(view)

@@ -156,6 +156,6 @@ def body_parts(names) -> tuple[str | None, dict[str, str]]:
 
 
 def scheme_names() -> dict[str, list[str]]:
-    """For the README and the panel: each scheme's names for the upper arm and the thigh."""
+    """For the docs (docs/mocap.md) and the panel: each scheme's names for the upper arm and the thigh."""
     return {scheme: sorted(n for n, p in table.items() if p in ("leftUpperArm", "leftUpperLeg"))
             for scheme, table in TABLES.items()}
