@@ -160,10 +160,11 @@ def quaternion_of(r):
     raise ValueError("rotation too close to 180 degrees for this simple reference")
 
 
-def skinned_positions(path, animation=None, t=0.0):
-    """{mesh node index: (V, 3) world positions}, primitives concatenated, for skinned nodes."""
+def skinned_positions(path, animation=None, t=0.0, pose=None):
+    """{mesh node index: (V, 3) world positions}, primitives concatenated, for skinned nodes;
+    ``pose``: {node: (t, r, s)} to use instead of an animation's."""
     doc = Document(path)
-    pose = animated_pose(doc, animation, t)
+    pose = animated_pose(doc, animation, t) if pose is None else pose
     result = {}
     for index, node in enumerate(doc.json["nodes"]):
         if "mesh" not in node or "skin" not in node:

@@ -450,23 +450,19 @@ def test_vertex_normals_are_the_add_at_references_bit_for_bit():
                                       reference(positions, indices.astype(index_type)))
 
 
-def test_normals_a_file_lacks_are_computed_when_first_read(monkeypatch):
-    """Fox has no NORMAL: loading it computes none (nor do its rest bounds need them); the
-    first read of mesh.normals computes the smooth normals once, as construction did."""
+def test_fox_without_normal_is_drawn_as_before():
+    """Fox has no NORMAL and no indices: every vertex is in one triangle, so its flat normals
+    (glTF's rule, computed at load) are the smooth ones it was drawn with before, on the same
+    1728 vertices."""
     import numpy as np
 
     from viewer.gltf import load_gltf
-    from viewer.model import mesh as mesh_module
+    from viewer.model.mesh import vertex_normals
 
-    calls = []
-    computed = mesh_module.vertex_normals
-    monkeypatch.setattr(mesh_module, "vertex_normals", lambda *a: calls.append(1) or computed(*a))
     fox = load_gltf(SAMPLES_DIR / "Fox" / "Fox.glb").meshes[0]
-    assert calls == []
-    normals = fox.normals
-    assert calls == [1] and fox.normals is normals and normals.dtype == np.float32
-    np.testing.assert_array_equal(normals, computed(fox.positions, fox.indices))
-    np.testing.assert_allclose(np.linalg.norm(normals, axis=1), 1.0, atol=1e-6)
+    assert len(fox.positions) == 1728 and fox.normals.dtype == np.float32
+    np.testing.assert_array_equal(fox.indices, np.arange(1728))
+    np.testing.assert_allclose(fox.normals, vertex_normals(fox.positions, fox.indices), atol=1e-6)
 
 
 def test_image_sizes_read_from_the_header_are_pillows():

@@ -112,3 +112,30 @@ class Status:
 
     def __str__(self) -> str:
         return f"error: {self.text}" if self.is_error else self.text
+
+
+@dataclass(frozen=True)
+class FrameTimes:
+    """What a frame costs, for the panel: ``frame_ms`` the wall time between frames, ``gpu_ms``
+    the scene's drawing as the GPU timed it (medians over recent frames; None until measured),
+    ``gpu_note`` why there is no GPU time (None: there is, or soon will be)."""
+
+    frame_ms: float | None = None
+    gpu_ms: float | None = None
+    gpu_note: str | None = None
+
+    def line(self) -> str:
+        """"frame 31.0 ms  GPU 5.2 ms", "frame 31.0 ms  GPU time: n/a", or "" before any."""
+        if self.frame_ms is None:
+            return ""
+        if self.gpu_note is not None:
+            gpu = "GPU time: n/a"
+        else:
+            gpu = "GPU --" if self.gpu_ms is None else f"GPU {self.gpu_ms:.1f} ms"
+        return f"frame {self.frame_ms:.1f} ms  {gpu}"
+
+    def explanation(self) -> str:
+        """The line's meaning, for its tooltip."""
+        text = ("frame: the wall time from one frame to the next (median of the last 60), what a frame costs "
+                "all told.\nGPU: the scene's drawing, timed by the GPU itself (OpenGL timer queries).")
+        return text + (f"\nGPU time: n/a: {self.gpu_note}." if self.gpu_note else "")

@@ -1,6 +1,8 @@
 """glTF meshes: primitives joined into one SkinnedMesh with submeshes, their skin attributes
-(JOINTS_n/WEIGHTS_n checked against the skin), their tangents (TANGENT, else MikkTSpace where a
-normal map needs them) and their materials (every field of glTF's metallic-roughness material)."""
+(JOINTS_n/WEIGHTS_n checked against the skin), their normals (NORMAL, else flat ones as glTF
+requires, vertices split where faces meet at an angle), their tangents (TANGENT, else MikkTSpace
+where a normal map needs them) and their materials (every field of glTF's metallic-roughness
+material)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import numpy as np
 from ..errors import ViewerError
 from ..model import Skeleton, SkinnedMesh
 from ..model.material import Material, Sampler, TextureSlot, uv_transform
-from ..model.mesh import Submesh, vertex_normals
+from ..model.mesh import Submesh, flat_normals, vertex_normals
 from ..model.morph import MorphTargets
 from ..model.tangents import generate_tangents
 from ..model.weights import SHADER_INFLUENCES, WEIGHT_SUM_TOLERANCE
@@ -32,7 +34,6 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
     parts = {"positions": [], "normals": [], "texcoords": [], "texcoords1": [], "tangents": [], "colors": [],
              "joints": [], "weights": [], "extra": [], "indices": []}
     submeshes, vertex_offset, index_offset = [], 0, 0
-    has_normals = True
     morph = []  # per drawn primitive: (vertex count, its targets' deltas by attribute)
     for p, primitive in enumerate(spec["primitives"]):
         what = f"mesh {mesh_index} primitive {p}"
@@ -61,7 +62,6 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
             indices = np.arange(count, dtype=np.uint32)
         indices = triangle_list(indices.astype(np.int64), mode)
         normal = _vertex_rows(file, attributes.get("NORMAL"), count, 3, f"{what} NORMAL")
-        has_normals &= normal is not None
         uv = [_vertex_rows(file, attributes.get(f"TEXCOORD_{k}"), count, 2, f"{what} TEXCOORD_{k}") for k in (0, 1)]
         tangents = _vertex_rows(file, attributes.get("TANGENT"), count, 4, f"{what} TANGENT")
         material, material_spec, texture_data = _primitive_material(file, primitive.get("material"), what)
@@ -70,26 +70,36 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
             file.warn("normal map without uvs", f"{what}: its material's normal map reads "
                       f"TEXCOORD_{normal_map.texcoord}, which the primitive does not have; drawn without the normal map")
             material = replace(material, normal_texture=None)
-        vertex = {"positions": positions,
-                  "normals": normal if normal is not None else np.zeros((count, 3), np.float32),
-                  "texcoords": uv[0] if uv[0] is not None else np.zeros((count, 2), np.float32),
-                  "texcoords1": uv[1] if uv[1] is not None else np.zeros((count, 2), np.float32),
+        # Per-vertex arrays (None: absent, its default made once the vertices are final)
+        vertex = {"positions": positions, "texcoords": uv[0], "texcoords1": uv[1],
                   "colors": _colors(file, attributes.get("COLOR_0"), count, f"{what} COLOR_0")}
         if skeleton is not None:
             vertex["joints"], vertex["weights"] = skin_attributes(file, attributes, count, what, joint_count,
                                                                   skin_index)
             vertex["extra"] = extra_influences(file, attributes, count, what)
         deltas = _morph_deltas(file, primitive.get("targets"), count, what)
+        if normal is None and not material.unlit and len(indices):
+            # glTF: without NORMAL, "client implementations MUST calculate flat normals" (for each
+            # morph target too) and ignore TANGENT; vertices split where faces meet at an angle.
+            remap, indices, normal, normal_deltas = flat_normals(positions, indices, deltas.get("POSITION"))
+            if len(remap) > count:
+                vertex, deltas, count = _copied_vertices(vertex, deltas, remap)
+            if deltas:
+                deltas.update(NORMAL=normal_deltas, TANGENT=None)
+            tangents = None
+        vertex["normals"] = normal  # None: an unlit primitive without NORMAL (its normals shade nothing)
         if tangents is None and material.normal_texture is not None and len(indices):
             # MikkTSpace over the normal map's uvs, as glTF asks where a file gives no TANGENT;
             # vertices on mirrored-uv seams are split (every attribute copied).
-            normals_used = normal if normal is not None else vertex_normals(positions, indices)
-            tangents, remap, indices = generate_tangents(positions, normals_used, uv[normal_map.texcoord], indices)
+            normals_used = normal if normal is not None else vertex_normals(vertex["positions"], indices)
+            texcoords = vertex["texcoords1" if normal_map.texcoord else "texcoords"]
+            tangents, remap, indices = generate_tangents(vertex["positions"], normals_used, texcoords, indices)
             if len(remap) > count:
-                vertex = {key: array[remap] for key, array in vertex.items()}
-                deltas = {key: None if array is None else array[:, remap] for key, array in deltas.items()}
-                count = len(remap)
+                vertex, deltas, count = _copied_vertices(vertex, deltas, remap)
         vertex["tangents"] = tangents
+        for key, default in (("texcoords", 0.0), ("texcoords1", 0.0), ("colors", 1.0)):
+            if vertex[key] is None:
+                vertex[key] = np.full((count, 4 if key == "colors" else 2), default, np.float32)
         for key, array in vertex.items():
             parts[key].append(array)
         morph.append((count, deltas))
@@ -109,12 +119,19 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
                            for j in parts["joints"]]
         parts["weights"] = [w if w.shape[1] == width else np.pad(w, ((0, 0), (0, width - w.shape[1])))
                             for w in parts["weights"]]
-    tangent_parts = parts.pop("tangents")
+    tangent_parts, normal_parts = parts.pop("tangents"), parts.pop("normals")
     joined = {key: np.concatenate(value) if value else None for key, value in parts.items()}
     tangents = None
     if any(t is not None for t in tangent_parts):  # primitives without tangents get +x, w +1 (unused)
-        tangents = np.concatenate([t if t is not None else np.tile(np.float32([1, 0, 0, 1]), (len(n), 1))
-                                   for t, n in zip(tangent_parts, parts["normals"])])
+        tangents = np.concatenate([t if t is not None else np.tile(np.float32([1, 0, 0, 1]), (len(p), 1))
+                                   for t, p in zip(tangent_parts, parts["positions"])])
+    normals = None  # every primitive unlit without NORMAL: smooth ones when first read (SkinnedMesh.normals)
+    if any(n is not None for n in normal_parts):
+        smooth = None if all(n is not None for n in normal_parts) else vertex_normals(joined["positions"],
+                                                                                       joined["indices"])
+        starts = np.cumsum([0] + [len(p) for p in parts["positions"]])
+        normals = np.concatenate([n if n is not None else smooth[start:end]
+                                  for n, start, end in zip(normal_parts, starts, starts[1:])])
     weights = joined["weights"]
     if weights is not None:
         sums = weights.sum(axis=1)
@@ -132,7 +149,7 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
         morph_targets = _morph_targets(file, spec, mesh_index, morph, file.document["nodes"][node_index].get("weights"))
         return SkinnedMesh(name, joined["positions"], joined["indices"], skeleton,
                            joints=joined["joints"], weights=weights,
-                           normals=joined["normals"] if has_normals else None, texcoords=joined["texcoords"],
+                           normals=normals, texcoords=joined["texcoords"],
                            colors=joined["colors"], submeshes=submeshes, node_index=node_index,
                            morph_targets=morph_targets, extra_influences=joined["extra"],
                            texcoords1=joined["texcoords1"], tangents=tangents, world_matrix=world_matrix,
@@ -270,10 +287,18 @@ def _vertex_rows(file: GltfFile, index: int | None, count: int, width: int, what
     return array
 
 
-def _colors(file: GltfFile, index: int | None, count: int, what: str) -> np.ndarray:
-    """COLOR_0 as RGBA float32 (count, 4); opaque white when absent."""
+def _copied_vertices(vertex: dict, deltas: dict, remap: np.ndarray) -> tuple[dict, dict, int]:
+    """(vertex arrays, morph deltas, vertex count) with vertices copied as ``remap`` says (each
+    output vertex copies input vertex ``remap[i]``)."""
+    vertex = {key: None if array is None else array[remap] for key, array in vertex.items()}
+    deltas = {key: None if array is None else array[:, remap] for key, array in deltas.items()}
+    return vertex, deltas, len(remap)
+
+
+def _colors(file: GltfFile, index: int | None, count: int, what: str) -> np.ndarray | None:
+    """COLOR_0 as RGBA float32 (count, 4); None when absent (opaque white)."""
     if index is None:
-        return np.ones((count, 4), np.float32)
+        return None
     colors = file.accessor(index, what).astype(np.float32)
     if colors.shape == (count, 3):
         colors = np.c_[colors, np.ones(count, np.float32)]

@@ -134,7 +134,8 @@ class SkinnedMesh:
     @property
     def normals(self) -> np.ndarray:
         """(V,3) float32 unit normals: the file's, or area-weighted smooth ones computed from
-        the triangles when first read (a mesh made without normals)."""
+        the triangles when first read (a mesh made without normals: FBX and USD files, as their
+        tools shade them; glTF's flat normals are the loader's, ``flat_normals``)."""
         if self._normals is None:
             self._normals = vertex_normals(self.positions, self.indices)
         return self._normals
@@ -334,6 +335,85 @@ def vertex_normals(positions, indices) -> np.ndarray:
     length = np.sqrt(np.add.reduce(normals * normals, axis=1, keepdims=True))  # np.linalg.norm's sum
     normals = np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)
     return normals.astype(np.float32)
+
+
+def face_normals(positions, indices) -> np.ndarray:
+    """(T,3) float32 unit normals of a triangle list's faces (counter-clockwise is the front),
+    computed in float64; zeros for a triangle without area."""
+    columns = np.asarray(positions, dtype=np.float64).T
+    corners = np.asarray(indices).reshape(-1, 3).T
+    a, b, c = (np.stack([axis[corner] for axis in columns]) for corner in corners)  # (3, T) each
+    u, v = b - a, c - a
+    face = np.stack([u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]])
+    length = np.sqrt(face[0] * face[0] + face[1] * face[1] + face[2] * face[2])
+    return np.ascontiguousarray(np.divide(face, length, out=np.zeros_like(face), where=length > 0).T, np.float32)
+
+
+# flat_normals welds a vertex's corners whose faces have equal normals in rounds, each round one
+# more group per vertex; it stops after this many, or when a round welds fewer corners (beside
+# the groups' first) than this fraction of its groups (a curved surface: nothing left to weld).
+# The corners left get a vertex each.
+FLAT_WELD_ROUNDS = 8
+FLAT_WELD_WORTH = 1 / 8
+
+
+def flat_normals(positions, indices, position_deltas=None) -> tuple:
+    """Flat shading for a triangle list (glTF's rule for a primitive without NORMAL): every
+    triangle's corners get its face normal, and with morph targets ((K,V,3) position deltas)
+    each target's face normal too, so a vertex is split where the faces meeting there disagree.
+
+    Returns (remap (V',) int64, indices (T*3,) int64, normals (V',3) float32, normal deltas
+    (K,V',3) float32 or None). ``remap[i]`` is the input vertex that output vertex ``i`` copies:
+    ``arange(V)`` (each vertex keeps the normals of its first triangle), then the copies: one
+    per further set of normals (base and every target, equal bit for bit) met at a vertex, so
+    that a flat region keeps its shared vertices and a cube gets 24, while a curved surface ends
+    with about one vertex per corner. Triangles without area take their vertices' normals (they
+    cover no pixel); a vertex used by none (or only by those) gets a zero normal.
+    """
+    corners = np.asarray(indices, dtype=np.int64).reshape(-1)
+    count = len(positions)
+    faces = face_normals(positions, corners)
+    shapes = [faces]
+    if position_deltas is not None:
+        base = np.asarray(positions, dtype=np.float64)
+        shapes += [face_normals(base + delta, corners) for delta in position_deltas]
+    columns = [np.ascontiguousarray(shape[:, axis]) for shape in shapes for axis in range(3)]
+    new_indices = corners.copy()  # corners of triangles without area keep their vertex
+    remap, source = [np.arange(count)], [np.full(count, -1)]  # per output row: its vertex, its face
+    rows = count
+    first = np.full(count, len(corners))
+    vertex_row = np.arange(count)  # per vertex, the row of this round's group
+    pending = np.flatnonzero(np.repeat((faces != 0).any(axis=1), 3))
+    for round_ in range(FLAT_WELD_ROUNDS):
+        vertices = corners[pending]
+        first[vertices] = len(corners)
+        np.minimum.at(first, vertices, pending)  # each vertex's first pending corner leads a group
+        leader = first[vertices]
+        mine, theirs = pending // 3, leader // 3  # the corners' triangles
+        same = columns[0][mine] == columns[0][theirs]
+        for column in columns[1:]:
+            same &= column[mine] == column[theirs]
+        leaders = pending[pending == leader]
+        if round_ == 0:
+            source[0][corners[leaders]] = leaders // 3
+        else:
+            vertex_row[corners[leaders]] = rows + np.arange(len(leaders))
+            remap.append(corners[leaders])
+            source.append(leaders // 3)
+            rows += len(leaders)
+        new_indices[pending[same]] = vertex_row[vertices[same]]
+        welded = int(same.sum()) - len(leaders)
+        pending = pending[~same]
+        if not len(pending) or welded < FLAT_WELD_WORTH * len(leaders):
+            break
+    if len(pending):  # a vertex each
+        new_indices[pending] = rows + np.arange(len(pending))
+        remap.append(corners[pending])
+        source.append(pending // 3)
+    remap, source = np.concatenate(remap), np.concatenate(source)
+    rows = [np.concatenate([shape, np.zeros((1, 3), np.float32)])[source] for shape in shapes]  # -1: zeros
+    deltas = None if len(shapes) == 1 else np.stack([row - rows[0] for row in rows[1:]])
+    return remap, new_indices, rows[0], deltas
 
 
 def bounds(points) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,7 @@ from ..errors import ViewerError
 from ..look import BUILT_IN_ENVIRONMENTS, ENVIRONMENT_FILTERS, NONE, STUDIO, TONE_MAPPINGS, environment_name
 from ..model.bone import Bone
 from ..model.space import Space
-from ..options import Axes, Paint, Status
+from ..options import Axes, FrameTimes, Paint, Status
 
 PANEL_WIDTH = 380
 SELECTED_TEXT = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)
@@ -51,6 +51,7 @@ class PosePanel:
         # Where each widget was drawn last frame (label -> (x0, y0, x1, y1) in window
         # coordinates), so tests can click and drag them like a user.
         self.rects: dict[str, tuple] = {}
+        self.times_line = ""  # the frame and GPU times shown last frame
 
     def _record(self, label: str, fields_only: bool = False) -> None:
         low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
@@ -81,7 +82,7 @@ class PosePanel:
         self._record(label)
         return opened
 
-    def draw(self, editor, model_name: str, fps: float | None = None) -> PanelRequests:
+    def draw(self, editor, model_name: str, times: FrameTimes | None = None) -> PanelRequests:
         requests = PanelRequests()
         self.rects.clear()
         io = imgui.get_io()
@@ -92,9 +93,12 @@ class PosePanel:
         position, size = imgui.get_window_pos(), imgui.get_window_size()
         self.rects["window"] = (position.x, position.y, position.x + size.x, position.y + size.y)
         imgui.text(model_name)
-        if fps:
+        self.times_line = "" if times is None else times.line()
+        if self.times_line:
             imgui.same_line()
-            imgui.text_disabled(f"  {1000.0 / fps:4.1f} ms/frame")
+            imgui.text_disabled(f"  {self.times_line}")
+            if imgui.is_item_hovered():
+                imgui.set_tooltip(times.explanation())
         self._status(editor.status)
         self._scene_choice(editor, requests)
         self._shortcuts(editor, requests)

@@ -7,7 +7,6 @@ owns no maths.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from ..loaders import check_not_source
 from ..look import BUILT_IN_ENVIRONMENTS, STUDIO
 from ..options import Status
 from ..render.renderer import Renderer
+from ..render.timing import FrameTiming
 from .gestures import Gestures
 from .imgui_renderer import ImGuiRenderer
 from .panel import PANEL_WIDTH, PosePanel
@@ -57,7 +57,7 @@ class ViewerSession:
         self._frame_after_update = None  # (camera, target, distance) until a new script's first update
         self._start(scene, play)
         self.editor.use_look(look or {})
-        self._frame_times: list[float] = []
+        self.timing = FrameTiming(ctx)  # the frame's wall time and the scene's GPU time, for the panel
         self._drag_button = None
         self.window_size = (800.0, 600.0)  # window coordinates (framebuffer / scale), known after a frame
         self.script = None             # a ScriptRunner (attach_script), and its app
@@ -217,7 +217,7 @@ class ViewerSession:
     def frame(self, size, dt: float, framebuffer=None, framebuffer_scale=(1.0, 1.0), show_panel=True):
         """Advance playback by dt seconds, draw the scene and the panel into ``framebuffer``
         (the bound one when None) of ``size`` pixels. Returns the panel's requests."""
-        started = time.perf_counter()
+        self.timing.start_frame()
         io = imgui.get_io()
         width, height = size
         io.display_size = imgui.ImVec2(width / framebuffer_scale[0], height / framebuffer_scale[1])
@@ -231,7 +231,7 @@ class ViewerSession:
         imgui.new_frame()
         requests = None
         if show_panel:
-            requests = self.panel.draw(self.editor, self.model_name, self.fps)
+            requests = self.panel.draw(self.editor, self.model_name, self.timing.times())
         imgui.render()
         if framebuffer is not None:
             framebuffer.use()
@@ -244,8 +244,9 @@ class ViewerSession:
         display.selected_bone = self.editor.selected
         self.scene.prepare()  # the frame's one model update, after playback and the panel's edits
         try:
-            self.renderer().render(self.scene, self.camera, size,
-                                   replace(display, markers=list(display.markers) + gesture_markers))
+            with self.timing.gpu():
+                self.renderer().render(self.scene, self.camera, size,
+                                       replace(display, markers=list(display.markers) + gesture_markers))
         except ViewerError as error:
             self.editor.status = Status.error(error)
             if display.environment not in BUILT_IN_ENVIRONMENTS and display.environment in str(error):
@@ -259,14 +260,7 @@ class ViewerSession:
             self._handle(requests, size)
         if self.app is not None:
             self._script_requests(size)
-        self._frame_times = (self._frame_times + [time.perf_counter() - started])[-60:]
         return requests
-
-    @property
-    def fps(self) -> float | None:
-        if len(self._frame_times) < 5:
-            return None
-        return 1.0 / max(float(np.median(self._frame_times)), 1e-6)
 
     def read_pixels(self, size) -> np.ndarray:
         """The bound framebuffer as RGBA, top row first."""
@@ -320,6 +314,7 @@ class ViewerSession:
         for renderer in self._renderers.values():
             renderer.release()
         self._renderers.clear()
+        self.timing.release()
         self.imgui_renderer.release()
         imgui.destroy_context(self.imgui_context)
 
