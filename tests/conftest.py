@@ -48,6 +48,18 @@ def xvfb_display():
     process.wait(timeout=10)
 
 
+@pytest.fixture(scope="module")
+def ctx():
+    """A headless EGL context for a test module, released after it with nothing left current
+    (an EGL context left current kills a later GLX window in the process: PLATFORM.md)."""
+    from viewer.render.headless import create_headless_context, release_egl_current
+
+    context = create_headless_context()
+    yield context
+    context.release()
+    release_egl_current()
+
+
 def run_cli(*args, display: str | None = None, cwd=None, timeout: float = 120, env_extra=None):
     """Run ``python -m viewer.cli ARGS`` in a subprocess (a GLX window must not share this
     process with the EGL tests: shared/PLATFORM.md); no display unless one is given."""

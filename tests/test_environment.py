@@ -15,18 +15,9 @@ from viewer.hdr import write_hdr
 from viewer.render import environment as env_module
 from viewer.render.environment import (CUBE_SIZE, MIP_COUNT, Environment, brdf_table, cache_directory,
                                        equirect_directions, irradiance_sh, sh_basis, studio_environment)
-from viewer.render.headless import create_headless_context, release_egl_current
 
 import environment_spheres as spheres
 from fidelity import PASS_DB, read_rgba, score_db
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    context = create_headless_context()
-    yield context
-    context.release()
-    release_egl_current()
 
 
 @pytest.fixture

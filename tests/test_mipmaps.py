@@ -9,16 +9,7 @@ import pytest
 
 from viewer.model.material import Sampler
 from viewer.render import materials
-from viewer.render.headless import create_headless_context, release_egl_current
 from viewer.render.mipmaps import mipmap_levels, upload_levels
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    context = create_headless_context()
-    yield context
-    context.release()
-    release_egl_current()
 
 
 def srgb_to_linear(codes):

@@ -19,7 +19,7 @@ from viewer.model.scene import Scene
 from viewer.model.space import Space
 from viewer.model.weights import heaviest_joint, rigid_bone, triangle_bone
 from viewer.options import RenderOptions
-from viewer.render.headless import OffscreenTarget, create_headless_context, release_egl_current
+from viewer.render.headless import OffscreenTarget
 from viewer.render.renderer import Renderer, SkinningMode, pick_matrix
 from viewer.ui import gestures as gestures_module
 from viewer.ui.gestures import Gestures, View
@@ -39,14 +39,6 @@ SAMPLES = 120
 # silhouette at up to 0.1 %, another bone never (adjacent triangles share their bone).
 TRIANGLE_MISMATCHES = 3     # of 120: 2.5 %, another triangle or hit against miss
 BONE_MISMATCHES = 1         # of 120: < 1 %
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    ctx = create_headless_context()
-    yield ctx
-    ctx.release()
-    release_egl_current()
 
 
 def posed(name):
