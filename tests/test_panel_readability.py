@@ -58,3 +58,55 @@ def test_slider_values_are_not_under_their_grabs(panel_session, tmp_path):
         width = frame[2] - frame[0]
         assert abs((box(handle)[0] + box(handle)[2]) / 2 - (frame[0] + width / 2)) < 0.1 * width, name
         assert not overlap(box(glyphs), box(handle)), (name, box(glyphs), box(handle))
+
+
+def test_a_bone_picked_in_the_view_is_opened_and_scrolled_to_in_the_tree(panel_session, tmp_path):
+    from viewer.render.geometry import skeleton_segments
+    from viewer.ui.gestures import View
+
+    from panel_driver import click_at
+
+    session = panel_session
+    assert session.open_model(FOX)
+    session.run(2)
+    session.editor.pause()
+    click(session, "Display")  # room for the tree
+    # Fold the whole tree (the root's arrow): no bone but the root is drawn in it.
+    x0, y0, x1, y1 = session.panel.rects["_rootJoint"]
+    click_at(session, (x0 + 8, (y0 + y1) / 2))
+    assert "b_Root_00" not in session.panel.rects
+    # Click the middle of the deepest drawn segment (a tail or leg end) in the view.
+    view = View(session.camera, session.window_size)
+    deepest = None
+    for entry in skeleton_segments(session.scene):
+        for start, end, owner in zip(entry.starts, entry.ends, entry.owners):
+            bone = entry.skeleton.bones[int(owner)]
+            depth = sum(1 for _ in _ancestors(bone))
+            pixel = view.project((np.asarray(start) + np.asarray(end)) / 2)
+            if pixel[0] > 420 and (deepest is None or depth > deepest[0]):
+                deepest = (depth, bone, pixel)
+    depth, bone, pixel = deepest
+    assert depth >= 4
+    click_at(session, pixel)
+    assert session.editor.selected is bone
+    session.run(2)  # ImGui scrolls on the frame after the one that asks
+    write_png(tmp_path / "picked.png", session.target.read())
+    tree = session.panel.rects["bone tree"]
+    row = session.panel.rects[bone.name]
+    assert tree[1] <= row[1] and row[3] <= tree[3], (row, tree)  # opened, and within the tree's view
+    # Once per selection: the user may scroll the tree away again, and it stays there.
+    io = imgui.get_io()
+    io.add_mouse_pos_event((tree[0] + tree[2]) / 2, (tree[1] + tree[3]) / 2)
+    io.add_mouse_wheel_event(0.0, 5.0)
+    session.run(2)
+    scrolled = session.panel.rects[bone.name][1]
+    assert scrolled > row[1] + 20
+    session.run(3)
+    assert session.panel.rects[bone.name][1] == scrolled
+
+
+def _ancestors(bone):
+    bone = bone.get_parent()
+    while bone is not None:
+        yield bone
+        bone = bone.get_parent()

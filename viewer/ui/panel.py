@@ -52,6 +52,8 @@ class PosePanel:
         # coordinates), so tests can click and drag them like a user.
         self.rects: dict[str, tuple] = {}
         self.times_line = ""  # the frame and GPU times shown last frame
+        self._revealed = None  # the selection the bone tree last opened and scrolled to
+        self._reveal: set[int] = set()  # ids of the bones on the way to it, this frame
 
     def _record(self, label: str, fields_only: bool = False, shown: str | None = None) -> None:
         """``shown``: the widget's label as drawn, where ``label`` is another name for it."""
@@ -474,7 +476,18 @@ class PosePanel:
                     editor.end_edit()
 
     def _bone_tree(self, editor) -> None:
+        """The bones as a tree. A bone selected another way (a click in the view, the gizmo, a
+        script) is shown once: its parents open and the tree scrolled to it."""
+        selected = editor.selected
+        self._reveal = set()
+        if selected is not None and selected is not self._revealed:
+            bone = selected
+            while bone is not None:
+                self._reveal.add(id(bone))
+                bone = bone.get_parent()
         imgui.begin_child("bones", imgui.ImVec2(0, 170), imgui.ChildFlags_.borders)
+        position, size = imgui.get_window_pos(), imgui.get_window_size()
+        self.rects["bone tree"] = (position.x, position.y, position.x + size.x, position.y + size.y)
         for skeleton in editor.scene.skeletons:
             parents = skeleton.get_parent_indices()
             children = {i: [] for i in range(-1, len(parents))}
@@ -483,6 +496,7 @@ class PosePanel:
             for root in children[-1]:
                 self._bone_node(editor, skeleton.bones, children, root)
         imgui.end_child()
+        self._revealed = editor.selected
 
     def _bone_node(self, editor, bones, children, index) -> None:
         bone = bones[index]
@@ -491,10 +505,15 @@ class PosePanel:
             flags |= imgui.TreeNodeFlags_.leaf
         if bone is editor.selected:
             flags |= imgui.TreeNodeFlags_.selected
+        if id(bone) in self._reveal and children[index]:
+            imgui.set_next_item_open(True)
         opened = imgui.tree_node_ex(f"{bone.name}##{id(bone)}", flags)
         self._record(bone.name)
+        if id(bone) in self._reveal and bone is editor.selected:
+            imgui.set_scroll_here_y(0.5)
         if imgui.is_item_clicked() and not imgui.is_item_toggled_open():
-            editor.select(bone)
+            editor.select(bone)  # in sight already: no scrolling under the mouse
+            self._reveal = set()
         if opened:
             for child in children[index]:
                 self._bone_node(editor, bones, children, child)
