@@ -110,3 +110,25 @@ def _ancestors(bone):
     while bone is not None:
         yield bone
         bone = bone.get_parent()
+
+
+def test_a_long_error_is_drawn_whole_and_wrapped_in_the_panel(panel_session, tmp_path):
+    session = panel_session
+    folder = "hdr/" + "a_folder_with_a_rather_long_name/" * 5
+    message = f"environment {folder}studio.hdr: no such file (FILE.hdr, studio or none)"
+    assert len(message) >= 200
+    session.editor.status = Status.error(message)
+    session.run(2)
+    write_png(tmp_path / "error.png", session.target.read())
+    shown = f"error: {message}"
+    glyphs = drawn(imgui.get_color_u32(panel_error_color()), session.panel.rects["window"])
+    # Every visible character reaches the panel's draw list (a glyph is a quad: 4 vertices).
+    assert len(glyphs) == 4 * sum(not c.isspace() for c in shown)
+    x0, y0, x1, y1 = box(glyphs)
+    assert y1 - y0 > 3 * imgui.get_text_line_height()          # wrapped over lines
+    assert x1 <= session.panel.rects["window"][2]
+
+
+def panel_error_color():
+    from viewer.ui.panel import ERROR_TEXT
+    return ERROR_TEXT

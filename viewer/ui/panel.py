@@ -23,7 +23,6 @@ PANEL_WIDTH = 380
 SELECTED_TEXT = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)
 ERROR_TEXT = imgui.ImVec4(1.0, 0.45, 0.4, 1.0)
 STATUS_TEXT = imgui.ImVec4(0.7, 0.9, 0.7, 1.0)
-ELLIPSIS = "..."  # the default font has no U+2026
 
 
 @dataclass
@@ -41,8 +40,6 @@ class PosePanel:
                  camera_path: str = "camera.json"):
         self.pose_path = pose_path
         self.camera_path = camera_path
-        self._status_cut = False  # the status line was cut to fit: the error details show it whole
-        self.error_rect = None    # where they were drawn last frame (None: not shown)
         self.screenshot_path = screenshot_path
         self.model_path = ""
         self.environment_path = ""       # the Display section's environment file field
@@ -142,7 +139,12 @@ class PosePanel:
             imgui.text_disabled(f"  {self.times_line}")
             if imgui.is_item_hovered():
                 imgui.set_tooltip(times.explanation())
-        self._status(editor.status)
+        # The sections scroll above the status, which shows the whole message wrapped at the
+        # bottom: a longer message shortens their view and moves none of their widgets.
+        status_height = self._status_height(editor.status)
+        imgui.begin_child("sections", imgui.ImVec2(0, -(status_height + imgui.get_style().item_spacing.y)))
+        position, size = imgui.get_window_pos(), imgui.get_window_size()
+        self.rects["sections"] = (position.x, position.y, position.x + size.x, position.y + size.y)
         self._scene_choice(editor, requests)
         self._shortcuts(editor, requests)
         if self._header("Display"):
@@ -163,45 +165,28 @@ class PosePanel:
             self._files(editor, requests)
         if self._header("Keyframes", default_open=False):
             self._keying(editor)
+        imgui.end_child()
+        self._status(editor.status, status_height)
         imgui.end()
-        self._error_details(editor.status, position.x + size.x)
         return requests
 
     # --- sections ------------------------------------------------------------------------------
-    def _status(self, status: Status) -> None:
-        """One line, always there, so a message never moves the widgets below it (a click
-        would land on the wrong one); a long message loses its middle, the whole shows on hover."""
-        text = str(status)
-        line = elide_middle(text.splitlines()[0] if text else "", imgui.get_content_region_avail().x,
-                            lambda part: imgui.calc_text_size(part).x)
-        imgui.text_colored(ERROR_TEXT if status.is_error else STATUS_TEXT, line)
-        self._record("status")
-        self._status_cut = line != text
-        if line != text and imgui.is_item_hovered():
-            imgui.set_tooltip(text)
+    STATUS_SHARE = 0.4  # of the panel's height, the most a long message takes (it scrolls beyond)
 
-    def _error_details(self, status: Status, left: float) -> None:
-        """An error the status line had to cut (a script's FILE:LINE in a long path), in full and
-        wrapped, at the bottom of the view beside the panel: nothing in the panel moves, and the
-        box takes no clicks (they reach the view under it)."""
-        self.error_rect = None
-        if not (status.is_error and self._status_cut):
-            return
-        io = imgui.get_io()
-        width = max(200.0, min(640.0, io.display_size.x - left - 16.0))
-        imgui.set_next_window_pos(imgui.ImVec2(left + 8.0, io.display_size.y - 8.0), imgui.Cond_.always,
-                                  imgui.ImVec2(0.0, 1.0))
-        imgui.set_next_window_size(imgui.ImVec2(width, 0.0), imgui.Cond_.always)
-        flags = (imgui.WindowFlags_.no_title_bar | imgui.WindowFlags_.no_inputs | imgui.WindowFlags_.no_move
-                 | imgui.WindowFlags_.no_resize | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_nav
-                 | imgui.WindowFlags_.no_focus_on_appearing)
-        imgui.begin("##error details", None, flags)
-        imgui.push_style_color(imgui.Col_.text, ERROR_TEXT)
+    def _status_height(self, status: Status) -> float:
+        """The height of the status, wrapped to the panel's width (one line at least)."""
+        wrapped = imgui.calc_text_size(str(status) or " ", wrap_width=imgui.get_content_region_avail().x).y
+        return min(wrapped, max(imgui.get_text_line_height(), imgui.get_content_region_avail().y * self.STATUS_SHARE))
+
+    def _status(self, status: Status, height: float) -> None:
+        """What just happened, whole and wrapped (a path, a script's FILE:LINE: nothing is cut),
+        in red for an error; a message taller than ``height`` scrolls."""
+        imgui.begin_child("status", imgui.ImVec2(0, height))
+        imgui.push_style_color(imgui.Col_.text, ERROR_TEXT if status.is_error else STATUS_TEXT)
         imgui.text_wrapped(str(status))
         imgui.pop_style_color()
-        low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
-        self.error_rect = (low.x, low.y, high.x, high.y)
-        imgui.end()
+        self._record("status")
+        imgui.end_child()
 
     def _shortcuts(self, editor, requests) -> None:
         io = imgui.get_io()
@@ -717,19 +702,3 @@ def rounded(value: float, decimals: int = 3) -> float:
     """``value`` rounded for display, with -0 as 0 (so nothing shows as -0.000)."""
     return round(float(value), decimals) + 0.0  # -0.0 + 0.0 is +0.0
 
-
-def elide_middle(text: str, width: float, measure) -> str:
-    """``text`` cut in the middle to fit ``width`` as ``measure(text)`` measures it:
-    ``/very/lo.../file.glb``, half from each end (the end holds a path's file name)."""
-    if measure(text) <= width:
-        return text
-    low, high = 0, len(text)  # the most characters kept that still fit
-    while low < high:
-        keep = (low + high + 1) // 2
-        head = keep // 2
-        if measure(text[:head] + ELLIPSIS + text[len(text) - (keep - head):]) <= width:
-            low = keep
-        else:
-            high = keep - 1
-    head = low // 2
-    return text[:head] + ELLIPSIS + text[len(text) - (low - head):]
