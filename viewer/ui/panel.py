@@ -7,6 +7,9 @@ returning PanelRequests. It knows nothing of GL.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,12 +17,31 @@ from imgui_bundle import imgui
 
 from ..editing.editor import IK, LOOK
 from ..errors import ViewerError
+from ..loaders import MODEL_SUFFIXES
 from ..look import BUILT_IN_ENVIRONMENTS, ENVIRONMENT_FILTERS, NONE, STUDIO, TONE_MAPPINGS, environment_name
 from ..model.bone import Bone
 from ..model.space import Space
 from ..options import Axes, FrameTimes, Paint, Status
 
 PANEL_WIDTH = 380
+DIALOG_TOOLS = ("zenity", "kdialog", "matedialog", "qarma")  # what portable-file-dialogs runs on Linux
+MODEL_FILTERS = ["Models", " ".join(f"*{suffix}" for suffix in MODEL_SUFFIXES), "All files", "*"]
+HDR_FILTERS = ["Radiance HDR", "*.hdr", "All files", "*"]
+
+
+def open_file_dialog(title: str, filters: list):
+    """A native Open dialog that does not block (imgui-bundle's portable-file-dialogs: a helper
+    process such as zenity on Linux): poll ``ready()`` each frame, then ``result()``, a list of paths."""
+    from imgui_bundle import portable_file_dialogs as pfd
+
+    return pfd.open_file(title, os.getcwd(), filters)
+
+
+def dialog_missing() -> str | None:
+    """Why Open... cannot show a dialog here (None: it can)."""
+    if sys.platform.startswith("linux") and not any(shutil.which(tool) for tool in DIALOG_TOOLS):
+        return "Open... needs zenity or kdialog: type a path"
+    return None
 SELECTED_TEXT = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)
 ERROR_TEXT = imgui.ImVec4(1.0, 0.45, 0.4, 1.0)
 STATUS_TEXT = imgui.ImVec4(0.7, 0.9, 0.7, 1.0)
@@ -49,6 +71,10 @@ class PosePanel:
         # coordinates), so tests can click and drag them like a user.
         self.rects: dict[str, tuple] = {}
         self.times_line = ""  # the frame and GPU times shown last frame
+        self.open_dialog = open_file_dialog  # (title, filters) -> a dialog with ready(), result()
+        self.dialog_missing = dialog_missing()
+        self._dialog = None      # the Open dialog showing, and what its file is for
+        self._dialog_for = None
         self._revealed = None  # the selection the bone tree last opened and scrolled to
         self._reveal: set[int] = set()  # ids of the bones on the way to it, this frame
 
@@ -105,6 +131,34 @@ class PosePanel:
         self.rects[f"{name} value"] = (x, y, x + size.x, y + size.y)
         return changed, value
 
+    def _open_button(self, label: str, purpose: str, title: str, filters) -> None:
+        """An Open... button: a native dialog; its file is taken by _poll_dialog."""
+        imgui.begin_disabled(self.dialog_missing is not None or self._dialog is not None)
+        if self._button(label):
+            self._dialog, self._dialog_for = self.open_dialog(title, filters), purpose
+        imgui.end_disabled()
+        if self.dialog_missing is not None:
+            imgui.push_style_color(imgui.Col_.text, imgui.get_style_color_vec4(imgui.Col_.text_disabled))
+            imgui.text_wrapped(self.dialog_missing)  # whole, however narrow the panel
+            imgui.pop_style_color()
+            self._record(f"{label} missing")
+
+    def _poll_dialog(self, editor, requests) -> None:
+        """The Open dialog's file once chosen: a model opens as a dropped file does (the
+        session's open_model), an .hdr as typed in its field; a cancelled dialog changes nothing."""
+        if self._dialog is None or not self._dialog.ready():
+            return
+        paths, purpose = self._dialog.result(), self._dialog_for
+        self._dialog = self._dialog_for = None
+        if not paths:
+            return
+        if purpose == "model":
+            self.model_path = paths[0]
+            requests.open_model = paths[0]
+        else:
+            self.environment_path = paths[0]
+            self._set_look(editor, "environment", paths[0], f"environment: {paths[0]}")
+
     def _scene_choice(self, editor, requests) -> None:
         """A file with several scenes (glTF): which one is shown; choosing reloads the file."""
         names = editor.scene.file_scenes
@@ -125,6 +179,7 @@ class PosePanel:
     def draw(self, editor, model_name: str, times: FrameTimes | None = None) -> PanelRequests:
         requests = PanelRequests()
         self.rects.clear()
+        self._poll_dialog(editor, requests)
         io = imgui.get_io()
         imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
         imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, max(200.0, io.display_size.y - 16)),
@@ -264,6 +319,7 @@ class PosePanel:
         if self._button("Load .hdr") and self.environment_path.strip():
             self._set_look(editor, "environment", self.environment_path.strip(),
                            f"environment: {self.environment_path.strip()}")
+        self._open_button("Open .hdr...", "environment", "Open a Radiance .hdr environment", HDR_FILTERS)
         imgui.set_next_item_width(-150)
         changed, rotation = self._slider("environment turn", float(display.environment_rotation), -180.0, 180.0,
                                          "%.0f deg")
@@ -682,6 +738,8 @@ class PosePanel:
         _, self.model_path = imgui.input_text("model", self.model_path)
         if self._button("Open model") and self.model_path:
             requests.open_model = self.model_path
+        imgui.same_line()
+        self._open_button("Open model...", "model", "Open a model", MODEL_FILTERS)
         imgui.set_next_item_width(-110)
         _, self.export_path = imgui.input_text("export file", self.export_path)
         self._record("export file", fields_only=True)
