@@ -367,14 +367,15 @@ def test_a_long_error_shows_in_full_wrapped_without_moving_the_panel(panel_sessi
     session.editor.status = Status.error(text)
     session.run(2)  # ImGui sizes a new auto-sized window in its first (hidden) frame
     rects = session.panel.rects
-    assert rects == before | {"status": rects["status"]}
-    x0, y0, x1, y1 = session.panel.error_rect
-    assert x0 >= rects["window"][2]                                   # beside the panel, over the view
+    assert rects == before | {"status": rects["status"], "sections": rects["sections"]}
+    x0, y0, x1, y1 = rects["status"]
+    window = rects["window"]
+    assert window[0] <= x0 and x1 <= window[2] and y1 <= window[3]   # in the panel, at its foot
     assert y1 - y0 > 2 * imgui.get_text_line_height()                # wrapped onto several lines
-    assert y1 <= session.window_size[1] and x1 <= session.window_size[0]
     session.editor.status = Status("fine")
     session.run()
-    assert session.panel.error_rect is None
+    x0, y0, x1, y1 = session.panel.rects["status"]
+    assert y1 - y0 == pytest.approx(imgui.get_text_line_height())
 
 
 def test_camera_description_checks_and_merges():

@@ -7,6 +7,9 @@ returning PanelRequests. It knows nothing of GL.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,16 +17,34 @@ from imgui_bundle import imgui
 
 from ..editing.editor import IK, LOOK
 from ..errors import ViewerError
+from ..loaders import MODEL_SUFFIXES
 from ..look import BUILT_IN_ENVIRONMENTS, ENVIRONMENT_FILTERS, NONE, STUDIO, TONE_MAPPINGS, environment_name
 from ..model.bone import Bone
 from ..model.space import Space
 from ..options import Axes, FrameTimes, Paint, Status
 
 PANEL_WIDTH = 380
+DIALOG_TOOLS = ("zenity", "kdialog", "matedialog", "qarma")  # what portable-file-dialogs runs on Linux
+MODEL_FILTERS = ["Models", " ".join(f"*{suffix}" for suffix in MODEL_SUFFIXES), "All files", "*"]
+HDR_FILTERS = ["Radiance HDR", "*.hdr", "All files", "*"]
+
+
+def open_file_dialog(title: str, filters: list):
+    """A native Open dialog that does not block (imgui-bundle's portable-file-dialogs: a helper
+    process such as zenity on Linux): poll ``ready()`` each frame, then ``result()``, a list of paths."""
+    from imgui_bundle import portable_file_dialogs as pfd
+
+    return pfd.open_file(title, os.getcwd(), filters)
+
+
+def dialog_missing() -> str | None:
+    """Why Open... cannot show a dialog here (None: it can)."""
+    if sys.platform.startswith("linux") and not any(shutil.which(tool) for tool in DIALOG_TOOLS):
+        return "Open... needs zenity or kdialog: type a path"
+    return None
 SELECTED_TEXT = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)
 ERROR_TEXT = imgui.ImVec4(1.0, 0.45, 0.4, 1.0)
 STATUS_TEXT = imgui.ImVec4(0.7, 0.9, 0.7, 1.0)
-ELLIPSIS = "..."  # the default font has no U+2026
 
 
 @dataclass
@@ -41,8 +62,6 @@ class PosePanel:
                  camera_path: str = "camera.json"):
         self.pose_path = pose_path
         self.camera_path = camera_path
-        self._status_cut = False  # the status line was cut to fit: the error details show it whole
-        self.error_rect = None    # where they were drawn last frame (None: not shown)
         self.screenshot_path = screenshot_path
         self.model_path = ""
         self.environment_path = ""       # the Display section's environment file field
@@ -52,18 +71,93 @@ class PosePanel:
         # coordinates), so tests can click and drag them like a user.
         self.rects: dict[str, tuple] = {}
         self.times_line = ""  # the frame and GPU times shown last frame
+        self.open_dialog = open_file_dialog  # (title, filters) -> a dialog with ready(), result()
+        self.dialog_missing = dialog_missing()
+        self._dialog = None      # the Open dialog showing, and what its file is for
+        self._dialog_for = None
+        self._revealed = None  # the selection the bone tree last opened and scrolled to
+        self._reveal: set[int] = set()  # ids of the bones on the way to it, this frame
 
-    def _record(self, label: str, fields_only: bool = False) -> None:
+    def _record(self, label: str, fields_only: bool = False, shown: str | None = None) -> None:
+        """``shown``: the widget's label as drawn, where ``label`` is another name for it."""
         low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
         right = high.x
-        if fields_only:  # leave out the label drawn right of a multi-field widget
-            right -= imgui.calc_text_size(label).x + imgui.get_style().item_inner_spacing.x
+        shown = imgui.calc_text_size(label if shown is None else shown, hide_text_after_double_hash=True).x
+        if fields_only and shown:  # leave out the label drawn right of a multi-field widget
+            right -= shown + imgui.get_style().item_inner_spacing.x
         self.rects[label] = (low.x, low.y, right, high.y)
 
     def _button(self, label: str, size=None) -> bool:
         pressed = imgui.button(label, size) if size is not None else imgui.button(label)
         self._record(label)
         return pressed
+
+    def _slider(self, label: str, value: float, low: float, high: float, format: str, logarithmic: bool = False,
+                name: str | None = None):
+        """imgui.slider_float with its value drawn inside the frame on the side away from the grab
+        (ImGui centres it, where the grab covers a digit: "3.|17 s"); Ctrl+click types as before.
+        Recorded as ``name`` (the label's shown part): the frame, the grab and the value's rects."""
+        name = name or label.split("##")[0]
+        typing = imgui.internal.temp_input_is_active(imgui.get_id(label))
+        flags = imgui.SliderFlags_.logarithmic if logarithmic else 0
+        changed, value = imgui.slider_float(label, value, low, high, format if typing else "", flags)
+        self._record(name, fields_only=True, shown=label)
+        if typing:
+            return changed, value
+        x0, y0, x1, y1 = self.rects[name]
+        style = imgui.get_style()
+        # Where ImGui puts the grab (SliderBehaviorT: 2 px padding, GrabMinSize wide for floats).
+        if high == low:
+            fraction = 0.0
+        elif logarithmic:
+            fraction = np.log(max(value, low) / low) / np.log(high / low)
+        else:
+            fraction = (value - low) / (high - low)
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        grab = style.grab_min_size
+        grab_x = x0 + 2.0 + grab / 2 + fraction * max(x1 - x0 - 4.0 - grab, 0.0)
+        self.rects[f"{name} grab"] = (grab_x - grab / 2, y0 + 2.0, grab_x + grab / 2, y1 - 2.0)
+        text = format % value
+        size = imgui.calc_text_size(text)
+        if x1 - (grab_x + grab / 2) >= (grab_x - grab / 2) - x0:  # more room right of the grab
+            x = x1 - style.frame_padding.x - size.x
+        else:
+            x = x0 + style.frame_padding.x
+        y = (y0 + y1 - size.y) / 2
+        draw = imgui.get_window_draw_list()
+        draw.push_clip_rect(imgui.ImVec2(x0, y0), imgui.ImVec2(x1, y1), True)
+        draw.add_text(imgui.ImVec2(x, y), imgui.get_color_u32(imgui.Col_.text), text)
+        draw.pop_clip_rect()
+        self.rects[f"{name} value"] = (x, y, x + size.x, y + size.y)
+        return changed, value
+
+    def _open_button(self, label: str, purpose: str, title: str, filters) -> None:
+        """An Open... button: a native dialog; its file is taken by _poll_dialog."""
+        imgui.begin_disabled(self.dialog_missing is not None or self._dialog is not None)
+        if self._button(label):
+            self._dialog, self._dialog_for = self.open_dialog(title, filters), purpose
+        imgui.end_disabled()
+        if self.dialog_missing is not None:
+            imgui.push_style_color(imgui.Col_.text, imgui.get_style_color_vec4(imgui.Col_.text_disabled))
+            imgui.text_wrapped(self.dialog_missing)  # whole, however narrow the panel
+            imgui.pop_style_color()
+            self._record(f"{label} missing")
+
+    def _poll_dialog(self, editor, requests) -> None:
+        """The Open dialog's file once chosen: a model opens as a dropped file does (the
+        session's open_model), an .hdr as typed in its field; a cancelled dialog changes nothing."""
+        if self._dialog is None or not self._dialog.ready():
+            return
+        paths, purpose = self._dialog.result(), self._dialog_for
+        self._dialog = self._dialog_for = None
+        if not paths:
+            return
+        if purpose == "model":
+            self.model_path = paths[0]
+            requests.open_model = paths[0]
+        else:
+            self.environment_path = paths[0]
+            self._set_look(editor, "environment", paths[0], f"environment: {paths[0]}")
 
     def _scene_choice(self, editor, requests) -> None:
         """A file with several scenes (glTF): which one is shown; choosing reloads the file."""
@@ -85,6 +179,7 @@ class PosePanel:
     def draw(self, editor, model_name: str, times: FrameTimes | None = None) -> PanelRequests:
         requests = PanelRequests()
         self.rects.clear()
+        self._poll_dialog(editor, requests)
         io = imgui.get_io()
         imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
         imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, max(200.0, io.display_size.y - 16)),
@@ -99,7 +194,12 @@ class PosePanel:
             imgui.text_disabled(f"  {self.times_line}")
             if imgui.is_item_hovered():
                 imgui.set_tooltip(times.explanation())
-        self._status(editor.status)
+        # The sections scroll above the status, which shows the whole message wrapped at the
+        # bottom: a longer message shortens their view and moves none of their widgets.
+        status_height = self._status_height(editor.status)
+        imgui.begin_child("sections", imgui.ImVec2(0, -(status_height + imgui.get_style().item_spacing.y)))
+        position, size = imgui.get_window_pos(), imgui.get_window_size()
+        self.rects["sections"] = (position.x, position.y, position.x + size.x, position.y + size.y)
         self._scene_choice(editor, requests)
         self._shortcuts(editor, requests)
         if self._header("Display"):
@@ -120,45 +220,28 @@ class PosePanel:
             self._files(editor, requests)
         if self._header("Keyframes", default_open=False):
             self._keying(editor)
+        imgui.end_child()
+        self._status(editor.status, status_height)
         imgui.end()
-        self._error_details(editor.status, position.x + size.x)
         return requests
 
     # --- sections ------------------------------------------------------------------------------
-    def _status(self, status: Status) -> None:
-        """One line, always there, so a message never moves the widgets below it (a click
-        would land on the wrong one); a long message loses its middle, the whole shows on hover."""
-        text = str(status)
-        line = elide_middle(text.splitlines()[0] if text else "", imgui.get_content_region_avail().x,
-                            lambda part: imgui.calc_text_size(part).x)
-        imgui.text_colored(ERROR_TEXT if status.is_error else STATUS_TEXT, line)
-        self._record("status")
-        self._status_cut = line != text
-        if line != text and imgui.is_item_hovered():
-            imgui.set_tooltip(text)
+    STATUS_SHARE = 0.4  # of the panel's height, the most a long message takes (it scrolls beyond)
 
-    def _error_details(self, status: Status, left: float) -> None:
-        """An error the status line had to cut (a script's FILE:LINE in a long path), in full and
-        wrapped, at the bottom of the view beside the panel: nothing in the panel moves, and the
-        box takes no clicks (they reach the view under it)."""
-        self.error_rect = None
-        if not (status.is_error and self._status_cut):
-            return
-        io = imgui.get_io()
-        width = max(200.0, min(640.0, io.display_size.x - left - 16.0))
-        imgui.set_next_window_pos(imgui.ImVec2(left + 8.0, io.display_size.y - 8.0), imgui.Cond_.always,
-                                  imgui.ImVec2(0.0, 1.0))
-        imgui.set_next_window_size(imgui.ImVec2(width, 0.0), imgui.Cond_.always)
-        flags = (imgui.WindowFlags_.no_title_bar | imgui.WindowFlags_.no_inputs | imgui.WindowFlags_.no_move
-                 | imgui.WindowFlags_.no_resize | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_nav
-                 | imgui.WindowFlags_.no_focus_on_appearing)
-        imgui.begin("##error details", None, flags)
-        imgui.push_style_color(imgui.Col_.text, ERROR_TEXT)
+    def _status_height(self, status: Status) -> float:
+        """The height of the status, wrapped to the panel's width (one line at least)."""
+        wrapped = imgui.calc_text_size(str(status) or " ", wrap_width=imgui.get_content_region_avail().x).y
+        return min(wrapped, max(imgui.get_text_line_height(), imgui.get_content_region_avail().y * self.STATUS_SHARE))
+
+    def _status(self, status: Status, height: float) -> None:
+        """What just happened, whole and wrapped (a path, a script's FILE:LINE: nothing is cut),
+        in red for an error; a message taller than ``height`` scrolls."""
+        imgui.begin_child("status", imgui.ImVec2(0, height))
+        imgui.push_style_color(imgui.Col_.text, ERROR_TEXT if status.is_error else STATUS_TEXT)
         imgui.text_wrapped(str(status))
         imgui.pop_style_color()
-        low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
-        self.error_rect = (low.x, low.y, high.x, high.y)
-        imgui.end()
+        self._record("status")
+        imgui.end_child()
 
     def _shortcuts(self, editor, requests) -> None:
         io = imgui.get_io()
@@ -236,16 +319,15 @@ class PosePanel:
         if self._button("Load .hdr") and self.environment_path.strip():
             self._set_look(editor, "environment", self.environment_path.strip(),
                            f"environment: {self.environment_path.strip()}")
+        self._open_button("Open .hdr...", "environment", "Open a Radiance .hdr environment", HDR_FILTERS)
         imgui.set_next_item_width(-150)
-        changed, rotation = imgui.slider_float("environment turn", float(display.environment_rotation), -180.0, 180.0,
-                                               "%.0f deg")
-        self._record("environment turn", fields_only=True)
+        changed, rotation = self._slider("environment turn", float(display.environment_rotation), -180.0, 180.0,
+                                         "%.0f deg")
         if changed:
             self._set_look(editor, "environment_rotation", rotation)
         imgui.set_next_item_width(-150)
-        changed, exposure = imgui.slider_float("exposure", float(display.exposure), *self.EXPOSURE_RANGE, "%.3f",
-                                               imgui.SliderFlags_.logarithmic)
-        self._record("exposure", fields_only=True)
+        changed, exposure = self._slider("exposure", float(display.exposure), *self.EXPOSURE_RANGE, "%.3f",
+                                         logarithmic=True)
         if changed:
             self._set_look(editor, "exposure", exposure)
         self._look_choice(editor, "tone mapping", "tone_mapping", TONE_MAPPINGS)
@@ -332,11 +414,11 @@ class PosePanel:
         _, playback.loop = imgui.checkbox("Loop", playback.loop)
         imgui.same_line()
         imgui.set_next_item_width(-1)
-        _, playback.speed = imgui.slider_float("##speed", playback.speed, 0.0, 3.0, "speed %.2fx")
+        _, playback.speed = self._slider("##speed", playback.speed, 0.0, 3.0, "speed %.2fx", name="speed")
         imgui.set_next_item_width(-1)
         length = editor.timeline_length()
-        changed, time = imgui.slider_float("##time", playback.time, 0.0, length, f"%.3f / {clip.duration:.3f} s")
-        self._record("timeline")
+        changed, time = self._slider("##time", playback.time, 0.0, length, f"%.3f / {clip.duration:.3f} s",
+                                     name="timeline")
         if changed:
             editor.pause()
             editor.seek(time)
@@ -422,10 +504,8 @@ class PosePanel:
             self.rects[f"{mesh.name}/Reset"] = self.rects.pop(f"Reset##{id(mesh)}")
             for index, (name, weight) in enumerate(zip(mesh.morph_target_names, mesh.morph_weights)):
                 imgui.set_next_item_width(-150)
-                changed, value = imgui.slider_float(f"{name}##{id(mesh)}/{index}", float(weight), 0.0, 1.0, "%.3f")
-                low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
-                label_width = imgui.calc_text_size(name).x + imgui.get_style().item_inner_spacing.x
-                self.rects[f"{mesh.name}/{name}"] = (low.x, low.y, high.x - label_width, high.y)  # the slider alone
+                changed, value = self._slider(f"{name}##{id(mesh)}/{index}", float(weight), 0.0, 1.0, "%.3f",
+                                              name=f"{mesh.name}/{name}")
                 if imgui.is_item_activated():
                     editor.begin_edit()
                 if changed:
@@ -437,7 +517,18 @@ class PosePanel:
                     editor.end_edit()
 
     def _bone_tree(self, editor) -> None:
+        """The bones as a tree. A bone selected another way (a click in the view, the gizmo, a
+        script) is shown once: its parents open and the tree scrolled to it."""
+        selected = editor.selected
+        self._reveal = set()
+        if selected is not None and selected is not self._revealed:
+            bone = selected
+            while bone is not None:
+                self._reveal.add(id(bone))
+                bone = bone.get_parent()
         imgui.begin_child("bones", imgui.ImVec2(0, 170), imgui.ChildFlags_.borders)
+        position, size = imgui.get_window_pos(), imgui.get_window_size()
+        self.rects["bone tree"] = (position.x, position.y, position.x + size.x, position.y + size.y)
         for skeleton in editor.scene.skeletons:
             parents = skeleton.get_parent_indices()
             children = {i: [] for i in range(-1, len(parents))}
@@ -446,6 +537,7 @@ class PosePanel:
             for root in children[-1]:
                 self._bone_node(editor, skeleton.bones, children, root)
         imgui.end_child()
+        self._revealed = editor.selected
 
     def _bone_node(self, editor, bones, children, index) -> None:
         bone = bones[index]
@@ -454,10 +546,15 @@ class PosePanel:
             flags |= imgui.TreeNodeFlags_.leaf
         if bone is editor.selected:
             flags |= imgui.TreeNodeFlags_.selected
+        if id(bone) in self._reveal and children[index]:
+            imgui.set_next_item_open(True)
         opened = imgui.tree_node_ex(f"{bone.name}##{id(bone)}", flags)
         self._record(bone.name)
+        if id(bone) in self._reveal and bone is editor.selected:
+            imgui.set_scroll_here_y(0.5)
         if imgui.is_item_clicked() and not imgui.is_item_toggled_open():
-            editor.select(bone)
+            editor.select(bone)  # in sight already: no scrolling under the mouse
+            self._reveal = set()
         if opened:
             for child in children[index]:
                 self._bone_node(editor, bones, children, child)
@@ -641,6 +738,8 @@ class PosePanel:
         _, self.model_path = imgui.input_text("model", self.model_path)
         if self._button("Open model") and self.model_path:
             requests.open_model = self.model_path
+        imgui.same_line()
+        self._open_button("Open model...", "model", "Open a model", MODEL_FILTERS)
         imgui.set_next_item_width(-110)
         _, self.export_path = imgui.input_text("export file", self.export_path)
         self._record("export file", fields_only=True)
@@ -661,19 +760,3 @@ def rounded(value: float, decimals: int = 3) -> float:
     """``value`` rounded for display, with -0 as 0 (so nothing shows as -0.000)."""
     return round(float(value), decimals) + 0.0  # -0.0 + 0.0 is +0.0
 
-
-def elide_middle(text: str, width: float, measure) -> str:
-    """``text`` cut in the middle to fit ``width`` as ``measure(text)`` measures it:
-    ``/very/lo.../file.glb``, half from each end (the end holds a path's file name)."""
-    if measure(text) <= width:
-        return text
-    low, high = 0, len(text)  # the most characters kept that still fit
-    while low < high:
-        keep = (low + high + 1) // 2
-        head = keep // 2
-        if measure(text[:head] + ELLIPSIS + text[len(text) - (keep - head):]) <= width:
-            low = keep
-        else:
-            high = keep - 1
-    head = low // 2
-    return text[:head] + ELLIPSIS + text[len(text) - (low - head):]
