@@ -401,7 +401,7 @@ def input_files(args) -> dict:
     """{file: what uses it} for every file the command reads: the model and the files it names
     (a glTF file's buffers and images), the --motion file and its files, and the --pose,
     --camera, --script, bone map and --environment files; no output may be written over one of them."""
-    from ..loaders import source_files
+    from ..sources import source_files
 
     _split_bone_map(args)
     files = {}

@@ -53,17 +53,58 @@ class PosePanel:
         self.rects: dict[str, tuple] = {}
         self.times_line = ""  # the frame and GPU times shown last frame
 
-    def _record(self, label: str, fields_only: bool = False) -> None:
+    def _record(self, label: str, fields_only: bool = False, shown: str | None = None) -> None:
+        """``shown``: the widget's label as drawn, where ``label`` is another name for it."""
         low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
         right = high.x
-        if fields_only:  # leave out the label drawn right of a multi-field widget
-            right -= imgui.calc_text_size(label).x + imgui.get_style().item_inner_spacing.x
+        shown = imgui.calc_text_size(label if shown is None else shown, hide_text_after_double_hash=True).x
+        if fields_only and shown:  # leave out the label drawn right of a multi-field widget
+            right -= shown + imgui.get_style().item_inner_spacing.x
         self.rects[label] = (low.x, low.y, right, high.y)
 
     def _button(self, label: str, size=None) -> bool:
         pressed = imgui.button(label, size) if size is not None else imgui.button(label)
         self._record(label)
         return pressed
+
+    def _slider(self, label: str, value: float, low: float, high: float, format: str, logarithmic: bool = False,
+                name: str | None = None):
+        """imgui.slider_float with its value drawn inside the frame on the side away from the grab
+        (ImGui centres it, where the grab covers a digit: "3.|17 s"); Ctrl+click types as before.
+        Recorded as ``name`` (the label's shown part): the frame, the grab and the value's rects."""
+        name = name or label.split("##")[0]
+        typing = imgui.internal.temp_input_is_active(imgui.get_id(label))
+        flags = imgui.SliderFlags_.logarithmic if logarithmic else 0
+        changed, value = imgui.slider_float(label, value, low, high, format if typing else "", flags)
+        self._record(name, fields_only=True, shown=label)
+        if typing:
+            return changed, value
+        x0, y0, x1, y1 = self.rects[name]
+        style = imgui.get_style()
+        # Where ImGui puts the grab (SliderBehaviorT: 2 px padding, GrabMinSize wide for floats).
+        if high == low:
+            fraction = 0.0
+        elif logarithmic:
+            fraction = np.log(max(value, low) / low) / np.log(high / low)
+        else:
+            fraction = (value - low) / (high - low)
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        grab = style.grab_min_size
+        grab_x = x0 + 2.0 + grab / 2 + fraction * max(x1 - x0 - 4.0 - grab, 0.0)
+        self.rects[f"{name} grab"] = (grab_x - grab / 2, y0 + 2.0, grab_x + grab / 2, y1 - 2.0)
+        text = format % value
+        size = imgui.calc_text_size(text)
+        if x1 - (grab_x + grab / 2) >= (grab_x - grab / 2) - x0:  # more room right of the grab
+            x = x1 - style.frame_padding.x - size.x
+        else:
+            x = x0 + style.frame_padding.x
+        y = (y0 + y1 - size.y) / 2
+        draw = imgui.get_window_draw_list()
+        draw.push_clip_rect(imgui.ImVec2(x0, y0), imgui.ImVec2(x1, y1), True)
+        draw.add_text(imgui.ImVec2(x, y), imgui.get_color_u32(imgui.Col_.text), text)
+        draw.pop_clip_rect()
+        self.rects[f"{name} value"] = (x, y, x + size.x, y + size.y)
+        return changed, value
 
     def _scene_choice(self, editor, requests) -> None:
         """A file with several scenes (glTF): which one is shown; choosing reloads the file."""
@@ -237,15 +278,13 @@ class PosePanel:
             self._set_look(editor, "environment", self.environment_path.strip(),
                            f"environment: {self.environment_path.strip()}")
         imgui.set_next_item_width(-150)
-        changed, rotation = imgui.slider_float("environment turn", float(display.environment_rotation), -180.0, 180.0,
-                                               "%.0f deg")
-        self._record("environment turn", fields_only=True)
+        changed, rotation = self._slider("environment turn", float(display.environment_rotation), -180.0, 180.0,
+                                         "%.0f deg")
         if changed:
             self._set_look(editor, "environment_rotation", rotation)
         imgui.set_next_item_width(-150)
-        changed, exposure = imgui.slider_float("exposure", float(display.exposure), *self.EXPOSURE_RANGE, "%.3f",
-                                               imgui.SliderFlags_.logarithmic)
-        self._record("exposure", fields_only=True)
+        changed, exposure = self._slider("exposure", float(display.exposure), *self.EXPOSURE_RANGE, "%.3f",
+                                         logarithmic=True)
         if changed:
             self._set_look(editor, "exposure", exposure)
         self._look_choice(editor, "tone mapping", "tone_mapping", TONE_MAPPINGS)
@@ -332,11 +371,11 @@ class PosePanel:
         _, playback.loop = imgui.checkbox("Loop", playback.loop)
         imgui.same_line()
         imgui.set_next_item_width(-1)
-        _, playback.speed = imgui.slider_float("##speed", playback.speed, 0.0, 3.0, "speed %.2fx")
+        _, playback.speed = self._slider("##speed", playback.speed, 0.0, 3.0, "speed %.2fx", name="speed")
         imgui.set_next_item_width(-1)
         length = editor.timeline_length()
-        changed, time = imgui.slider_float("##time", playback.time, 0.0, length, f"%.3f / {clip.duration:.3f} s")
-        self._record("timeline")
+        changed, time = self._slider("##time", playback.time, 0.0, length, f"%.3f / {clip.duration:.3f} s",
+                                     name="timeline")
         if changed:
             editor.pause()
             editor.seek(time)
@@ -422,10 +461,8 @@ class PosePanel:
             self.rects[f"{mesh.name}/Reset"] = self.rects.pop(f"Reset##{id(mesh)}")
             for index, (name, weight) in enumerate(zip(mesh.morph_target_names, mesh.morph_weights)):
                 imgui.set_next_item_width(-150)
-                changed, value = imgui.slider_float(f"{name}##{id(mesh)}/{index}", float(weight), 0.0, 1.0, "%.3f")
-                low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
-                label_width = imgui.calc_text_size(name).x + imgui.get_style().item_inner_spacing.x
-                self.rects[f"{mesh.name}/{name}"] = (low.x, low.y, high.x - label_width, high.y)  # the slider alone
+                changed, value = self._slider(f"{name}##{id(mesh)}/{index}", float(weight), 0.0, 1.0, "%.3f",
+                                              name=f"{mesh.name}/{name}")
                 if imgui.is_item_activated():
                     editor.begin_edit()
                 if changed:
