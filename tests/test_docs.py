@@ -2,12 +2,16 @@
 warning (a broken link or anchor, a page left out of the navigation), every picture it shows
 exists, and the built site loads nothing from the network."""
 
+import functools
 import html
+import http.server
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -113,3 +117,68 @@ def test_the_site_loads_nothing_from_the_network_and_can_be_searched(site):
     assert "fonts.googleapis" not in "".join(p.read_text() for p in out.glob("*.html"))
     index = (out / "search" / "search_index.js").read_text()  # the offline plugin's, for file://
     assert index.startswith("var __index = ") and "retarget" in index
+
+
+@pytest.fixture(scope="module")
+def served_site(site):
+    """The built site served over HTTP on 127.0.0.1 (a free port), from a thread."""
+    out, result = site
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # no line per request on the test's stderr
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(out)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_every_page_loads_in_headless_chromium_with_its_images_and_the_search_finds_a_command(served_site,
+                                                                                              tmp_path):
+    """Debian's chromium driven by pip's playwright (no browser download: shared/PLATFORM.md): every
+    page of the navigation loads (HTTP 200, no console error, no failed request), every picture on
+    it decodes, and typing a command's name into the search box offers its page."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("chromium is missing: scripts/setup.sh installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    nav = _nav_pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"])
+    problems, images_seen = [], 0
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda message: message.type == "error" and problems.append(f"console: {message.text}"))
+            page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+            # (a request the next page's navigation cuts off is aborted, not failed; a missing file is a 404)
+            page.on("requestfailed", lambda request: request.failure != "net::ERR_ABORTED" and problems.append(
+                f"failed: {request.url} ({request.failure})"))
+            page.on("response", lambda response: response.status >= 400 and problems.append(
+                f"{response.status}: {response.url}"))
+            for name in nav:
+                response = page.goto(served_site + name.replace(".md", ".html"), wait_until="load")
+                assert response.status == 200, name  # "load": after every (eager) image has loaded or failed
+                images = page.evaluate("Array.from(document.images).map(i => [i.getAttribute('src'), i.naturalWidth])")
+                problems += [f"{name}: broken image {src}" for src, width in images if not width > 0]
+                images_seen += len(images)
+            assert problems == []
+            assert images_seen >= len(list((DOCS / "images").iterdir()))  # every picture is on some page
+
+            page.goto(served_site + "index.html", wait_until="load")
+            page.click("input.md-search__input")
+            page.keyboard.type("synth")
+            result = page.locator(".md-search-result__item a[href*='synth.html']").first
+            result.wait_for(state="visible", timeout=10_000)
+            page.screenshot(path=str(tmp_path / "search.png"))
+            assert "synth" in result.inner_text().lower()
+            result.click()
+            page.wait_for_url("**/synth.html*")
+            assert "synth" in page.title().lower()
+            assert problems == []
+        finally:
+            browser.close()

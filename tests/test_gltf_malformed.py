@@ -795,3 +795,33 @@ def test_orjsons_parse_gives_what_jsons_gives(edit, tmp_path, monkeypatch):
         assert isinstance(fast, list)
     else:
         assert isinstance(fast, str) or edit == "lone surrogate"
+
+
+def test_a_chain_too_deep_is_refused_after_one_parse(tmp_path, monkeypatch):
+    """A node chain deeper than the limit holds no integer beyond 64 bits, so json's second parse
+    (which reads those exactly) could not change its error: it is refused after orjson's parse
+    alone, with the error json's parse gives."""
+    from viewer.gltf import container
+
+    count = 5000
+    nodes = [{"children": [i + 1]} for i in range(count - 1)] + [{"name": "the last"}]
+    path = tmp_path / "chain.gltf"
+    path.write_text(json.dumps({"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": nodes}))
+    parsed, loads = [], json.loads
+    monkeypatch.setattr(container.json, "loads", lambda *args, **kwargs: parsed.append(args) or loads(*args, **kwargs))
+    assert container.orjson is not None
+    with pytest.raises(ViewerError) as fast:
+        load_gltf(path)
+    assert "levels deep; the limit is 4096" in str(fast.value) and parsed == []
+    monkeypatch.setattr(container, "orjson", None)
+    with pytest.raises(ViewerError) as exact:
+        load_gltf(path)
+    assert str(exact.value) == str(fast.value) and len(parsed) == 1
+
+    # 19 digits (a name here) might be an integer orjson reads as a float: json's parse decides
+    nodes[-1]["name"] = "1" * 19
+    path.write_text(json.dumps({"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": nodes}))
+    monkeypatch.setattr(container, "orjson", __import__("orjson"))
+    with pytest.raises(ViewerError, match="levels deep"):
+        load_gltf(path)
+    assert len(parsed) == 2

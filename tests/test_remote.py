@@ -676,3 +676,102 @@ def test_the_server_side_target_checks_types_and_names_the_call():
     with pytest.raises(ViewerError, match="^set_camera: camera distance: must be at least 0.001, got -1.0; the camera is unchanged$"):
         target.set_camera(distance=-1.0)
     assert not target.editor.playback.playing and target.camera_settings == {}
+
+
+# --- what the frame shows: serve's defaults, a client's per-render settings (issue 37, item 11) -------
+def _rendered(cli, tmp_path, name, *options, size="128x96"):
+    out = tmp_path / f"{name}.png"
+    result = cli("render", ROBOT, "--size", size, "--out", out, *options)
+    assert result.returncode == 0, result.stderr
+    return np.asarray(Image.open(out).convert("RGBA"))
+
+
+def _differing(a, b, tolerance=8) -> np.ndarray:
+    """Where two renders differ by more than ``tolerance`` in some channel (a rasterizer's rounding is less)."""
+    return (np.abs(a.astype(int) - b.astype(int)) > tolerance).any(axis=2)
+
+
+def _close(a, b) -> bool:
+    return a.shape == b.shape and _differing(a, b).mean() < 0.002
+
+
+def test_render_hides_the_overlay_and_the_grid_and_draws_a_background_or_the_environment(tmp_path, cli):
+    plain = _rendered(cli, tmp_path, "plain")
+    bare = _rendered(cli, tmp_path, "bare", "--no-skeleton", "--no-grid", "--background", "#204060")
+    no_skeleton = _rendered(cli, tmp_path, "no-skeleton", "--no-skeleton")
+    environment = _rendered(cli, tmp_path, "environment", "--show-environment")
+    # The joint dots cover the robot at 128x96: hiding them changes hundreds of pixels, all on the model
+    dots = _differing(plain, no_skeleton)
+    assert dots.sum() > 300
+    assert not dots[:, :10].any() and not dots[:, -10:].any()  # the model stands in the middle
+    # the colour fills the background, where the gradient was: the top corners are #204060
+    assert np.abs(bare[:8, :8, :3].astype(int) - [0x20, 0x40, 0x60]).max() <= 2
+    assert np.abs(plain[:8, :8, :3].astype(int) - [0x20, 0x40, 0x60]).max() > 20
+    # the environment behind: neither the gradient nor flat (the studio's lights and floor vary)
+    left_edge = environment[:, :6, :3].astype(int)  # background only, top to bottom
+    assert _differing(environment[:, :6], plain[:, :6]).mean() > 0.9
+    assert np.ptp(left_edge.mean(axis=(1, 2))) > 10
+    result = cli("render", ROBOT, "--out", tmp_path / "both.png", "--background", "white", "--show-environment")
+    assert result.returncode == 2 and "--background and --show-environment: give one" in result.stderr
+    assert not (tmp_path / "both.png").exists()
+
+
+def test_a_client_sets_what_each_render_shows_and_serve_takes_them_as_defaults(tmp_path, cli):
+    size = (128, 96)
+    plain = _rendered(cli, tmp_path, "plain")
+    no_skeleton = _rendered(cli, tmp_path, "no-skeleton", "--no-skeleton")
+    bare = _rendered(cli, tmp_path, "bare", "--no-skeleton", "--no-grid", "--background", "#204060")
+    environment = _rendered(cli, tmp_path, "environment", "--show-environment")
+    served = Server(tmp_path, ROBOT)
+    try:
+        with served.connect() as client:
+            assert _close(client.render(size), plain)
+            without = client.render(size, skeleton=False)  # no joint dots: as render --no-skeleton
+            assert _close(without, no_skeleton) and _differing(without, plain).sum() > 300
+            assert _close(client.render(size, skeleton=False, grid=False, background="#204060"), bare)
+            assert _close(client.render(size, skeleton=False, grid=False, background=(0x20 / 255, 0x40 / 255, 0.376)),
+                          bare)
+            assert _close(client.render(size, show_environment=True), environment)
+            transparent = client.render(size, background="transparent")
+            assert transparent[0, 0, 3] == 0 and transparent[48, 64, 3] == 255
+            assert _close(client.render(size), plain)  # each render's own: the next is the server's again
+            for bad, why in ((dict(background="nope"), "render: background: unknown colour 'nope'"),
+                             (dict(background=(1, 2, 3)), "render: background: expected"),
+                             (dict(skeleton="no"), "render: skeleton must be True or False"),
+                             (dict(background="white", show_environment=True), "give one")):
+                with pytest.raises(ViewerError, match=why):
+                    client.render(size, **bad)
+            still_serving(client)
+    finally:
+        served.stop()
+    served = Server(tmp_path, ROBOT, "--no-skeleton", "--no-grid", "--background", "#204060")
+    try:
+        with served.connect() as client:
+            assert _close(client.render(size), bare)  # serve's options: every render's defaults
+            assert _differing(client.render(size, skeleton=True), bare).sum() > 300  # the dots, for this render
+            # the environment in place of serve's colour
+            assert _close(client.render(size, show_environment=True),
+                          _rendered(cli, tmp_path, "env-bare", "--no-skeleton", "--no-grid", "--show-environment"))
+    finally:
+        served.stop()
+
+
+def test_the_render_message_carries_the_frame_only_when_set():
+    """A client that sets nothing sends the 8-byte RENDER every server reads; the frame's 16 bytes
+    otherwise, each setting given or left to the server."""
+    plain = protocol.decode(protocol.render(3, (64, 48)))
+    assert len(plain.payload) == 8 and protocol.read_render(plain.payload) == protocol.RenderRequest((64, 48), {})
+    message = protocol.decode(protocol.render(4, (64, 48), skeleton=False, background=(0.0, 0.5, 1.0)))
+    assert len(message.payload) == 8 + protocol.FRAME.size
+    assert protocol.read_render(message.payload).frame == {"skeleton": False, "background": (0.0, 0.5, 1.0)}
+    message = protocol.decode(protocol.render(5, (64, 48), grid=True, show_environment=True))
+    assert protocol.read_render(message.payload).frame == {"grid": True, "show_environment": True}
+    message = protocol.decode(protocol.render(6, (64, 48), background="transparent"))
+    assert protocol.read_render(message.payload).frame == {"background": "transparent"}
+    for given, visible, rgb in ((32, 0, (0, 0, 0)), (1, 2, (0, 0, 0)), (8 | 16, 0, (0, 0, 0)),
+                                (8, 0, (0, 2, 0)), (8, 0, (0, float("nan"), 0)), (8 | 4, 4, (0, 0, 0))):
+        payload = protocol.SIZE.pack(64, 48) + protocol.FRAME.pack(given, visible, 0, *rgb)
+        with pytest.raises(protocol.ProtocolError, match="render: "):
+            protocol.read_render(payload)
+    with pytest.raises(protocol.ProtocolError, match="expected 8 or 24"):
+        protocol.read_render(protocol.SIZE.pack(64, 48) + b"\0")

@@ -169,7 +169,7 @@ def remote():
 
     with HeadlessRenderer((32, 32)) as headless:
         class Target(RemoteTarget):
-            def render(self, size):
+            def render(self, size, frame):
                 headless.resize(size)
                 return headless.render(self.scene, self.camera_for(size), RenderOptions())
 

@@ -78,53 +78,6 @@ def read_ahead(model) -> None:
     start(script, library, Path(model))
 
 
-def source_files(model, role: str = "the model") -> dict[Path, str]:
-    """{file: what it is} for every file loading ``model`` reads (a glTF file's buffers and
-    images too), so that no output is written over one; ``role`` names the file ("the model",
-    "the --motion file"). None (the built-in character): no files; a Scene: its file's."""
-    from .model import Scene
-
-    if isinstance(model, Scene):
-        model = model.file_path
-    if model is None:
-        return {}
-    path = Path(model)
-    if path.suffix.lower() in (".gltf", ".glb"):
-        from .gltf.container import referenced_files
-
-        return referenced_files(path, role)
-    return {path: role}
-
-
-def check_not_source(scene, label: str, path, inputs: dict | None = None) -> None:
-    """Refuse (one ViewerError line) writing ``path`` (``label`` names the writer) over a file
-    ``scene`` was loaded from (its model file, buffers, images) or one of ``inputs``."""
-    from .files import check_outputs
-
-    check_outputs([(label, Path(path))], {**source_files(scene), **(inputs or {})})
-
-
-def write_model_files(scene, path, build, inputs: dict | None = None, force: bool = False) -> None:
-    """The never-overwrite rules of every model writer (glTF, USD), then the write: ``path``'s
-    folder must exist; ``path`` may be the model itself only with ``force``; ``build()`` gives the
-    [(file, bytes)] to write (``path`` and its side files), none of which may land on a file
-    ``scene`` was loaded from (but the model's own, with ``force``) or on one of ``inputs``; all
-    are written whole or not at all."""
-    from .files import check_outputs, same_file, write_files
-
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise ViewerError(f"{path}: folder {path.parent} does not exist")
-    model = source_files(scene)
-    replaces_model = scene.file_path is not None and same_file(path, scene.file_path)
-    if replaces_model and not force:
-        raise ViewerError(f"{path}: that would overwrite the model {scene.file_path}; give --force to replace it")
-    files = build()
-    check_outputs([(str(path) if target == path else f"{path} (its {target.name})", target) for target, _ in files],
-                  {**model, **(inputs or {})}, replaceable=model if replaces_model else ())
-    write_files(files, what=path)
-
-
 def inspect_model(model, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None,
                   bvh_forward: str | None = None, file_axes: bool = False) -> dict:
     """What a model file holds (see viewer.gltf.inspect, viewer.bvh.inspect, viewer.fbx.inspect),

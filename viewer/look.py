@@ -24,6 +24,12 @@ ENVIRONMENT_VALUES = "FILE.hdr, studio or none"
 # within half a stop either way of 1.
 DRAWN_ROTATION = (0.0, 360.0)
 DRAWN_EXPOSURE = (0.7, 1.4)
+# What a frame shows besides the model, as every command that draws takes it (render, view, serve,
+# a remote client's render): the skeleton overlay, the ground grid, the background, and the
+# environment drawn behind. apply_frame's keywords.
+FRAME_SETTINGS = ("skeleton", "grid", "background", "show_environment")
+TRANSPARENT = "transparent"
+COLOUR_VALUES = "#rrggbb, a name such as white, or transparent"
 
 
 def environment(value, what: str = "environment") -> str:
@@ -85,6 +91,63 @@ def show_environment(value, what: str = "show_environment") -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ViewerError(f"{what}: expected True or False, got {value!r}")
     return bool(value)
+
+
+def colour(text: str):
+    """``transparent``, or a colour's (r, g, b) in 0..1 from #rrggbb, #rgb or a CSS name such as
+    white (ValueError, worded, for anything else)."""
+    from PIL import ImageColor
+
+    if text.strip().lower() == TRANSPARENT:
+        return TRANSPARENT
+    try:
+        rgb = ImageColor.getrgb(text.strip())
+    except ValueError:
+        raise ValueError(f"unknown colour {text!r}: give {COLOUR_VALUES}") from None
+    return tuple(channel / 255.0 for channel in rgb[:3])
+
+
+def background(value, what: str = "background"):
+    """``transparent``, or a colour as (r, g, b) in 0..1: a text as ``colour`` reads it, or three
+    numbers from 0 to 1."""
+    if isinstance(value, str):
+        try:
+            return colour(value)
+        except ValueError as error:
+            raise ViewerError(f"{what}: {error}") from None
+    try:
+        rgb = tuple(finite_number(channel, what) for channel in value)
+    except (TypeError, ViewerError):
+        rgb = ()
+    if len(rgb) != 3 or not all(0.0 <= channel <= 1.0 for channel in rgb):
+        raise ViewerError(f"{what}: expected {COLOUR_VALUES}, or three numbers from 0 to 1 (r, g, b), got {value!r}")
+    return rgb
+
+
+def apply_frame(options, skeleton=None, grid=None, background=None, show_environment=None):
+    """``options`` (a RenderOptions) with what the frame shows set: the skeleton overlay, the
+    ground grid, the background (transparent or a colour, as ``background`` gives it, instead of
+    the grey gradient) and the environment behind the model; None leaves a setting as it is. A
+    background given draws in place of the environment: not with show_environment."""
+    if background is not None and show_environment:
+        raise ViewerError("background and show_environment: give one (the environment is drawn in place of the "
+                          "background)")
+    if background is not None:
+        show_environment = False
+    if skeleton is not None:
+        options.show_skeleton = bool(skeleton)
+    if grid is not None:
+        options.show_grid = bool(grid)
+    if show_environment is not None:
+        options.show_environment = bool(show_environment)
+        if show_environment:
+            options.transparent_background = False  # drawn behind in place of any background
+    if background == TRANSPARENT:
+        options.transparent_background = True
+    elif background is not None:
+        options.transparent_background = False
+        options.background_top = options.background_bottom = tuple(background)
+    return options
 
 
 def environment_name(value: str) -> str:

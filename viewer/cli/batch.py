@@ -97,7 +97,7 @@ def check_report_outputs(library: Path, out: Path) -> None:
     from ..checks import model_files
     from ..files import check_folder_outputs, check_outputs
     from ..library.run import REPORT_JSON
-    from ..loaders import source_files
+    from ..sources import source_files
 
     models, inputs = model_files(library), {}
     for path in models:

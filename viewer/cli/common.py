@@ -401,7 +401,7 @@ def input_files(args) -> dict:
     """{file: what uses it} for every file the command reads: the model and the files it names
     (a glTF file's buffers and images), the --motion file and its files, and the --pose,
     --camera, --script, bone map and --environment files; no output may be written over one of them."""
-    from ..loaders import source_files
+    from ..sources import source_files
 
     _split_bone_map(args)
     files = {}
@@ -527,6 +527,43 @@ def add_look_options(parser, draws: bool = False) -> None:
                             "read as Babylon.js reads them, so its pictures) or ggx (prefiltered by GGX importance "
                             f"sampling on the GPU; about 2 s more on a CPU renderer, once: cached) (default "
                             f"{default.environment_filter})")
+
+
+def add_frame_options(parser, transparent: str = "RGBA images with alpha 0 there") -> None:
+    """--no-skeleton, --no-grid, --background and --show-environment, defined once for every
+    command that draws a frame (render, view, serve); ``transparent`` says what
+    --background transparent gives there."""
+    group = parser.add_argument_group("what the frame shows besides the model")
+    group.add_argument("--no-skeleton", action="store_true", help="hide the skeleton overlay")
+    group.add_argument("--no-grid", action="store_true", help="hide the ground grid")
+    group.add_argument("--background", type=background_colour, metavar="COLOR|transparent",
+                       help="the background: a colour (#rrggbb, or a name such as white) instead of the grey "
+                            f"gradient, or transparent ({transparent})")
+    group.add_argument("--show-environment", action="store_true",
+                       help="draw the --environment behind the model instead of the grey gradient (the studio, or "
+                            "the .hdr file; none: the gradient)")
+
+
+def background_colour(text: str):
+    """--background: ``transparent``, or a colour's (r, g, b) in 0..1 (viewer.look.colour)."""
+    from ..look import colour
+
+    try:
+        return colour(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def frame_options(args) -> dict:
+    """viewer.look.apply_frame's keywords from the frame options of ``args`` (add_frame_options):
+    None where the command line leaves a setting as it is."""
+    from ..errors import ViewerError
+
+    if args.background is not None and args.show_environment:
+        raise ViewerError("--background and --show-environment: give one (the environment is drawn in place of "
+                          "the background)")
+    return {"skeleton": False if args.no_skeleton else None, "grid": False if args.no_grid else None,
+            "background": args.background, "show_environment": True if args.show_environment else None}
 
 
 def look_options(args) -> dict:

@@ -9,12 +9,13 @@ from pathlib import Path
 
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
-from .common import (Progress, add_look_options, add_motion_options, apply_pose_data, check_creatable_folder, finite,
-                     frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
-                     positive_int, read_pose, scene_index, select_animation, size)
+from ..look import TRANSPARENT, apply_frame
+from .common import (Progress, add_frame_options, add_look_options, add_motion_options, apply_pose_data,
+                     check_creatable_folder, finite, frame_options, frames, input_files, load_scene, logger,
+                     look_options, named_bone, pitch, positive_finite, positive_int, read_pose, scene_index,
+                     select_animation, size)
 
 DEFAULT_CLIP_FPS = 30.0  # --frames all
-TRANSPARENT = "transparent"
 
 
 def frames_or_all(text: str):
@@ -47,20 +48,6 @@ def fov(text: str) -> float:
     return value
 
 
-def background(text: str):
-    """``transparent``, or a colour: #rrggbb, #rgb or a CSS name such as white (0..1 RGB)."""
-    from PIL import ImageColor
-
-    if text.strip().lower() == TRANSPARENT:
-        return TRANSPARENT
-    try:
-        rgb = ImageColor.getrgb(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"unknown colour {text!r}: give #rrggbb, a name such as white, or "
-                                         "transparent") from None
-    return tuple(channel / 255.0 for channel in rgb[:3])
-
-
 def add_parser(commands, common):
     render = commands.add_parser("render", parents=[common], help="render a model to a PNG, headless",
                                  description="Render MODEL (default: the built-in character) to a PNG "
@@ -75,8 +62,6 @@ def add_parser(commands, common):
     render.add_argument("--pose", type=Path, help="pose JSON file to apply (after the animation, over it)")
     render.add_argument("--cpu-skinning", action="store_true", help="skin vertices in numpy instead of the shader")
     render.add_argument("--bone-texture", action="store_true", help="bone matrices in a texture, not a uniform array")
-    render.add_argument("--no-skeleton", action="store_true", help="hide the skeleton overlay")
-    render.add_argument("--no-grid", action="store_true", help="hide the ground grid")
     render.add_argument("--animation", metavar="NAME|INDEX",
                         help="animation to sample (default: the first, when the model has any)")
     render.add_argument("--time", type=finite, help="animation time in seconds (default 0; loops past the end)")
@@ -99,10 +84,6 @@ def add_parser(commands, common):
     render.add_argument("--turntable", type=positive_int, metavar="N",
                         help="N frames of the pose at --time with the camera going once round the model")
     add_camera_arguments(render)
-    render.add_argument("--background", type=background, metavar="COLOR|transparent",
-                        help="the background: a colour (#rrggbb, or a name such as white) instead of the grey "
-                             "gradient, or transparent (RGBA PNGs with alpha 0 there; a GIF's transparent colour; "
-                             "not for MP4)")
     skin = render.add_mutually_exclusive_group()
     skin.add_argument("--weights", metavar="BONE",
                       help="shade the mesh by BONE's skin weight, 0 blue to 1 red (Blender's weight ramp)")
@@ -120,6 +101,7 @@ def add_parser(commands, common):
                              "once before each frame (t: the sequence time, dt: the --frames step); an error in "
                              "them prints one line, keeps the last good pose and exits 1 after writing the frames; "
                              "a script that cannot load (or has neither function) writes nothing and exits 1")
+    add_frame_options(render, transparent="RGBA PNGs with alpha 0 there; a GIF's transparent colour; not for MP4")
     add_look_options(render)
     add_motion_options(render, bone_map=False)
     render.set_defaults(run=run)
@@ -164,6 +146,7 @@ def render_command(args) -> int:
     check_outputs(args)
     check_not_inputs(args)
     look = look_options(args)  # a bad --environment file: one line, before any GL work
+    frame_options(args)  # --background with --show-environment: refused before the model loads
     if args.rest:
         given = [name for name, value in (("--animation", args.animation), ("--time", args.time),
                                           ("--frames", args.frames)) if value is not None]
@@ -246,15 +229,9 @@ def render_options(args, paint, axes, look: dict):
     """The RenderOptions of the render options of ``args``, with ``look`` (common.look_options)."""
     from ..options import RenderOptions
 
-    options = RenderOptions(show_skeleton=not args.no_skeleton, show_grid=not args.no_grid,
-                            cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture, paint=paint, axes=axes,
+    options = RenderOptions(cpu_skinning=args.cpu_skinning, bone_texture=args.bone_texture, paint=paint, axes=axes,
                             **look)
-    chosen = getattr(args, "background", None)
-    if chosen == TRANSPARENT:
-        options.transparent_background = True
-    elif chosen is not None:
-        options.background_top = options.background_bottom = chosen
-    return options
+    return apply_frame(options, **frame_options(args))
 
 
 def check_outputs(args) -> None:

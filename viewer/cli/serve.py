@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 
-from .common import add_bvh_options, add_listen_options, add_look_options, look_options, scene_index
+from .common import (add_bvh_options, add_frame_options, add_listen_options, add_look_options, frame_options,
+                     look_options, scene_index)
 
 IDLE_WAIT = 0.5            # seconds between polls when nothing plays and nothing comes
 PLAYING_WAIT = 1.0 / 60.0  # a playing clip moves on at about 60 steps a second
@@ -16,12 +17,15 @@ def add_parser(commands, common):
                                 description="Load MODEL (default: the built-in character) in a headless context "
                                             "(EGL, no display) and serve viewer.remote clients: they set poses, "
                                             "the camera and the time, and get images rendered as `boneviewer "
-                                            "render` renders them (with the same look options). An animated model "
+                                            "render` renders them (with the same look options, and --no-skeleton, --no-grid, --background and "
+                                            "--show-environment as the renders' defaults, which a client's "
+                                            "render() may change for its image). An animated model "
                                             "starts paused at its first clip's start, as `render` shows it.")
     serve.add_argument("model", nargs="?", help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in character)")
     serve.add_argument("--scene", type=scene_index, metavar="N",
                        help="which scene of a glTF file to serve (default: the file's default scene)")
     add_listen_options(serve, required=True)
+    add_frame_options(serve)  # what every render shows unless the client's render() says otherwise
     add_look_options(serve)
     add_bvh_options(serve.add_argument_group("BVH, FBX and USD files"))
     serve.set_defaults(run=run)
@@ -29,6 +33,7 @@ def add_parser(commands, common):
 
 def run(args) -> int:
     from ..editing.editor import Editor
+    from ..look import apply_frame
     from ..options import RenderOptions
     from ..remote.target import RemoteTarget
     from ..render.headless import HeadlessRenderer
@@ -37,11 +42,13 @@ def run(args) -> int:
     class HeadlessTarget(RemoteTarget):
         """Renders on the command's own EGL context, as `render` does."""
 
-        def render(self, size):
+        def render(self, size, frame):
             headless.resize(size)
-            return headless.render(self.scene, self.camera_for(size), RenderOptions(**look))
+            options = apply_frame(apply_frame(RenderOptions(**look), **defaults), **frame)  # the client's over serve's
+            return headless.render(self.scene, self.camera_for(size), options)
 
     look = look_options(args)  # the look every render has, as `render` takes it; a bad file said before any GL work
+    defaults = frame_options(args)  # --no-skeleton, --no-grid, --background, --show-environment
     scene = load_scene(args)
     editor = Editor(scene)  # paused; the first clip (if any) at its start, as `render` shows it
     editor.seek(0.0)

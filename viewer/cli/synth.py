@@ -117,7 +117,7 @@ BACKGROUND_SUFFIXES = (".png", ".jpg", ".jpeg")
 def run(args) -> int:
     from ..errors import ViewerError, why_missing
     from ..files import check_folder_outputs, check_outputs
-    from ..loaders import source_files
+    from ..sources import source_files
     from ..look import BUILT_IN_ENVIRONMENTS
     from ..synth.run import ANNOTATIONS, MANIFEST, OUTPUT_FOLDERS, model_inputs, motion_inputs, synth
     from ..synth.job import SynthOptions

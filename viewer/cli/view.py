@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from ..images import check_png_path
-from .common import (DEFAULT_PNG, add_listen_options, add_look_options, add_motion_options, apply_pose_data, has_display,
-                     load_scene, look_namespace, look_options, motion_namespace, positive_int, read_pose, scene_index,
-                     size)
+from .common import (DEFAULT_PNG, add_frame_options, add_listen_options, add_look_options, add_motion_options,
+                     apply_pose_data, frame_options, has_display, load_scene, look_namespace, look_options,
+                     motion_namespace, positive_int, read_pose, scene_index, size)
 from .render import add_camera_arguments, camera_description, render_command
 
 
@@ -35,6 +35,7 @@ def add_parser(commands, common):
     view.add_argument("--watch", action="store_true",
                       help="reload --script (and --pose) in the running window when the file is saved")
     add_camera_arguments(view)
+    add_frame_options(view)  # how the window starts (the panel's Display section changes it)
     add_look_options(view)
     add_listen_options(view, required=False)
     add_motion_options(view)
@@ -63,6 +64,7 @@ def view_command(args) -> int:
         raise ViewerError("--watch reloads --script (and --pose) when saved: give --script FILE.py or --pose")
     camera = camera_description(args)  # checked before a window opens
     look = look_options(args)  # as is the --environment file
+    frame = frame_options(args)
     for option, value in (("--token", args.token), ("--max-clients", args.max_clients)):
         if value is not None and args.listen is None:
             raise ViewerError(f"{option} goes with --listen [HOST:]PORT")
@@ -91,6 +93,9 @@ def view_command(args) -> int:
         if args.listen is not None:
             raise ViewerError(f"--listen needs a window: cannot open one on display {display}") from None
         return render_instead(args, f"cannot open a window on display {display}")
+    from ..look import apply_frame
+
+    apply_frame(window.session.editor.display, **frame)  # the panel's Display toggles start so
     if args.listen is not None:
         from .common import start_listening
 
@@ -109,8 +114,9 @@ def render_instead(args, reason: str) -> int:
     what = args.model or "the built-in character"
     render_args = argparse.Namespace(
         model=args.model, out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
-        no_skeleton=False, no_grid=False, yaw=args.yaw, pitch=args.pitch, target=args.target, distance=args.distance,
-        fov=args.fov, camera=args.camera, background=None, animation=None, time=None,
+        no_skeleton=args.no_skeleton, no_grid=args.no_grid, yaw=args.yaw, pitch=args.pitch, target=args.target, distance=args.distance,
+        fov=args.fov, camera=args.camera, background=args.background, show_environment=args.show_environment,
+        animation=None, time=None,
         rest=args.rest, frames=None, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
         debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None,
         **motion_namespace(args), **look_namespace(args))

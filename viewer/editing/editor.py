@@ -612,7 +612,7 @@ class Editor:
 
     # --- files ---------------------------------------------------------------------------------
     def save_pose(self, path) -> None:
-        from ..loaders import check_not_source
+        from ..sources import check_not_source
 
         check_not_source(self.scene, f"pose file {path}", path)  # a pose file is no model's file
         save_pose(path, self.scene)

@@ -13,7 +13,7 @@ import numpy as np
 from ..camera import OrbitCamera
 from ..errors import ViewerError
 from ..images import check_png_path
-from ..loaders import check_not_source
+from ..sources import check_not_source
 from ..model.animation import clip_time
 from ..model.checks import finite_number
 from ..options import Status

@@ -13,6 +13,7 @@ import binascii
 import io
 import json
 import logging
+import re
 import stat
 import struct
 import warnings
@@ -36,6 +37,7 @@ log = logging.getLogger("boneviewer")
 
 GLB_MAGIC, GLB_JSON, GLB_BIN = b"glTF", 0x4E4F534A, 0x004E4942
 COMPRESSION_EXTRA = "pip install 'boneviewer[compression]'"
+LONG_INTEGER = re.compile(rb"[0-9]{19}")  # what an integer beyond 64 bits (-2**63 - 1: 19 digits) has
 MESHOPT_EXTENSIONS = ("EXT_meshopt_compression", "KHR_meshopt_compression")
 DTYPES = {component: np.dtype(name) for component, name in COMPONENT_TYPES.items()}
 
@@ -84,10 +86,12 @@ class GltfFile:
         try:
             self.document, self.hierarchy = checked_document(document, self.error)
         except GltfError:
-            if orjson is None:
+            if orjson is None or not LONG_INTEGER.search(json_bytes):
                 raise
             # orjson reads an integer beyond 64 bits as a float: json's exact parse is checked
-            # again, so the error (or the document) is the one json's parse gives
+            # again, so the error (or the document) is the one json's parse gives. Such an integer
+            # has 19 digits or more; a text without a run of 19 digits parses the same with both,
+            # and its error (a 200,000-node chain's depth) stands without the second parse.
             self.document, self.hierarchy = checked_document(self._parse_json(json_bytes, fast=False), self.error)
         unknown = [name for name in self.document["extensionsUsed"] if name not in SUPPORTED_EXTENSIONS]
         if unknown:

@@ -65,7 +65,7 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
     No file written lands on a file the scene was loaded from (its model file, buffers and
     images) or on one of ``inputs`` ({path: what uses it}: the other files the caller read);
     ``force`` lets the output replace the model's own files only when ``path`` is the model."""
-    from ..loaders import write_model_files
+    from ..sources import write_model_files
 
     path = Path(path)
     suffix = path.suffix.lower()

@@ -53,9 +53,9 @@ class BatchOptions:
 # --- inputs ------------------------------------------------------------------------------------
 def model_sources(path: Path) -> dict:
     """{path relative to the model's folder: bytes}: the model file, and the buffers and images
-    it names inside its folder (loaders.source_files, as the loader finds them) that exist (the
+    it names inside its folder (sources.source_files, as the loader finds them) that exist (the
     loader refuses the others: they are left out here so the worker sees what the loader would)."""
-    from ..loaders import source_files
+    from ..sources import source_files
 
     path = Path(path)
     sources = {path.name: path.read_bytes()}

@@ -174,10 +174,21 @@ class Client:
         what is left out stays as it is (unset: framed on the model, as ``render`` frames it)."""
         self._request(lambda rid: protocol.set_camera(rid, yaw, pitch, distance, target))
 
-    def render(self, size=(800, 600)) -> np.ndarray:
-        """An (H, W, 4) uint8 RGBA image of the current state, drawn as ``boneviewer render`` draws."""
+    def render(self, size=(800, 600), *, skeleton: bool | None = None, grid: bool | None = None, background=None,
+               show_environment: bool | None = None) -> np.ndarray:
+        """An (H, W, 4) uint8 RGBA image of the current state, drawn as ``boneviewer render`` draws.
+        What the frame shows, for this image (None: the server's; serve's --no-skeleton, ...):
+        ``skeleton`` and ``grid`` False hide the overlay and the ground grid; ``background`` is a
+        colour ("#rrggbb", a name such as "white", or three numbers 0..1) or "transparent" (alpha 0
+        there) instead of the grey gradient; ``show_environment`` True draws the environment behind."""
         _checked(protocol.check_image_size, size)
-        payload = self._request(lambda rid: protocol.render(rid, size))
+        if background is not None:
+            from ..look import background as checked_background
+
+            background = checked_background(background, "render: background")
+        frame = {"skeleton": skeleton, "grid": grid, "background": background, "show_environment": show_environment}
+        _checked(protocol.render, 1, size, *frame.values())
+        payload = self._request(lambda rid: protocol.render(rid, size, **frame))
         try:
             return protocol.read_image(payload)
         except protocol.ProtocolError as error:

@@ -26,7 +26,12 @@ Client to server (a reply, with the same request id, comes back for a non-zero i
     PLAY 6           u8 0 (pause) or 1 (play)
     SET_CAMERA 7     u8 given (1 yaw, 2 pitch, 4 distance, 8 target), then 6 x f64: yaw, pitch
                      (degrees), distance, target x, y, z (the ones not given are ignored)
-    RENDER 8         u32 width, u32 height                -> IMAGE
+    RENDER 8         u32 width, u32 height, then (only when the client sets any; a server before
+                     them refuses the longer payload) what the frame shows: u8 given (1 skeleton,
+                     2 grid, 4 show_environment, 8 background colour, 16 transparent background),
+                     u8 shown (1 skeleton, 2 grid, 4 environment), u16 0, 3 x f32 the background
+                     colour r, g, b in 0..1 (0 when not given); what is not given is the server's
+                     (serve's --no-skeleton, ...)                                        -> IMAGE
 
 Server to client:
 
@@ -72,6 +77,8 @@ POSE_HEAD = struct.Struct("<BBHI")
 CAMERA = struct.Struct("<B6d")
 CAMERA_FIELDS = ((1, "yaw"), (2, "pitch"), (4, "distance"), (8, "target"))
 SIZE = struct.Struct("<II")
+FRAME = struct.Struct("<BBH3f")
+SKELETON, GRID, ENVIRONMENT, COLOUR, TRANSPARENT_BACKGROUND = 1, 2, 4, 8, 16
 TIME = struct.Struct("<d")
 FLAG = struct.Struct("<B")
 NAME_LENGTH = struct.Struct("<H")
@@ -86,6 +93,14 @@ class Message:
     kind: int
     request_id: int
     payload: memoryview
+
+
+@dataclass
+class RenderRequest:
+    """A decoded RENDER: the image size, and viewer.look.apply_frame's keywords the client set."""
+
+    size: tuple
+    frame: dict
 
 
 @dataclass
@@ -402,14 +417,54 @@ def read_set_camera(payload) -> dict:
     return {name: values[name] for flag, name in CAMERA_FIELDS if given & flag}
 
 
-def render(request_id: int, size) -> bytes:
+def render(request_id: int, size, skeleton=None, grid=None, background=None, show_environment=None) -> bytes:
+    """``background``: None, "transparent" or three numbers 0..1 (viewer.look.background reads a
+    colour's name); None leaves a setting to the server."""
     width, height = check_image_size(size, ValueError)
-    return encode(RENDER, request_id, SIZE.pack(width, height))
+    flags = {SKELETON: skeleton, GRID: grid, ENVIRONMENT: show_environment}
+    for flag, name in ((SKELETON, "skeleton"), (GRID, "grid"), (ENVIRONMENT, "show_environment")):
+        if flags[flag] is not None:
+            check_flag(flags[flag], f"render: {name}")
+    given = sum(flag for flag, value in flags.items() if value is not None)
+    visible = sum(flag for flag, value in flags.items() if value)
+    rgb = (0.0, 0.0, 0.0)
+    if isinstance(background, str) and background == "transparent":
+        given |= TRANSPARENT_BACKGROUND
+    elif background is not None:
+        rgb = check_numbers(background, "render: background")
+        if rgb.shape != (3,) or not ((rgb >= 0.0) & (rgb <= 1.0)).all():
+            raise ValueError(f"render: background must be 'transparent' or three numbers 0..1 (r, g, b), got "
+                             f"{shown(background)}")
+        given |= COLOUR
+        rgb = tuple(rgb.tolist())
+    if background is not None and show_environment:
+        raise ValueError("render: background and show_environment: give one (the environment is drawn in place "
+                         "of the background)")
+    frame = FRAME.pack(given, visible, 0, *rgb) if given else b""
+    return encode(RENDER, request_id, SIZE.pack(width, height) + frame)
 
 
-def read_render(payload) -> tuple[int, int]:
-    _exact(payload, SIZE.size, "render")
-    return check_image_size(SIZE.unpack(payload), ProtocolError)
+def read_render(payload) -> RenderRequest:
+    if len(payload) not in (SIZE.size, SIZE.size + FRAME.size):
+        raise ProtocolError(f"render: payload of {len(payload)} bytes, expected {SIZE.size} or "
+                            f"{SIZE.size + FRAME.size}")
+    size = check_image_size(SIZE.unpack_from(payload), ProtocolError)
+    if len(payload) == SIZE.size:
+        return RenderRequest(size, {})
+    given, visible, reserved, *rgb = FRAME.unpack_from(payload, SIZE.size)
+    if given & ~31 or visible & ~given & 7 or reserved or (given & COLOUR and given & TRANSPARENT_BACKGROUND):
+        raise ProtocolError(f"render: bad frame flags {given}, {visible}, {reserved}")
+    if not all(0.0 <= value <= 1.0 for value in rgb):  # NaN fails too
+        raise ProtocolError(f"render: background colour {rgb} outside 0..1")
+    if given & (COLOUR | TRANSPARENT_BACKGROUND) and visible & ENVIRONMENT:
+        raise ProtocolError("render: a background with show_environment")
+    frame = {name: bool(visible & flag) for flag, name in ((SKELETON, "skeleton"), (GRID, "grid"),
+                                                          (ENVIRONMENT, "show_environment")) if given & flag}
+    if given & TRANSPARENT_BACKGROUND:
+        frame["background"] = "transparent"
+    elif given & COLOUR:
+        frame["background"] = tuple(rgb)
+    return RenderRequest(size, frame)
 
 
 def check_image_size(size, error=ValueError) -> tuple[int, int]:

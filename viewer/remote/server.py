@@ -381,7 +381,7 @@ def _apply(target, request_id: int, kind: int, request) -> bytes:
     if kind == protocol.BONES:
         return protocol.ok(request_id, target.bone_names())
     if kind == protocol.RENDER:
-        return protocol.image(request_id, target.render(request))
+        return protocol.image(request_id, target.render(request.size, request.frame))
     if kind == protocol.SET_POSE:
         target.set_pose(request)
     elif kind == protocol.SET_POSE_DICT:

@@ -23,7 +23,8 @@ WRITERS_KEPT = 16  # name lists whose PoseWriter is kept (clients may send any n
 class RemoteTarget:
     """Applies remote requests to ``editor`` (its scene, playback) and keeps the remote camera.
 
-    ``render(size)`` is the host's: draw the state as ``boneviewer render`` would.
+    ``render(size, frame)`` is the host's: draw the state as ``boneviewer render`` would, with what
+    the client set of what the frame shows (viewer.look.apply_frame's keywords) over the host's own.
     """
 
     def __init__(self, editor):
@@ -147,7 +148,7 @@ class RemoteTarget:
             camera.target = settings["target"]
         return camera
 
-    def render(self, size) -> np.ndarray:
+    def render(self, size, frame: dict) -> np.ndarray:
         raise NotImplementedError
 
     def advance(self, seconds: float) -> None:

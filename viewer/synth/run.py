@@ -250,7 +250,7 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
     depth_scale = float(f"{65535.0 / farthest * 0.999:.4g}")  # 4 significant digits, rounded down by the margin
     coarse_depth(entries, reaches, depth_scale, tan, options.fill[0], say)
     catalogue = Catalogue(tuple(entries), depth_scale, load)
-    from ..loaders import source_files
+    from ..sources import source_files
 
     files = [file for path, _ in models for file in source_files(path)] + motion_inputs(motion)
     files += sorted({m for m in maps.values() if m is not None}) + [Path(b) for b in options.backgrounds]

@@ -3,6 +3,7 @@ on the window's thread, once a frame (the server's socket thread never touches G
 
 from __future__ import annotations
 
+from ..look import apply_frame
 from ..options import RenderOptions
 from ..remote.target import RemoteTarget
 from ..render.headless import OffscreenTarget
@@ -31,7 +32,7 @@ class SessionTarget(RemoteTarget):
         for name, value in settings.items():
             setattr(camera, name, value)
 
-    def render(self, size):
+    def render(self, size, frame):
         ctx = self._session.ctx
         if self._renderer is None:
             self._renderer = Renderer(ctx)
@@ -44,8 +45,9 @@ class SessionTarget(RemoteTarget):
             self._target = OffscreenTarget(ctx, size)
         self.scene.prepare()
         self._target.framebuffer.use()
-        # As `boneviewer render` draws, in the look the window shows (its environment, exposure, ...).
-        options = RenderOptions(**self._session.editor.display.look())
+        # As `boneviewer render` draws, in the look the window shows (its environment, exposure, ...),
+        # with what the client set of the overlay, the grid and the background.
+        options = apply_frame(RenderOptions(**self._session.editor.display.look()), **frame)
         self._renderer.render(self.scene, self.camera_for(size), tuple(size), options)
         pixels = self._target.read()
         ctx.screen.use()

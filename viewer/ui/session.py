@@ -17,7 +17,7 @@ from ..camera import CameraDescription, OrbitCamera, drawn_points, framed_camera
 from ..editing.editor import Editor
 from ..errors import ViewerError
 from ..images import write_png
-from ..loaders import check_not_source
+from ..sources import check_not_source
 from ..look import BUILT_IN_ENVIRONMENTS, STUDIO
 from ..options import Status
 from ..render.renderer import Renderer

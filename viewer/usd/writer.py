@@ -103,7 +103,7 @@ def save_usd(scene, path, inputs: dict | None = None, force: bool = False,
     ``apply_pose_as_bind``: the posed (and morphed) shape becomes the skinned meshes' points and
     the pose their bind, as save_gltf does (Blender's Apply Pose as Rest Pose).
     """
-    from ..loaders import write_model_files
+    from ..sources import write_model_files
 
     path = Path(path)
     if path.suffix.lower() not in SUFFIXES:
