@@ -107,6 +107,32 @@ def checked_look(settings: dict, prefix: str = "") -> dict:
     return {name: check(name, value, f"{prefix}{name}") for name, value in settings.items()}
 
 
+TRANSPARENT = "transparent"
+
+
+def background(value, what: str = "background"):
+    """A background colour as (r, g, b) in 0..1 from #rrggbb, #rgb, a CSS name such as white, or
+    an (r, g, b) of numbers in 0..1; None for "transparent" (render's --background)."""
+    if isinstance(value, str):
+        from PIL import ImageColor
+
+        if value.strip().lower() == TRANSPARENT:
+            return None
+        try:
+            rgb = ImageColor.getrgb(value.strip())
+        except ValueError:
+            raise ViewerError(f"{what}: unknown colour {value!r}: give #rrggbb, a name such as white, or "
+                              "transparent") from None
+        return tuple(channel / 255.0 for channel in rgb[:3])
+    try:
+        colour = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        colour = ()
+    if len(colour) != 3 or not all(0.0 <= v <= 1.0 for v in colour):
+        raise ViewerError(f"{what}: give transparent, a colour name, #rrggbb or (r, g, b) in 0..1, got {value!r}")
+    return colour
+
+
 def environment_digest(value: str) -> str | None:
     """The sha256 of an environment file's bytes (None for the built-in ones): what a library run's
     key or a synth run's key compares, so a changed file redoes what it lit."""

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
+from ..errors import ViewerError
 from ..images import check_output_file, check_png_path, write_png
 from .common import (Progress, add_look_options, add_motion_options, apply_pose_data, check_creatable_folder, finite,
                      frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
@@ -49,16 +50,13 @@ def fov(text: str) -> float:
 
 def background(text: str):
     """``transparent``, or a colour: #rrggbb, #rgb or a CSS name such as white (0..1 RGB)."""
-    from PIL import ImageColor
+    from ..look import background as checked_background
 
-    if text.strip().lower() == TRANSPARENT:
-        return TRANSPARENT
     try:
-        rgb = ImageColor.getrgb(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"unknown colour {text!r}: give #rrggbb, a name such as white, or "
-                                         "transparent") from None
-    return tuple(channel / 255.0 for channel in rgb[:3])
+        colour = checked_background(text)
+    except ViewerError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("background: ")) from None
+    return TRANSPARENT if colour is None else colour
 
 
 def add_parser(commands, common):
