@@ -148,10 +148,13 @@ class Viewer(RemoteFrameBuffer):
         return [clip.name for clip in self._editor.scene.animations]
 
     def play(self, clip=None) -> None:
-        """Play ``clip`` (its name or index; default the current one) from the playhead."""
+        """Play ``clip`` (its name or index; default the current one): another clip from its
+        start, the current one from the playhead."""
         def play(editor):
             if clip is not None:
-                editor.choose_clip(self._clip_index(clip))
+                index = self._clip_index(clip)
+                if index != editor.playback.clip_index:
+                    editor.choose_clip(index)   # another clip starts at 0; the current one goes on
             if editor.clip is None:
                 raise ViewerError("this model has no animations to play")
             editor.play()
