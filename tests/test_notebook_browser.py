@@ -16,7 +16,7 @@ sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
 if shutil.which("chromium") is None:
     pytest.skip("Debian's chromium is not installed (scripts/setup.sh installs it)", allow_module_level=True)
 
-from jupyter_browser import (IMAGE, READ_IMAGE, WATCH_IMAGE, JupyterLab, launch_chromium, open_notebook,  # noqa: E402
+from jupyter_browser import (IMAGE, WATCH_IMAGE, read_image, JupyterLab, launch_chromium, open_notebook,  # noqa: E402
                              run_cell, write_notebook)
 from samples import CESIUM_MAN  # noqa: E402
 
@@ -46,9 +46,7 @@ def page(tmp_path_factory):
 
 
 def shown(page) -> np.ndarray:
-    data = page.evaluate(READ_IMAGE, IMAGE)
-    width = page.evaluate(f"document.querySelector('{IMAGE}').naturalWidth")
-    return np.array(data, np.uint8).reshape(-1, width, 4)
+    return read_image(page)
 
 
 def changed(a, b) -> float:
