@@ -23,15 +23,18 @@ LAYERS = {
     "editor": {"errors", "files", "model", "loaders", "sources", "options", "look"},
     "scripting": {"errors", "files", "model", "camera", "images", "options", "loaders", "sources", "editor", "look"},  # scripts, the app object
     "ui": {"errors", "files", "model", "camera", "images", "options", "loaders", "sources", "render", "editor", "scripting", "look"},
+    # The notebook is another face of the editing session, beside ui (neither imports the other).
+    "notebook": {"errors", "files", "model", "camera", "images", "options", "loaders", "sources", "render", "editor",
+                 "scripting", "look"},
     "app": {"errors", "files", "model", "camera", "images", "options", "loaders", "sources", "render", "editor", "scripting", "ui",
-            "checks", "labels", "look"},
+            "checks", "labels", "look", "notebook"},
 }
 LAYER_OF = {"viewer.errors": "errors", "viewer.words": "errors",  # words: counts in words, imports nothing
             "viewer.files": "files", "viewer.sources": "sources", "viewer.camera": "camera", "viewer.images": "images", "viewer.hdr": "images",
             "viewer.options": "options", "viewer.look": "look", "viewer.editing.editor": "editor", "viewer.loaders": "loaders",
             "viewer.character": "loaders", "viewer.editing.pose": "loaders", "viewer.gltf": "loaders",
             "viewer.bvh": "loaders", "viewer.fbx": "loaders", "viewer.usd": "loaders", "viewer.isolated": "loaders",
-            "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui",
+            "viewer.model": "model", "viewer.render": "render", "viewer.ui": "ui", "viewer.notebook": "notebook",
             "viewer.editing.script": "scripting", "viewer.editing.script_app": "scripting",
             "viewer.editing": "editor", "viewer.remote": "scripting",  # the wire: applies messages to the editing session
             "viewer.checks": "checks", "viewer.synth.labels": "labels",

@@ -23,6 +23,8 @@ FRAME_MARGIN = 0.1  # of the half-width and half-height, left free around a fram
 # of the far plane, and the eye apart from the target in float32). The farthest is
 # checks.MAX_MAGNITUDE, as for every value that reaches float32.
 MIN_DISTANCE = 1e-3
+ORBIT_DEGREES_PER_PIXEL = 0.4   # a mouse drag's turn, in the window and the notebook alike
+ZOOM_PER_WHEEL_STEP = 0.9       # the distance's factor per wheel step (a notch)
 
 
 class OrbitCamera:
@@ -193,6 +195,18 @@ class OrbitCamera:
 
     def zoom(self, factor: float) -> None:
         self.distance = float(np.clip(self.distance * factor, MIN_DISTANCE, 1e6))
+
+    def mouse_drag(self, button: int, dx: float, dy: float, height: float) -> None:
+        """A mouse drag of (dx, dy) pixels in a view ``height`` pixels high: button 0 (left)
+        orbits, any other pans (the window's and the notebook's one mapping)."""
+        if button == 0:
+            self.orbit(-dx * ORBIT_DEGREES_PER_PIXEL, dy * ORBIT_DEGREES_PER_PIXEL)
+        else:
+            self.pan(dx / max(height, 1), dy / max(height, 1))
+
+    def wheel(self, steps: float) -> None:
+        """``steps`` wheel notches: positive (away from the user) comes closer."""
+        self.zoom(ZOOM_PER_WHEEL_STEP ** steps)
 
     def project(self, points, width: int, height: int) -> np.ndarray:
         """Pixel coordinates (x right, y down) of world points, for tests and picking."""

@@ -170,6 +170,7 @@ def checked_look(settings: dict, prefix: str = "") -> dict:
     return {name: check(name, value, f"{prefix}{name}") for name, value in settings.items()}
 
 
+
 def environment_digest(value: str) -> str | None:
     """The sha256 of an environment file's bytes (None for the built-in ones): what a library run's
     key or a synth run's key compares, so a changed file redoes what it lit."""

@@ -12,8 +12,7 @@ from .common import (add_motion_options, apply_pose_data, finite, frames, input_
                      scene_index, select_animation)
 
 
-GLTF_SUFFIXES = (".glb", ".gltf")
-USD_SUFFIXES = (".usda", ".usdc", ".usdz")  # viewer.usd.writer.SUFFIXES (imported when writing: usd-core is big)
+from ..editing.export import GLTF_OUT_SUFFIXES as GLTF_SUFFIXES, USD_OUT_SUFFIXES as USD_SUFFIXES
 
 
 def add_parser(commands, common):
@@ -55,9 +54,8 @@ def add_parser(commands, common):
 
 
 def run(args) -> int:
-    from ..gltf import save_gltf
+    from ..editing.export import save_model
     from ..model.animation import clip_time
-    from ..usd.writer import save_usd
 
     check_arguments(args)
     pose = read_pose(args.pose)
@@ -77,9 +75,8 @@ def run(args) -> int:
     # No output over a file the command read; --force replaces the model's own files only when
     # --out is the model itself (save_gltf and save_usd check every file they write: the .bin,
     # the images, the textures).
-    save = save_usd if args.out.suffix.lower() in USD_SUFFIXES else save_gltf
-    path = save(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind, inputs=input_files(args),
-                force=args.force)
+    path = save_model(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind, inputs=input_files(args),
+                      force=args.force)
     clips = len(scene.animations)
     meshes = len(scene.meshes)
     print(f"wrote {path} ({counted(meshes, 'mesh')}, {counted(clips, 'clip')})")

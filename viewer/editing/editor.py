@@ -631,6 +631,14 @@ class Editor:
         self.pause()  # else the next frame of a playing clip overwrites the pose
         self.status = Status(f"pose loaded from {path}")
 
+    def set_pose(self, pose, source: str = "pose") -> None:
+        """Apply a pose in the pose file's structure ({bone: {"rotation_quaternion": ..., "position":
+        ..., "scaling": ...}}, or the whole file's {"bones": ...}) as one undo step, pausing
+        playback; a bad pose (a name the model lacks, a value out of range) raises a ViewerError
+        and changes nothing."""
+        self._edit(lambda: apply_pose(self.scene, pose, source))
+        self.pause()  # else the next frame of a playing clip overwrites the pose
+
     # --- animation -------------------------------------------------------------------------------
     @property
     def clip(self):

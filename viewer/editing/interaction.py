@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import ViewerError
 from ..model.transforms import compose, quaternion_from_rotation_matrix
 from ..model.weights import heaviest_joint, triangle_bone  # noqa: F401 (heaviest_joint: kept importable here)
 
@@ -26,6 +27,7 @@ ARROW_PIXELS = 110.0     # the length of a translate arrow
 GIZMO_HIT_PIXELS = 7.0   # how close to a ring or an arrow a press grabs it
 RING_SEGMENTS = 64
 SNAP_DEGREES = 15.0
+CLICK_PIXELS = 4.0       # a press that moves less than this before release is a click (else a drag)
 
 
 # --- projection -------------------------------------------------------------------------------------
@@ -141,6 +143,52 @@ def mesh_bone_at(scene, pixel, matrix, size):
     origin, direction = pixel_ray(pixel, matrix, size)
     hit = ray_meshes(origin, direction, scene.meshes)
     return None if hit is None else triangle_bone(hit[0], scene, hit[1])
+
+
+def picked_mesh_bone(scene, pixel, matrix, size, gpu_pick=None):
+    """``mesh_bone_at``'s answer through the GPU ID pass where there is one: ``gpu_pick(x, y)``
+    (Renderer.pick_bone: (skeleton, index) or None); without it, or when it fails with a
+    ViewerError (e.g. a forced uniform array that does not fit), the ray cast answers."""
+    if gpu_pick is not None:
+        try:
+            picked = gpu_pick(float(pixel[0]), float(pixel[1]))
+        except ViewerError:
+            picked = False
+        if picked is not False:
+            return None if picked is None else picked[0].bones[picked[1]]
+    return mesh_bone_at(scene, pixel, matrix, size)
+
+
+def segment_bone_at(segments, pixel, matrix, size):
+    """The bone whose drawn overlay segment (``segments``: render.geometry.skeleton_segments of
+    the scene) passes within PICK_PIXELS of ``pixel``, the nearest (and nearer its head) first;
+    None when none does."""
+    best = None
+    for entry in segments:
+        starts, front_a = project(entry.starts, matrix, size)
+        ends, front_b = project(entry.ends, matrix, size)
+        keep = np.flatnonzero(front_a & front_b)
+        index = pick_segment(pixel, starts[keep], ends[keep])
+        if index is not None:
+            distance, t = segment_distances(pixel, starts[keep][index], ends[keep][index])
+            score = float(distance[0] + 0.5 * t[0])
+            if best is None or score < best[0]:
+                best = (score, entry.skeleton.bones[int(entry.owners[keep][index])])
+    return None if best is None else best[1]
+
+
+def bone_at(scene, display, pixel, matrix, size, segments, gpu_pick=None, mesh: bool = True):
+    """The bone a click at ``pixel`` picks, as the window and the notebook pick: the nearest
+    drawn bone segment (``segments``, see segment_bone_at) within a few pixels when ``display``
+    (a RenderOptions) shows the skeleton, else the bone with the largest weight on the mesh
+    triangle under it (``picked_mesh_bone``, with ``gpu_pick`` for the ID pass), else None."""
+    if display.show_skeleton:
+        bone = segment_bone_at(segments, pixel, matrix, size)
+        if bone is not None:
+            return bone
+    if not mesh or not display.show_mesh:
+        return None
+    return picked_mesh_bone(scene, pixel, matrix, size, gpu_pick)
 
 
 # --- the rotate and translate gizmo -----------------------------------------------------------------

@@ -33,7 +33,7 @@ from ..options import Marker, MarkerKind, Status
 from ..render.geometry import skeleton_segments, world_per_pixel
 
 IK_AIM_ROUNDS = 8               # IK solves a frame at most, each aiming again by the end's miss
-CLICK_PIXELS = 4.0              # a press that moves less than this before release is a click
+CLICK_PIXELS = ix.CLICK_PIXELS  # a press that moves less than this before release is a click
 HOVER_REST_SECONDS = 0.2        # the mesh is picked for hover once the mouse rests this long
 AXIS_COLORS = {"X": (1.0, 0.3, 0.3, 1.0), "Y": (0.35, 1.0, 0.35, 1.0), "Z": (0.35, 0.55, 1.0, 1.0),
                "view": (0.9, 0.9, 0.9, 0.9)}
@@ -408,41 +408,23 @@ class Gestures:
 
     # --- picking -----------------------------------------------------------------------------------
     def bone_at(self, session, view, pixel, mesh: bool = True):
-        """The bone under ``pixel``: the nearest drawn segment within a few pixels, else the
-        bone with the largest weight on the mesh triangle under it (``mesh_bone_at``), else None."""
-        if session.editor.display.show_skeleton:
-            best = None
-            for entry in skeleton_segments(session.scene):
-                starts, front_a = ix.project(entry.starts, view.matrix, view.size)
-                ends, front_b = ix.project(entry.ends, view.matrix, view.size)
-                keep = np.flatnonzero(front_a & front_b)
-                index = ix.pick_segment(pixel, starts[keep], ends[keep])
-                if index is not None:
-                    distance, t = ix.segment_distances(pixel, starts[keep][index], ends[keep][index])
-                    score = float(distance[0] + 0.5 * t[0])
-                    if best is None or score < best[0]:
-                        best = (score, entry.skeleton.bones[int(entry.owners[keep][index])])
-            if best is not None:
-                return best[1]
-        if not mesh or not session.editor.display.show_mesh:
-            return None
-        return self.mesh_bone_at(session, view, pixel)
+        """The bone under ``pixel`` (viewer.editing.interaction.bone_at: a drawn segment near
+        it, else the mesh under it), else None."""
+        display = session.editor.display
+        segments = skeleton_segments(session.scene) if display.show_skeleton else []
+        return ix.bone_at(session.scene, display, pixel, view.matrix, view.size, segments,
+                          self._gpu_pick(session, view), mesh)
 
     def mesh_bone_at(self, session, view, pixel):
         """The bone with the largest skin weight on the mesh triangle under ``pixel`` (or the
         bone a mesh without a skin hangs from), else None: the renderer's GPU ID pass when the
-        session has a GL context (``gpu_picking``), else (or if the pass fails) the numpy ray
-        cast on the CPU-skinned meshes."""
-        scene = session.scene
-        if self.gpu_picking and getattr(session, "ctx", None) is not None:
-            try:
-                picked = session.renderer().pick_bone(scene, session.camera, view.size, float(pixel[0]),
-                                                      float(pixel[1]))
-            except ViewerError:
-                picked = False  # e.g. a forced uniform array that does not fit: the ray cast answers
-            if picked is not False:
-                return None if picked is None else picked[0].bones[picked[1]]
-        return ix.mesh_bone_at(scene, pixel, view.matrix, view.size)
+        session has a GL context (``gpu_picking``), else the numpy ray cast."""
+        return ix.picked_mesh_bone(session.scene, pixel, view.matrix, view.size, self._gpu_pick(session, view))
+
+    def _gpu_pick(self, session, view):
+        if not self.gpu_picking or getattr(session, "ctx", None) is None:
+            return None
+        return lambda x, y: session.renderer().pick_bone(session.scene, session.camera, view.size, x, y)
 
     def _pick(self, session, view, pixel) -> None:
         bone = self.bone_at(session, view, pixel)

@@ -26,8 +26,6 @@ from .gestures import Gestures
 from .imgui_renderer import ImGuiRenderer
 from .panel import PANEL_WIDTH, PosePanel
 
-ORBIT_DEGREES_PER_PIXEL = 0.4
-ZOOM_PER_WHEEL_STEP = 0.9
 START_FRAMING_SAMPLES = 24  # poses of the playing clip that the first view covers (CPU-skinned: keep it quick)
 
 
@@ -139,13 +137,10 @@ class ViewerSession:
     def mouse_drag(self, button: int, dx: float, dy: float, height: int) -> None:
         """Left drag orbits; right or middle drag pans (dx, dy in pixels). (In the window a
         left drag reaches this through Gestures, which first sees whether it grabs a gizmo.)"""
-        if button == 0:
-            self.camera.orbit(-dx * ORBIT_DEGREES_PER_PIXEL, dy * ORBIT_DEGREES_PER_PIXEL)
-        else:
-            self.camera.pan(dx / max(height, 1), dy / max(height, 1))
+        self.camera.mouse_drag(button, dx, dy, height)
 
     def scroll(self, steps: float) -> None:
-        self.camera.zoom(ZOOM_PER_WHEEL_STEP ** steps)
+        self.camera.wheel(steps)
 
     @property
     def ui_wants_mouse(self) -> bool:

@@ -1,0 +1,471 @@
+"""The viewer as a Jupyter widget: jupyter_rfb's remote frame buffer, drawn by the headless
+renderer where the kernel runs, posed through the editing session the panel uses.
+
+Mouse and keys as in the window: left drag orbits, right or middle drag pans, the wheel zooms,
+F frames, a left click picks the bone under the cursor (viewer.editing.interaction.bone_at,
+the ID pass), Ctrl+Z / Ctrl+Shift+Z undo and redo, Space plays or pauses. All GL work (and every
+change to the model the draw reads) runs on the viewer's GLThread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import math
+import time
+import weakref
+from pathlib import Path
+
+import anywidget
+import numpy as np
+from jupyter_rfb import RemoteFrameBuffer
+
+import viewer.editing.interaction as ix
+from ..camera import CameraDescription, framed_camera
+from ..editing.editor import Editor
+from ..errors import ViewerError
+from ..images import check_output_folder
+from ..editing.export import save_model
+from ..loaders import load_model
+from ..look import TRANSPARENT, checked_look
+from ..look import background as checked_background
+from ..model.scene import Scene
+from ..options import LOOK_FIELDS
+from ..render.geometry import skeleton_segments
+from ..render.headless import HeadlessRenderer, _checked_size
+from .gl_thread import GLThread
+
+WHEEL_PIXELS_PER_STEP = 100.0  # a browser's wheel notch is about 100 pixels of deltaY
+LEFT, RIGHT, MIDDLE = 1, 2, 3  # jupyter_rfb's button numbers
+SKIP_LOOK = object()
+
+_live: "weakref.WeakSet[Viewer]" = weakref.WeakSet()   # open viewers: closed at exit, or when their cell reruns
+_hooked = False
+
+
+class Viewer(RemoteFrameBuffer):
+    """A model in a notebook cell: ``Viewer(model, size=(640, 480), **look)`` as a cell's last
+    expression shows it, drawn where the kernel runs (EGL: the GPU, or llvmpipe).
+
+    ``model``: a file path (as ``boneviewer view`` opens), a loaded viewer.model Scene, or None
+    for the built-in character; ``scene``: a glTF file's scene index. ``camera``: the ``--camera``
+    JSON as a dict (or a path to such a file); what it leaves out is framed on the model.
+    ``play``: start playing the first clip (else the model stays as loaded, paused).
+    The look, as ``boneviewer render`` takes it: ``environment`` ("studio", "none" or a .hdr
+    file), ``environment_rotation``, ``tone_mapping``, ``exposure``, ``environment_filter``,
+    ``show_environment``, ``skeleton`` (the bone overlay), ``grid`` and ``background``
+    ("transparent", a CSS colour name, #rrggbb, or an (r, g, b) tuple in 0..1).
+    """
+
+    def __init__(self, model=None, size=(640, 480), *, scene: int | None = None, camera=None, play: bool = False,
+                 skeleton: bool = True, grid: bool = True, background=None, quality: int = 80, **look):
+        width, height = _checked_size(size)
+        if isinstance(model, Scene):
+            loaded = model
+        else:
+            loaded = load_model(None if model is None else Path(model), scene)
+        unknown = sorted(set(look) - set(LOOK_FIELDS))
+        if unknown:
+            raise ViewerError(f"Viewer: unknown option {', '.join(unknown)} (the look: {', '.join(LOOK_FIELDS)}; "
+                              "also skeleton, grid, background, camera, play, scene, quality)")
+        editor = Editor(loaded)
+        editor.use_look(checked_look(look))
+        _set_overlay(editor.display, skeleton, grid, background)
+        description = _camera_description(camera)
+        # What the GL thread touches: no reference back to this widget, so it can be collected.
+        self._editor = editor
+        self._size = (width, height)
+        self._ratio = 1.0
+        self._camera = description.camera(loaded, width / height)
+        self._press = None       # (x, y, button) of a press not yet released
+        self._dragging = False
+        self._last_draw = time.perf_counter()
+        self._controls = None
+        self._cell = _cell_id()
+        display = editor.display
+        self._gl = GLThread(lambda: HeadlessRenderer((width, height), bone_storage=display.bone_storage,
+                                                     cpu_skinning=display.cpu_skinning))
+        self._finalizer = weakref.finalize(self, self._gl.close, HeadlessRenderer.release)
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+        super().__init__(css_width=f"{width}px", css_height=f"{height}px", quality=quality, resizable=True)
+        if play:
+            self.play()
+        _live.add(self)
+        _hook_ipython()
+
+    # --- what the notebook sees -----------------------------------------------------------------------
+    @property
+    def scene(self):
+        """The model (viewer.model Scene): its full Bone API; call ``update()`` after changing it."""
+        return self._editor.scene
+
+    @property
+    def editor(self):
+        """The editing session (viewer.editing.editor.Editor) the controls and the mouse go through."""
+        return self._editor
+
+    @property
+    def selected(self) -> str | None:
+        """The name of the selected bone (a click on the model, the controls' dropdown), or None."""
+        editor = self._editor
+        return editor.selected.name if editor.selected is not None and editor.selection_chosen else None
+
+    @selected.setter
+    def selected(self, name) -> None:
+        def select(editor):
+            editor.end_edit()
+            if name is None:
+                editor.select(None)
+            else:
+                editor.select_by_name(str(name))
+        self.edit(select)
+
+    def update(self) -> None:
+        """Show the model as it is now (after changes through ``v.scene``)."""
+        self._changed()
+
+    def pose(self, pose) -> None:
+        """Apply a pose in the pose file's structure ({"BONE": {"rotation_quaternion": [x, y, z, w],
+        "position": [x, y, z], "scaling": [...]}}, or a whole pose file's dict): one undo step."""
+        self.edit(lambda editor: editor.set_pose(pose, "v.pose"))
+
+    @property
+    def time(self) -> float:
+        """The playhead of the current clip, in seconds."""
+        return self._editor.playback.time
+
+    @time.setter
+    def time(self, seconds) -> None:
+        value = float(seconds)
+        if not math.isfinite(value):
+            raise ViewerError(f"time must be a finite number of seconds, got {seconds!r}")
+        self.edit(lambda editor: editor.seek(value))
+
+    @property
+    def clips(self) -> list[str]:
+        return [clip.name for clip in self._editor.scene.animations]
+
+    def play(self, clip=None) -> None:
+        """Play ``clip`` (its name or index; default the current one): another clip from its
+        start, the current one from the playhead."""
+        def play(editor):
+            if clip is not None:
+                index = self._clip_index(clip)
+                if index != editor.playback.clip_index:
+                    editor.choose_clip(index)   # another clip starts at 0; the current one goes on
+            if editor.clip is None:
+                raise ViewerError("this model has no animations to play")
+            editor.play()
+        self.edit(play)
+
+    def pause(self) -> None:
+        self.edit(lambda editor: editor.pause())
+
+    def return_to_rest(self, bone: str | None = None) -> None:
+        """Every bone back to its rest pose (or only ``bone``, by name): one undo step."""
+        def rest(editor):
+            editor.pause()
+            if bone is None:
+                editor.return_all_to_rest()
+            else:
+                editor.return_bone_to_rest(editor.scene.require_bone(str(bone), "return_to_rest"))
+        self.edit(rest)
+
+    def undo(self) -> None:
+        self.edit(lambda editor: editor.undo())
+
+    def redo(self) -> None:
+        self.edit(lambda editor: editor.redo())
+
+    @property
+    def camera(self) -> dict:
+        """The camera as the ``--camera`` JSON holds it (yaw, pitch, distance, target, fov). Set a
+        dict (or a path to such a file): what it leaves out is framed on the model."""
+        return self._gl.call(lambda: CameraDescription.of(self._camera).to_dict())
+
+    @camera.setter
+    def camera(self, value) -> None:
+        description = _camera_description(value)
+
+        def place(_editor):
+            width, height = self._size
+            self._camera = description.camera(self._editor.scene, width / height)
+        self.edit(place)
+
+    def frame(self) -> None:
+        """Aim the camera at the model as posed now (the F key)."""
+        self.edit(lambda _editor: self._frame_model())
+
+    def look(self, skeleton=None, grid=None, background=SKIP_LOOK, **look) -> None:
+        """Change the look (the constructor's names), e.g. ``v.look(exposure=1.5, grid=False)``."""
+        unknown = sorted(set(look) - set(LOOK_FIELDS))
+        if unknown:
+            raise ViewerError(f"look: unknown option {', '.join(unknown)} (the look: {', '.join(LOOK_FIELDS)}; "
+                              "also skeleton, grid, background)")
+        checked = checked_look(look)
+
+        def change(editor):
+            editor.use_look(checked)
+            _set_overlay(editor.display, skeleton, grid, background)
+        self.edit(change)
+
+    def snapshot(self) -> np.ndarray:
+        """The picture as it is now, (height, width, 4) uint8 RGBA, top row first: what the widget shows."""
+        return self._gl.call(self._draw, False)
+
+    def save_pose(self, path) -> None:
+        """Write the pose as a pose file (what ``boneviewer render --pose`` and ``view --pose`` read)."""
+        self._gl.call(self._editor.save_pose, Path(path))
+
+    def export(self, path, apply_pose_as_bind: bool = False) -> Path:
+        """Write the model as it is now, as ``boneviewer export --out PATH`` does: .glb/.gltf, or
+        .usda/.usdc/.usdz (usd-core). Returns the path written."""
+        path = Path(path)
+        check_output_folder("export", path)
+        return self._gl.call(save_model, self._editor.scene, path, apply_pose_as_bind=apply_pose_as_bind)
+
+    def controls(self):
+        """The picture with ipywidgets beside it: the bone, its rotation and position, return to
+        rest, the clip, its timeline and play (viewer.notebook.controls)."""
+        from .controls import Controls
+
+        if self._controls is None:
+            self._controls = Controls(self)
+        return self._controls.layout
+
+    def edit(self, change) -> None:
+        """Run ``change(editor)`` on the GL thread (with the draw, never beside it), then show the
+        result. What the controls and the methods above do; a script may too."""
+        self._gl.call(change, self._editor)
+        self._changed()
+
+    def close(self) -> None:
+        """Close the widget and release its GL resources (a closed or re-run cell does this)."""
+        if not getattr(self, "_closing", False):
+            self._closing = True
+            super().close()   # emits the close event, which releases GL
+        self._release()
+
+    # --- jupyter_rfb ----------------------------------------------------------------------------------
+    def get_frame(self):
+        if self._gl.closed:
+            return None
+        pixels = self._gl.call(self._draw, True)
+        if self._editor.playback.playing:
+            self.request_draw()   # the next frame when the browser has taken this one
+        return pixels
+
+    def handle_event(self, event) -> None:
+        kind = event.get("type", event.get("event_type"))
+        if kind == "close":
+            self._release()
+            return
+        if self._gl.closed:
+            return
+        if self._gl.call(self._on_event, kind, event):
+            self._changed()
+
+    def _repr_mimebundle_(self, **kwargs):
+        # RemoteFrameBuffer's calls self.snapshot() for the HTML stand-in of v.display(); here
+        # snapshot() is the array, so ask RemoteFrameBuffer's own for it.
+        result = anywidget.AnyWidget._repr_mimebundle_(self, **kwargs)
+        data = result[0] if isinstance(result, tuple) else result
+        if data and self._rfb_pending_display and self._rfb_last_frame is not None:
+            data["text/html"] = RemoteFrameBuffer.snapshot(self)._repr_html_()
+            self._rfb_pending_display = None
+        return result
+
+    # --- on the GL thread -----------------------------------------------------------------------------
+    def _draw(self, advance: bool) -> np.ndarray:
+        editor = self._editor
+        now = time.perf_counter()
+        if advance:
+            editor.advance(min(now - self._last_draw, 0.25))  # a stalled browser does not jump the clip
+            self._last_draw = now
+        editor.update_controllers()
+        display = editor.display
+        display.selected_bone = editor.selected if editor.selection_chosen else None
+        headless = self._gl.state
+        headless.resize(self._size)
+        return headless.render(editor.scene, self._camera, display)
+
+    def _on_event(self, kind, event) -> bool:
+        """One jupyter_rfb event; True when the picture changes."""
+        ratio = self._ratio
+        if kind == "resize":
+            self._ratio = ratio = float(event.get("ratio", event.get("pixel_ratio", 1.0)) or 1.0)
+            size = (max(1, round(event["width"] * ratio)), max(1, round(event["height"] * ratio)))
+            self._size = _checked_size(size)
+            return False  # jupyter_rfb asks for the frame itself
+        if kind == "pointer_down":
+            self._press = (event["x"], event["y"], event.get("button", LEFT))
+            self._dragging = False
+            self._last = (event["x"], event["y"])
+            return False
+        if kind == "pointer_move" and self._press is not None:
+            x, y, button = event["x"], event["y"], self._press[2]
+            if not self._dragging and math.hypot(x - self._press[0], y - self._press[1]) * ratio <= ix.CLICK_PIXELS:
+                return False
+            self._dragging = True
+            dx, dy = (x - self._last[0]) * ratio, (y - self._last[1]) * ratio
+            self._last = (x, y)
+            self._camera.mouse_drag(0 if button == LEFT else 1, dx, dy, self._size[1])
+            return True
+        if kind == "pointer_up":
+            press, self._press = self._press, None
+            if press is None or self._dragging or press[2] != LEFT:
+                return False
+            return self._pick(event["x"] * ratio, event["y"] * ratio)
+        if kind == "wheel":
+            self._camera.wheel(-float(event.get("dy", 0.0)) / WHEEL_PIXELS_PER_STEP)
+            return True
+        if kind == "key_down":
+            return self._key(str(event.get("key", "")), set(event.get("modifiers", ())))
+        return False
+
+    def _key(self, key: str, modifiers: set) -> bool:
+        editor = self._editor
+        command = bool(modifiers & {"Control", "Meta"})
+        if key.lower() == "f" and not command:
+            self._frame_model()
+        elif key.lower() == "z" and command:
+            editor.redo() if "Shift" in modifiers else editor.undo()
+        elif key.lower() == "y" and command:
+            editor.redo()
+        elif key == " ":
+            editor.toggle_playback()
+        else:
+            return False
+        return True
+
+    def _pick(self, x: float, y: float) -> bool:
+        editor, camera, size = self._editor, self._camera, self._size
+        scene = editor.scene
+        scene.prepare()
+        display = editor.display
+        segments = skeleton_segments(scene) if display.show_skeleton else []
+        renderer = self._gl.state.renderer
+        bone = ix.bone_at(scene, display, np.array([x, y]), ix.view_projection(camera, size), size, segments,
+                          lambda px, py: renderer.pick_bone(scene, camera, size, px, py))
+        if bone is None:
+            return False  # empty space keeps the selection, as in the window
+        editor.end_edit()
+        editor.select(bone)
+        return True
+
+    def _frame_model(self) -> None:
+        camera, (width, height) = self._camera, self._size
+        self._camera = framed_camera(self._editor.scene, yaw=camera.yaw, pitch=camera.pitch, aspect=width / height,
+                                     fov=camera.fov_y)
+
+    def _clip_index(self, clip) -> int:
+        clips = self._editor.scene.animations
+        if isinstance(clip, int) and not isinstance(clip, bool):
+            if 0 <= clip < len(clips):
+                return clip
+        else:
+            for index, candidate in enumerate(clips):
+                if candidate.name == clip:
+                    return index
+        names = ", ".join(repr(c.name) for c in clips) or "none"
+        raise ViewerError(f"no clip {clip!r} (this model's clips: {names})")
+
+    # --- plumbing -------------------------------------------------------------------------------------
+    def _changed(self) -> None:
+        """Ask for a new frame, from whatever thread: jupyter_rfb schedules draws on the asyncio
+        loop of the calling thread, so a thread without one hands the request to the kernel's."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if self._loop is not None and self._loop.is_running():
+                self._loop.call_soon_threadsafe(self.request_draw)
+        else:
+            self.request_draw()
+        if self._controls is not None:
+            self._controls.refresh()
+
+    def _release(self) -> None:
+        _live.discard(self)
+        self._finalizer()   # the GL thread releases the renderer and the context, then ends
+
+
+def _set_overlay(display, skeleton, grid, background) -> None:
+    """The render options' overlay and background, as render's --no-skeleton, --no-grid and --background."""
+    if skeleton is not None:
+        display.show_skeleton = bool(skeleton)
+    if grid is not None:
+        display.show_grid = bool(grid)
+    if background is SKIP_LOOK:
+        return
+    default = type(display)()
+    display.transparent_background = False
+    display.background_top, display.background_bottom = default.background_top, default.background_bottom
+    if background is None:
+        return
+    colour = checked_background(background)
+    if colour == TRANSPARENT:
+        display.transparent_background = True
+    else:
+        display.background_top = display.background_bottom = colour
+
+
+def _camera_description(value) -> CameraDescription:
+    if value is None:
+        return CameraDescription()
+    if isinstance(value, CameraDescription):
+        return value
+    if isinstance(value, (str, Path)):
+        return CameraDescription.read(Path(value), "camera")
+    return CameraDescription.from_dict(value, "camera")
+
+
+# --- re-run cells and the kernel's exit ------------------------------------------------------------
+def _cell_id():
+    """The id of the notebook cell running now (JupyterLab and Notebook 7 send it), or None."""
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        parent = kernel.get_parent("shell") if kernel is not None else None
+    except Exception:  # not in a kernel, or a kernel without the call
+        return None
+    return ((parent or {}).get("metadata") or {}).get("cellId")
+
+
+def _close_viewers_of_cell(cell_id) -> None:
+    """A cell runs again: the viewers it made before are closed (their views are gone)."""
+    if cell_id is None:
+        return
+    for viewer in list(_live):
+        if viewer._cell == cell_id:
+            viewer.close()
+
+
+def _before_cell(info) -> None:
+    _close_viewers_of_cell(getattr(info, "cell_id", None))
+
+
+def _hook_ipython() -> None:
+    global _hooked
+    if _hooked:
+        return
+    _hooked = True
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is not None:
+        shell.events.register("pre_run_cell", _before_cell)
+
+
+@atexit.register
+def _close_all() -> None:
+    """The kernel exits (or restarts): every GL thread releases its context before the process goes."""
+    for viewer in list(_live):
+        viewer._release()
+
