@@ -251,3 +251,11 @@ def test_window_rest_stays_still_and_pose_shows(xvfb_display, cli, tmp_path):
     plain = screenshot(cli, xvfb_display, tmp_path, "plain", "--frames", "3")
     posed = screenshot(cli, xvfb_display, tmp_path, "posed", "--pose", LEFT_ARM_45, "--frames", "3")
     assert (np.abs(plain - posed).max(axis=2) > 24).mean() > 0.01
+
+
+def test_view_hands_the_frame_options_to_the_window(fake_window):
+    """--no-skeleton, --no-grid and --background start the window's Display toggles so."""
+    assert cli_module.main(["view", "--no-skeleton", "--no-grid", "--background", "#204060"]) == 0
+    frame = fake_window[0]["frame"]
+    assert frame["skeleton"] is False and frame["grid"] is False
+    assert tuple(round(c * 255) for c in frame["background"]) == (0x20, 0x40, 0x60)

@@ -85,7 +85,7 @@ def view_command(args) -> int:
     try:
         window = ViewerWindow(scene, name, size=args.size, play=args.pose is None and not args.rest,
                               script=args.script, watch=args.watch, pose_path=args.pose, debug=args.debug,
-                              camera=camera, look=look)
+                              camera=camera, look=look, frame=frame)
     except WindowUnavailable as error:
         if args.debug:
             print(f"boneviewer: {error}", file=sys.stderr)
@@ -93,9 +93,6 @@ def view_command(args) -> int:
         if args.listen is not None:
             raise ViewerError(f"--listen needs a window: cannot open one on display {display}") from None
         return render_instead(args, f"cannot open a window on display {display}")
-    from ..look import apply_frame
-
-    apply_frame(window.session.editor.display, **frame)  # the panel's Display toggles start so
     if args.listen is not None:
         from .common import start_listening
 
