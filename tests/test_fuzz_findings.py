@@ -1,0 +1,72 @@
+"""What scripts/fuzz.py found, kept: each input it turned up (saved small under
+tests/data/fuzz/findings/) now ends in one ViewerError line; and its seeds (tests/data/fuzz/TARGET/)
+still read whole, so the fuzzer starts from inputs that reach the builders, not from refusals.
+
+The targets are the fuzzer's own functions of bytes (the script imported by path), so a test
+here runs the input exactly as the fuzzer ran it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from viewer.errors import ViewerError
+from viewer.remote.protocol import ProtocolError
+
+ROOT = Path(__file__).resolve().parent.parent
+FUZZ_DATA = ROOT / "tests" / "data" / "fuzz"
+FINDINGS = FUZZ_DATA / "findings"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("boneviewer_fuzz_script", ROOT / "scripts" / "fuzz.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+fuzz = _script()
+_targets: dict = {}
+
+
+def target(name: str):
+    """The fuzzer's function of bytes for ``name``, made once."""
+    if name not in _targets:
+        _targets[name] = fuzz.MAKERS[name]()
+    return _targets[name]
+
+
+def refusal(name: str, data: bytes) -> Exception | None:
+    """The ViewerError (or the remote protocol's ProtocolError) the target's reader raised on
+    ``data``, None when it was read: the target swallows those, so their creation is noted."""
+    caught = []
+    originals = {kind: kind.__init__ for kind in (ViewerError, ProtocolError)}
+
+    def noting(original):
+        def noted(self, *args):
+            caught.append(self)
+            original(self, *args)
+        return noted
+
+    for kind, original in originals.items():
+        kind.__init__ = noting(original)
+    try:
+        target(name)(data)  # anything else propagates: the finding itself
+    finally:
+        for kind, original in originals.items():
+            kind.__init__ = original
+    return caught[-1] if caught else None
+
+
+@pytest.mark.parametrize("name", fuzz.TARGETS)
+def test_every_seed_is_read_whole(name):
+    seeds = sorted((FUZZ_DATA / name).iterdir())
+    assert seeds, f"no seeds for {name}"
+    for seed in seeds:
+        assert seed.stat().st_size <= 8192, f"{seed}: seeds stay small"
+        error = refusal(name, seed.read_bytes())
+        assert error is None, f"{seed}: refused: {error}"
