@@ -178,7 +178,7 @@ def _make_answer(what: str, builder):
     def one(data: bytes) -> None:
         try:
             doc, arrays = read_answer(data, path, what)
-            build_answer(builder, doc, arrays, path, bool(len(data) & 1))  # file_axes both ways
+            build_answer(builder, doc, arrays, path, bool(len(data) & 1), what)  # file_axes both ways
         except ViewerError:
             pass
     return one
@@ -234,7 +234,7 @@ def fuzz(target: str, minutes: float, rss_mb: int, keep: bool) -> dict:
         run_last, artifact, tail = None, None, []
         for line in child.stdout:
             log.write(line)
-            tail = (tail + [line.rstrip()])[-60:]
+            tail = (tail + [line.rstrip()])[-200:]
             match = STATUS.match(line)
             if match:
                 run_last = match
@@ -267,7 +267,7 @@ def _why(tail: list[str]) -> str:
         if "out-of-memory" in line:
             return line.strip()
     for i, line in enumerate(tail):
-        if line.startswith("=== Uncaught Python exception"):
+        if line.strip().startswith("=== Uncaught Python exception"):
             body = [t for t in tail[i + 1:] if t and not t.startswith(("  ", "Traceback", "==")) and "MS:" not in t]
             if body:
                 where = [t.strip() for t in tail[i + 1:] if t.strip().startswith("File ")]

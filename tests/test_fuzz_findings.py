@@ -70,3 +70,17 @@ def test_every_seed_is_read_whole(name):
         assert seed.stat().st_size <= 8192, f"{seed}: seeds stay small"
         error = refusal(name, seed.read_bytes())
         assert error is None, f"{seed}: refused: {error}"
+
+
+# --- findings ------------------------------------------------------------------------------------
+# fbx: the child's answer, damaged (a part of the document or an array left out), reached the
+# builder, whose KeyError escaped load_fbx as a traceback; now one line naming the file.
+@pytest.mark.parametrize("finding, missing", [("fbx-answer-no-faces.bin", "'mesh0.faces'"),
+                                              ("fbx-answer-no-nodes.bin", "'nodes'"),
+                                              ("fbx-answer-no-stack-values.bin", "'stack0.node3.r.values'")])
+def test_a_damaged_fbx_answer_is_one_error_line(finding, missing):
+    data = (FINDINGS / finding).read_bytes()
+    error = refusal("fbx", data)
+    assert isinstance(error, ViewerError)
+    assert str(error).startswith("fuzz.fbx: the FBX reader's answer is not what the builder reads (KeyError: ")
+    assert missing in str(error) and "\n" not in str(error)

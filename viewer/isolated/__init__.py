@@ -104,12 +104,12 @@ def load_isolated(script: Path, library: str, path, what: str, builder: str, fil
     start(script, library, path)  # the reader's process runs while the builder's modules import
     build_scene = importlib.import_module(builder).build_scene
     doc, arrays = run_reader(script, library, path, what)
-    return doc, build_answer(build_scene, doc, arrays, path, file_axes)
+    return doc, build_answer(build_scene, doc, arrays, path, file_axes, what)
 
 
-def build_answer(build_scene, doc: dict, arrays: dict, path: Path, file_axes: bool):
+def build_answer(build_scene, doc: dict, arrays: dict, path: Path, file_axes: bool, what: str = "reader"):
     """``build_scene(doc, arrays, path, file_axes)``'s Scene, every problem one ViewerError line
-    naming the file (a singular matrix too)."""
+    naming the file (a singular matrix too). ``what`` names the format ("FBX")."""
     import numpy as np
 
     try:
@@ -118,6 +118,11 @@ def build_answer(build_scene, doc: dict, arrays: dict, path: Path, file_axes: bo
         raise ViewerError(f"{path}: {error}") from None
     except (np.linalg.LinAlgError, StopIteration):
         raise ViewerError(f"{path}: a bind or placement matrix in it cannot be inverted (singular)") from None
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        # The child's answer is built to match the builder; one that lacks a part or holds the
+        # wrong kind of value (a damaged pipe, a reader from another version) is refused whole.
+        raise ViewerError(f"{path}: the {what} reader's answer is not what the builder reads "
+                          f"({type(error).__name__}: {str(error)[:120]})") from None
 
 
 def library_package(library: str) -> str:
