@@ -313,7 +313,7 @@ def children(target: str, count: int, seed: int) -> dict:
     rng = random.Random(seed)
     folder = _scratch()
     loaded = refused = 0
-    findings, slowest = [], (0.0, "")
+    findings, slowest, slow_input = [], (0.0, ""), None
     for n in range(count):
         sample = rng.choice(samples)
         path = folder / f"mutated{sample.suffix or suffix}"
@@ -334,8 +334,11 @@ def children(target: str, count: int, seed: int) -> dict:
         took = time.perf_counter() - began
         if took > slowest[0]:
             slowest = (took, sample.name)
+            slow_input = WORK / f"{target}-files" / f"slowest{path.suffix}"  # to look into
+            slow_input.parent.mkdir(parents=True, exist_ok=True)
+            slow_input.write_bytes(data)
     return {"target": f"{target} (child)", "inputs": count, "loaded": loaded, "refused": refused,
-            "slowest_s": round(slowest[0], 3), "slowest_from": slowest[1], "findings": findings}
+            "slowest_s": round(slowest[0], 3), "slowest_from": f"{slowest[1]}, kept as {slow_input}", "findings": findings}
 
 
 def main(argv=None) -> int:

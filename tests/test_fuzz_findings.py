@@ -84,3 +84,21 @@ def test_a_damaged_fbx_answer_is_one_error_line(finding, missing):
     assert isinstance(error, ViewerError)
     assert str(error).startswith("fuzz.fbx: the FBX reader's answer is not what the builder reads (KeyError: ")
     assert missing in str(error) and "\n" not in str(error)
+
+
+# usd (the child on mutated files): a .usdc whose table of contents claims 436,796,420 sections
+# in a 4.7 KB file had usd-core spend 34-48 s (sizing its reads by the count) before it refused
+# it; the reader now checks the table against the file's size first.
+def test_a_crate_file_whose_table_of_contents_cannot_fit_is_refused_at_once():
+    import time
+
+    from viewer.usd import load_usd
+
+    path = FINDINGS / "usd-crate-section-count.usdc"
+    began = time.perf_counter()
+    with pytest.raises(ViewerError) as caught:
+        load_usd(path)
+    took = time.perf_counter() - began
+    assert str(caught.value) == (f"{path}: not a readable USD file: its crate (.usdc) table of contents claims "
+                                 f"436796420 sections, more than the file's 4756 bytes hold")
+    assert took < 10.0, f"{took:.1f} s"  # a child's start, not usd-core's tens of seconds
