@@ -83,8 +83,13 @@ def run_reader(script: Path, library: str, path: Path, what: str, timeout: float
     done = subprocess.CompletedProcess(command, child.returncode, stdout, stderr)
     if done.returncode != 0:
         raise ViewerError(f"{path}: {failure(done, what)}")
+    return read_answer(done.stdout, path, what)
+
+
+def read_answer(data: bytes, path: Path, what: str) -> tuple[dict, dict]:
+    """``answer`` with any flaw in the bytes one ViewerError line naming the file."""
     try:
-        return answer(done.stdout)
+        return answer(data)
     except (ValueError, KeyError, TypeError) as error:
         raise ViewerError(f"{path}: the {what} reader's answer did not arrive whole ({error})") from None
 
@@ -95,18 +100,29 @@ def load_isolated(script: Path, library: str, path, what: str, builder: str, fil
     problem one ViewerError line naming the file (a singular matrix too)."""
     import importlib
 
-    import numpy as np
-
     path = Path(path)
     start(script, library, path)  # the reader's process runs while the builder's modules import
     build_scene = importlib.import_module(builder).build_scene
     doc, arrays = run_reader(script, library, path, what)
+    return doc, build_answer(build_scene, doc, arrays, path, file_axes, what)
+
+
+def build_answer(build_scene, doc: dict, arrays: dict, path: Path, file_axes: bool, what: str = "reader"):
+    """``build_scene(doc, arrays, path, file_axes)``'s Scene, every problem one ViewerError line
+    naming the file (a singular matrix too). ``what`` names the format ("FBX")."""
+    import numpy as np
+
     try:
-        return doc, build_scene(doc, arrays, path, file_axes)
+        return build_scene(doc, arrays, path, file_axes)
     except ViewerError as error:
         raise ViewerError(f"{path}: {error}") from None
     except (np.linalg.LinAlgError, StopIteration):
         raise ViewerError(f"{path}: a bind or placement matrix in it cannot be inverted (singular)") from None
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        # The child's answer is built to match the builder; one that lacks a part or holds the
+        # wrong kind of value (a damaged pipe, a reader from another version) is refused whole.
+        raise ViewerError(f"{path}: the {what} reader's answer is not what the builder reads "
+                          f"({type(error).__name__}: {str(error)[:120]})") from None
 
 
 def library_package(library: str) -> str:
