@@ -15,7 +15,7 @@ from viewer.loaders import inspect_model
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "gltf-samples"
-MODELS = sorted({*DATA.rglob("*.gltf"), *DATA.rglob("*.glb")} |
+MODELS = sorted({p for p in (*DATA.rglob("*.gltf"), *DATA.rglob("*.glb")) if "fuzz" not in p.relative_to(DATA).parts} |
                 ({*SHARED.rglob("*.gltf"), *SHARED.rglob("*.glb")} if SHARED.is_dir() else set()))
 CESIUM_MAN = DATA / "gltf-samples" / "CesiumMan" / "CesiumMan.glb"
 SIMPLE_SKIN = DATA / "gltf-samples" / "SimpleSkin" / "SimpleSkin.gltf"
