@@ -186,3 +186,21 @@ def test_viewers_keep_their_own_scene_and_a_rerun_cell_frees_its_gl():
     finally:
         first.close()
         second.close()
+
+
+def test_a_kernel_that_ends_with_viewers_open_ends_at_once_and_cleanly():
+    """A kernel restart ends the kernel's process: its viewers' GL threads (daemons, released at
+    exit) neither hold it up nor leave an error behind."""
+    import subprocess
+    import sys
+    import time
+
+    program = ("from viewer.notebook import Viewer\n"
+               f"views = [Viewer({str(CESIUM_MAN)!r}, size=(96, 72)) for _ in range(2)]\n"
+               "assert all(v.get_frame().shape == (72, 96, 4) for v in views)\n"
+               "print('drawn', flush=True)\n")
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split()[-1] == "drawn", done.stderr
+    assert "Traceback" not in done.stderr and "Exception" not in done.stderr, done.stderr
+    assert time.perf_counter() - started < 60
