@@ -285,3 +285,11 @@ def test_a_symlink_loop_or_a_broken_link_is_said_as_such(capsys, links, words, s
     assert err.count("\n") == 1 and says.replace("{}", str(links)) in err, err
     assert sorted(p.name for p in links.iterdir() if not p.name.startswith("twin-")) == [
         "dangling.glb", "lib", "loop.bvh", "loop.glb", "loop.py", "loopdir"]  # nothing written
+
+
+def test_python_dash_m_viewer_is_the_command():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "viewer", "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "render" in done.stdout and "synth" in done.stdout, done.stderr
