@@ -1,7 +1,9 @@
-"""Writes tests/data/environments/coloured.hdr, the fidelity tests' second light (the first is the
-shared studio.hdr, copied beside it):
+"""Writes the fidelity tests' generated lights into tests/data/environments/ (the first light is the
+shared studio.hdr, copied beside them): coloured.hdr and outdoor.hdr.
 
-    python tests/make_environments.py [OUT.hdr]
+    python tests/make_environments.py [coloured|outdoor|all] [OUT.hdr]
+
+(no name: coloured; OUT only with one name.)
 
 An equirectangular Radiance .hdr, 512x256, +Y up, run-length encoded scanlines, made here in numpy
 (no photograph): a dark blue-grey sky and a darker warm floor, a strong saturated orange soft box
@@ -9,6 +11,11 @@ An equirectangular Radiance .hdr, 512x256, +Y up, run-length encoded scanlines, 
 Strongly coloured and asymmetric on purpose: a renderer that ignores the light's colour, mirrors or
 turns the environment, or mixes up diffuse and specular shows it. The write is deterministic (the
 same bytes on every machine: the radiance values are rounded before they are encoded).
+
+outdoor.hdr is what the two studios lack: a small, very bright sun (1 degree in radius, radiance
+1e4) 12 degrees above a hard horizon, a bright blue sky brighter towards the horizon, and a dark
+ground below, a sharp step at latitude 0. Rough metal under it shows how a renderer blurs the
+sun and the horizon at each roughness (its prefiltered mip chain and the level it picks).
 
 Image layout: column x covers longitude (x + 0.5) / W * 360 - 180 degrees, row y latitude
 90 - (y + 0.5) / H * 180 degrees (top row up). Where a longitude points in a 3D scene is the
@@ -22,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-OUT = Path(__file__).parent / "data" / "environments" / "coloured.hdr"
+FOLDER = Path(__file__).parent / "data" / "environments"
+OUT = FOLDER / "coloured.hdr"
 WIDTH, HEIGHT = 512, 256
 
 # (longitude, latitude) degrees, angular radius degrees, soft edge degrees, linear RGB radiance
@@ -54,8 +62,36 @@ def coloured_environment(width: int = WIDTH, height: int = HEIGHT) -> np.ndarray
         angle = np.degrees(np.arccos(np.clip(d @ centre, -1.0, 1.0)))
         t = np.clip((radius + soft - angle) / (2.0 * soft), 0.0, 1.0)
         pixels = pixels + (t * t * (3.0 - 2.0 * t))[..., None] * np.array(colour)
-    # rounded to 4 significant digits, so the encoded bytes do not depend on the CPU's last bits
+    return _rounded(pixels)
+
+
+# the outdoor light: the sun's (longitude, latitude), angular radius and soft edge in degrees, radiance
+SUN = ((150.0, 12.0), 1.0, 0.25, (1.0e4, 0.96e4, 0.88e4))
+SKY_HORIZON, SKY_ZENITH = (1.3, 1.4, 1.6), (0.35, 0.55, 1.1)
+GROUND = (0.045, 0.04, 0.035)
+
+
+def outdoor_environment(width: int = WIDTH, height: int = HEIGHT) -> np.ndarray:
+    """(H, W, 3) float32 linear radiance: sky above latitude 0, ground below, and the sun."""
+    d = directions(width, height)
+    up = d[..., 1:2]
+    sky = np.array(SKY_HORIZON) + (np.array(SKY_ZENITH) - np.array(SKY_HORIZON)) * np.sqrt(np.clip(up, 0, 1))
+    pixels = np.where(up >= 0, sky, np.array(GROUND))  # the hard horizon: no blend across it
+    (lon, lat), radius, soft, colour = SUN
+    lon, lat = np.radians(lon), np.radians(lat)
+    centre = np.array([np.cos(lat) * np.sin(lon), np.sin(lat), np.cos(lat) * np.cos(lon)])
+    angle = np.degrees(np.arccos(np.clip(d @ centre, -1.0, 1.0)))
+    t = np.clip((radius + soft - angle) / (2.0 * soft), 0.0, 1.0)
+    pixels = pixels + (t * t * (3.0 - 2.0 * t))[..., None] * np.array(colour)
+    return _rounded(pixels)
+
+
+def _rounded(pixels: np.ndarray) -> np.ndarray:
+    """Rounded to 4 significant digits, so the encoded bytes do not depend on the CPU's last bits."""
     return np.array([[[float(f"{v:.4g}") for v in px] for px in row] for row in pixels], dtype=np.float32)
+
+
+GENERATED = {"coloured": coloured_environment, "outdoor": outdoor_environment}
 
 
 def rgbe(pixels: np.ndarray) -> np.ndarray:
@@ -134,10 +170,21 @@ def read_hdr_rle(path) -> np.ndarray:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    out = Path(argv[0]) if argv else OUT
-    write_hdr(out, coloured_environment())
-    print(f"wrote {out} ({WIDTH}x{HEIGHT})")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    names = ["coloured"]
+    if argv and not argv[0].lower().endswith(".hdr"):
+        wanted = argv.pop(0)
+        if wanted != "all" and wanted not in GENERATED:
+            print(f"error: no environment {wanted!r} (choose from {', '.join(GENERATED)}, all)", file=sys.stderr)
+            return 2
+        names = list(GENERATED) if wanted == "all" else [wanted]
+    if argv and len(names) > 1:
+        print("error: OUT.hdr goes with one environment's name", file=sys.stderr)
+        return 2
+    for name in names:
+        out = Path(argv[0]) if argv else FOLDER / f"{name}.hdr"
+        write_hdr(out, GENERATED[name]())
+        print(f"wrote {out} ({WIDTH}x{HEIGHT})")
     return 0
 
 
