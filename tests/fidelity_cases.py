@@ -26,10 +26,13 @@ RASTERIZERS = ("swiftshader", "llvmpipe")
 PICTURES_DIRS = {"swiftshader": PICTURES_DIR, "llvmpipe": DATA_DIR / "babylon_pictures_llvmpipe"}
 RECORD_FILES = {"swiftshader": RECORD_FILE, "llvmpipe": DATA_DIR / "babylon_pictures_llvmpipe.json"}
 ENVIRONMENTS_DIR = DATA_DIR / "environments"
+FIDELITY_MODELS_DIR = ROOT / "tests" / "fidelity_models"  # no skinned characters: outside tests/data
 CAMERAS_DIR = DATA_DIR / "fidelity_cameras"  # the samples' cameras (boneviewer's framing, recorded)
 RECORD_COMMAND = "python tests/babylon_render/record_all.py"
 
-ENVIRONMENTS = {"studio": ENVIRONMENTS_DIR / "studio.hdr", "coloured": ENVIRONMENTS_DIR / "coloured.hdr"}
+ENVIRONMENTS = {"studio": ENVIRONMENTS_DIR / "studio.hdr", "coloured": ENVIRONMENTS_DIR / "coloured.hdr",
+                "outdoor": ENVIRONMENTS_DIR / "outdoor.hdr"}
+STUDIOS = ("studio", "coloured")  # every model is drawn in these; OUTDOOR_MODELS also in outdoor
 SAMPLES = {
     "CesiumMan": SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb",
     "Fox": SAMPLES_DIR / "Fox" / "Fox.glb",
@@ -37,7 +40,12 @@ SAMPLES = {
     "RiggedSimple": SAMPLES_DIR / "RiggedSimple" / "RiggedSimple.gltf",
     "SimpleSkin": SAMPLES_DIR / "SimpleSkin" / "SimpleSkin.gltf",
     "RobotExpressive": SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb",
+    "MetalRoughSpheresNoTextures": FIDELITY_MODELS_DIR / "MetalRoughSpheresNoTextures" / "MetalRoughSpheresNoTextures.glb",
 }
+# Under the outdoor light's small, very bright sun over a hard horizon (tests/make_environments.py):
+# rough metal, the textured scenes and the skinned samples.
+OUTDOOR_MODELS = ("MetalRoughSpheresNoTextures", "metal_rough_grid", "mr_textures", "normal_map", "CesiumMan", "Fox",
+                  "RobotExpressive")
 SIZE = (384, 384)
 
 
@@ -132,10 +140,11 @@ def model_files(model: Path) -> dict[str, Path]:
 
 
 def all_cases() -> list[Case]:
-    """Every model in both environments with Khronos PBR Neutral at exposure 1, and a few with ACES
-    and other exposures."""
+    """Every model in both studios and OUTDOOR_MODELS outdoors with Khronos PBR Neutral at exposure 1,
+    and a few with ACES and other exposures."""
     models = list(SAMPLES) + _scene_names()
-    cases = [Case(model, environment) for model in models for environment in ENVIRONMENTS]
+    cases = [Case(model, environment) for model in models for environment in STUDIOS]
+    cases += [Case(model, "outdoor") for model in OUTDOOR_MODELS]
     cases += [Case("CesiumMan", "studio", "aces"),
               Case("Fox", "coloured", "aces", 1.5),
               Case("metal_rough_grid", "studio", "khr-neutral", 2.0),

