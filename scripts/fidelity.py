@@ -4,7 +4,7 @@
     .venv/bin/python scripts/fidelity.py [--only PATTERN ...] [--out out/fidelity] [--strict]
 
 For each case of tests/fidelity_cases.py (the shared samples and the feature scenes of
-tests/pbr_scenes.py, in the studio and the coloured environment) this renders
+tests/pbr_scenes.py, in the studio, the coloured and the outdoor environment) this renders
 
     boneviewer render MODEL --rest --camera CAM.json --background transparent --no-skeleton --no-grid
         --environment ENV --tone-mapping T --exposure X --size WxH --out ours.png
