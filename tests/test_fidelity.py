@@ -331,11 +331,14 @@ def test_a_recorded_picture_is_what_babylon_draws_today(rasterizer, scenes_dir, 
 
 # --- the silhouettes: the rasterisers' sub-pixel precision, nothing else -------------------------
 
-SAMPLE_CASES = [c for c in CASES if not c.is_scene and c.environment == "studio" and c.tone_mapping == "khr-neutral"]
-# Pixels a float32 vertex may put the other side of a grid step (as our own GL's test allows): the
-# metal-rough spheres are 98 spheres of 5,374 vertices each, a few centimetres across (measured: 1
-# pixel of their 147,456, on a sphere's edge, not a tie).
-SILHOUETTE_SLACK = {"MetalRoughSpheresNoTextures": 2}
+# The characters' silhouettes, traced exactly. The metal-rough spheres are not among them: 98 spheres
+# of 5,374 vertices each (about a million triangles) take two minutes of exact coverage here, for
+# a rule the six characters already prove (measured once, at 2 pixels of slack for float32
+# vertices a few centimetres across: 1 pixel of 147,456 differed, on a sphere's edge, not a tie).
+SILHOUETTE_EXCLUDED = {"MetalRoughSpheresNoTextures"}
+SAMPLE_CASES = [c for c in CASES if not c.is_scene and c.environment == "studio" and c.tone_mapping == "khr-neutral"
+                and c.model not in SILHOUETTE_EXCLUDED]
+SILHOUETTE_SLACK: dict[str, int] = {}  # pixels a model's float32 vertices may put across a grid step
 
 
 def _exact_coverage(case, scenes_dir, bits: int):
