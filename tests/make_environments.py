@@ -56,13 +56,19 @@ def coloured_environment(width: int = WIDTH, height: int = HEIGHT) -> np.ndarray
     sky = np.array([0.10, 0.10, 0.13]) + (np.array([0.04, 0.05, 0.10]) - np.array([0.10, 0.10, 0.13])) * np.clip(up, 0, 1)
     floor = np.array([0.05, 0.04, 0.03]) * (1.0 - 0.5 * np.clip(-up, 0, 1))
     pixels = np.where(up >= 0, sky, floor)
-    for (lon, lat), radius, soft, colour in LIGHTS:
-        lon, lat = np.radians(lon), np.radians(lat)
-        centre = np.array([np.cos(lat) * np.sin(lon), np.sin(lat), np.cos(lat) * np.cos(lon)])
-        angle = np.degrees(np.arccos(np.clip(d @ centre, -1.0, 1.0)))
-        t = np.clip((radius + soft - angle) / (2.0 * soft), 0.0, 1.0)
-        pixels = pixels + (t * t * (3.0 - 2.0 * t))[..., None] * np.array(colour)
+    for light in LIGHTS:
+        pixels = pixels + _disc(d, *light)
     return _rounded(pixels)
+
+
+def _disc(d: np.ndarray, where, radius: float, soft: float, colour) -> np.ndarray:
+    """A round light's radiance over the directions ``d``: ``colour`` within ``radius`` degrees of
+    (longitude, latitude) ``where``, fading smoothly over ``soft`` degrees either side of its edge."""
+    lon, lat = np.radians(where[0]), np.radians(where[1])
+    centre = np.array([np.cos(lat) * np.sin(lon), np.sin(lat), np.cos(lat) * np.cos(lon)])
+    angle = np.degrees(np.arccos(np.clip(d @ centre, -1.0, 1.0)))
+    t = np.clip((radius + soft - angle) / (2.0 * soft), 0.0, 1.0)
+    return (t * t * (3.0 - 2.0 * t))[..., None] * np.array(colour)
 
 
 # the outdoor light: the sun's (longitude, latitude), angular radius and soft edge in degrees, radiance
@@ -77,13 +83,7 @@ def outdoor_environment(width: int = WIDTH, height: int = HEIGHT) -> np.ndarray:
     up = d[..., 1:2]
     sky = np.array(SKY_HORIZON) + (np.array(SKY_ZENITH) - np.array(SKY_HORIZON)) * np.sqrt(np.clip(up, 0, 1))
     pixels = np.where(up >= 0, sky, np.array(GROUND))  # the hard horizon: no blend across it
-    (lon, lat), radius, soft, colour = SUN
-    lon, lat = np.radians(lon), np.radians(lat)
-    centre = np.array([np.cos(lat) * np.sin(lon), np.sin(lat), np.cos(lat) * np.cos(lon)])
-    angle = np.degrees(np.arccos(np.clip(d @ centre, -1.0, 1.0)))
-    t = np.clip((radius + soft - angle) / (2.0 * soft), 0.0, 1.0)
-    pixels = pixels + (t * t * (3.0 - 2.0 * t))[..., None] * np.array(colour)
-    return _rounded(pixels)
+    return _rounded(pixels + _disc(d, *SUN))
 
 
 def _rounded(pixels: np.ndarray) -> np.ndarray:
