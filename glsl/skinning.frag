@@ -256,12 +256,13 @@ void main() {
     vec3 irradiance, radiance;
     if (ENVIRONMENT != 0) {
         irradiance = ibl_diffuse(n);
-        radiance = ibl_specular(reflected, sqrt(max(alpha - 0.0005, 0.0)));
+        // Babylon's mix is not clamped: where specular anti-aliasing takes alpha past 1 (rough,
+        // curved metal) it extrapolates past the irradiance, so a sun's reflection there goes dark.
+        radiance = ibl_radiance(n, reflected, alpha);
     } else {
         irradiance = sky_light(n);
-        radiance = sky_light(reflected);
+        radiance = mix(sky_light(reflected), irradiance, clamp(alpha, 0.0, 1.0));
     }
-    radiance = mix(radiance, irradiance, clamp(alpha, 0.0, 1.0));
     float specular_occlusion = clamp((n_dot_v_signed + occlusion) * (n_dot_v_signed + occlusion) - 1.0 + occlusion, 0.0, 1.0);
     if (bumped) {
         float horizon = clamp(1.0 + 1.1 * dot(reflected, geometric), 0.0, 1.0);
@@ -297,5 +298,5 @@ void main() {
         color += (diffuse_color / PI + fresnel * specular * energy) * (n_dot_l * attenuation) * u_light_color[i];
     }
     color += emissive;
-    out_color = vec4(tone_map(color), base.a);
+    out_color = vec4(tone_map(max(color, 0.0)), base.a);  // Babylon clamps before its image processing
 }

@@ -7,7 +7,8 @@ their mips and its harmonics), and what we do:
 
 * Constructor defaults: noMipmap false, generateHarmonics true, gammaSpace false,
   **prefilterOnLoad false**, supersample false. So Babylon does *not* GGX-prefilter this texture:
-  PanoramaToCubeMapTools picks each texel of a 256 cube from the picture (nearest pixel, rounded),
+  PanoramaToCubeMapTools picks each texel of a 256 cube from the picture (nearest pixel, rounded,
+  at the texel's corner: texel_pick_directions),
   the faces go up as RGBA32F and ``gl.generateMipmap`` makes the mips (2x2 box averages: 9 levels).
   lodGenerationScale 0.8, lodGenerationOffset 0. We pick the same texels (numpy: on llvmpipe a
   gather beats compiling a shader; a picture wider than 8 x 256 is averaged down first where
@@ -31,7 +32,9 @@ their mips and its harmonics), and what we do:
   alphaG = roughness^2 + 0.0005, lod = 0.8 * log2(256 * alphaG) + 0 (getLodFromAlphaG),
   ``textureLod`` of the cube at the reflected direction. Then, by default
   (MIX_IBL_RADIANCE_WITH_IRRADIANCE), radiance = mix(that, irradiance(normal), alphaG): rough
-  surfaces get the diffuse irradiance as specular light. ibl.glsl: ``ibl_specular`` is the lookup,
+  surfaces get the diffuse irradiance as specular light. alphaG is not clamped: past 1 (specular
+  anti-aliasing on rough, curved metal) the mix overshoots, and the final colour is clamped at 0
+  before the image processing, so a sun reflected there is a dark spot, as in Babylon's pictures. ibl.glsl: ``ibl_specular`` is the lookup,
   ``ibl_radiance(n, r, alpha_g)`` the mixed value Babylon uses. With glTF materials Babylon's loader
   turns on specular anti-aliasing: alphaG += 0.75 * sqrt(max(|dN/dx|^2, |dN/dy|^2)).
 * Irradiance (generateHarmonics): CubeMapToSphericalPolynomialTools integrates the 256 cube
@@ -130,6 +133,38 @@ def cube_face_directions(face: int, size: int) -> np.ndarray:
     return d / np.linalg.norm(d, axis=-1, keepdims=True)
 
 
+# Babylon's PanoramaToCubeMapTools: the corners of each face it fills (in its picture's frame), and
+# the GL faces they go up as, +X -X +Y -Y +Z -Z (HDRCubeTexture._FacesMapping).
+_BABYLON_FACE_CORNERS = {
+    "left": ((-1, -1, -1), (1, -1, -1), (-1, 1, -1), (1, 1, -1)),
+    "right": ((1, -1, 1), (-1, -1, 1), (1, 1, 1), (-1, 1, 1)),
+    "front": ((1, -1, -1), (1, -1, 1), (1, 1, -1), (1, 1, 1)),
+    "back": ((-1, -1, 1), (-1, -1, -1), (-1, 1, 1), (-1, 1, -1)),
+    "down": ((1, 1, -1), (1, 1, 1), (-1, 1, -1), (-1, 1, 1)),
+    "up": ((-1, -1, -1), (-1, -1, 1), (1, -1, -1), (1, -1, 1)),
+}
+_BABYLON_GL_FACES = ("right", "left", "up", "down", "front", "back")
+# Our face -> (Babylon's GL face holding the same texels, the axis they are mirrored on: 1 columns,
+# 0 rows): a world direction d reads Babylon's cube at (d.x, d.y, -d.z) (REFLECTIONMAP_OPPOSITEZ).
+_FROM_BABYLON_FACE = ((0, 1), (1, 1), (2, 0), (3, 0), (5, 1), (4, 1))
+
+
+def texel_pick_directions(face: int, size: int) -> np.ndarray:
+    """(size, size, 3) unit world directions at which Babylon picks the picture's pixel for each
+    texel of one face (our layout, as cube_face_directions): CreateCubemapTexture steps across the
+    face from its corner, so texel (row i, column j) is picked at the face point (j/size, i/size),
+    a texel's corner, not its centre (half a texel's diagonal off: 0.23 degrees on a 256 cube). Tested against
+    the picks of Babylon's own cube, pixel for pixel (tests/test_environment.py)."""
+    gl_face, axis = _FROM_BABYLON_FACE[face]
+    corners = np.array(_BABYLON_FACE_CORNERS[_BABYLON_GL_FACES[gl_face]], np.float64)
+    across = np.arange(size)[None, :, None] / size
+    down = np.arange(size)[:, None, None] / size
+    top, bottom = corners[0] + across * (corners[1] - corners[0]), corners[2] + across * (corners[3] - corners[2])
+    g = np.flip(top + (bottom - top) * down, axis=axis)
+    d = np.stack([g[..., 2], -g[..., 1], -g[..., 0]], axis=-1)  # its picture's frame -> our world
+    return d / np.linalg.norm(d, axis=-1, keepdims=True)
+
+
 def cube_from_equirect(equirect: np.ndarray, size: int = CUBE_SIZE) -> np.ndarray:
     """(6, size, size, 3) float32 faces from an equirectangular picture, each texel the picture's
     pixel Babylon's PanoramaToCubeMapTools picks for that direction (nearest, rounded as it
@@ -148,7 +183,7 @@ def cube_from_equirect(equirect: np.ndarray, size: int = CUBE_SIZE) -> np.ndarra
     across, down = -(-FINE_PICK_WIDTH // width), -(-FINE_PICK_WIDTH // 2 // height)  # parts per pixel
     faces = np.empty((6, size, size, 3), np.float32)
     for face in range(6):
-        d = cube_face_directions(face, size)
+        d = texel_pick_directions(face, size)
         u = np.arctan2(d[..., 0], -d[..., 2]) / (2.0 * np.pi) + 0.5
         column = np.clip(np.floor(u * width * across + 0.5).astype(np.int64), 0, width * across - 1) // across
         from_bottom = np.arccos(np.clip(-d[..., 1], -1.0, 1.0)) / np.pi
