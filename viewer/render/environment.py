@@ -97,7 +97,7 @@ BRDF_LUT_SIZE = 64
 BRDF_LUT_SAMPLES = 512
 FILTERINGS = ("mipmaps", "ggx")
 DEFAULT_FILTERING = "mipmaps"
-CACHE_VERSION = 2                  # bump with any change to what a bake makes (2: pixel integrals, fine picks)
+CACHE_VERSION = 3                  # bump with any change to what a bake makes (2: pixel integrals, fine picks; 3: corner picks)
 STUDIO_WIDTH = 512
 STUDIO_VERSION = 1                 # bump with any change to studio_environment (its cache key)
 
