@@ -33,11 +33,12 @@ vec3 ibl_specular(vec3 r, float roughness) {
 }
 
 // What Babylon's PBR material uses as the environment's specular radiance (its default
-// MIX_IBL_RADIANCE_WITH_IRRADIANCE): the filtered radiance along r, mixed towards the
-// irradiance around n by alpha_g, so rough surfaces are lit as a diffuse one would be. As in
-// Babylon, alpha_g is not clamped: above 1 the mix overshoots (negative where r sees a sun).
-vec3 ibl_radiance(vec3 n, vec3 r, float alpha_g) {
-    return mix(ibl_specular_alpha(r, alpha_g), ibl_diffuse(n), alpha_g);
+// MIX_IBL_RADIANCE_WITH_IRRADIANCE): the filtered radiance along r, mixed towards the irradiance
+// around the normal (ibl_diffuse) by alpha_g, so rough surfaces are lit as a diffuse one would be.
+// As in Babylon, alpha_g is not clamped: past 1 (specular anti-aliasing on rough, curved metal)
+// the mix overshoots, below zero where r sees a sun.
+vec3 ibl_radiance(vec3 r, float alpha_g, vec3 irradiance) {
+    return mix(ibl_specular_alpha(r, alpha_g), irradiance, alpha_g);
 }
 
 // Split-sum environment BRDF (height-correlated Smith GGX): specular reflectance is

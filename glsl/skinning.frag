@@ -256,9 +256,7 @@ void main() {
     vec3 irradiance, radiance;
     if (ENVIRONMENT != 0) {
         irradiance = ibl_diffuse(n);
-        // Babylon's mix is not clamped: where specular anti-aliasing takes alpha past 1 (rough,
-        // curved metal) it extrapolates past the irradiance, so a sun's reflection there goes dark.
-        radiance = ibl_radiance(n, reflected, alpha);
+        radiance = ibl_radiance(reflected, alpha, irradiance);  // unclamped, as Babylon's
     } else {
         irradiance = sky_light(n);
         radiance = mix(sky_light(reflected), irradiance, clamp(alpha, 0.0, 1.0));

@@ -103,7 +103,8 @@ void main() {
     vec3 reflectance = f0 * brdf.x + vec3(brdf.y);
     vec3 energy = 1.0 + f0 * (1.0 / (brdf.x + brdf.y) - 1.0);
     vec3 albedo = u_base * (1.0 - 0.04) * (1.0 - u_metallic);
-    vec3 color = ibl_diffuse(n) * albedo + ibl_radiance(n, r, alpha) * reflectance * energy;
+    vec3 irradiance = ibl_diffuse(n);
+    vec3 color = irradiance * albedo + ibl_radiance(r, alpha, irradiance) * reflectance * energy;
     out_color = vec4(tone_map(color), 1.0);
 }
 """

@@ -34,8 +34,9 @@ their mips and its harmonics), and what we do:
   (MIX_IBL_RADIANCE_WITH_IRRADIANCE), radiance = mix(that, irradiance(normal), alphaG): rough
   surfaces get the diffuse irradiance as specular light. alphaG is not clamped: past 1 (specular
   anti-aliasing on rough, curved metal) the mix overshoots, and the final colour is clamped at 0
-  before the image processing, so a sun reflected there is a dark spot, as in Babylon's pictures. ibl.glsl: ``ibl_specular`` is the lookup,
-  ``ibl_radiance(n, r, alpha_g)`` the mixed value Babylon uses. With glTF materials Babylon's loader
+  before the image processing, so a sun reflected there is a dark spot, as in Babylon's pictures.
+  ibl.glsl: ``ibl_specular`` is the lookup, ``ibl_radiance(r, alpha_g, irradiance)`` the mixed
+  value Babylon uses. With glTF materials Babylon's loader
   turns on specular anti-aliasing: alphaG += 0.75 * sqrt(max(|dN/dx|^2, |dN/dy|^2)).
 * Irradiance (generateHarmonics): CubeMapToSphericalPolynomialTools integrates the 256 cube
   (texel solid angles, values clamped at 4096) into 9 SH terms, convolves with the cosine lobe
