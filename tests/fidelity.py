@@ -70,6 +70,21 @@ def score_db(ours: np.ndarray, theirs: np.ndarray) -> float:
     return float("-inf") if rms == 0.0 else 10.0 * float(np.log10(rms / MAX_COLOR_DISTANCE))
 
 
+def shared_score_db(ours: np.ndarray, theirs: np.ndarray) -> float:
+    """The score over the pixels BOTH pictures draw (neither fully transparent): the shading alone.
+    Two rasterisers whose sub-pixel grids differ (SwiftShader's 1/16 pixel, llvmpipe's 1/256) put a
+    few silhouette pixels on different sides of an edge; score_db weighs each one the model draws and
+    the reference leaves empty as a whole colour-against-white difference. ValueError when the two
+    share no pixel."""
+    _same_shape(ours, theirs)
+    both = (ours[..., 3] != 0) & (theirs[..., 3] != 0)
+    if not both.any():
+        raise ValueError("the two pictures draw no pixel in common")
+    delta = color_delta(ours[both], theirs[both])
+    rms = float(np.sqrt(np.mean(delta ** 2)))
+    return float("-inf") if rms == 0.0 else 10.0 * float(np.log10(rms / MAX_COLOR_DISTANCE))
+
+
 def difference_image(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:
     """A heat map of the difference over the model's pixels, (H, W, 3) uint8: white where equal,
     full red from a YIQ distance (sqrt of colorDelta) of FULL_RED of the largest on; one fixed scale,

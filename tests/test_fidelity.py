@@ -78,6 +78,22 @@ def test_only_pixels_where_ours_is_not_transparent_count():
         fidelity.score_db(solid((50, 60, 70, 255)), solid((255, 255, 255, 255))))
 
 
+def test_the_shared_score_leaves_out_pixels_only_one_picture_draws():
+    """shared_score_db scores the pixels both draw: a silhouette pixel one rasteriser's grid covers
+    and the other's does not counts in score_db (against white) and not here; shading differences
+    where both draw count the same in both."""
+    ours, theirs = solid((50, 60, 70, 255)), solid((50, 60, 70, 255))
+    theirs[0, 0, 3] = 0  # the reference left one pixel empty that ours drew
+    assert fidelity.score_db(ours, theirs) > -25.0
+    assert fidelity.shared_score_db(ours, theirs) == -math.inf
+    theirs[1, 1, :3] = (90, 60, 70)  # a shading difference both draw
+    shared = fidelity.shared_score_db(ours, theirs)
+    delta = fidelity.color_delta(solid((50, 60, 70, 255), (1, 1)), solid((90, 60, 70, 255), (1, 1)))[0, 0]
+    assert shared == pytest.approx(10 * math.log10(math.sqrt(delta ** 2 / 15) / fidelity.MAX_COLOR_DISTANCE))
+    with pytest.raises(ValueError, match="no pixel in common"):
+        fidelity.shared_score_db(solid((0, 0, 0, 255)), solid((0, 0, 0, 0)))
+
+
 def test_both_pictures_are_blended_on_white_first():
     # half-transparent black is 255 + (0 - 255) * 128/255 = 127 on white: the same as opaque 127 grey
     assert fidelity.score_db(solid((0, 0, 0, 128)), solid((127, 127, 127, 255))) == -math.inf
@@ -261,6 +277,10 @@ SUPPORTED = fc.render_flags_supported()
 #   and nothing else: Babylon's SwiftShader masks are exactly our posed, projected triangles snapped
 #   to 4 bits, ours the same at 8.
 PASS_DB = {"llvmpipe": fidelity.PASS_DB, "swiftshader": -18.0}
+# Over the pixels both pictures draw (fidelity.shared_score_db: the grids' silhouette pixels left
+# out), the SwiftShader set is held to the model-viewer mark too (measured: worst -22.2,
+# RobotExpressive-outdoor, its fingers' occlusion edges, also the grid's; median -33).
+SHARED_PASS_DB = fidelity.PASS_DB
 
 
 @pytest.fixture(scope="module")
@@ -281,7 +301,8 @@ def _ours(case, scenes_dir, ours_dir):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_fidelity_to_babylon(case, rasterizer, scenes_dir, ours_dir):
     """boneviewer's picture of the case scores at or below the set's pass mark (PASS_DB) against
-    Babylon.js's picture on that rasteriser."""
+    Babylon.js's picture on that rasteriser, and at or below -20 dB over the pixels both draw
+    (SHARED_PASS_DB: on SwiftShader, without the silhouette pixels its coarser grid leaves out)."""
     assert all(SUPPORTED.values()), f"`boneviewer render` lacks one of {SUPPORTED}"
     ours, theirs = _ours(case, scenes_dir, ours_dir), fidelity.read_rgba(case.picture_on(rasterizer))
     assert ours.shape == theirs.shape
@@ -289,6 +310,8 @@ def test_fidelity_to_babylon(case, rasterizer, scenes_dir, ours_dir):
     assert score <= PASS_DB[rasterizer], (
         f"{case.name}: {score:.1f} dB from Babylon.js's picture on {rasterizer} (pass: {PASS_DB[rasterizer]:g} dB "
         f"or lower); see scripts/fidelity.py --only '{case.name}'")
+    shared = fidelity.shared_score_db(ours, theirs)
+    assert shared <= SHARED_PASS_DB, f"{case.name}: {shared:.1f} dB from Babylon.js's {rasterizer} picture where both draw"
 
 
 def test_the_sun_goes_dark_on_the_roughest_metal_as_in_babylons_pictures(scenes_dir, ours_dir):
