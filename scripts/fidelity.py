@@ -75,7 +75,8 @@ def main(argv=None) -> int:
             if case.threejs_picture.exists() and case.picture_on("swiftshader").exists():
                 notes += [f"three.js: {p}" for p in
                           fc.changed_inputs(case, threejs_record, scenes_dir, whose="three.js's")]
-                threejs["threejs"] = score_db(read_rgba(case.threejs_picture), read_rgba(case.picture_on("swiftshader")))
+                threejs["threejs"] = score_db(read_rgba(case.threejs_picture),
+                                              read_rgba(case.picture_on("swiftshader")))
             present = [r for r in fc.RASTERIZERS if case.picture_on(r).exists()]
             if not present:
                 return case, threejs, "no recorded picture"
