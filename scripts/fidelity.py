@@ -13,7 +13,10 @@ tests/pbr_scenes.py, in the studio, the coloured and the outdoor environment) th
 (model-viewer's metric, tests/fidelity.py) against both recorded sets of Babylon.js's pictures:
 tests/data/babylon_pictures (WebGL on SwiftShader, the issue's harness) and
 tests/data/babylon_pictures_llvmpipe (WebGL on Mesa llvmpipe, the rasteriser boneviewer's headless
-GL draws on, so the silhouettes' sub-pixel grid is the same). It prints the table with both columns
+GL draws on, so the silhouettes' sub-pixel grid is the same). Where three.js 0.187's picture of the
+case is recorded (tests/data/threejs_pictures, SwiftShader, tests/threejs_render/record_threejs.py), a
+third column scores it against Babylon's SwiftShader picture the same way: the issue's yardstick, ours
+nearer to Babylon than three.js is. It prints the table with these columns
 and writes OUT/table.md (Markdown, for docs/look.md) and OUT/<case>.llvmpipe.png side by side, captioned:
 ours | Babylon's llvmpipe picture | the difference (white equal, red most different).
 --strict: exit 1 when a case scores above -20 dB against the llvmpipe set (tests/test_fidelity.py's
@@ -48,6 +51,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     records = {rasterizer: fc.recorded(rasterizer) for rasterizer in fc.RASTERIZERS}
+    threejs_record = fc.recorded_threejs()
     cases = [c for c in fc.all_cases() if not args.only or any(fnmatch.fnmatchcase(c.name, p) for p in args.only)]
     if not cases:
         print("no case matches", file=sys.stderr)
@@ -65,17 +69,23 @@ def main(argv=None) -> int:
         pbr_scenes.write_all(scenes_dir)
 
         def one(case):
-            """(case, {rasterizer: dB or None}, note)"""
+            """(case, {rasterizer or "threejs": dB or None}, note)"""
             notes = [f"{r}: {p}" for r in fc.RASTERIZERS for p in fc.changed_inputs(case, records[r], scenes_dir)]
+            threejs = {}
+            if case.threejs_picture.exists() and case.picture_on("swiftshader").exists():
+                notes += [f"three.js: {p}" for p in
+                          fc.changed_inputs(case, threejs_record, scenes_dir, whose="three.js's")]
+                threejs["threejs"] = score_db(read_rgba(case.threejs_picture),
+                                              read_rgba(case.picture_on("swiftshader")))
             present = [r for r in fc.RASTERIZERS if case.picture_on(r).exists()]
             if not present:
-                return case, {}, "no recorded picture"
+                return case, threejs, "no recorded picture"
             ours_path = args.out / "ours" / f"{case.name}.png"
             result = fc.render_ours(case, scenes_dir, ours_path, supported)
             if result.returncode != 0:
-                return case, {}, f"render failed: {(result.stderr or result.stdout).strip().splitlines()[-1:]}"
+                return case, threejs, f"render failed: {(result.stderr or result.stdout).strip().splitlines()[-1:]}"
             ours = read_rgba(ours_path)
-            scores = {r: score_db(ours, read_rgba(case.picture_on(r))) for r in present}
+            scores = {**{r: score_db(ours, read_rgba(case.picture_on(r))) for r in present}, **threejs}
             if "llvmpipe" in present:
                 picture = captioned(side_by_side(ours, read_rgba(case.picture_on("llvmpipe"))), case.name,
                                     scores["llvmpipe"], ours.shape[1])
@@ -85,14 +95,16 @@ def main(argv=None) -> int:
         with ThreadPoolExecutor(max(1, args.jobs)) as pool:
             results = list(pool.map(one, cases))
 
-    lines = ["| case | environment | tone mapping | exposure | SwiftShader dB | llvmpipe dB | pass (llvmpipe <= -20) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| case | environment | tone mapping | exposure | ours against Babylon (SwiftShader) dB "
+             "| ours against Babylon (llvmpipe) dB | three.js against Babylon (SwiftShader) dB "
+             "| pass (llvmpipe <= -20) |",
+             "|---|---|---|---|---|---|---|---|"]
     for case, scores, note in results:
-        shown = [("-" if scores.get(r) is None else f"{scores[r]:.1f}") for r in ("swiftshader", "llvmpipe")]
+        shown = [("-" if scores.get(r) is None else f"{scores[r]:.1f}") for r in ("swiftshader", "llvmpipe", "threejs")]
         score = scores.get("llvmpipe")
         verdict = "-" if score is None else ("yes" if score <= PASS_DB else "no")
         lines.append(f"| {case.model} | {case.environment} | {case.tone_mapping} | {case.exposure:g} | {shown[0]} | "
-                     f"{shown[1]} | {verdict}{' (' + note + ')' if note else ''} |")
+                     f"{shown[1]} | {shown[2]} | {verdict}{' (' + note + ')' if note else ''} |")
     summary = []
     for rasterizer, label in (("llvmpipe", "llvmpipe"), ("swiftshader", "SwiftShader")):
         scores = [s[rasterizer] for _, s, _ in results if s.get(rasterizer) is not None]
@@ -100,6 +112,13 @@ def main(argv=None) -> int:
             summary.append(f"against Babylon.js on {label}: {sum(s <= PASS_DB for s in scores)} of {len(results)} "
                            f"cases at or below {PASS_DB:g} dB; median {statistics.median(scores):.1f} dB, "
                            f"worst {max(scores):.1f} dB")
+    both = [s for _, s, _ in results if s.get("swiftshader") is not None and s.get("threejs") is not None]
+    if both:
+        threejs = [s["threejs"] for s in both]
+        summary.append(f"three.js {threejs_record.get('versions', {}).get('three', '?')} against Babylon.js on "
+                       f"SwiftShader: median {statistics.median(threejs):.1f} dB, worst {max(threejs):.1f} dB; ours "
+                       f"nearer to Babylon's SwiftShader picture than three.js's in "
+                       f"{sum(s['swiftshader'] < s['threejs'] for s in both)} of {len(both)} cases")
     summary = ".\n".join(summary) + "." if summary else "no case scored."
     if missing:
         summary += f" (rendered without {', '.join(missing)})"

@@ -29,6 +29,11 @@ ENVIRONMENTS_DIR = DATA_DIR / "environments"
 FIDELITY_MODELS_DIR = ROOT / "tests" / "fidelity_models"  # no skinned characters: outside tests/data
 CAMERAS_DIR = DATA_DIR / "fidelity_cameras"  # the samples' cameras (boneviewer's framing, recorded)
 RECORD_COMMAND = "python tests/babylon_render/record_all.py"
+# three.js 0.187's pictures of the same cases (tests/threejs_render, SwiftShader): not a reference, the
+# yardstick the issue measures ours by (nearer to Babylon's than three.js's is).
+THREEJS_PICTURES_DIR = DATA_DIR / "threejs_pictures"
+THREEJS_RECORD_FILE = DATA_DIR / "threejs_pictures.json"
+THREEJS_RECORD_COMMAND = "python tests/threejs_render/record_threejs.py"
 
 ENVIRONMENTS = {"studio": ENVIRONMENTS_DIR / "studio.hdr", "coloured": ENVIRONMENTS_DIR / "coloured.hdr",
                 "outdoor": ENVIRONMENTS_DIR / "outdoor.hdr"}
@@ -100,6 +105,11 @@ class Case:
         """Babylon's picture of the case as recorded on that rasteriser (RASTERIZERS)."""
         return PICTURES_DIRS[rasterizer] / f"{self.name}.png"
 
+    @property
+    def threejs_picture(self) -> Path:
+        """three.js's picture of the case (SwiftShader), where one is recorded."""
+        return THREEJS_PICTURES_DIR / f"{self.name}.png"
+
     def settings(self) -> dict:
         return {"tone_mapping": self.tone_mapping, "exposure": self.exposure, "size": list(self.size)}
 
@@ -162,9 +172,16 @@ def recorded(rasterizer: str = "swiftshader") -> dict:
     return json.loads(path.read_text())
 
 
-def changed_inputs(case: Case, record: dict, scenes_dir) -> list[str]:
-    """What differs between the case's inputs now and those Babylon's picture was recorded with;
-    one readable line each (empty: the picture still holds)."""
+def recorded_threejs() -> dict:
+    """tests/data/threejs_pictures.json, or an empty record."""
+    if not THREEJS_RECORD_FILE.exists():
+        return {"cases": {}}
+    return json.loads(THREEJS_RECORD_FILE.read_text())
+
+
+def changed_inputs(case: Case, record: dict, scenes_dir, whose: str = "Babylon's") -> list[str]:
+    """What differs between the case's inputs now and those the picture (``whose``: Babylon's or
+    three.js's) was recorded with; one readable line each (empty: the picture still holds)."""
     was = record.get("cases", {}).get(case.name)
     if was is None:
         return [f"{case.name}: no recorded picture"]
@@ -173,13 +190,13 @@ def changed_inputs(case: Case, record: dict, scenes_dir) -> list[str]:
     for name, digest in now["model_files"].items():
         before = was["inputs"]["model_files"].get(name)
         if before != digest:
-            problems.append(f"{case.name}: model file {name} ({now['model']}) changed since Babylon's picture was "
+            problems.append(f"{case.name}: model file {name} ({now['model']}) changed since {whose} picture was "
                             f"recorded (sha256 {digest[:12]}, recorded {str(before)[:12]})")
     for name in set(was["inputs"]["model_files"]) - set(now["model_files"]):
         problems.append(f"{case.name}: model file {name} is no longer part of {now['model']}")
     for key in ("environment_sha256", "camera_sha256", "tone_mapping", "exposure", "size"):
         if was["inputs"].get(key) != now[key]:
-            problems.append(f"{case.name}: {key.replace('_sha256', '')} changed since Babylon's picture was "
+            problems.append(f"{case.name}: {key.replace('_sha256', '')} changed since {whose} picture was "
                             f"recorded ({was['inputs'].get(key)!r} -> {now[key]!r})")
     return problems
 

@@ -455,3 +455,100 @@ def test_our_silhouette_is_our_geometry_at_our_rasterisers_precision(case, scene
     assert fc.render_ours(case, scenes_dir, out, SUPPORTED).returncode == 0
     ours = fidelity.read_rgba(out)[..., 3] > 0
     assert sum(silhouette.mismatches(ours, *_exact_coverage(case, scenes_dir, bits))) <= 2
+
+
+# --- three.js against Babylon.js: the issue's yardstick -----------------------------------------
+
+# three.js 0.187's pictures of the cases (tests/threejs_render/record_threejs.py: Babylon's recorder,
+# camera and SwiftShader, three's WebGLRenderer with its PMREM image-based light turned to Babylon's
+# side). The issue asks that ours of the Khronos metal-rough spheres be nearer to Babylon's picture
+# than three.js's is, in the studio and outdoors.
+THREEJS_RECORD = fc.recorded_threejs()
+THREEJS_CASES = [c for c in CASES if c.name in THREEJS_RECORD["cases"]]
+SPHERES = [c for c in CASES if c.model == "MetalRoughSpheresNoTextures"]
+ISSUE_LIGHTS = ("studio", "outdoor")
+
+
+def test_threejs_pictures_are_three_0_187_on_swiftshader():
+    """Every metal-rough spheres case has three.js's picture, drawn by the three.js the harness pins
+    (package.json and its lock), on SwiftShader like Babylon's reference set."""
+    harness = fc.ROOT / "tests" / "threejs_render"
+    pinned = json.loads((harness / "package.json").read_text())["dependencies"]["three"]
+    locked = json.loads((harness / "package-lock.json").read_text())["packages"]["node_modules/three"]["version"]
+    assert pinned == locked == THREEJS_RECORD.get("versions", {}).get("three") == "0.187.0"
+    missing = [c.name for c in SPHERES if c not in THREEJS_CASES or not c.threejs_picture.exists()]
+    assert not missing, f"no three.js picture for {missing}: run {fc.THREEJS_RECORD_COMMAND}"
+    renderers = {case["webgl_renderer"] for case in THREEJS_RECORD["cases"].values()}
+    assert renderers and all("SwiftShader" in r for r in renderers), renderers
+
+
+@pytest.mark.parametrize("case", THREEJS_CASES, ids=lambda c: c.name)
+def test_threejs_recorded_inputs_are_todays(case, scenes_dir):
+    """three.js's picture was drawn with the case's model files, environment, camera, tone mapping,
+    exposure and size of today."""
+    problems = fc.changed_inputs(case, THREEJS_RECORD, scenes_dir, whose="three.js's")
+    assert not problems, "\n".join(problems) + f"\nrecord it again: {fc.THREEJS_RECORD_COMMAND} --only '{case.name}'"
+
+
+@pytest.mark.parametrize("case", [c for c in SPHERES if c.environment in ISSUE_LIGHTS], ids=lambda c: c.name)
+def test_ours_is_nearer_to_babylon_than_threejs(case, scenes_dir, ours_dir):
+    """The issue's comparison, whole pictures: ours scores lower against Babylon's SwiftShader picture
+    than three.js's does (measured: studio -21.8 against three's -21.6, outdoor -22.7 against -16.9).
+    Ours pays here for the 143 sphere-edge pixels llvmpipe's finer grid covers and SwiftShader's does
+    not (three.js, drawn on SwiftShader, pays for none); the test below leaves them out."""
+    babylon = fidelity.read_rgba(case.picture_on("swiftshader"))
+    ours = fidelity.score_db(_ours(case, scenes_dir, ours_dir), babylon)
+    threejs = fidelity.score_db(fidelity.read_rgba(case.threejs_picture), babylon)
+    assert ours < threejs, f"{case.name}: ours {ours:.2f} dB from Babylon.js's picture, three.js's {threejs:.2f} dB"
+
+
+@pytest.mark.parametrize("case", SPHERES, ids=lambda c: c.name)
+def test_our_shading_is_nearer_to_babylon_than_threejs_where_babylons_rasterisers_agree(case, scenes_dir, ours_dir):
+    """The same comparison over the pixels where Babylon's SwiftShader and llvmpipe pictures agree
+    whether the model is drawn (the rasterisers' grids put the others either side), in all three
+    lights, with a margin: measured, ours -24.2, -24.8, -23.4 dB (studio, coloured, outdoor) against
+    three.js's -21.8, -20.1, -16.9."""
+    babylon = fidelity.read_rgba(case.picture_on("swiftshader"))
+    agree = (babylon[..., 3] > 0) == (fidelity.read_rgba(case.picture_on("llvmpipe"))[..., 3] > 0)
+
+    def scored(picture):
+        picture = picture.copy()
+        picture[~agree] = 0  # transparent: not scored
+        return fidelity.score_db(picture, babylon)
+
+    ours, threejs = scored(_ours(case, scenes_dir, ours_dir)), scored(fidelity.read_rgba(case.threejs_picture))
+    assert ours <= threejs - 1.0, f"{case.name}: ours {ours:.2f} dB, three.js's {threejs:.2f} dB (where they agree)"
+
+
+def test_threejs_sees_the_coloured_light_from_babylons_side():
+    """three.js's equirectangular lookup is a quarter turn from Babylon's; its recorded picture of the
+    mirror-like spheres in the strongly one-sided coloured light is near Babylon's (measured -19.8 dB;
+    with the turn the other way -9.5, none -10.9, a half turn -9.6)."""
+    case = next(c for c in THREEJS_CASES if c.name == "metal_rough_grid-coloured")
+    score = fidelity.score_db(fidelity.read_rgba(case.threejs_picture), fidelity.read_rgba(case.picture))
+    assert score <= -18.0, f"three.js's picture is {score:.1f} dB from Babylon's"
+
+
+def test_a_recorded_threejs_picture_is_what_threejs_draws_today(scenes_dir):
+    """Re-records one case with three.js when a browser and three.js are at hand, and compares within a
+    tolerance: the recording is reproducible (the coloured light: its turn included)."""
+    import sys
+
+    harness = fc.ROOT / "tests" / "threejs_render"
+    if not (harness / "node_modules" / "three").exists():
+        pytest.skip("three.js not installed: (cd tests/threejs_render && npm ci)")
+    if shutil.which("chromium") is None:
+        pytest.skip("no chromium")
+    saved = list(sys.path)
+    sys.path.insert(0, str(harness))
+    try:
+        import record_threejs  # (it puts Babylon's recorder on the path)
+    finally:
+        sys.path[:] = saved
+    case = next(c for c in THREEJS_CASES if c.name == "metal_rough_grid-coloured")
+    model, camera = case.model_and_camera(scenes_dir)
+    with record_threejs.ThreeRecorder() as recorder:
+        pixels, info = recorder.picture(model, case.environment_file, camera, case.tone_mapping, case.exposure,
+                                        case.size)
+    assert info["three"] == "187"
+    assert fidelity.score_db(fidelity.read_rgba(case.threejs_picture), pixels) <= -35.0

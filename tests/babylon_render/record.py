@@ -71,10 +71,11 @@ def camera_parameters(camera_file, width: int, height: int) -> dict:
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    """Serves /page.html, /lib/<package>/... from node_modules and /files/<n>/... from the folders
-    registered for the pictures; nothing else."""
+    """Serves /page.html, /lib/<package>/... from node_modules (both in the recorder's folder) and
+    /files/<n>/... from the folders registered for the pictures; nothing else."""
 
     routes: dict = {}
+    folder: Path = HERE
 
     def translate_path(self, path):
         path = path.split("?", 1)[0].split("#", 1)[0]
@@ -84,9 +85,9 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if ".." in parts:
             return "/nonexistent"
         if parts == ["page.html"]:
-            return str(HERE / "page.html")
+            return str(self.folder / "page.html")
         if len(parts) >= 2 and parts[0] == "lib":
-            return str(HERE / "node_modules" / Path(*parts[1:]))
+            return str(self.folder / "node_modules" / Path(*parts[1:]))
         if len(parts) >= 3 and parts[0] == "files" and parts[1] in self.routes:
             return str(Path(self.routes[parts[1]]) / Path(*parts[2:]))
         return "/nonexistent"
@@ -100,7 +101,13 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 
 class Recorder:
-    """A browser and a loopback server kept for many pictures (``with Recorder() as r: r.picture(...)``)."""
+    """A browser and a loopback server kept for many pictures (``with Recorder() as r: r.picture(...)``).
+    Another library's recorder (tests/threejs_render) gives its own folder (page.html, node_modules),
+    name, installed file and page options."""
+
+    folder = HERE
+    library = "Babylon.js"
+    installed_file = "babylonjs/babylon.js"  # under node_modules
 
     def __init__(self, chromium: str | None = None, rasterizer: str = "swiftshader"):
         if rasterizer not in RASTERIZERS:
@@ -110,11 +117,11 @@ class Recorder:
         self.routes: dict[str, str] = {}
 
     def __enter__(self):
-        if not (HERE / "node_modules" / "babylonjs" / "babylon.js").exists():
-            raise Problem(f"Babylon.js is not installed: run `npm ci` in {HERE}")
+        if not (self.folder / "node_modules" / self.installed_file).exists():
+            raise Problem(f"{self.library} is not installed: run `npm ci` in {self.folder}")
         if not Path(self.chromium).exists():
             raise Problem("no chromium: apt-get install chromium")
-        handler = type("Handler", (_Handler,), {"routes": self.routes})
+        handler = type("Handler", (_Handler,), {"routes": self.routes, "folder": self.folder})
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         from playwright.sync_api import sync_playwright
@@ -141,9 +148,13 @@ class Recorder:
             self.routes[key] = folder
         return f"http://127.0.0.1:{self.server.server_address[1]}/files/{key}/", path.name
 
+    def page_options(self) -> dict:
+        """Options of the page's own, beyond the case's."""
+        return {}
+
     def picture(self, model, environment, camera_file, tone_mapping: str = "khr-neutral", exposure: float = 1.0,
                 size=(384, 384)) -> tuple[np.ndarray, dict]:
-        """(H, W, 4) uint8 RGBA, rows top first, and what the page reports (Babylon's version, the
+        """(H, W, 4) uint8 RGBA, rows top first, and what the page reports (the library's version, the
         WebGL renderer, meshes, materials)."""
         from urllib.parse import quote
 
@@ -159,7 +170,7 @@ class Recorder:
         environment_root, environment_file = self._url(environment)
         options.update(width=width, height=height, modelRoot=model_root, modelFile=quote(model_file),
                        environmentUrl=environment_root + quote(environment_file), toneMapping=tone_mapping,
-                       exposure=float(exposure))
+                       exposure=float(exposure), **self.page_options())
         page = self.browser.new_page(viewport={"width": max(width, 64), "height": max(height, 64)})
         messages = []
         page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
@@ -171,7 +182,7 @@ class Recorder:
                 result = page.evaluate("o => window.renderPicture(o)", options)
             except Exception as error:
                 tail = "\n".join(messages[-10:])
-                raise Problem(f"Babylon.js could not draw {model}: {str(error).splitlines()[0]}\n{tail}") from None
+                raise Problem(f"{self.library} could not draw {model}: {str(error).splitlines()[0]}\n{tail}") from None
         finally:
             page.close()
         info = result["info"]

@@ -38,6 +38,54 @@ def package_version(name: str) -> str:
     return json.loads((HERE / "node_modules" / name / "package.json").read_text())["version"]
 
 
+def choose(only) -> list:
+    """The cases whose name matches one of the patterns (all without patterns)."""
+    return [c for c in fc.all_cases() if not only or any(fnmatch.fnmatchcase(c.name, p) for p in only)]
+
+
+def frame_cameras(chosen, reframe: bool) -> None:
+    """The chosen samples' camera files, written with boneviewer's framing where missing (or all, reframe)."""
+    fc.CAMERAS_DIR.mkdir(parents=True, exist_ok=True)
+    for model in sorted({c.model for c in chosen if not c.is_scene}):
+        path = fc.CAMERAS_DIR / f"{model}.json"
+        if reframe or not path.exists():
+            framed_description(fc.SAMPLES[model], fc.SIZE).save(path)
+            print(f"framed {path.relative_to(fc.ROOT)}")
+
+
+def record_pictures(recorder, chosen, previous: dict, pictures_dir: Path, check_info, whole: bool) -> dict:
+    """Draws each chosen case with ``recorder`` into pictures_dir/<case>.png and returns the record's cases
+    (``previous`` ones kept, in all_cases' order) with each picture's inputs and WebGL renderer.
+    check_info(info) raises SystemExit when the page ran another version. whole: every case was
+    recorded, so pictures of cases that are gone are removed."""
+    record_cases = dict(previous)
+    with tempfile.TemporaryDirectory() as scenes_dir:
+        for number, case in enumerate(chosen, 1):
+            start = time.perf_counter()
+            model, camera = case.model_and_camera(scenes_dir)
+            pixels, info = recorder.picture(model, case.environment_file, camera, case.tone_mapping, case.exposure,
+                                            case.size)
+            check_info(info)
+            picture = pictures_dir / f"{case.name}.png"
+            write_png(picture, pixels)
+            record_cases[case.name] = {"picture": picture.relative_to(fc.DATA_DIR).as_posix(),
+                                       "inputs": case.inputs(scenes_dir), "webgl_renderer": info["renderer"]}
+            print(f"[{number}/{len(chosen)}] {case.name}: {time.perf_counter() - start:.1f} s")
+    names = [c.name for c in fc.all_cases()]
+    if whole:
+        for stale in pictures_dir.glob("*.png"):
+            if stale.stem not in names:
+                stale.unlink()
+    return {name: record_cases[name] for name in names if name in record_cases}
+
+
+def write_record(record_file, document: dict, pictures_dir) -> None:
+    record_file.write_text(json.dumps(document, indent=1) + "\n")
+    total = sum(p.stat().st_size for p in pictures_dir.glob("*.png"))
+    print(f"wrote {record_file.relative_to(fc.ROOT)} ({len(document['cases'])} cases; pictures {total / 1e6:.2f} MB; "
+          f"WebGL renderer {', '.join(document['webgl_renderer'])})")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", metavar="PATTERN", help="re-record only the cases matching these")
@@ -48,46 +96,25 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     pictures_dir, record_file = fc.PICTURES_DIRS[args.rasterizer], fc.RECORD_FILES[args.rasterizer]
 
-    cases = fc.all_cases()
-    chosen = [c for c in cases if not args.only or any(fnmatch.fnmatchcase(c.name, p) for p in args.only)]
+    chosen = choose(args.only)
     if not chosen:
         print(f"no case matches {' '.join(args.only)}", file=sys.stderr)
         return 2
-    fc.CAMERAS_DIR.mkdir(parents=True, exist_ok=True)
-    for model in sorted({c.model for c in chosen if not c.is_scene}):
-        path = fc.CAMERAS_DIR / f"{model}.json"
-        if args.reframe or not path.exists():
-            framed_description(fc.SAMPLES[model], fc.SIZE).save(path)
-            print(f"framed {path.relative_to(fc.ROOT)}")
+    frame_cameras(chosen, args.reframe)
 
     record = fc.recorded(args.rasterizer) if args.only else {"cases": {}}
     versions = {"babylon": package_version("babylonjs"), "babylon_loaders": package_version("babylonjs-loaders")}
     if args.only and record.get("versions", versions) != versions:
         print(f"note: the other cases were recorded with {record.get('versions')}, these with {versions}",
               file=sys.stderr)
-    record_cases = dict(record.get("cases", {}))
-    pictures_dir.mkdir(parents=True, exist_ok=True)
-    renderers = set()
-    with tempfile.TemporaryDirectory() as scenes_dir, Recorder(rasterizer=args.rasterizer) as recorder:
-        for number, case in enumerate(chosen, 1):
-            start = time.perf_counter()
-            model, camera = case.model_and_camera(scenes_dir)
-            pixels, info = recorder.picture(model, case.environment_file, camera, case.tone_mapping, case.exposure,
-                                            case.size)
-            if info["babylon"] != versions["babylon"]:
-                raise SystemExit(f"the page ran Babylon.js {info['babylon']}, not {versions['babylon']}")
-            picture = case.picture_on(args.rasterizer)
-            write_png(picture, pixels)
-            renderers.add(info["renderer"])
-            record_cases[case.name] = {"picture": picture.relative_to(fc.DATA_DIR).as_posix(),
-                                       "inputs": case.inputs(scenes_dir), "webgl_renderer": info["renderer"]}
-            print(f"[{number}/{len(chosen)}] {case.name}: {time.perf_counter() - start:.1f} s")
-    names = [c.name for c in cases]
-    if not args.only:  # pictures of cases that are gone
-        for stale in pictures_dir.glob("*.png"):
-            if stale.stem not in names:
-                stale.unlink()
-    ordered = {name: record_cases[name] for name in names if name in record_cases}
+
+    def check_info(info):
+        if info["babylon"] != versions["babylon"]:
+            raise SystemExit(f"the page ran Babylon.js {info['babylon']}, not {versions['babylon']}")
+
+    with Recorder(rasterizer=args.rasterizer) as recorder:
+        ordered = record_pictures(recorder, chosen, record.get("cases", {}),
+                                  pictures_dir, check_info, not args.only)
     where = {"swiftshader": "WebGL2 on SwiftShader",
              "llvmpipe": "WebGL2 on Mesa llvmpipe through ANGLE's GL backend on EGL"}[args.rasterizer]
     document = {
@@ -103,10 +130,7 @@ def main(argv=None) -> int:
     }
     document["rasterizer"] = args.rasterizer
     document["webgl_renderer"] = sorted({c["webgl_renderer"] for c in ordered.values()})
-    record_file.write_text(json.dumps(document, indent=1) + "\n")
-    total = sum(p.stat().st_size for p in pictures_dir.glob("*.png"))
-    print(f"wrote {record_file.relative_to(fc.ROOT)} ({len(ordered)} cases; pictures {total / 1e6:.2f} MB; "
-          f"WebGL renderer {', '.join(sorted(renderers))})")
+    write_record(record_file, document, pictures_dir)
     return 0
 
 
