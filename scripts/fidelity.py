@@ -13,15 +13,17 @@ tests/pbr_scenes.py, in the studio, the coloured and the outdoor environment) th
 (model-viewer's metric, tests/fidelity.py) against both recorded sets of Babylon.js's pictures:
 tests/data/babylon_pictures (WebGL on SwiftShader, the issue's harness) and
 tests/data/babylon_pictures_llvmpipe (WebGL on Mesa llvmpipe, the rasteriser boneviewer's headless
-GL draws on, so the silhouettes' sub-pixel grid is the same). Where three.js 0.187's picture of the
-case is recorded (tests/data/threejs_pictures, SwiftShader, tests/threejs_render/record_threejs.py), a
-third column scores it against Babylon's SwiftShader picture the same way: the issue's yardstick, ours
-nearer to Babylon than three.js is. It prints the table with these columns
-and writes OUT/table.md (Markdown, for docs/look.md) and OUT/<case>.llvmpipe.png side by side, captioned:
-ours | Babylon's llvmpipe picture | the difference (white equal, red most different).
+GL draws on, so the silhouettes' sub-pixel grid is the same), and against the SwiftShader set over
+the pixels both pictures draw (tests/fidelity.py's shared_score_db: without the silhouette pixels
+SwiftShader's coarser grid leaves empty). Where three.js 0.187's picture of the case is recorded
+(tests/data/threejs_pictures, SwiftShader, tests/threejs_render/record_threejs.py), a further column
+scores it against Babylon's SwiftShader picture the same way: the issue's yardstick, ours nearer to
+Babylon than three.js is. It prints the table with these columns and writes OUT/table.md (Markdown,
+for docs/look.md) and OUT/<case>.llvmpipe.png side by side, captioned: ours | Babylon's llvmpipe
+picture | the difference (white equal, red most different).
 --strict: exit 1 when a case scores above -20 dB against the llvmpipe set (tests/test_fidelity.py's
-marks: -20 dB against llvmpipe, -18 dB against SwiftShader, whose 1/16-pixel vertex grid alone moves
-Babylon against itself to -19 dB on the Fox).
+marks: -20 dB against llvmpipe and over the pixels both draw, -18 dB against SwiftShader over all
+of ours, whose 1/16-pixel vertex grid alone moves Babylon against itself to -19 dB on the Fox).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
 import fidelity_cases as fc  # noqa: E402
-from fidelity import PASS_DB, read_rgba, score_db, side_by_side  # noqa: E402
+from fidelity import PASS_DB, read_rgba, score_db, shared_score_db, side_by_side  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -69,14 +71,15 @@ def main(argv=None) -> int:
         pbr_scenes.write_all(scenes_dir)
 
         def one(case):
-            """(case, {rasterizer or "threejs": dB or None}, note)"""
+            """(case, {"swiftshader", "llvmpipe", "threejs" and their "-shared" scores: dB}, note)"""
             notes = [f"{r}: {p}" for r in fc.RASTERIZERS for p in fc.changed_inputs(case, records[r], scenes_dir)]
             threejs = {}
             if case.threejs_picture.exists() and case.picture_on("swiftshader").exists():
                 notes += [f"three.js: {p}" for p in
                           fc.changed_inputs(case, threejs_record, scenes_dir, whose="three.js's")]
-                threejs["threejs"] = score_db(read_rgba(case.threejs_picture),
-                                              read_rgba(case.picture_on("swiftshader")))
+                pictures = read_rgba(case.threejs_picture), read_rgba(case.picture_on("swiftshader"))
+                threejs["threejs"] = score_db(*pictures)
+                threejs["threejs-shared"] = shared_score_db(*pictures)
             present = [r for r in fc.RASTERIZERS if case.picture_on(r).exists()]
             if not present:
                 return case, threejs, "no recorded picture"
@@ -86,6 +89,8 @@ def main(argv=None) -> int:
                 return case, threejs, f"render failed: {(result.stderr or result.stdout).strip().splitlines()[-1:]}"
             ours = read_rgba(ours_path)
             scores = {**{r: score_db(ours, read_rgba(case.picture_on(r))) for r in present}, **threejs}
+            if "swiftshader" in present:  # without the silhouette pixels only one rasteriser's grid covers
+                scores["swiftshader-shared"] = shared_score_db(ours, read_rgba(case.picture_on("swiftshader")))
             if "llvmpipe" in present:
                 picture = captioned(side_by_side(ours, read_rgba(case.picture_on("llvmpipe"))), case.name,
                                     scores["llvmpipe"], ours.shape[1])
@@ -96,17 +101,19 @@ def main(argv=None) -> int:
             results = list(pool.map(one, cases))
 
     lines = ["| case | environment | tone mapping | exposure | ours against Babylon (SwiftShader) dB "
-             "| ours against Babylon (llvmpipe) dB | three.js against Babylon (SwiftShader) dB "
-             "| pass (llvmpipe <= -20) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| the same where both draw | ours against Babylon (llvmpipe) dB "
+             "| three.js against Babylon (SwiftShader) dB | pass (llvmpipe <= -20) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for case, scores, note in results:
-        shown = [("-" if scores.get(r) is None else f"{scores[r]:.1f}") for r in ("swiftshader", "llvmpipe", "threejs")]
+        shown = [("-" if scores.get(r) is None else f"{scores[r]:.1f}")
+                 for r in ("swiftshader", "swiftshader-shared", "llvmpipe", "threejs")]
         score = scores.get("llvmpipe")
         verdict = "-" if score is None else ("yes" if score <= PASS_DB else "no")
-        lines.append(f"| {case.model} | {case.environment} | {case.tone_mapping} | {case.exposure:g} | {shown[0]} | "
-                     f"{shown[1]} | {shown[2]} | {verdict}{' (' + note + ')' if note else ''} |")
+        lines.append(f"| {case.model} | {case.environment} | {case.tone_mapping} | {case.exposure:g} | "
+                     f"{' | '.join(shown)} | {verdict}{' (' + note + ')' if note else ''} |")
     summary = []
-    for rasterizer, label in (("llvmpipe", "llvmpipe"), ("swiftshader", "SwiftShader")):
+    for rasterizer, label in (("llvmpipe", "llvmpipe"), ("swiftshader", "SwiftShader"),
+                              ("swiftshader-shared", "SwiftShader, over the pixels both draw")):
         scores = [s[rasterizer] for _, s, _ in results if s.get(rasterizer) is not None]
         if scores:
             summary.append(f"against Babylon.js on {label}: {sum(s <= PASS_DB for s in scores)} of {len(results)} "
@@ -118,7 +125,10 @@ def main(argv=None) -> int:
         summary.append(f"three.js {threejs_record.get('versions', {}).get('three', '?')} against Babylon.js on "
                        f"SwiftShader: median {statistics.median(threejs):.1f} dB, worst {max(threejs):.1f} dB; ours "
                        f"nearer to Babylon's SwiftShader picture than three.js's in "
-                       f"{sum(s['swiftshader'] < s['threejs'] for s in both)} of {len(both)} cases")
+                       f"{sum(s['swiftshader'] < s['threejs'] for s in both)} of {len(both)} cases; over the pixels "
+                       f"both pictures draw, three.js median "
+                       f"{statistics.median([s['threejs-shared'] for s in both]):.1f} dB, ours nearer in "
+                       f"{sum(s['swiftshader-shared'] < s['threejs-shared'] for s in both)} of {len(both)}")
     summary = ".\n".join(summary) + "." if summary else "no case scored."
     if missing:
         summary += f" (rendered without {', '.join(missing)})"
