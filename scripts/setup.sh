@@ -72,11 +72,14 @@ if [ ! -f "$stamp" ] || [ "$BONEVIEWER_ROOT/pyproject.toml" -nt "$stamp" ] || [ 
     fi
     touch "$stamp"
 fi
-# The tests re-record one of Babylon.js's fidelity pictures in Chromium (tests/test_fidelity.py):
-# Babylon.js 9.28 from npm into tests/babylon_render/node_modules, once, when npm is on the PATH.
-if [ "${BONEVIEWER_TESTS:-0}" = 1 ] && [ ! -d "$BONEVIEWER_ROOT/tests/babylon_render/node_modules/babylonjs" ] \
-        && command -v npm >/dev/null; then
-    echo "boneviewer setup: installing Babylon.js for the fidelity tests (npm ci in tests/babylon_render) ..." >&2
-    (cd "$BONEVIEWER_ROOT/tests/babylon_render" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
-        || echo "boneviewer setup: npm ci in tests/babylon_render failed; the re-recording test will say so" >&2
-fi
+# The tests re-record one of Babylon.js's and one of three.js's fidelity pictures in Chromium
+# (tests/test_fidelity.py): Babylon.js 9.28 and three.js 0.187 from npm into
+# tests/{babylon,threejs}_render/node_modules, once, when npm is on the PATH.
+for harness in babylon_render:babylonjs threejs_render:three; do
+    folder="$BONEVIEWER_ROOT/tests/${harness%%:*}"
+    if [ "${BONEVIEWER_TESTS:-0}" = 1 ] && [ ! -d "$folder/node_modules/${harness#*:}" ] && command -v npm >/dev/null; then
+        echo "boneviewer setup: installing ${harness#*:} for the fidelity tests (npm ci in tests/${harness%%:*}) ..." >&2
+        (cd "$folder" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
+            || echo "boneviewer setup: npm ci in tests/${harness%%:*} failed; the re-recording test will say so" >&2
+    fi
+done
