@@ -20,10 +20,13 @@ SwiftShader's coarser grid leaves empty). Where three.js 0.187's picture of the 
 scores it against Babylon's SwiftShader picture the same way: the issue's yardstick, ours nearer to
 Babylon than three.js is. It prints the table with these columns and writes OUT/table.md (Markdown,
 for docs/look.md) and OUT/<case>.llvmpipe.png side by side, captioned: ours | Babylon's llvmpipe
-picture | the difference (white equal, red most different).
---strict: exit 1 when a case scores above -20 dB against the llvmpipe set (tests/test_fidelity.py's
-marks: -20 dB against llvmpipe and over the pixels both draw, -18 dB against SwiftShader over all
-of ours, whose 1/16-pixel vertex grid alone moves Babylon against itself to -19 dB on the Fox).
+picture | the difference (white equal, red most different), and, where three.js's picture is
+recorded, OUT/<case>.threejs.png: ours | Babylon's SwiftShader picture | three.js's, each captioned
+with its score.
+--strict: exit 1 when a case scores above -20 dB against the llvmpipe set or, over the pixels both
+draw, against the SwiftShader set (tests/test_fidelity.py's marks; it also holds the SwiftShader set
+to -18 dB over all of ours, whose 1/16-pixel vertex grid alone moves Babylon against itself to -19
+dB on the Fox).
 """
 
 from __future__ import annotations
@@ -78,8 +81,11 @@ def main(argv=None) -> int:
                 notes += [f"three.js: {p}" for p in
                           fc.changed_inputs(case, threejs_record, scenes_dir, whose="three.js's")]
                 pictures = read_rgba(case.threejs_picture), read_rgba(case.picture_on("swiftshader"))
-                threejs["threejs"] = score_db(*pictures)
-                threejs["threejs-shared"] = shared_score_db(*pictures)
+                try:
+                    threejs["threejs"] = score_db(*pictures)
+                    threejs["threejs-shared"] = shared_score_db(*pictures)
+                except ValueError as error:  # an empty or odd-sized recording: say so, score the rest
+                    notes.append(f"three.js: {error}")
             present = [r for r in fc.RASTERIZERS if case.picture_on(r).exists()]
             if not present:
                 return case, threejs, "no recorded picture"
@@ -92,9 +98,17 @@ def main(argv=None) -> int:
             if "swiftshader" in present:  # without the silhouette pixels only one rasteriser's grid covers
                 scores["swiftshader-shared"] = shared_score_db(ours, read_rgba(case.picture_on("swiftshader")))
             if "llvmpipe" in present:
-                picture = captioned(side_by_side(ours, read_rgba(case.picture_on("llvmpipe"))), case.name,
-                                    scores["llvmpipe"], ours.shape[1])
+                picture = captioned(side_by_side(ours, read_rgba(case.picture_on("llvmpipe"))), ours.shape[1],
+                                    (f"boneviewer: {case.name}", "Babylon.js 9.28, WebGL on llvmpipe",
+                                     f"difference: {scores['llvmpipe']:.1f} dB"))
                 picture.save(args.out / f"{case.name}.llvmpipe.png")
+            if "threejs" in scores and "swiftshader" in scores:
+                pictures = [ours, read_rgba(case.picture_on("swiftshader")), read_rgba(case.threejs_picture)]
+                picture = captioned(in_a_row(pictures), ours.shape[1],
+                                    (f"boneviewer ({scores['swiftshader']:.1f} dB)", "Babylon.js 9.28 (SwiftShader)",
+                                     f"three.js {threejs_record.get('versions', {}).get('three', '')} "
+                                     f"({scores['threejs']:.1f} dB)"))
+                picture.save(args.out / f"{case.name}.threejs.png")
             return case, scores, "; ".join(notes)
 
         with ThreadPoolExecutor(max(1, args.jobs)) as pool:
@@ -136,24 +150,33 @@ def main(argv=None) -> int:
     print(table)
     print(summary)
     (args.out / "table.md").write_text(table + "\n\n" + summary + "\n")
-    print(f"pictures (ours | Babylon.js on llvmpipe | difference): {args.out}/<case>.llvmpipe.png; table: "
-          f"{args.out}/table.md")
-    llvmpipe = [s.get("llvmpipe") for _, s, _ in results]
-    failed = any(s is None or s > PASS_DB for s in llvmpipe)
+    print(f"pictures (ours | Babylon.js on llvmpipe | difference): {args.out}/<case>.llvmpipe.png; "
+          f"(ours | Babylon.js on SwiftShader | three.js): {args.out}/<case>.threejs.png; table: {args.out}/table.md")
+    marks = [s.get(key) for _, s, _ in results for key in ("llvmpipe", "swiftshader-shared")]
+    failed = any(s is None or s > PASS_DB for s in marks)
     return 1 if args.strict and failed else 0
 
 
-def captioned(picture, name: str, score: float, width: int):
-    """The side-by-side picture with a caption strip above each third: which picture it is."""
+def in_a_row(pictures, gap: int = 4):
+    """RGBA pictures of one size, each on white, side by side: (H, n W + (n - 1) gap, 3) uint8."""
+    import numpy as np
+    from fidelity import on_white
+
+    spacer = np.full((pictures[0].shape[0], gap, 3), 255, np.uint8)
+    panels = [np.round(on_white(p)).astype(np.uint8) for p in pictures]
+    return np.concatenate([part for panel in panels for part in (panel, spacer)][:-1], axis=1)
+
+
+def captioned(picture, width: int, texts):
+    """A row of three pictures (side_by_side's or in_a_row's layout) with a caption above each."""
     from PIL import Image, ImageDraw
 
     height = 18
     image = Image.new("RGB", (picture.shape[1], picture.shape[0] + height), (255, 255, 255))
     image.paste(Image.fromarray(picture), (0, height))
     draw = ImageDraw.Draw(image)
-    step = width + (picture.shape[1] - 3 * width) // 2  # a third and its gap (side_by_side's layout)
-    for column, text in enumerate((f"boneviewer: {name}", "Babylon.js 9.28, WebGL on llvmpipe",
-                                   f"difference: {score:.1f} dB")):
+    step = width + (picture.shape[1] - 3 * width) // 2  # a third and its gap
+    for column, text in enumerate(texts):
         draw.text((column * step + 4, 3), text, fill=(0, 0, 0))
     return image
 

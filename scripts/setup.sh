@@ -77,7 +77,10 @@ fi
 # tests/{babylon,threejs}_render/node_modules, once, when npm is on the PATH.
 for harness in babylon_render:babylonjs threejs_render:three; do
     folder="$BONEVIEWER_ROOT/tests/${harness%%:*}"
-    if [ "${BONEVIEWER_TESTS:-0}" = 1 ] && [ ! -d "$folder/node_modules/${harness#*:}" ] && command -v npm >/dev/null; then
+    # installed once, and again when its package-lock.json is newer than what npm last installed
+    if [ "${BONEVIEWER_TESTS:-0}" = 1 ] && command -v npm >/dev/null \
+            && { [ ! -d "$folder/node_modules/${harness#*:}" ] \
+                 || [ "$folder/package-lock.json" -nt "$folder/node_modules/.package-lock.json" ]; }; then
         echo "boneviewer setup: installing ${harness#*:} for the fidelity tests (npm ci in tests/${harness%%:*}) ..." >&2
         (cd "$folder" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
             || echo "boneviewer setup: npm ci in tests/${harness%%:*} failed; the re-recording test will say so" >&2

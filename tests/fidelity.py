@@ -65,9 +65,7 @@ def score_db(ours: np.ndarray, theirs: np.ndarray) -> float:
     model = ours[..., 3] != 0
     if not model.any():
         raise ValueError("boneviewer's picture is fully transparent: there is no model to compare")
-    delta = color_delta(ours[model], theirs[model])
-    rms = float(np.sqrt(np.mean(delta ** 2)))
-    return float("-inf") if rms == 0.0 else 10.0 * float(np.log10(rms / MAX_COLOR_DISTANCE))
+    return _decibels(color_delta(ours[model], theirs[model]))
 
 
 def shared_score_db(ours: np.ndarray, theirs: np.ndarray) -> float:
@@ -80,7 +78,11 @@ def shared_score_db(ours: np.ndarray, theirs: np.ndarray) -> float:
     both = (ours[..., 3] != 0) & (theirs[..., 3] != 0)
     if not both.any():
         raise ValueError("the two pictures draw no pixel in common")
-    delta = color_delta(ours[both], theirs[both])
+    return _decibels(color_delta(ours[both], theirs[both]))
+
+
+def _decibels(delta: np.ndarray) -> float:
+    """model-viewer's score of per-pixel colorDelta values: 10 log10(rms / 35215), -inf for none."""
     rms = float(np.sqrt(np.mean(delta ** 2)))
     return float("-inf") if rms == 0.0 else 10.0 * float(np.log10(rms / MAX_COLOR_DISTANCE))
 

@@ -389,7 +389,21 @@ def test_cube_faces_pick_babylons_pixels():
 
 # Our face -> Babylon's GL face holding the same texels and whether its columns (else rows) are
 # mirrored: a world direction d reads Babylon's cube at (d.x, d.y, -d.z) in a right-handed scene.
+# Stated here again on purpose (environment.py has its own): the test's independent account.
 _BABYLON_FACE_OF_OURS = ((0, True), (1, True), (2, False), (3, False), (5, True), (4, True))
+
+
+@pytest.mark.parametrize("size", [16, 256])
+def test_each_texels_pick_is_within_half_a_texel_of_its_centre(size):
+    """The direction a texel is picked at (Babylon's, at the texel's corner) is that texel's own:
+    within half a texel's diagonal of its centre in our face layout (glsl/cubemap.glsl's), on every
+    face, so the cube holds each pixel where the shader looks for it (a face mirrored or turned
+    would be off by up to the whole face)."""
+    half_diagonal = np.sqrt(2.0) / size  # radians, at a face's centre, the largest
+    for face in range(6):
+        picks, centres = env_module.texel_pick_directions(face, size), env_module.cube_face_directions(face, size)
+        angles = np.arccos(np.clip(np.sum(picks * centres, axis=-1), -1.0, 1.0))
+        assert angles.max() <= half_diagonal * 1.001, f"face {face}: {np.degrees(angles.max()):.2f} degrees off"
 
 
 def test_cube_texels_hold_the_pixels_babylon_picks():
@@ -397,11 +411,15 @@ def test_cube_texels_hold_the_pixels_babylon_picks():
     (recorded from its cube, read back in headless Chromium, by
     tests/babylon_render/record_cube_picks.py): an index picture whose pixels are their own row and
     column. Babylon steps across each face from its corner, so its texels sit half a texel off
-    their centres; picks at the texel centres agree on only about half of these texels. A pick
+    their centres; picks at the texel centres agree on a quarter of these texels. A pick
     right on a pixel's edge may round either way with another libm: at most 0.2 % of texels may
     differ, and by one pixel."""
+    saved = list(sys.path)
     sys.path.insert(0, str(Path(__file__).parent / "babylon_render"))
-    import record_cube_picks
+    try:
+        import record_cube_picks  # (it puts Babylon's recorder on the path too)
+    finally:
+        sys.path[:] = saved
 
     record = json.loads(record_cube_picks.RECORD.read_text())
     with tempfile.TemporaryDirectory() as folder:

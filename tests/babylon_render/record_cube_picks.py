@@ -89,12 +89,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder, Recorder(rasterizer=args.rasterizer) as recorder:
         data = index_picture_bytes(folder)
-        root, name = recorder._url(Path(folder) / "index.hdr")
-        page = recorder.browser.new_page()
-        page.goto(f"http://127.0.0.1:{recorder.server.server_address[1]}/page.html")
-        page.wait_for_function("window.pageReady === true", timeout=60_000)
-        result = page.evaluate(_READ_FACES, {"url": root + name, "size": args.size})
-        page.close()
+        result = recorder.evaluate(_READ_FACES, {"url": recorder.url(Path(folder) / "index.hdr"), "size": args.size},
+                                   "read its environment cube back")
     texels = np.stack([np.frombuffer(base64.b64decode(face), np.float32).reshape(args.size, args.size, 4)
                        for face in result["faces"]])
     rows = texels[..., 0].astype(np.uint16)

@@ -99,6 +99,7 @@ BRDF_LUT_SAMPLES = 512
 FILTERINGS = ("mipmaps", "ggx")
 DEFAULT_FILTERING = "mipmaps"
 CACHE_VERSION = 3                  # bump with any change to what a bake makes (2: pixel integrals, fine picks; 3: corner picks)
+BRDF_CACHE_VERSION = 2             # bump with any change to brdf_table (apart from the baked cubes')
 STUDIO_WIDTH = 512
 STUDIO_VERSION = 1                 # bump with any change to studio_environment (its cache key)
 
@@ -152,10 +153,12 @@ _FROM_BABYLON_FACE = ((0, 1), (1, 1), (2, 0), (3, 0), (5, 1), (4, 1))
 
 def texel_pick_directions(face: int, size: int) -> np.ndarray:
     """(size, size, 3) unit world directions at which Babylon picks the picture's pixel for each
-    texel of one face (our layout, as cube_face_directions): CreateCubemapTexture steps across the
-    face from its corner, so texel (row i, column j) is picked at the face point (j/size, i/size),
-    a texel's corner, not its centre (half a texel's diagonal off: 0.23 degrees on a 256 cube). Tested against
-    the picks of Babylon's own cube, pixel for pixel (tests/test_environment.py)."""
+    texel of one face (our layout, as cube_face_directions): CreateCubemapTexture steps across
+    each of its faces from the face's corner, so its texel (row i, column j, in Babylon's own face
+    layout, before the mirroring to ours) is picked at the face point (j/size, i/size): a texel's
+    corner, not its centre, half a texel's diagonal off (0.32 degrees at a 256 cube's face centres,
+    0.11 at its corners). Tested against the picks of Babylon's own cube, texel for texel
+    (tests/test_environment.py)."""
     gl_face, axis = _FROM_BABYLON_FACE[face]
     corners = np.array(_BABYLON_FACE_CORNERS[_BABYLON_GL_FACES[gl_face]], np.float64)
     across = np.arange(size)[None, :, None] / size
@@ -444,7 +447,7 @@ def cached_brdf_table() -> np.ndarray:
             _BRDF_TABLE = shipped.astype(np.float32)
             return _BRDF_TABLE
         shape = (BRDF_LUT_SIZE, BRDF_LUT_SIZE, 2)
-        path = cache_directory() / f"brdf-{BRDF_LUT_SIZE}-{BRDF_LUT_SAMPLES}-v{CACHE_VERSION}.npz"
+        path = cache_directory() / f"brdf-{BRDF_LUT_SIZE}-{BRDF_LUT_SAMPLES}-v{BRDF_CACHE_VERSION}.npz"
         arrays = _read_cache(path, {"table": (shape, np.dtype(np.float32))})
         if arrays is None:
             arrays = {"table": brdf_table()}
