@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from fidelity import PASS_DB, read_rgba, score_db
 from samples import DATA_DIR, SAMPLES_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,9 +50,23 @@ SAMPLES = {
 }
 # Under the outdoor light's small, very bright sun over a hard horizon (tests/make_environments.py):
 # rough metal, the textured scenes and the skinned samples.
-OUTDOOR_MODELS = ("MetalRoughSpheresNoTextures", "metal_rough_grid", "mr_textures", "normal_map", "CesiumMan", "Fox",
-                  "RobotExpressive")
+OUTDOOR_MODELS = ("MetalRoughSpheresNoTextures", "metal_rough_grid", "mr_textures", "normal_map", "textured_detail",
+                  "CesiumMan", "Fox", "RobotExpressive")
 SIZE = (384, 384)
+# Models Babylon.js itself draws apart on its two rasterisers, by more than the pass mark: the
+# hard-surface ball of tests/pbr_scenes.py (fine normal-mapped, textured metal) is -15.5 to -19.0 dB
+# between Babylon's llvmpipe and SwiftShader pictures (ANGLE on Mesa draws its sun hard-edged and its
+# seams speckled; SwiftShader's picture and ours agree at -22.4 to -24.3 where both draw). Against
+# the llvmpipe set such a model is held to Babylon's own distance, plus 0.5 dB (llvmpipe_mark).
+LLVMPIPE_APART = {"textured_detail"}
+
+
+def llvmpipe_mark(case) -> float:
+    """The dB a case must score at or below against Babylon's llvmpipe picture: the pass mark, or
+    for LLVMPIPE_APART models no nearer than Babylon's own SwiftShader picture is to it, plus 0.5."""
+    if case.model not in LLVMPIPE_APART:
+        return PASS_DB
+    return max(PASS_DB, score_db(read_rgba(case.picture_on("swiftshader")), read_rgba(case.picture_on("llvmpipe"))) + 0.5)
 
 
 def _scene_names() -> list[str]:

@@ -5,7 +5,7 @@ stored, PNG images written with stored deflate blocks, so no zlib version decide
     python tests/pbr_scenes.py OUT_DIR        # writes OUT_DIR/<scene>.glb and OUT_DIR/<scene>.camera.json
 
 Scenes (SCENES): normal_map, metal_rough_grid, mr_textures, emissive, alpha_modes,
-texture_transform, unlit, punctual_lights, vertex_colors, double_sided.
+texture_transform, unlit, punctual_lights, vertex_colors, double_sided, textured_detail.
 """
 
 from __future__ import annotations
@@ -433,6 +433,59 @@ def scene_double_sided():
     return g, camera(15, 20, 3.6, (0, 0, 0))
 
 
+def panel_maps(size: int = 256, cells: int = 8, seed: int = 38) -> dict[str, np.ndarray]:
+    """The textured detail of a hard-surface model (the kind DamagedHelmet shows), one tile of
+    ``cells`` x ``cells`` panels, as uint8 images: base colour (tinted panels, dark seams, fine
+    grain, a yellow stripe), metal-rough (half the panels bare metal, each its own roughness),
+    normal (grooved seams, a rivet at each panel's corner), occlusion (dark in the seams) and
+    emissive (a thin cyan strip on a few panels). A seeded PCG64 makes the same bytes everywhere."""
+    rng = np.random.default_rng(seed)
+    x, y = grid(size)
+    cx, cy = x * cells, y * cells
+    column, row = np.floor(cx).astype(int), np.floor(cy).astype(int)
+    fx, fy = cx - column, cy - row                                   # 0..1 within a panel
+    seam = np.minimum(np.minimum(fx, 1 - fx), np.minimum(fy, 1 - fy)) * size / cells  # texels to a seam
+    palette = np.array([[118, 122, 96], [92, 98, 104], [150, 146, 132], [70, 84, 96], [130, 110, 84]], float)
+    tint = palette[rng.integers(0, len(palette), (cells, cells))][row, column]
+    grain = rng.normal(0.0, 9.0, (size, size, 1))
+    base = tint + grain
+    base[(np.abs(fy - 0.5) < 0.06) & (row % 3 == 0)] = (230, 190, 40)  # a painted stripe
+    base *= np.clip(seam / 1.5, 0.25, 1.0)[..., None]                  # the seams dark
+    metal = (rng.random((cells, cells)) < 0.5)[row, column]
+    rough = (0.25 + 0.55 * rng.random((cells, cells)))[row, column] + rng.normal(0.0, 0.04, (size, size))
+    mr = np.stack([np.zeros_like(x), np.clip(rough, 0.05, 1.0) * 255, metal * 255.0], axis=-1)
+    corner = np.minimum(np.hypot(fx - 0.08, fy - 0.08), np.hypot(fx - 0.92, fy - 0.92)) * size / cells
+    height = -np.exp(-(seam / 1.2) ** 2) + 0.8 * np.exp(-(corner / 1.5) ** 2)
+    dx = (np.roll(height, -1, axis=1) - np.roll(height, 1, axis=1)) / 2
+    dy_down = (np.roll(height, -1, axis=0) - np.roll(height, 1, axis=0)) / 2
+    normal = np.stack([-dx, dy_down, np.ones_like(dx)], axis=-1)
+    normal /= np.linalg.norm(normal, axis=-1, keepdims=True)
+    occlusion = np.repeat((0.45 + 0.55 * np.clip(seam / 2.5, 0.0, 1.0))[..., None], 3, axis=-1)
+    lit = (rng.random((cells, cells)) < 0.2)[row, column] & (np.abs(fx - 0.7) < 0.04) & (seam > 2)
+    emissive = np.where(lit[..., None], [40.0, 230.0, 255.0], 0.0)
+    to_bytes = lambda values: np.round(np.clip(rounded(values, 3), 0, 255)).astype(np.uint8)  # noqa: E731
+    return {"base": to_bytes(base), "metal_rough": to_bytes(mr), "normal": to_bytes((normal * 0.5 + 0.5) * 255),
+            "occlusion": to_bytes(occlusion * 255), "emissive": to_bytes(emissive)}
+
+
+def scene_textured_detail():
+    """A hard-surface ball with every map of DamagedHelmet's kind at fine detail: the tile repeats
+    4 x 2 times round the sphere, so the textures are drawn smaller than their texels (their mips,
+    as on a helmet seen whole), and a few panels glow."""
+    g = Gltf()
+    maps = panel_maps()
+    ball = sphere(1.0, 64, 32)
+    ball = dict(ball, uv=ball["uv"] * np.array([4.0, 2.0]))
+    m = g.material("panels", base=(1, 1, 1, 1), metallic=1.0, roughness=1.0,
+                   baseColorTexture={"index": g.texture(maps["base"])},
+                   metallicRoughnessTexture={"index": g.texture(maps["metal_rough"])},
+                   normalTexture={"index": g.texture(maps["normal"]), "scale": 1.0},
+                   occlusionTexture={"index": g.texture(maps["occlusion"]), "strength": 1.0},
+                   emissiveTexture={"index": g.texture(maps["emissive"])}, emissiveFactor=[1.0, 1.0, 1.0])
+    g.node("ball", g.mesh([g.primitive(ball, m)]))
+    return g, camera(25, 12, 3.3, (0, 0, 0))
+
+
 SCENES = {
     "normal_map": scene_normal_map,
     "metal_rough_grid": scene_metal_rough_grid,
@@ -444,6 +497,7 @@ SCENES = {
     "punctual_lights": scene_punctual_lights,
     "vertex_colors": scene_vertex_colors,
     "double_sided": scene_double_sided,
+    "textured_detail": scene_textured_detail,
 }
 
 

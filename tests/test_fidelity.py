@@ -282,6 +282,8 @@ PASS_DB = {"llvmpipe": fidelity.PASS_DB, "swiftshader": -18.0}
 # out), the SwiftShader set is held to the model-viewer mark too (measured: worst -22.2,
 # RobotExpressive-outdoor, its fingers' occlusion edges, also the grid's; median -33).
 SHARED_PASS_DB = fidelity.PASS_DB
+# fc.LLVMPIPE_APART: models Babylon.js itself draws apart on its two rasterisers, held against the
+# llvmpipe set to Babylon's own distance between them, plus 0.5 dB (fc.llvmpipe_mark).
 
 
 @pytest.fixture(scope="module")
@@ -308,11 +310,14 @@ def test_fidelity_to_babylon(case, rasterizer, scenes_dir, ours_dir):
     ours, theirs = _ours(case, scenes_dir, ours_dir), fidelity.read_rgba(case.picture_on(rasterizer))
     assert ours.shape == theirs.shape
     score = fidelity.score_db(ours, theirs)
-    assert score <= PASS_DB[rasterizer], (
-        f"{case.name}: {score:.1f} dB from Babylon.js's picture on {rasterizer} (pass: {PASS_DB[rasterizer]:g} dB "
+    mark, shared_mark = PASS_DB[rasterizer], SHARED_PASS_DB
+    if rasterizer == "llvmpipe":
+        mark = shared_mark = fc.llvmpipe_mark(case)
+    assert score <= mark, (
+        f"{case.name}: {score:.1f} dB from Babylon.js's picture on {rasterizer} (pass: {mark:g} dB "
         f"or lower); see scripts/fidelity.py --only '{case.name}'")
     shared = fidelity.shared_score_db(ours, theirs)
-    assert shared <= SHARED_PASS_DB, f"{case.name}: {shared:.1f} dB from Babylon.js's {rasterizer} picture where both draw"
+    assert shared <= shared_mark, f"{case.name}: {shared:.1f} dB from Babylon.js's {rasterizer} picture where both draw"
 
 
 def test_the_sun_goes_dark_on_the_roughest_metal_as_in_babylons_pictures(scenes_dir, ours_dir):
