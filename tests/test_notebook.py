@@ -315,6 +315,15 @@ def test_a_pose_then_the_time_keeps_the_pose_until_a_return_to_rest(cesium):
     v.return_to_rest(CESIUM_ARM)   # the clip drives the arm again from the next time on
     v.time = 0.4
     assert np.allclose(arm_rotation(v), arm_rotation(clip_only), atol=1e-9)
+    # A part posed as it already was is held too: the hips' position (which the walk moves) at 0.4 s.
+    target = v.scene.find_bone("Skeleton_torso_joint_1").get_pose_target()
+    at_04 = target.position.tolist()
+    v.pose({"Skeleton_torso_joint_1": {"position": at_04}})
+    v.time = 1.0
+    clip_only.time = 1.0
+    moved = clip_only.scene.find_bone("Skeleton_torso_joint_1").get_pose_target().position
+    assert not np.allclose(moved, at_04, atol=0.01)
+    assert np.allclose(target.position, at_04, atol=1e-12)
 
 
 def notebook_example() -> str:

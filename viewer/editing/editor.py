@@ -24,6 +24,7 @@ from ..model.transforms import quaternion_from_yaw_pitch_roll, yaw_pitch_roll_fr
 from ..model.weights import WeightCheck, weight_check
 from ..options import LOOK_FIELDS, Axes, Marker, MarkerKind, Paint, RenderOptions, Status
 from .pose import PARTS, apply_pose, pose_of, save_pose, set_bone_pose
+from .pose import load_pose as read_pose_file
 
 UNDO_LIMIT = 200
 
@@ -672,7 +673,7 @@ class Editor:
         """Apply a pose file; a bad file leaves the pose as it was and says why in the status."""
         before = self._snapshot()
         try:
-            self._holding(lambda: apply_pose(self.scene, path))
+            self._holding(lambda: self._apply_pose(read_pose_file(path), f"pose file {path}"))
         except ViewerError as error:
             self.status = Status.error(error)
             return
@@ -686,8 +687,19 @@ class Editor:
         ..., "scaling": ...}}, or the whole file's {"bones": ...}) as one undo step, pausing
         playback; a bad pose (a name the model lacks, a value out of range) raises a ViewerError
         and changes nothing."""
-        self._edit(lambda: apply_pose(self.scene, pose, source))
+        self._edit(lambda: self._apply_pose(pose, source))
         self.pause()  # else the next frame of a playing clip overwrites the pose
+
+    def _apply_pose(self, pose: dict, source: str) -> None:
+        """apply_pose; with ``hold_posed`` every part the pose names is held, one it left as it
+        was too (a straightened arm stays straight)."""
+        apply_pose(self.scene, pose, source)   # every name checked before anything changed
+        if self.hold_posed:
+            for name, parts in (pose["bones"] if "bones" in pose else pose).items():
+                target = self.scene.find_bone(name).get_pose_target()
+                held = self._held.setdefault(target, {})
+                for part in parts:
+                    held[part] = np.array(getattr(target, part))
 
     # --- animation -------------------------------------------------------------------------------
     @property
