@@ -392,3 +392,25 @@ def test_ik_markers_show_target_chain_pole_and_bend_axis(robot):
     # The bend axis is perpendicular to both bones (the elbow turns about it).
     assert abs(axis @ unit(elbow - shoulder)) < 1e-6 and abs(axis @ unit(end - elbow)) < 1e-6
     assert all(len(m.color) == 4 for m in robot.display.markers)
+
+
+@pytest.mark.parametrize("hold", [False, True])
+def test_a_posed_bone_is_held_over_the_clip_only_when_asked_until_keyed(hold):
+    """hold_posed (the notebook's): a bone posed, then the time changed, keeps the rotation it
+    was given; keyed, the clip drives it again. Without it (the window's timeline) the clip
+    overwrites it, as before."""
+    editor = Editor(load_gltf(FOX), hold_posed=hold)
+    editor.seek(0.1)
+    rotated = {id(c.node) for c in editor.clip.channels if c.path == "rotation"}
+    bone = next(b for b in editor.bones() if id(b.get_pose_target()) in rotated)
+    animated = np.array(bone.rotation_quaternion)
+    editor.seek(0.5)
+    editor.set_rotation_quaternion(bone, turn(50))
+    editor.seek(0.1)
+    assert not np.allclose(animated, turn(50), atol=1e-3)
+    np.testing.assert_allclose(bone.get_pose_target().rotation_quaternion, turn(50) if hold else animated, atol=1e-6)
+    editor.seek(0.5)
+    editor.set_rotation_quaternion(bone, turn(50))
+    editor.key_bones([bone])
+    editor.seek(0.1)   # keyed at 0.5 only: at 0.1 the clip's own keys, as before
+    np.testing.assert_allclose(bone.get_pose_target().rotation_quaternion, animated, atol=1e-5)  # float32 keys

@@ -4,7 +4,11 @@ driven as the page drives it, through handle_event with its event dicts and get_
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,10 +17,12 @@ pytest.importorskip("jupyter_rfb", reason="the notebook extra (pip install bonev
 
 import viewer.editing.interaction as ix  # noqa: E402
 from samples import CESIUM_MAN  # noqa: E402
+from viewer.editing.pose import pose_of  # noqa: E402
 from viewer.errors import ViewerError  # noqa: E402
 from viewer.notebook import Viewer  # noqa: E402
 from viewer.notebook.widget import _close_viewers_of_cell  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[1]
 SIZE = (320, 240)
 RAISED = {"leftArm": {"rotation_quaternion": [0.0, 0.0, 0.5, 0.8660254]}}
 
@@ -204,3 +210,160 @@ def test_a_kernel_that_ends_with_viewers_open_ends_at_once_and_cleanly():
     assert done.returncode == 0 and done.stdout.split()[-1] == "drawn", done.stderr
     assert "Traceback" not in done.stderr and "Exception" not in done.stderr, done.stderr
     assert time.perf_counter() - started < 60
+
+
+def run_python(program: str, cwd=None) -> subprocess.CompletedProcess:
+    """``program`` in plain Python (no IPython kernel), as a script would run the viewer."""
+    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def test_a_viewer_that_refuses_its_input_says_only_why():
+    """Its ViewerError, and nothing when the half-made widget is collected (ipywidgets' __del__
+    closes it: no traceback from RemoteFrameBuffer.close)."""
+    program = ("import gc\n"
+               "from viewer.errors import ViewerError\n"
+               "from viewer.notebook import Viewer\n"
+               "for args, options in [(('missing.fbx',), {}), ((None,), {'bogus': 1}), ((None, (0, 5)), {})]:\n"
+               "    try:\n"
+               "        Viewer(*args, **options)\n"
+               "    except ViewerError as error:\n"
+               "        print(str(error).split(' (')[0])\n"
+               "gc.collect()\n"
+               "print('collected')\n")
+    done = run_python(program)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["model missing.fbx: no such file", "Viewer: unknown option bogus",
+                                        "image size 0x5 is outside 1..16384 pixels per side", "collected"]
+    assert done.stderr == ""
+
+
+def test_a_viewer_in_plain_python_prints_nothing():
+    """jupyter_rfb displays an output widget; outside a kernel that printed "RFBOutputContext()"."""
+    program = ("from viewer.notebook import Viewer\n"
+               "v = Viewer(None, size=(64, 48))\n"
+               "assert v.snapshot().shape == (48, 64, 4)\n"
+               "v.close()\n"
+               "del v\n"
+               "print('drawn')\n")
+    done = run_python(program)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "drawn\n"
+    assert "Traceback" not in done.stderr and "Exception" not in done.stderr, done.stderr
+
+
+CESIUM_ARM = "Skeleton_arm_joint_L__4_"
+ARM_UP = {CESIUM_ARM: {"rotation_quaternion": [0.0, 0.0, 0.5, 0.8660254]}}
+
+
+def arm_rotation(v) -> np.ndarray:
+    return np.array(v.scene.find_bone(CESIUM_ARM).get_pose_target().rotation_quaternion)
+
+
+@pytest.fixture
+def cesium():
+    """Three viewers of CesiumMan: the clip at 0.4 s; the clip at 0.4 s with the arm raised
+    after it (the time, then the pose); and one for the test."""
+    views = [Viewer(CESIUM_MAN, size=SIZE) for _ in range(3)]
+    clip_only, posed_after, v = views
+    clip_only.time = 0.4
+    posed_after.time = 0.4
+    posed_after.pose(ARM_UP)
+    yield clip_only, posed_after, v
+    for each in views:
+        each.close()
+
+
+def test_undo_after_setting_the_time_shows_the_time_it_says(cesium):
+    """v.pose, v.time = 0.4, v.undo(): the pose step undone; the playhead (no undo step, as on
+    the window's timeline) stays, and the picture is the clip at 0.4 s, as v.time says."""
+    clip_only, posed_after, v = cesium
+    at_04 = clip_only.snapshot()
+    assert changed(at_04, v.snapshot()) > 0.5   # the model as loaded is not the clip at 0.4 s
+    v.pose(ARM_UP)
+    v.time = 0.4
+    v.undo()
+    assert v.time == pytest.approx(0.4)
+    assert np.allclose(arm_rotation(v), arm_rotation(clip_only), atol=1e-9)
+    assert changed(at_04, v.snapshot()) < 0.05
+    v.redo()
+    assert v.time == pytest.approx(0.4) and changed(posed_after.snapshot(), v.snapshot()) < 0.05
+    v.time = 1.0
+    v.undo()   # at another time: the clip there, still
+    clip_only.time = 1.0
+    assert changed(clip_only.snapshot(), v.snapshot()) < 0.05
+
+
+def test_a_pose_then_the_time_keeps_the_pose_until_a_return_to_rest(cesium):
+    """v.pose, v.time = 0.4: the clip at 0.4 with the arm as posed (the parts the pose set; the
+    clip moves the rest), at other times and as it plays too."""
+    clip_only, posed_after, v = cesium
+    posed_at_04 = posed_after.snapshot()
+    assert changed(clip_only.snapshot(), posed_at_04) > 0.5
+    v.pose(ARM_UP)
+    v.time = 0.4
+    assert np.allclose(arm_rotation(v), ARM_UP[CESIUM_ARM]["rotation_quaternion"], atol=1e-5)
+    assert changed(posed_at_04, v.snapshot()) < 0.05
+    v.time = 1.5
+    v.play()
+    v.get_frame()
+    v.pause()
+    assert v.time != pytest.approx(1.5)
+    assert np.allclose(arm_rotation(v), ARM_UP[CESIUM_ARM]["rotation_quaternion"], atol=1e-5)
+    v.time = 0.4
+    assert changed(posed_at_04, v.snapshot()) < 0.05
+    v.return_to_rest(CESIUM_ARM)   # the clip drives the arm again from the next time on
+    v.time = 0.4
+    assert np.allclose(arm_rotation(v), arm_rotation(clip_only), atol=1e-9)
+    # A part posed as it already was is held too: the hips' position (which the walk moves) at 0.4 s.
+    target = v.scene.find_bone("Skeleton_torso_joint_1").get_pose_target()
+    at_04 = target.position.tolist()
+    v.pose({"Skeleton_torso_joint_1": {"position": at_04}})
+    v.time = 1.0
+    clip_only.time = 1.0
+    moved = clip_only.scene.find_bone("Skeleton_torso_joint_1").get_pose_target().position
+    assert not np.allclose(moved, at_04, atol=0.01)
+    assert np.allclose(target.position, at_04, atol=1e-12)
+
+
+def notebook_example() -> str:
+    page = (ROOT / "docs" / "notebook.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+    assert len(blocks) == 1
+    return blocks[0]
+
+
+def test_the_pages_example_does_what_it_says(tmp_path, monkeypatch):
+    """docs/notebook.md's example, run as written: the arm it poses is in the picture it takes at
+    the time it sets, and in the pose file it saves."""
+    example = notebook_example()
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    done = run_python(example + "import numpy\nnumpy.save('picture.npy', picture)\n", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # The page's own viewer, time and pose, read from it; the time set first, then the pose.
+    made = re.search(r"^(v = Viewer\(.*?\))\n", example, re.S | re.M).group(1)
+    pose = eval(re.search(r"^v\.pose\((.*)\)$", example, re.M).group(1))
+    seconds = float(re.search(r"^v\.time = ([0-9.]+)", example, re.M).group(1))
+    monkeypatch.chdir(ROOT)
+    names = {"Viewer": Viewer}
+    exec(made, names)
+    v = names["v"]
+    try:
+        v.time = seconds
+        unposed = v.snapshot()
+        v.pose(pose)
+        expected, expected_pose = v.snapshot(), pose_of(v.scene)
+    finally:
+        v.close()
+    picture = np.load(tmp_path / "picture.npy")
+    assert picture.shape == expected.shape
+    assert changed(unposed, expected) > 0.2   # the pose shows
+    assert changed(expected, picture) < 0.5   # another process, the same renderer
+    saved = json.loads((tmp_path / "arm-up.json").read_text())["bones"]
+    for name, parts in expected_pose["bones"].items():
+        for part, value in parts.items():
+            assert np.allclose(saved[name][part], value, atol=1e-5), (name, part)
+    (bone, parts), = pose.items()
+    quaternion = np.array(parts["rotation_quaternion"])
+    assert np.allclose(saved[bone]["rotation_quaternion"], quaternion / np.linalg.norm(quaternion), atol=1e-6)
+    assert done.stdout == "" and done.stderr == ""

@@ -23,7 +23,8 @@ from ..model.space import Space, checked_space, tnode_world_matrix
 from ..model.transforms import quaternion_from_yaw_pitch_roll, yaw_pitch_roll_from_quaternion
 from ..model.weights import WeightCheck, weight_check
 from ..options import LOOK_FIELDS, Axes, Marker, MarkerKind, Paint, RenderOptions, Status
-from .pose import apply_pose, pose_of, save_pose, set_bone_pose
+from .pose import PARTS, apply_pose, pose_of, save_pose, set_bone_pose
+from .pose import load_pose as read_pose_file
 
 UNDO_LIMIT = 200
 
@@ -81,13 +82,23 @@ class Editor:
     space: Space = Space.LOCAL                    # the panel's Local/World toggle for the pose fields
     key_interpolation: str = "LINEAR"             # what new keys get (the panel's LINEAR/STEP choice)
     timeline_end: float = 0.0                     # the playhead may go this far past a shorter clip (to key there)
+    # Whether what a pose edit sets is held over the clip: the clip, applied at a new time or as
+    # it plays, drives every bone but the ones posed since (and morph weights set since), which
+    # keep the parts they were given until an undo takes them back, a return to rest lets the
+    # clip drive them again, or a key puts them in the clip.
+    # The notebook's ``v.pose(...); v.time = 0.4`` (a pose, then the time: the pose stays); off,
+    # the clip overwrites every bone it animates, as the window's timeline does.
+    hold_posed: bool = False
 
     def __post_init__(self):
-        self._undo: list[tuple] = []   # (pose, controllers) before each step
+        self._undo: list[tuple] = []   # (pose, controllers, clips, held) before each step
         self._redo: list[tuple] = []
         self._edit_open = False
         self._controllers: dict = {}   # Bone -> BoneController, in the order they were set
         self._weight_check: WeightCheck | None = None  # counted on first use
+        self._held: dict = {}          # pose target -> {part: value} held over the clip
+        self._held_morph: dict = {}    # mesh -> morph weights held over the clip
+        self._clip_shown = False       # whether the clip has been applied since the model opened
         if self.scene.animations and self.playback.clip_index is None:
             self.playback.clip_index = 0
         bones = self.bones()
@@ -131,14 +142,49 @@ class Editor:
 
     # --- pose edits (undoable) ---------------------------------------------------------------------
     def _snapshot(self) -> tuple:
-        return pose_of(self.scene), dict(self._controllers), _clips_state(self.scene, self.playback)
+        return (pose_of(self.scene), dict(self._controllers), _clips_state(self.scene, self.playback),
+                (dict(self._held), dict(self._held_morph)))
 
     def _restore(self, snapshot) -> None:
-        pose, controllers, clips = snapshot
+        pose, controllers, clips, (held, held_morph) = snapshot
         _restore_clips(self.scene, self.playback, clips)
         apply_pose(self.scene, pose)
         self._controllers = dict(controllers)
+        self._held, self._held_morph = dict(held), dict(held_morph)
+        if self.hold_posed and self._clip_shown and self.clip is not None:
+            # The playhead is no undo step: the step's pose (what it held) over the clip at the
+            # time shown now, not the clip at the time the step was made.
+            self._apply_clip(self.playback.time)
         self.display.markers = self.markers()
+
+    def _holding(self, change) -> None:
+        """Run ``change``; with ``hold_posed``, the bones and morph weights it changed are held."""
+        if not self.hold_posed:
+            change()
+            return
+        before = _pose_values(self.scene)
+        change()
+        bones, morph = _pose_values(self.scene)
+        for source, values in bones.items():
+            # only the parts the edit set: a rotation keeps the clip's position and scaling moving
+            changed = {part: value for part, value, old in zip(PARTS, values, before[0][source])
+                       if not np.array_equal(value, old)}
+            if changed:
+                self._held[source] = {**self._held.get(source, {}), **changed}
+        for mesh, weights in morph.items():
+            if not np.array_equal(weights, before[1][mesh]):
+                self._held_morph[mesh] = weights
+
+    def _apply_clip(self, time: float) -> None:
+        """The current clip at ``time``, then (with ``hold_posed``) what the user's edits hold."""
+        self.clip.apply(time)
+        self._clip_shown = True
+        if self.hold_posed:
+            for source, parts in self._held.items():
+                for part, value in parts.items():
+                    setattr(source, part, np.array(value))
+            for mesh, weights in self._held_morph.items():
+                mesh.morph_weights = weights
 
     def begin_edit(self) -> None:
         """Start one undoable edit; a drag calls this once, then changes values many times."""
@@ -189,7 +235,7 @@ class Editor:
         opened_here = not self._edit_open
         self.begin_edit()
         try:
-            change()
+            self._holding(change)
         except BaseException:
             if opened_here:  # the model refused the change and kept its pose: no empty undo step
                 self._undo.pop()
@@ -247,13 +293,18 @@ class Editor:
         self._edit(lambda: set_bone_pose(bone, scaling=scaling))
 
     def return_bone_to_rest(self, bone) -> None:
+        """The bone back to its rest pose; no longer held over the clip (``hold_posed``)."""
         self._edit(bone.return_to_rest)
+        self._held.pop(bone.get_pose_target(), None)
 
     def return_all_to_rest(self) -> None:
+        """Every bone back to its rest pose; none held over the clip any more (``hold_posed``):
+        the clip drives them again from the next time it is applied."""
         def change():
             for skeleton in self.scene.skeletons:
                 skeleton.return_to_rest()
         self._edit(change)
+        self._held.clear()
 
     # --- morph targets (undoable) ------------------------------------------------------------------
     def morph_meshes(self) -> list:
@@ -622,7 +673,7 @@ class Editor:
         """Apply a pose file; a bad file leaves the pose as it was and says why in the status."""
         before = self._snapshot()
         try:
-            apply_pose(self.scene, path)
+            self._holding(lambda: self._apply_pose(read_pose_file(path), f"pose file {path}"))
         except ViewerError as error:
             self.status = Status.error(error)
             return
@@ -636,8 +687,19 @@ class Editor:
         ..., "scaling": ...}}, or the whole file's {"bones": ...}) as one undo step, pausing
         playback; a bad pose (a name the model lacks, a value out of range) raises a ViewerError
         and changes nothing."""
-        self._edit(lambda: apply_pose(self.scene, pose, source))
+        self._edit(lambda: self._apply_pose(pose, source))
         self.pause()  # else the next frame of a playing clip overwrites the pose
+
+    def _apply_pose(self, pose: dict, source: str) -> None:
+        """apply_pose; with ``hold_posed`` every part the pose names is held, one it left as it
+        was too (a straightened arm stays straight)."""
+        apply_pose(self.scene, pose, source)   # every name checked before anything changed
+        if self.hold_posed:
+            for name, parts in (pose["bones"] if "bones" in pose else pose).items():
+                target = self.scene.find_bone(name).get_pose_target()
+                held = self._held.setdefault(target, {})
+                for part in parts:
+                    held[part] = np.array(getattr(target, part))
 
     # --- animation -------------------------------------------------------------------------------
     @property
@@ -702,7 +764,7 @@ class Editor:
         if clip is None:
             return
         self.playback.time = float(np.clip(time, 0.0, self.timeline_length()))
-        clip.apply(self.playback.time)
+        self._apply_clip(self.playback.time)
 
     def timeline_length(self) -> float:
         """How far the playhead goes: the clip's duration, or ``timeline_end`` when longer."""
@@ -718,7 +780,7 @@ class Editor:
         if not playback.loop and not 0.0 <= time <= clip.duration:
             playback.playing = False  # played to an end
         playback.time = clip_time(time, clip.duration, playback.loop)
-        clip.apply(playback.time)
+        self._apply_clip(playback.time)
 
 
     # --- keyframes -------------------------------------------------------------------------------
@@ -757,6 +819,13 @@ class Editor:
 
         def change():
             self.scene.insert_keyframe(name, time, bones, self.key_interpolation)
+            # what is keyed is the clip's now: the clip drives it, no longer held over it
+            if bones is None:
+                self._held.clear()
+                self._held_morph.clear()
+            else:
+                for bone in bones:
+                    self._held.pop(bone.get_pose_target(), None)
             # a clip that gained morph weights is a new object in the same place
             self.playback.clip_index = self.scene.animations.index(self.scene.find_animation(name))
             self.playback.time = time
@@ -860,6 +929,16 @@ def _restore_clips(scene, playback, state) -> None:
             channel.set_keys(times, values, interpolation)
         clip.keys_changed()
     playback.clip_index = clip_index
+
+
+def _pose_values(scene) -> tuple[dict, dict]:
+    """({pose target: (position, rotation, scaling)} of every bone, {mesh: morph weights}), copied."""
+    bones = {}
+    for skeleton in scene.skeletons:
+        for bone in skeleton.bones:
+            source = bone.get_pose_target()
+            bones[source] = (np.array(source.position), np.array(source.rotation_quaternion), np.array(source.scaling))
+    return bones, {mesh: np.array(mesh.morph_weights) for mesh in scene.morph_meshes}
 
 
 def _finite(values, width: int, what: str) -> np.ndarray:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
+import io
 import math
+import sys
 import time
 import weakref
 from pathlib import Path
@@ -59,16 +62,18 @@ class Viewer(RemoteFrameBuffer):
 
     def __init__(self, model=None, size=(640, 480), *, scene: int | None = None, camera=None, play: bool = False,
                  skeleton: bool = True, grid: bool = True, background=None, quality: int = 80, **look):
+        # Everything that can refuse runs before the widget base is made: a Viewer that raises here
+        # is collected without a traceback (close() below leaves a half-made widget alone).
         width, height = _checked_size(size)
-        if isinstance(model, Scene):
-            loaded = model
-        else:
-            loaded = load_model(None if model is None else Path(model), scene)
         unknown = sorted(set(look) - set(LOOK_FIELDS))
         if unknown:
             raise ViewerError(f"Viewer: unknown option {', '.join(unknown)} (the look: {', '.join(LOOK_FIELDS)}; "
                               "also skeleton, grid, background, camera, play, scene, quality)")
-        editor = Editor(loaded)
+        if isinstance(model, Scene):
+            loaded = model
+        else:
+            loaded = load_model(None if model is None else Path(model), scene)
+        editor = Editor(loaded, hold_posed=True)   # v.pose(...) then v.time = t keeps the pose
         editor.use_look(checked_look(look))
         _set_overlay(editor.display, skeleton, grid, background)
         description = _camera_description(camera)
@@ -90,7 +95,9 @@ class Viewer(RemoteFrameBuffer):
             self._loop = asyncio.get_running_loop()
         except RuntimeError:
             self._loop = None
-        super().__init__(css_width=f"{width}px", css_height=f"{height}px", quality=quality, resizable=True)
+        with _quiet_without_kernel():
+            super().__init__(css_width=f"{width}px", css_height=f"{height}px", quality=quality, resizable=True)
+        self._built = True
         if play:
             self.play()
         _live.add(self)
@@ -244,7 +251,9 @@ class Viewer(RemoteFrameBuffer):
 
     def close(self) -> None:
         """Close the widget and release its GL resources (a closed or re-run cell does this)."""
-        if not getattr(self, "_closing", False):
+        # ipywidgets' __del__ calls this on a Viewer whose __init__ raised too: its base was
+        # never made, and RemoteFrameBuffer.close would fail on it.
+        if self.__dict__.get("_built") and not self.__dict__.get("_closing"):
             self._closing = True
             super().close()   # emits the close event, which releases GL
         self._release()
@@ -389,7 +398,33 @@ class Viewer(RemoteFrameBuffer):
 
     def _release(self) -> None:
         _live.discard(self)
-        self._finalizer()   # the GL thread releases the renderer and the context, then ends
+        finalizer = self.__dict__.get("_finalizer")   # none when __init__ raised before the GL thread
+        if finalizer is not None:
+            finalizer()   # the GL thread releases the renderer and the context, then ends
+
+
+@contextlib.contextmanager
+def _quiet_without_kernel():
+    """RemoteFrameBuffer.__init__ displays an output widget (where errors in its callbacks go);
+    with no kernel to show it, IPython's display prints its repr, "RFBOutputContext()", to
+    stdout. Outside a kernel that line is caught here; anything else printed goes through."""
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+    except ImportError:
+        kernel = None
+    if kernel is not None:
+        yield
+        return
+    caught = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(caught):
+            yield
+    finally:
+        rest = [line for line in caught.getvalue().splitlines(keepends=True) if line.strip() != "RFBOutputContext()"]
+        if rest:
+            sys.stdout.write("".join(rest))
 
 
 def _set_overlay(display, skeleton, grid, background) -> None:
