@@ -367,12 +367,12 @@ def _cache_channels(caches: list, arrays: dict, tcps: float) -> list:
     """A PointCacheChannel per mesh with a point cache, its samples at time code / timeCodesPerSecond."""
     rate = tcps if tcps > 0 else 24.0
     channels = []
-    for mesh, m, cache in caches:
+    for mesh, m, _ in caches:
         times = arrays[f"mesh{m}.cache_times"] / rate
         if not (np.isfinite(times).all() and (np.diff(times) > 0).all()):
             raise ViewerError(f"mesh {mesh.name!r}: its point cache's time samples do not increase")
-        interpolation = "STEP" if cache["interpolation"] == "held" else "LINEAR"
-        channels.append(PointCacheChannel(mesh, times, interpolation, name=f"{mesh.name} point cache"))
+        # Linear between samples, the first held before and the last after, as USD reads points.
+        channels.append(PointCacheChannel(mesh, times, "LINEAR", name=f"{mesh.name} point cache"))
     return channels
 
 

@@ -125,14 +125,14 @@ def read(path: str):
                         continue
                     _influences(query, skeleton, entry, doc, blobs, UsdSkel)
                     _blend_shapes(prim, query, entry, blobs, UsdSkel)
-                    _point_cache(prim, entry, doc, blobs, stage, Usd, UsdGeom)
+                    _point_cache(prim, entry, doc, blobs, Usd, UsdGeom)
         for prim in meshes:
             if str(prim.GetPath()) not in skinned_meshes:
                 entry = _mesh(prim, doc, blobs, materials, Ar, Usd, UsdGeom, UsdShade, first)
                 if entry is not None:
                     entry["world"] = _matrix(UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(first))
                     _moving(prim, entry["blob"], entry, blobs, Usd, UsdGeom)
-                    _point_cache(prim, entry, doc, blobs, stage, Usd, UsdGeom)
+                    _point_cache(prim, entry, doc, blobs, Usd, UsdGeom)
     except Tf.ErrorException as error:
         raise FileProblem(_tf_message(error, path)) from None
     return doc, blobs
@@ -338,11 +338,12 @@ def _mesh(prim, doc, blobs, materials: dict, Ar, Usd, UsdGeom, UsdShade, first) 
     return entry
 
 
-def _point_cache(prim, entry: dict, doc: dict, blobs, stage, Usd, UsdGeom) -> None:
+def _point_cache(prim, entry: dict, doc: dict, blobs, Usd, UsdGeom) -> None:
     """A mesh whose points have several time samples: its points at each (``<mesh>.cache``,
     (samples, points, 3)), the sample times (``.cache_times``), and its normals at each when
     they are authored per point and time-sampled too (``.cache_normals``); entry["cache"] says
-    how many and how USD interpolates between them (the stage's interpolationType). Points that
+    how many. USD interpolates them linearly (held is a setting of an application's stage, not
+    of a file), and holds the first before it and the last after. Points that
     change in number over time (a topology-changing simulation) cannot be interpolated: the mesh
     is drawn at its first sample, said once."""
     what = entry["path"]
@@ -379,8 +380,7 @@ def _point_cache(prim, entry: dict, doc: dict, blobs, stage, Usd, UsdGeom) -> No
             blobs.entries[name + ".cache_normals"] = ("<f4", [count, points, 3],
                                                       b"".join(memoryview(sample).tobytes() for sample in samples))
             sampled_normals = True
-    held = stage.GetInterpolationType() == Usd.InterpolationTypeHeld
-    entry["cache"] = {"samples": count, "interpolation": "held" if held else "linear", "normals": sampled_normals}
+    entry["cache"] = {"samples": count, "normals": sampled_normals}
 
 
 def _material(prim, doc, blobs, materials: dict, Ar, UsdShade) -> int | None:
