@@ -121,6 +121,10 @@ def _model_tables(facts: dict) -> list[str]:
             [i, _name(a["name"], ""), round(a["duration"], 4), a["channels"], a["nodes"],
              ", ".join(f"{count} {path}" for path, count in a["paths"].items()), ", ".join(a["interpolations"])]
             for i, a in enumerate(facts["animations"])])
+        out += [f"  clip {_name(a['name'], f'#{i}')}: point cache of mesh {_name(c['mesh'], '')} (vertex animation, "
+                f"{c['samples']} samples from {c['start']:.4g} s to {c['end']:.4g} s, "
+                f"{'held' if c['interpolation'] == 'STEP' else 'linear'} between them)"
+                for i, a in enumerate(facts["animations"]) for c in a.get("point_caches", ())]
     if facts["material_names"]:
         shown = ", ".join(_name(n, f"#{i}") for i, n in enumerate(facts["material_names"][:8]))
         out += ["", f"materials: {shown}{', ...' if len(facts['material_names']) > 8 else ''}; "

@@ -7,7 +7,9 @@ normals are renormalized after skinning.
 
 ``MorphWeightChannel`` samples a glTF ``weights`` channel (LINEAR / STEP / CUBICSPLINE, as
 glTF 2.0 defines them) and writes the weights of its meshes; ``MorphAnimationClip`` is an
-AnimationClip that also plays such channels.
+AnimationClip that also plays such channels. ``PointCacheChannel`` is a vertex animation (a
+mesh's positions at each of several times, USD's time-sampled points) played through the same
+targets: each sample after the first a target, the weights one-hot at each sample.
 """
 
 from __future__ import annotations
@@ -190,6 +192,31 @@ class MorphWeightChannel:
         weights = self.sample(t)
         for mesh in self.meshes:
             mesh.morph_weights = weights
+
+
+class PointCacheChannel(MorphWeightChannel):
+    """A point cache (a vertex animation): ``mesh``'s positions at each of ``times`` seconds,
+    held as its morph targets, target ``s - 1`` the offsets of sample ``s`` from the first (the
+    mesh's own positions). Its keys are one-hot: at sample ``s`` only target ``s - 1`` weighs 1
+    (none at the first), so LINEAR blends exactly the two neighbouring samples,
+    ``(1 - u) * p[s] + u * p[s + 1]`` as USD interpolates points, STEP holds each sample (USD's
+    "held"), and before the first or after the last sample the end one is held. Per-sample
+    targets keep the renderer's morph path (deltas in one texture, weights in a uniform array of
+    MAX_MORPH_TARGETS): at most two weights are not zero at any time."""
+
+    def __init__(self, mesh, times, interpolation: str = "LINEAR", name: str = ""):
+        targets = mesh.morph_targets
+        count = 0 if targets is None else len(targets)
+        if len(np.asarray(times).reshape(-1)) != count + 1:
+            raise ViewerError(f"point cache of mesh {mesh.name!r}: {len(times)} sample times for {count} targets "
+                              "(one a sample after the first)")
+        values = np.zeros((count + 1, count))
+        values[1:] = np.eye(count)
+        super().__init__([mesh], times, values, interpolation, name)
+
+    @property
+    def samples(self) -> int:
+        return len(self.times)
 
 
 class MorphAnimationClip(AnimationClip):

@@ -3,6 +3,8 @@ for the formats whose readers build the Scene first (FBX, USD)."""
 
 from __future__ import annotations
 
+from .morph import PointCacheChannel
+
 
 def scene_summary(scene, stacks: dict | None = None) -> dict:
     """{"meshes", "skins", "animations", "drawn"}; ``stacks``: {clip name: {"begin", "end"}} the
@@ -23,10 +25,19 @@ def scene_summary(scene, stacks: dict | None = None) -> dict:
         paths: dict[str, int] = {}
         for channel in clip.channels:
             paths[channel.path] = paths.get(channel.path, 0) + 1
+        # Point caches (vertex animations: a mesh's positions at each sample) are said as such.
+        caches = [channel for channel in getattr(clip, "morph_channels", ()) if isinstance(channel, PointCacheChannel)]
+        if caches:
+            paths["point cache"] = len(caches)
         stack = stacks.get(clip.name, {})
         animations.append({"name": clip.name, "duration": float(clip.duration), "channels": len(clip.channels),
                            "nodes": len({id(channel.node) for channel in clip.channels}), "paths": paths,
-                           "interpolations": sorted({channel.interpolation for channel in clip.channels}),
+                           "interpolations": sorted({channel.interpolation for channel in clip.channels}
+                                                    | {channel.interpolation for channel in caches}),
+                           "point_caches": [{"mesh": channel.meshes[0].name, "samples": channel.samples,
+                                             "vertices": int(len(channel.meshes[0].positions)),
+                                             "start": float(channel.times[0]), "end": float(channel.times[-1]),
+                                             "interpolation": channel.interpolation} for channel in caches],
                            "begin": stack.get("begin"), "end": stack.get("end")})
     return {"meshes": meshes, "skins": skins, "animations": animations,
             "drawn": {"meshes": len(scene.meshes), "skinned_meshes": len(scene.skinned_meshes),

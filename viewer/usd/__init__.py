@@ -8,7 +8,8 @@ The package, one job per file:
   ends that child, never the viewer (``viewer.isolated``);
 - ``build``: the Scene: a node per Skeleton prim and per joint, skeletons from the bind and rest
   transforms, skinned meshes in their skeleton's space, static meshes, UsdPreviewSurface
-  materials, a clip per SkelAnimation, the stage's up axis and unit turned to glTF's;
+  materials, a clip per SkelAnimation, time-sampled mesh points as point caches (a morph target a
+  sample, played on the stage's timeline), the stage's up axis and unit turned to glTF's;
 - ``writer``: ``save_usd``, a Scene as .usda, .usdc or .usdz.
 """
 

@@ -26,12 +26,13 @@ from ..model.animation import AnimationChannel, AnimationClip
 from ..model.axes import FileAxes
 from ..model.checks import OUT_OF_RANGE, fits
 from ..model.material import Material, TextureSlot
-from ..model.mesh import Submesh
-from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
+from ..model.mesh import Submesh, vertex_normals
+from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel, PointCacheChannel
 from ..model.polygons import checked_indices, hold_unweighted, move_vertex_data, polygon_arrays, strongest_influences
 from ..model.transforms import compose, decompose
 
 log = logging.getLogger("boneviewer")
+MAX_CACHE_VALUES = 4_000_000  # drawn vertices x samples of one point cache (the reader bounds its points alike)
 
 
 def file_axes(doc: dict, keep: bool) -> FileAxes:
@@ -46,7 +47,7 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
     nodes: list[TransformNode] = []
     materials = [_material(spec, arrays, path) for spec in doc["materials"]]
     skeletons = [_skeleton(k, spec, arrays, axes, table, nodes) for k, spec in enumerate(doc["skeletons"])]
-    skinned, static, shapes_of = [], [], {}
+    skinned, static, shapes_of, caches = [], [], {}, []
     # Prims whose world transform is animated: (their node, their arrays' prefix).
     moving = [(built.node, f"skeleton{k}") for k, (built, spec) in enumerate(zip(skeletons, doc["skeletons"]))
               if spec.get("moving")]
@@ -66,6 +67,11 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
             continue
         if spec["left_handed"]:  # USD's leftHanded orientation: the other winding
             data["indices"] = data["indices"].reshape(-1, 3)[:, ::-1].reshape(-1).copy()
+        if spec.get("cache") and spec["channels"]:
+            # Both would be weights of one set of targets, written by two channels.
+            log.warning(f"{path}: {what}: its points are time-sampled and it has blend shapes; the blend shapes are "
+                        "played, the points drawn at their first sample")
+            spec["cache"] = None
         if spec["skeleton"] is not None:
             skeleton = skeletons[spec["skeleton"]]
             mesh = _skinned_mesh(m, spec, data, arrays, materials, skeleton, what)
@@ -78,9 +84,14 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
             nodes.append(node)
             if spec.get("moving"):
                 moving.append((node, f"mesh{m}"))
-            mesh = SkinnedMesh(skeleton=None, world_matrix=node.get_world_matrix(), **_fields(spec, data, materials))
+            fields = _fields(spec, data, materials)
+            if spec.get("cache"):
+                fields["morph_targets"] = _cache_targets(m, spec, arrays, data, np.eye(4), what)
+            mesh = SkinnedMesh(skeleton=None, world_matrix=node.get_world_matrix(), **fields)
             mesh.world_node = node
             static.append(mesh)
+        if spec.get("cache"):
+            caches.append((mesh, m, spec["cache"]))
     if not skinned and not static:
         raise ViewerError("the stage has no meshes to show")
     clips: dict[str, list] = {}
@@ -92,11 +103,14 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
             entry[1] += morph
     # Animated prim transforms play on the stage's one timeline: in every clip (one of their own,
     # "stage", when the stage has no SkelAnimation).
+    # So do point caches (time-sampled points).
     placed = _placement_channels(moving, arrays, axes, doc["tcps"])
-    if placed and not clips:
+    cached = _cache_channels(caches, arrays, doc["tcps"])
+    if (placed or cached) and not clips:
         clips["stage"] = [[], []]
     for entry in clips.values():
         entry[0] += placed
+        entry[1] += cached
     animations = [MorphAnimationClip(name, channels, morph) if morph else AnimationClip(name, channels)
                   for name, (channels, morph) in clips.items() if channels or morph]
     scene = Scene(path.name, skinned, nodes=nodes, animations=animations, static_meshes=static)
@@ -281,6 +295,8 @@ def _skinned_mesh(m: int, spec: dict, data: dict, arrays: dict, materials: list,
     fields = _fields(spec, data, materials)
     if spec["channels"]:
         fields["morph_targets"] = _morph_targets(m, spec, arrays, points, vertex, geom_bind, what)
+    elif spec.get("cache"):  # the samples skinned as UsdSkel skins the points at each time
+        fields["morph_targets"] = _cache_targets(m, spec, arrays, data, geom_bind, what)
     joints, weights = joints[vertex], weights[vertex]
     held = hold_unweighted(built.skeleton, spec["name"], joints, weights)
     if held:
@@ -312,6 +328,52 @@ def _morph_targets(m, spec, arrays, points, vertex, geom_bind, what) -> MorphTar
             normals[t, where] = arrays[f"mesh{m}.shape{k}.normals"].astype(np.float64) @ normal_matrix
     return MorphTargets(positions[:, vertex], normals[:, vertex], names=[c["name"] for c in spec["channels"]],
                         what=f"mesh {spec['name']!r}")
+
+
+def _cache_targets(m: int, spec: dict, arrays: dict, data: dict, matrix: np.ndarray, what: str) -> MorphTargets:
+    """A point cache's samples after the first as morph targets (PointCacheChannel): each drawn
+    vertex's point at that sample moved by ``matrix`` (the geomBindTransform, as the points
+    were), less the vertex's position; normal offsets from the sample's normals (the file's when
+    they are time-sampled too, else, for a mesh drawn with computed normals, computed from the
+    sample's triangles as they are for the first; the file's normals that do not change, none)."""
+    samples = arrays[f"mesh{m}.cache"]
+    times = arrays[f"mesh{m}.cache_times"]
+    vertex = data["vertex_point"]
+    if samples.ndim != 3 or samples.shape[1:] != (len(arrays[f"mesh{m}.points"]), 3) or len(times) != len(samples):
+        raise ViewerError(f"{what}: its point cache's samples do not match its points")
+    if (len(samples) - 1) * len(vertex) > MAX_CACHE_VALUES:  # corners split by normals or UVs: more vertices
+        raise ViewerError(f"{what}: a point cache of {len(samples)} samples of {len(vertex)} drawn vertices, more than "
+                          f"{MAX_CACHE_VALUES} in all")
+    if not fits(samples):
+        raise ViewerError(f"{what}: a time sample of its points holds {OUT_OF_RANGE}")
+    linear = matrix[:3, :3].astype(np.float32)
+    base = data["positions"].astype(np.float32)
+    positions = samples[1:, vertex] @ linear + matrix[3, :3].astype(np.float32)
+    normals = None
+    if f"mesh{m}.cache_normals" in arrays and data.get("normals") is not None:
+        sampled = arrays[f"mesh{m}.cache_normals"][1:, vertex] @ np.linalg.inv(matrix[:3, :3]).T.astype(np.float32)
+        if not fits(sampled):
+            raise ViewerError(f"{what}: a time sample of its normals holds {OUT_OF_RANGE}")
+        length = np.linalg.norm(sampled, axis=-1, keepdims=True)
+        normals = np.divide(sampled, length, out=np.zeros_like(sampled), where=length > 0) - data["normals"]
+    elif data.get("normals") is None:
+        first = vertex_normals(base, data["indices"])
+        normals = np.stack([vertex_normals(sample, data["indices"]) - first for sample in positions])
+    names = [f"time {time:g}" for time in times[1:]]
+    return MorphTargets(positions - base, normals, names=names, what=what)
+
+
+def _cache_channels(caches: list, arrays: dict, tcps: float) -> list:
+    """A PointCacheChannel per mesh with a point cache, its samples at time code / timeCodesPerSecond."""
+    rate = tcps if tcps > 0 else 24.0
+    channels = []
+    for mesh, m, _ in caches:
+        times = arrays[f"mesh{m}.cache_times"] / rate
+        if not (np.isfinite(times).all() and (np.diff(times) > 0).all()):
+            raise ViewerError(f"mesh {mesh.name!r}: its point cache's time samples do not increase")
+        # Linear between samples, the first held before and the last after, as USD reads points.
+        channels.append(PointCacheChannel(mesh, times, "LINEAR", name=f"{mesh.name} point cache"))
+    return channels
 
 
 def _clip_channels(k: int, c: int, clip: dict, built: _Skeleton, arrays: dict, tcps: float, shaped: list):

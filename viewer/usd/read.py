@@ -12,7 +12,11 @@ What is read, in the stage's own units and up axis, at its default time unless s
   SkelAnimation under the same SkelRoot (each a clip, its joint transforms at every authored
   time sample), and each skinned mesh with its influences (in the skeleton's joint order),
   geomBindTransform and blend shapes;
-- every other mesh with its world transform; materials bound to meshes (UsdPreviewSurface:
+- every other mesh with its world transform;
+- a mesh's points authored at several time samples (a point cache, as DCCs and simulations bake
+  them): its points (and time-sampled vertex normals) at each sample, played as a vertex
+  animation (``_point_cache``);
+- materials bound to meshes (UsdPreviewSurface:
   diffuse colour or texture, metallic, roughness, opacity, emissive), textures' bytes read
   through USD's resolver (so a .usdz's packed images are read from the package).
 """
@@ -30,6 +34,10 @@ MAX_CORNERS = 50_000_000
 MAX_SAMPLES = 100_000  # time samples of one animation
 MAX_JOINTS = 100_000
 MAX_MORPH_TARGETS = 256
+# A mesh's time-sampled points (a point cache) play as morph targets, one a sample after the
+# first (viewer.model.morph.MAX_MORPH_TARGETS); the points read in all are bounded before any is.
+MAX_CACHE_SAMPLES = MAX_MORPH_TARGETS + 1
+MAX_CACHE_VALUES = 4_000_000  # points x time samples of one mesh's point cache
 INTERPOLATIONS = ("faceVarying", "vertex", "varying", "uniform", "constant")
 CLIP_FIELDS = ("translations", "rotations", "scales")  # a clip's arrays: <skeleton>.clip<c>.<field>
 
@@ -117,12 +125,14 @@ def read(path: str):
                         continue
                     _influences(query, skeleton, entry, doc, blobs, UsdSkel)
                     _blend_shapes(prim, query, entry, blobs, UsdSkel)
+                    _point_cache(prim, entry, doc, blobs, Usd, UsdGeom)
         for prim in meshes:
             if str(prim.GetPath()) not in skinned_meshes:
                 entry = _mesh(prim, doc, blobs, materials, Ar, Usd, UsdGeom, UsdShade, first)
                 if entry is not None:
                     entry["world"] = _matrix(UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(first))
                     _moving(prim, entry["blob"], entry, blobs, Usd, UsdGeom)
+                    _point_cache(prim, entry, doc, blobs, Usd, UsdGeom)
     except Tf.ErrorException as error:
         raise FileProblem(_tf_message(error, path)) from None
     return doc, blobs
@@ -326,6 +336,51 @@ def _mesh(prim, doc, blobs, materials: dict, Ar, Usd, UsdGeom, UsdShade, first) 
              "skeleton": None, "channels": [], "world": None, "blob": name}
     doc["meshes"].append(entry)
     return entry
+
+
+def _point_cache(prim, entry: dict, doc: dict, blobs, Usd, UsdGeom) -> None:
+    """A mesh whose points have several time samples: its points at each (``<mesh>.cache``,
+    (samples, points, 3)), the sample times (``.cache_times``), and its normals at each when
+    they are authored per point and time-sampled too (``.cache_normals``); entry["cache"] says
+    how many. USD interpolates them linearly (held is a setting of an application's stage, not
+    of a file), and holds the first before it and the last after. Points that
+    change in number over time (a topology-changing simulation) cannot be interpolated: the mesh
+    is drawn at its first sample, said once."""
+    what = entry["path"]
+    attribute = UsdGeom.Mesh(prim).GetPointsAttr()
+    count = attribute.GetNumTimeSamples()  # counted before any is read: a hostile file claims millions
+    if count < 2:
+        return
+    points = len(attribute.Get(Usd.TimeCode.EarliestTime()))
+    if count > MAX_CACHE_SAMPLES:
+        doc["warnings"].append(f"mesh {what}: its points have {count} time samples, more than the {MAX_CACHE_SAMPLES} "
+                               "a point cache plays; drawn at the first")
+        return
+    if count * points > MAX_CACHE_VALUES:
+        raise FileProblem(f"mesh {what}: a point cache of {count} time samples of {points} points, more than "
+                          f"{MAX_CACHE_VALUES} points in all")
+    times = [float(time) for time in attribute.GetTimeSamples()]
+    values = []
+    for time in times:
+        sample = attribute.Get(time)
+        if sample is None or len(sample) != points:
+            doc["warnings"].append(f"mesh {what}: its points change in number over time ({points} at time {times[0]:g}, "
+                                   f"{0 if sample is None else len(sample)} at {time:g}); drawn at the first sample")
+            return
+        values.append(memoryview(sample).tobytes())
+    name = entry["blob"]
+    blobs.numbers(name + ".cache_times", "d", times)
+    blobs.entries[name + ".cache"] = ("<f4", [count, points, 3], b"".join(values))
+    normals = UsdGeom.Mesh(prim).GetNormalsAttr()
+    sampled_normals = False
+    if (entry["attributes"].get("normals") in ("vertex", "varying") and normals.GetNumTimeSamples() > 1
+            and not UsdGeom.PrimvarsAPI(prim).GetPrimvar("normals").HasAuthoredValue()):
+        samples = [normals.Get(time) for time in times]  # USD's own interpolation of the normals' samples
+        if all(sample is not None and len(sample) == points for sample in samples):
+            blobs.entries[name + ".cache_normals"] = ("<f4", [count, points, 3],
+                                                      b"".join(memoryview(sample).tobytes() for sample in samples))
+            sampled_normals = True
+    entry["cache"] = {"samples": count, "normals": sampled_normals}
 
 
 def _material(prim, doc, blobs, materials: dict, Ar, UsdShade) -> int | None:
