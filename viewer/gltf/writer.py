@@ -67,7 +67,9 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
 
     No file written lands on a file the scene was loaded from (its model file, buffers and
     images) or on one of ``inputs`` ({path: what uses it}: the other files the caller read);
-    ``force`` lets the output replace the model's own files only when ``path`` is the model."""
+    a .gltf's ``<stem>.bin`` and ``<stem>_image<n>`` files (names not given) replace existing
+    ones only with ``force``, which also lets the output replace the model's own files when
+    ``path`` is the model. Rotations are written as unit quaternions (model.unit_rotations)."""
     from ..sources import write_model_files
 
     path = Path(path)

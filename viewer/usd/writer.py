@@ -59,7 +59,7 @@ the model has them, other images re-encoded as PNG), 64-byte aligned, uncompress
 gives a .gltf's images. Everything is checked
 and built in memory and in a private temporary folder first; the files are then written whole or
 not at all (viewer.files.write_files), never over a file the scene was loaded from nor one of
-``inputs``.
+``inputs``, nor (without ``force``) over a texture file that is there already.
 """
 
 from __future__ import annotations
@@ -99,8 +99,10 @@ def save_usd(scene, path, inputs: dict | None = None, force: bool = False,
     Everything is checked before anything is written (NaN or infinite values refused); the
     files are written to temporary names and renamed into place, so an existing file stays
     whole if anything fails. No file written lands on a file the scene was loaded from (its
-    model file, buffers and images) or on one of ``inputs`` ({path: what uses it}); ``force``
-    lets the output replace the model's own file only when ``path`` is the model.
+    model file, buffers and images) or on one of ``inputs`` ({path: what uses it}); a .usda's
+    or .usdc's texture files (names not given) replace existing ones only with ``force``, which
+    also lets the output replace the model's own file when ``path`` is the model. Rotations are
+    written as unit quaternions (model.unit_rotations).
 
     ``apply_pose_as_bind``: the posed (and morphed) shape becomes the skinned meshes' points and
     the pose their bind, as save_gltf does (Blender's Apply Pose as Rest Pose).
