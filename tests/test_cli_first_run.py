@@ -170,6 +170,21 @@ def test_a_display_that_cannot_be_opened_falls_back_to_a_png(cli, tmp_path):
     assert image.shape == (150, 200, 4) and len(np.unique(image.reshape(-1, 4), axis=0)) > 50
 
 
+def test_with_no_display_view_takes_a_free_name_never_an_existing_picture(cli, tmp_path):
+    """Issue 47, item 2: with no display, view draws to boneviewer.png, or boneviewer-1.png, -2, ...,
+    the first name that is free, and says which; the files there stay as they were."""
+    (tmp_path / "boneviewer.png").write_bytes(b"someone's picture")
+    (tmp_path / "boneviewer-1.png").write_bytes(b"another")
+    result = cli("--size", "64x48", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "boneviewer.png").read_bytes() == b"someone's picture"
+    assert (tmp_path / "boneviewer-1.png").read_bytes() == b"another"
+    said = [line for line in result.stdout.splitlines() if line.startswith("boneviewer:")]
+    assert len(said) == 1 and f"to {tmp_path / 'boneviewer-2.png'} instead of a window" in said[0], result.stdout
+    assert np.asarray(Image.open(tmp_path / "boneviewer-2.png")).shape == (48, 64, 4)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["boneviewer-1.png", "boneviewer-2.png", "boneviewer.png"]
+
+
 def test_time_on_a_model_without_animations_warns_and_renders(cli, tmp_path):
     out = tmp_path / "a.png"
     result = cli("render", "--time", "1.5", "--out", out, "--size", "160x120")

@@ -12,7 +12,7 @@ import pytest
 
 import gltf_cases
 
-from samples import DATA_DIR, ROBOT
+from samples import CESIUM_MAN, DATA_DIR, ROBOT
 from viewer import ViewerError, load_gltf, load_model, save_gltf
 from viewer.model.morph import MorphAnimationClip
 
@@ -281,3 +281,77 @@ def test_many_skins_clips_and_inverse_binds_as_the_bones_give_them(tmp_path):
         assert [document.nodes[j].name for j in skin.joints] == [bone.name for bone in bones]
         expected = np.array([bone.get_absolute_inverse_bind_matrix() for bone in bones])
         np.testing.assert_allclose(read(skin.inverseBindMatrices).reshape(-1, 4, 4), expected, rtol=0, atol=1e-6)
+
+
+# --- unit rotations (issue 47, item 6) ---------------------------------------------------------------
+ARM = "Skeleton_arm_joint_L__4_"
+OFF_UNIT = [0, 0, 0.38, 0.92]  # length 0.9954: what docs/export.md's example sets
+
+
+def reach(model=CESIUM_MAN):
+    """The docs' example: a clip keying the arm, then the arm posed by a quaternion off unit length."""
+    scene = load_gltf(model)
+    arm = scene.find_bone(ARM)
+    scene.insert_keyframe("Reach", 0.0, [arm])
+    arm.get_pose_target().rotation_quaternion = OFF_UNIT
+    scene.insert_keyframe("Reach", 1.0, [arm], interpolation="STEP")
+    return scene, arm
+
+
+def written_rotations(path):
+    """Every rotation in a written .glb: the nodes', then every rotation sampler's keys."""
+    document = pygltflib.GLTF2().load(str(path))
+    blob = document.binary_blob()
+    nodes = np.array([node.rotation for node in document.nodes if node.rotation is not None])
+    keys = []
+    for animation in document.animations:
+        for channel in animation.channels:
+            if channel.target.path == "rotation":
+                accessor = document.accessors[animation.samplers[channel.sampler].output]
+                view = document.bufferViews[accessor.bufferView]
+                keys.append(np.frombuffer(blob, np.float32, accessor.count * 4,
+                                          view.byteOffset + (accessor.byteOffset or 0)).reshape(-1, 4))
+    return nodes, np.concatenate(keys)
+
+
+@pytest.mark.parametrize("apply_pose_as_bind", [False, True])
+def test_rotations_are_written_as_unit_quaternions_whatever_a_script_sets(tmp_path, caplog, apply_pose_as_bind):
+    """A pose or a key off unit length is written normalized (and the inverse binds a pose applied
+    as bind makes agree with it: the file at rest shows the pose); the file reads back without a
+    warning; the scene keeps the values it was given."""
+    scene, arm = reach()
+    clip = scene.animations[0]  # a loaded clip's rotation keys, made longer than unit
+    channel = next(c for c in clip.channels if c.path == "rotation")
+    channel.set_keys(channel.times, channel.values * 1.5, channel.interpolation)
+    clip.keys_changed()
+    out = save_gltf(scene, tmp_path / "reach.glb", apply_pose_as_bind=apply_pose_as_bind)
+    nodes, keys = written_rotations(out)
+    assert len(nodes) and len(keys) > 2
+    for rotations in (nodes, keys):
+        np.testing.assert_allclose(np.linalg.norm(rotations, axis=1), 1.0, atol=1e-6)
+    with caplog.at_level(logging.WARNING, logger="boneviewer"):
+        reloaded = load_gltf(out)
+    assert caplog.records == []
+    np.testing.assert_array_equal(arm.get_pose_target().rotation_quaternion, OFF_UNIT)  # the scene's own
+    assert np.abs(np.linalg.norm(channel.values, axis=1) - 1.5).max() < 1e-6
+    np.testing.assert_allclose(reloaded.find_bone(ARM).get_pose_target().rotation_quaternion,
+                               np.divide(OFF_UNIT, np.linalg.norm(OFF_UNIT)), atol=1e-7)
+    if apply_pose_as_bind:
+        skeleton = reloaded.skeletons[0]
+        skeleton.prepare()
+        for bone in skeleton.bones:
+            np.testing.assert_allclose(bone.get_final_matrix(), np.eye(4), atol=1e-5, err_msg=bone.name)
+
+
+@pytest.mark.parametrize("value, said", [(0.0, "the zero quaternion"), (np.nan, "not finite")])
+def test_a_zero_or_nan_rotation_key_is_refused_naming_the_bone_and_the_key(tmp_path, value, said):
+    scene, _ = reach()
+    clip = scene.find_animation("Reach")
+    channel = next(c for c in clip.channels if c.path == "rotation")
+    values = channel.values.copy()
+    values[1] = value  # what no setter lets through
+    channel.set_keys(channel.times, values, channel.interpolation)
+    for name in ("reach.glb", "reach.gltf"):
+        with pytest.raises(ViewerError, match=rf"bone '{ARM}': rotation key 1 \(at 1 s\) of clip 'Reach' is {said}"):
+            save_gltf(scene, tmp_path / name)
+    assert list(tmp_path.iterdir()) == []

@@ -131,6 +131,13 @@ def test_save_pose_is_the_pose_render_draws(viewer, tmp_path, cli):
     again = load_model(exported)
     assert np.allclose(again.find_bone("leftArm").rotation_quaternion, RAISED["leftArm"]["rotation_quaternion"],
                        atol=1e-5)
+    # A .gltf again over its own .bin: refused as `export` refuses it, replaced with force=True
+    viewer.export(tmp_path / "posed.gltf")
+    from viewer.errors import ViewerError
+
+    with pytest.raises(ViewerError, match="posed.bin"):
+        viewer.export(tmp_path / "posed.gltf")
+    assert load_model(viewer.export(tmp_path / "posed.gltf", force=True)).meshes
 
 
 def test_clips_time_and_play(tmp_path):

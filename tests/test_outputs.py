@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from samples import CESIUM_MAN, FOX, SAMPLES_DIR
-from viewer import load_gltf
+from viewer import load_gltf, load_model
 from viewer.cli import main
 
 DRACO_FOLDER = SAMPLES_DIR / "CesiumMan-Draco"
@@ -99,6 +99,33 @@ def test_the_keyframe_editors_export_keeps_the_models_files(draco):
     assert digests(draco) == before
     editor.export_gltf(draco / "posed.gltf")
     assert (draco / "posed.gltf").is_file() and load_gltf(draco / "posed.gltf")
+
+
+# --- export: the side files no one named (issue 47, item 2) -----------------------------------
+@pytest.mark.parametrize("out, side", [("g2.gltf", ["g2.bin", "g2_image0.jpg"]), ("ces.usda", ["ces_image0.jpg"])])
+def test_export_refuses_to_replace_side_files_that_exist_unless_forced(tmp_path, monkeypatch, capsys, out, side):
+    """A .gltf's .bin and images, a .usda's textures: files --out did not name. One that exists is
+    refused in one line naming it, before anything is written; --force replaces them; the file
+    --out names is the user's to replace."""
+    monkeypatch.chdir(tmp_path)
+    for name in side:
+        (tmp_path / name).write_bytes(f"someone's {name}".encode())
+    before = digests(tmp_path)
+    assert main(["export", str(CESIUM_MAN), "--out", out]) == 2
+    line = one_error_line(capsys)
+    assert all(name in line for name in side) and "--force" in line, line
+    assert digests(tmp_path) == before  # nothing written, not even OUT
+    assert main(["export", str(CESIUM_MAN), "--out", out, "--force"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out, *side])
+    written = digests(tmp_path)
+    assert all(written[name] != before[name] for name in side)
+    model = load_model(tmp_path / out)  # the new file names the new side files
+    assert model.meshes[0].submeshes[0].pbr.base_color_texture is not None
+    for name in side:
+        (tmp_path / name).unlink()
+    (tmp_path / out).write_text("an old export")
+    assert main(["export", str(CESIUM_MAN), "--out", out]) == 0  # OUT itself, named: replaced
+    assert digests(tmp_path) == written
 
 
 # --- render, screenshots, pose and camera files ------------------------------------------------
@@ -265,7 +292,7 @@ def test_a_gltf_whose_write_fails_part_way_leaves_the_old_set_whole(tmp_path, mo
 
     monkeypatch.setattr(os, "replace", failing_second)
     with pytest.raises(ViewerError, match="No space left on device"):
-        save_gltf(other, out)
+        save_gltf(other, out, force=True)  # (its .bin and image exist: replacing them needs force)
     monkeypatch.setattr(os, "replace", real)
     assert len(renames) == 3 and renames[2] == renames[0]  # the file placed before the failure, put back
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()}
@@ -294,7 +321,7 @@ def test_a_failed_rename_over_an_existing_file_leaves_no_backup_behind(tmp_path,
 
     monkeypatch.setattr(os, "replace", failing_second)
     with pytest.raises(ViewerError, match="No space left on device"):
-        save_gltf(load_gltf(CESIUM_MAN), out)  # the same names again: each exists
+        save_gltf(load_gltf(CESIUM_MAN), out, force=True)  # the same names again: each exists
     monkeypatch.setattr(os, "replace", real)
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()}
     assert after == before

@@ -112,6 +112,34 @@ def test_a_posed_model_shows_its_pose_at_rest(tmp_path):
     assert worst(stage, scene) <= TOLERANCE  # restTransforms alone
 
 
+def test_rotations_are_written_as_unit_quaternions_whatever_a_script_sets(tmp_path):
+    """Issue 47, item 6: a pose and a key off unit length (docs/export.md's [0, 0, 0.38, 0.92]) are
+    written normalized: every SkelAnimation rotation, at the default time and every sample, and
+    the restTransforms made of them (rotation rows of the joints' scale's length)."""
+    scene = load_model(CESIUM_MAN)
+    arm = scene.find_bone("Skeleton_arm_joint_L__4_")
+    scene.insert_keyframe("Reach", 0.0, [arm])
+    arm.get_pose_target().rotation_quaternion = [0, 0, 0.38, 0.92]
+    scene.insert_keyframe("Reach", 1.0, [arm])
+    stage = open_stage(save_usd(scene, tmp_path / "reach.usda"))
+    np.testing.assert_array_equal(arm.get_pose_target().rotation_quaternion, [0, 0, 0.38, 0.92])  # the scene's own
+    animations = [UsdSkel.Animation(prim) for prim in stage.Traverse() if prim.IsA(UsdSkel.Animation)]
+    assert len(animations) == 2
+    checked = 0
+    for animation in animations:
+        attribute = animation.GetRotationsAttr()
+        for time in [Usd.TimeCode.Default(), *attribute.GetTimeSamples()]:
+            rotations = np.array([[q.GetImaginary()[0], q.GetImaginary()[1], q.GetImaginary()[2], q.GetReal()]
+                                  for q in attribute.Get(time)])
+            np.testing.assert_allclose(np.linalg.norm(rotations, axis=1), 1.0, atol=1e-6)
+            checked += 1
+    assert checked > 4
+    skeleton = UsdSkel.Skeleton(stage.GetPrimAtPath(skeleton_paths(stage)[0]))
+    rest = np.array(skeleton.GetRestTransformsAttr().Get())[:, :3, :3]
+    scales = np.array(animations[0].GetScalesAttr().Get(Usd.TimeCode.Default()), dtype=np.float64)
+    np.testing.assert_allclose(np.linalg.norm(rest, axis=2), scales, rtol=2e-3)  # half-float scales
+
+
 def test_the_built_in_character_with_a_pose_file(tmp_path):
     from viewer.editing.pose import apply_pose, load_pose
 
@@ -258,8 +286,8 @@ def test_the_usdz_holds_the_texture_the_shader_reads(tmp_path):
     out = save_usd(scene, tmp_path / "man.usdz")
     submesh = scene.meshes[0].submeshes[0]
     with zipfile.ZipFile(out) as package:
-        assert package.namelist() == ["man.usdc", "man_0.jpg"]  # the root layer first
-        assert package.read("man_0.jpg") == submesh.image_data[0]  # the model's JPEG, as it is
+        assert package.namelist() == ["man.usdc", "man_image0.jpg"]  # the root layer first
+        assert package.read("man_image0.jpg") == submesh.image_data[0]  # the model's JPEG, as it is
         assert all(info.compress_type == zipfile.ZIP_STORED for info in package.infolist())
     stage = open_stage(out)
     mesh = stage.GetPrimAtPath(mesh_paths(stage)[0])
@@ -270,7 +298,7 @@ def test_the_usdz_holds_the_texture_the_shader_reads(tmp_path):
     assert texture.GetShaderId() == "UsdUVTexture" and output == "rgb"
     assert texture.GetInput("sourceColorSpace").Get() == "sRGB"
     asset = texture.GetInput("file").Get()
-    assert asset.resolvedPath.endswith("man.usdz[man_0.jpg]")
+    assert asset.resolvedPath.endswith("man.usdz[man_image0.jpg]")
     reader = UsdShade.Shader(texture.GetInput("st").GetConnectedSource()[0].GetPrim())
     assert reader.GetInput("varname").Get() == "st"
     st = np.array(UsdGeom.PrimvarsAPI(mesh).GetPrimvar("st").Get())
@@ -280,11 +308,35 @@ def test_the_usdz_holds_the_texture_the_shader_reads(tmp_path):
     assert surface.GetInput("roughness").Get() == pytest.approx(submesh.pbr.roughness_factor)
 
 
+@pytest.mark.parametrize("stem, texture", [("fox", "fox_image0.png"), ("my fox", "my fox_image0.png"),
+                                            ("fox#2", "texture_image0.png")])
+def test_gltf_and_usd_name_their_texture_files_alike(tmp_path, stem, texture):
+    """Issue 47, item 2: a .gltf's images and a .usda's (and a .usdz's) textures have one name,
+    <stem>_image<n>.<ext> (texture_image<n> where the stem holds what an asset path or a URI
+    should not), and each file loads back with its texture."""
+    from viewer.gltf import save_gltf
+
+    names = {}
+    for suffix in (".gltf", ".usda", ".usdz"):
+        folder = tmp_path / suffix[1:]
+        folder.mkdir()
+        out = folder / f"{stem}{suffix}"
+        (save_gltf if suffix == ".gltf" else save_usd)(load_model(FOX), out)
+        if suffix == ".usdz":
+            with zipfile.ZipFile(out) as package:
+                names[suffix] = set(package.namelist()) - {f"{stem}.usdc"}
+        else:
+            names[suffix] = {p.name for p in folder.iterdir()} - {out.name, f"{stem}.bin"}
+        textured = load_model(out).meshes[0].submeshes[0].pbr.base_color_texture
+        assert textured is not None and textured.image.shape[:2] == (1024, 1024)
+    assert names == {".gltf": {texture}, ".usda": {texture}, ".usdz": {texture}}
+
+
 def test_a_usda_gets_its_textures_beside_it(tmp_path):
     out = save_usd(load_model(FOX), tmp_path / "fox.usda")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["fox.usda", "fox_0.png"]
-    assert (tmp_path / "fox_0.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "@./fox_0.png@" in out.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fox.usda", "fox_image0.png"]
+    assert (tmp_path / "fox_image0.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "@./fox_image0.png@" in out.read_text()
     stage = open_stage(out)
     colors = [UsdShade.Shader(p).GetInput("diffuseColor") for p in stage.Traverse()
               if p.IsA(UsdShade.Shader) and UsdShade.Shader(p).GetShaderId() == "UsdPreviewSurface"]
@@ -316,12 +368,12 @@ def test_never_over_an_input_nor_an_image_the_model_reads(tmp_path):
     assert pose.read_text() == "not a pose"
     # A .gltf whose image is named as the texture an export beside it would write
     save_gltf(load_model(FOX), tmp_path / "fox.gltf")
-    (tmp_path / "fox_image0.png").rename(tmp_path / "out_0.png")
-    (tmp_path / "fox.gltf").write_text((tmp_path / "fox.gltf").read_text().replace("fox_image0.png", "out_0.png"))
-    image = (tmp_path / "out_0.png").read_bytes()
-    with pytest.raises(ViewerError, match=r"out.usda \(its out_0.png\): would overwrite"):
+    (tmp_path / "fox_image0.png").rename(tmp_path / "out_image0.png")
+    (tmp_path / "fox.gltf").write_text((tmp_path / "fox.gltf").read_text().replace("fox_image0.png", "out_image0.png"))
+    image = (tmp_path / "out_image0.png").read_bytes()
+    with pytest.raises(ViewerError, match=r"out.usda \(its out_image0.png\): would overwrite"):
         save_usd(load_model(tmp_path / "fox.gltf"), tmp_path / "out.usda")
-    assert (tmp_path / "out_0.png").read_bytes() == image and not (tmp_path / "out.usda").exists()
+    assert (tmp_path / "out_image0.png").read_bytes() == image and not (tmp_path / "out.usda").exists()
 
 
 def test_a_folder_that_cannot_be_written_is_one_line(tmp_path):

@@ -184,6 +184,21 @@ def replace_folder(new: Path, folder: Path) -> None:
             discard(old)  # a link (check_folder_outputs refuses a plain file): the link goes, not its target
 
 
+def unused_name(path, limit: int = 1000) -> Path:
+    """``path`` when nothing is there, else the first of ``<stem>-1<suffix>``, ``-2``, ... that is
+    free: for an output the user did not name (view's picture with no display), which must not
+    replace a file. A ViewerError after ``limit`` names, all taken."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        return path
+    for number in range(1, limit):
+        candidate = path.with_name(f"{path.stem}-{number}{path.suffix}")
+        if not os.path.lexists(candidate):
+            return candidate
+    raise ViewerError(f"{path} and {path.stem}-1{path.suffix} to {path.stem}-{limit - 1}{path.suffix} all exist; "
+                      "give --screenshot FILE.png")
+
+
 # --- outputs that would land on inputs --------------------------------------------------------
 def _identity(path: Path):
     """What makes two names one file: the device and inode when it exists (hard links, case-

@@ -5,6 +5,8 @@ without importing each other."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import struct
 from pathlib import Path
 from urllib.parse import unquote
@@ -81,12 +83,23 @@ def check_not_source(scene, label: str, path, inputs: dict | None = None) -> Non
     check_outputs([(label, Path(path))], {**source_files(scene), **(inputs or {})})
 
 
+def texture_file_name(stem: str, index: int, extension: str) -> str:
+    """The name of a model writer's ``index``-th texture file beside ``<stem>.<suffix>``:
+    ``<stem>_image<index>.<extension>`` (glTF's .gltf and USD's .usda/.usdc, and the names inside a
+    .usdz, alike); ``texture_image<index>`` when the stem holds characters an asset path or a URI
+    should not (anything but letters, digits, ``_ . -`` and spaces)."""
+    base = stem if re.fullmatch(r"[\w.\- ]+", stem) else "texture"
+    return f"{base}_image{index}.{extension}"
+
+
 def write_model_files(scene, path, build, inputs: dict | None = None, force: bool = False) -> None:
     """The never-overwrite rules of every model writer (glTF, USD), then the write: ``path``'s
     folder must exist; ``path`` may be the model itself only with ``force``; ``build()`` gives the
     [(file, bytes)] to write (``path`` and its side files), none of which may land on a file
-    ``scene`` was loaded from (but the model's own, with ``force``) or on one of ``inputs``; all
-    are written whole or not at all."""
+    ``scene`` was loaded from (but the model's own, with ``force``) or on one of ``inputs``, nor
+    (without ``force``) on any existing file but ``path`` itself: the side files (a .gltf's .bin
+    and images, a .usda's textures) are files the user did not name. All are written whole or not
+    at all."""
     from .files import check_outputs, same_file, write_files
 
     path = Path(path)
@@ -99,4 +112,14 @@ def write_model_files(scene, path, build, inputs: dict | None = None, force: boo
     files = build()
     check_outputs([(str(path) if target == path else f"{path} (its {target.name})", target) for target, _ in files],
                   {**model, **(inputs or {})}, replaceable=model if replaces_model else ())
+    if not force:
+        taken = [target for target, _ in files if target != path and os.path.lexists(target)]
+        if taken:
+            names = [target.name for target in taken]
+            several = len(names) > 1
+            listed = names[0] if not several else (f"{', '.join(names[:-1])} and {names[-1]}" if len(names) <= 4
+                                                   else f"{', '.join(names[:3])} and {len(names) - 3} more")
+            raise ViewerError(f"{path}: would replace {listed} beside it, which {'exist' if several else 'exists'} "
+                              f"and {'were' if several else 'was'} not named; give --force to replace "
+                              f"{'them' if several else 'it'}, or another output name")
     write_files(files, what=path)

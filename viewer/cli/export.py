@@ -30,7 +30,8 @@ def add_parser(commands, common):
                              "character)")
     export.add_argument("--out", type=Path, metavar="OUT",
                         help="file to write: .glb, .gltf (its .bin and images beside it), .usdz (one package), "
-                             ".usda or .usdc (its textures beside it as OUT_<n>.png or .jpg)")
+                             ".usda or .usdc (its textures beside it as OUT_image<n>.png or .jpg); a file beside it that "
+                             "these would replace is refused without --force")
     export.add_argument("--scene", type=scene_index, metavar="N",
                         help="which scene of a glTF file to load (default: the file's default scene)")
     export.add_argument("--pose", type=Path, help="pose JSON file to apply (after the animation, over it)")
@@ -48,7 +49,8 @@ def add_parser(commands, common):
                         help="bake the posed shape into the meshes and make the pose the bind (Blender's Apply "
                              "Pose as Rest Pose): the file at rest shows the pose")
     export.add_argument("--force", action="store_true",
-                        help="overwrite MODEL itself (and the files it names) when --out is the same file")
+                        help="replace the files OUT writes beside it (its .bin, images, textures) where they "
+                             "exist, and MODEL itself (and the files it names) when --out is the same file")
     add_motion_options(export)  # --motion: the retargeted clip is written with the model's own
     export.set_defaults(run=run)
 
@@ -72,9 +74,9 @@ def run(args) -> int:
     if args.script is not None:
         if not run_script(args, scene, pose):
             return 1
-    # No output over a file the command read; --force replaces the model's own files only when
-    # --out is the model itself (save_gltf and save_usd check every file they write: the .bin,
-    # the images, the textures).
+    # No output over a file the command read, nor over an existing side file without --force;
+    # --force replaces the model's own files only when --out is the model itself (save_gltf and
+    # save_usd check every file they write: the .bin, the images, the textures).
     path = save_model(scene, args.out, apply_pose_as_bind=args.apply_pose_as_bind, inputs=input_files(args),
                       force=args.force)
     clips = len(scene.animations)

@@ -105,8 +105,11 @@ def view_command(args) -> int:
 
 
 def render_instead(args, reason: str) -> int:
-    """`view` with no usable display: render what the window would show to a PNG."""
-    out = Path(DEFAULT_PNG) if args.screenshot is None else args.screenshot
+    """`view` with no usable display: render what the window would show to a PNG (--screenshot,
+    else boneviewer.png, or boneviewer-1.png, -2, ... the first not taken: never over a file)."""
+    from ..files import unused_name
+
+    out = unused_name(DEFAULT_PNG) if args.screenshot is None else args.screenshot
     check_png_path("--screenshot" if args.screenshot else "output", out)
     what = args.model or "the built-in character"
     render_args = argparse.Namespace(

@@ -28,6 +28,7 @@ import logging
 import struct
 from itertools import accumulate
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 
@@ -37,6 +38,8 @@ from ..model.material import Sampler
 from ..model.mesh import skin
 from ..model.morph import MorphAnimationClip
 from ..model.transforms import decompose_one
+from ..model.unit_rotations import unit_rotations
+from ..sources import texture_file_name
 
 __all__ = ["glb_bytes", "save_gltf"]
 
@@ -64,7 +67,9 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
 
     No file written lands on a file the scene was loaded from (its model file, buffers and
     images) or on one of ``inputs`` ({path: what uses it}: the other files the caller read);
-    ``force`` lets the output replace the model's own files only when ``path`` is the model."""
+    a .gltf's ``<stem>.bin`` and ``<stem>_image<n>`` files (names not given) replace existing
+    ones only with ``force``, which also lets the output replace the model's own files when
+    ``path`` is the model. Rotations are written as unit quaternions (model.unit_rotations)."""
     from ..sources import write_model_files
 
     path = Path(path)
@@ -75,7 +80,8 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
 
     def build():
         builder = _Builder(binary=suffix == ".glb", stem=path.stem)
-        _Scene(scene, builder, bool(apply_pose_as_bind)).write()
+        with unit_rotations(scene):
+            _Scene(scene, builder, bool(apply_pose_as_bind)).write()
         return builder.files(path)
 
     write_model_files(scene, path, build, inputs, force)
@@ -88,7 +94,8 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
 def glb_bytes(scene, apply_pose_as_bind: bool = False) -> bytes:
     """What save_gltf writes to a .glb, in memory (no file, no warning)."""
     builder = _Builder(binary=True, stem="scene")
-    _Scene(scene, builder, bool(apply_pose_as_bind)).write()
+    with unit_rotations(scene):
+        _Scene(scene, builder, bool(apply_pose_as_bind)).write()
     return builder.files(Path("scene.glb"))[0][1]
 
 
@@ -99,7 +106,7 @@ class _Builder:
         self.binary, self.stem = binary, stem
         self.chunks: list[bytes] = []
         self.length = 0
-        self.images: list[tuple[bytes, str]] = []  # .gltf: the image files beside it
+        self.images: list[tuple[str, bytes]] = []  # .gltf: the image files beside it (name, bytes)
         self.document: dict = {"asset": {"version": "2.0", "generator": "boneviewer"}}
         # Keyframe data shares one bufferView (thousands of small accessors in a big rig): its
         # accessors are made as clips are written, its bytes placed at the end.
@@ -158,9 +165,10 @@ class _Builder:
     def image(self, data: bytes, mime: str) -> int:
         if self.binary:
             return self.add("images", {"bufferView": self.view(data), "mimeType": mime})
-        self.images.append((data, mime))
         extension = "png" if mime == "image/png" else "jpg"
-        return self.add("images", {"uri": f"{self.stem}_image{len(self.images) - 1}.{extension}"})
+        name = texture_file_name(self.stem, len(self.images), extension)
+        self.images.append((name, data))
+        return self.add("images", {"uri": quote(name)})  # a URI: a space is %20
 
     def files(self, path: Path) -> list[tuple[Path, bytes]]:
         """(path, bytes) of every file to write, the main one last."""
@@ -184,10 +192,9 @@ class _Builder:
             return [(path, b"".join([struct.pack("<4sII", GLB_MAGIC, GLB_VERSION, length), *chunks]))]  # one copy
         files = []
         if blob:
-            document["buffers"][0]["uri"] = f"{self.stem}.bin"
+            document["buffers"][0]["uri"] = quote(f"{self.stem}.bin")
             files.append((path.with_name(f"{self.stem}.bin"), blob))
-        for spec, (data, _) in zip((s for s in document.get("images", ()) if "uri" in s), self.images):
-            files.append((path.with_name(spec["uri"]), data))
+        files += [(path.with_name(name), data) for name, data in self.images]
         text = json.dumps(document, indent=1, allow_nan=False).encode()
         return files + [(path, text)]
 

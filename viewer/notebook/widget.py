@@ -227,12 +227,15 @@ class Viewer(RemoteFrameBuffer):
         """Write the pose as a pose file (what ``boneviewer render --pose`` and ``view --pose`` read)."""
         self._gl.call(self._editor.save_pose, Path(path))
 
-    def export(self, path, apply_pose_as_bind: bool = False) -> Path:
+    def export(self, path, apply_pose_as_bind: bool = False, force: bool = False) -> Path:
         """Write the model as it is now, as ``boneviewer export --out PATH`` does: .glb/.gltf, or
-        .usda/.usdc/.usdz (usd-core). Returns the path written."""
+        .usda/.usdc/.usdz (usd-core). A side file that exists (a .gltf's .bin and images, a
+        .usda's textures) is replaced only with ``force``, as with ``--force``. Returns the path
+        written."""
         path = Path(path)
         check_output_folder("export", path)
-        return self._gl.call(save_model, self._editor.scene, path, apply_pose_as_bind=apply_pose_as_bind)
+        return self._gl.call(save_model, self._editor.scene, path, apply_pose_as_bind=apply_pose_as_bind,
+                             force=force)
 
     def controls(self):
         """The picture with ipywidgets beside it: the bone, its rotation and position, return to

@@ -55,17 +55,17 @@ that scales by amounts a half float cannot hold is written to that precision, wi
 
 .usdz is an ARKit-style package: the .usdc root layer first, then its textures (PNG and JPEG as
 the model has them, other images re-encoded as PNG), 64-byte aligned, uncompressed. A .usda or
-.usdc file gets its textures beside it as ``<stem>_<n>.png`` (or .jpg). Everything is checked
+.usdc file gets its textures beside it as ``<stem>_image<n>.png`` (or .jpg), the names save_gltf
+gives a .gltf's images. Everything is checked
 and built in memory and in a private temporary folder first; the files are then written whole or
 not at all (viewer.files.write_files), never over a file the scene was loaded from nor one of
-``inputs``.
+``inputs``, nor (without ``force``) over a texture file that is there already.
 """
 
 from __future__ import annotations
 
 import io
 import logging
-import re
 import tempfile
 from pathlib import Path
 
@@ -75,6 +75,8 @@ from ..errors import ViewerError
 from ..model.checks import OUT_OF_RANGE, first_bad_row, fits
 from ..model.morph import MorphAnimationClip
 from ..model.transforms import decompose_one
+from ..model.unit_rotations import unit_rotations
+from ..sources import texture_file_name
 
 __all__ = ["SUFFIXES", "save_usd"]
 
@@ -97,8 +99,10 @@ def save_usd(scene, path, inputs: dict | None = None, force: bool = False,
     Everything is checked before anything is written (NaN or infinite values refused); the
     files are written to temporary names and renamed into place, so an existing file stays
     whole if anything fails. No file written lands on a file the scene was loaded from (its
-    model file, buffers and images) or on one of ``inputs`` ({path: what uses it}); ``force``
-    lets the output replace the model's own file only when ``path`` is the model.
+    model file, buffers and images) or on one of ``inputs`` ({path: what uses it}); a .usda's
+    or .usdc's texture files (names not given) replace existing ones only with ``force``, which
+    also lets the output replace the model's own file when ``path`` is the model. Rotations are
+    written as unit quaternions (model.unit_rotations).
 
     ``apply_pose_as_bind``: the posed (and morphed) shape becomes the skinned meshes' points and
     the pose their bind, as save_gltf does (Blender's Apply Pose as Rest Pose).
@@ -130,7 +134,8 @@ def usd_files(scene, path, apply_pose_as_bind: bool = False) -> tuple[list[tuple
     stem = path.stem
     document = _Document(scene, stem, bool(apply_pose_as_bind))
     try:
-        document.build()
+        with unit_rotations(scene):  # the poses, rest transforms and sampled clips from unit rotations
+            document.build()
         with tempfile.TemporaryDirectory(prefix="boneviewer-usd-") as temporary:
             temporary = Path(temporary)
             layer_name = f"{stem}.usdc" if suffix == ".usdz" else f"{stem}{suffix}"
@@ -329,11 +334,11 @@ def _inverse(matrices: np.ndarray, bones, what: str) -> np.ndarray:
 
 # --- the document -----------------------------------------------------------------------------
 class _Images:
-    """The texture files: each image once, PNG or JPEG, named <stem>_<n>.png|.jpg."""
+    """The texture files: each image once, PNG or JPEG, named as save_gltf names a .gltf's
+    (sources.texture_file_name: <stem>_image<n>.png|.jpg)."""
 
     def __init__(self, stem: str):
-        # <stem>_<n>.png, unless the stem holds characters an asset path should not (then texture_<n>)
-        self.stem = stem if re.fullmatch(r"[\w.\- ]+", stem) else "texture"
+        self.stem = stem
         self.files: list[tuple[str, bytes]] = []
         self.names: dict[int, str] = {}
         self.keep: list = []  # the keys' objects, alive while their ids are keys
@@ -351,7 +356,7 @@ class _Images:
                 buffer = io.BytesIO()
                 Image.fromarray(np.asarray(slot.image, dtype=np.uint8)).save(buffer, "PNG")
                 encoded, extension = buffer.getvalue(), "png"
-            name = f"{self.stem}_{len(self.files)}.{extension}"
+            name = texture_file_name(self.stem, len(self.files), extension)
             self.files.append((name, bytes(encoded)))
             self.names[key] = name
             self.keep.append(source)
