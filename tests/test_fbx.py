@@ -326,3 +326,81 @@ def test_uvs_vertex_colours_and_the_node_name_of_a_mesh(ascii_case):
     assert np.abs(prop.colors[order] - fbx_cases.QUAD_COLORS).max() < 1e-6
     flipped = np.column_stack([fbx_cases.QUAD_UV[:, 0], 1.0 - fbx_cases.QUAD_UV[:, 1]])
     assert np.abs(prop.texcoords[order] - flipped).max() < 1e-6
+
+
+# --- a skeleton and its motion, no mesh --------------------------------------------------------
+HUMANIK = DATA / "humanik_motion.fbx"
+ONLY_A_NULL = """; FBX 7.3.0 project file
+FBXHeaderExtension:  {
+	FBXHeaderVersion: 1003
+	FBXVersion: 7300
+}
+Objects:  {
+	Model: 1001, "Model::Empty", "Null" {
+		Version: 232
+	}
+}
+Connections:  {
+	C: "OO",1001,0
+}
+"""
+
+
+def test_a_skeleton_without_a_mesh_opens_as_a_bvh_does():
+    """An armature with a take and no mesh (bones named as HumanIK names them): a bone per joint
+    linked to its node, capsules skinned to them, the take as a clip; each joint where Blender
+    put it at three frames (within a micrometre)."""
+    scene = load_fbx(HUMANIK)
+    (skeleton,) = scene.skeletons
+    (figure,) = scene.meshes
+    assert figure.skeleton is skeleton and len(skeleton.bones) == 19
+    assert skeleton.bones[0].name == "Character1_Hips" and figure.world_node.name == "Character1_Reference"
+    (clip,) = scene.animations
+    joints = np.load(DATA / "humanik_motion.joints.npz")
+    nodes = {node.name: node for node in scene.nodes}
+    lowest = {}
+    for frame in (1, 10, 20):
+        clip.apply(frame / 24)  # the scene-wide stack keeps Blender's frame numbers
+        for key in joints.files:
+            bone, at = key.split("@")
+            if int(at) == frame:
+                np.testing.assert_allclose(nodes[bone].get_world_matrix()[3, :3], joints[key], atol=1e-6)
+        points = figure.skinned_positions()  # the capsules follow their bones
+        lowest[frame] = points[:, 1].min()
+        assert np.abs(points - joints[f"Character1_Head@{frame}"]).sum(axis=1).min() < 0.1
+    # The hips' key moved them 0.4 m along the hips bone's own Y, which points up, the capsules with them.
+    assert joints["Character1_Hips@20"][1] - joints["Character1_Hips@1"][1] == pytest.approx(0.4, abs=1e-5)
+    assert lowest[20] - lowest[1] > 0.1
+
+
+def test_a_file_with_no_mesh_and_no_bones_is_still_one_line(cli, tmp_path):
+    path = tmp_path / "empty-scene.fbx"
+    path.write_text(ONLY_A_NULL)
+    with pytest.raises(ViewerError, match="no meshes to show, and no skeleton"):
+        load_fbx(path)
+    done = cli("render", path, "--out", tmp_path / "out.png")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "no meshes to show" in lines[0], done.stderr
+    assert not (tmp_path / "out.png").exists()
+
+
+def test_render_info_and_motion_take_a_skeleton_only_fbx(cli, tmp_path):
+    """render draws the skeleton, info lists its clip, and --motion retargets its take onto
+    characters the naming schemes map (CesiumMan, RobotExpressive) as it does a BVH's."""
+    from PIL import Image
+
+    out = tmp_path / "skeleton.png"
+    done = cli("render", HUMANIK, "--time", "0.4", "--out", out, "--size", "96x128")
+    assert done.returncode == 0, done.stderr
+    assert (np.asarray(Image.open(out))[..., 3] > 0).mean() > 0.01  # the figure is drawn
+    info = cli("info", HUMANIK)
+    assert info.returncode == 0 and "Scene" in info.stdout, info.stdout
+    samples = Path(__file__).parent / "data" / "gltf-samples"
+    for model in (samples / "CesiumMan" / "CesiumMan.glb", samples / "RobotExpressive" / "RobotExpressive.glb"):
+        done = cli("render", model, "--motion", HUMANIK, "--time", "0.4", "--out", tmp_path / "r.png",
+                   "--size", "64x64")
+        assert done.returncode == 0, done.stderr
+    from viewer.model.retarget import Retargeting, retarget_error
+
+    worst, rows = retarget_error(Retargeting(load_fbx(HUMANIK), load_model(samples / "CesiumMan" / "CesiumMan.glb")))
+    assert worst < 0.5 and len(rows) >= 10

@@ -11,7 +11,7 @@
   metres, the mesh's vertex order) at frames 1, 8 and 15, named ``Scene@<frame>``.
 - ``humanik_motion.fbx``: an armature and nothing else, its bones named as HumanIK names them
   (``Character1_Hips``, ``Character1_LeftUpLeg``...), with one keyed action (the legs walk, the arms
-  swing, the hips go forward). ``humanik_motion.joints.npz`` holds each bone's head at frames 1, 10
+  swing, the hips rise 0.4 m). ``humanik_motion.joints.npz`` holds each bone's head at frames 1, 10
   and 20 in the same axes (``<bone>@<frame>``).
 
 Both are exported with the FBX operator's defaults (centimetres, x100 on the root nodes) but
