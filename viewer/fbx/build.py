@@ -25,6 +25,7 @@ from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
 from ..model.animation import AnimationChannel, AnimationClip
 from ..model.arrays import distinct
 from ..model.axes import FileAxes, axis_vector
+from ..model.figure import figure_of
 from ..model.material import Material, TextureSlot
 from ..model.mesh import Submesh
 from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
@@ -100,7 +101,12 @@ def build_scene(doc: dict, arrays: dict, path: Path, file_axes: bool = False) ->
             for k, channel in enumerate(spec["channels"]):
                 by_channel.setdefault(channel["element_id"], []).append((mesh, k))
     if not skinned and not static:
-        figure = _skeleton_figure(specs, nodes, world, path.name)
+        # A skeleton and no mesh (a take from MotionBuilder, Mixamo's "without skin", a mocap
+        # delivery): drawn as a BVH file is, its joints the LimbNodes.
+        try:
+            figure = figure_of(path.name, [nodes[i] for i, spec in enumerate(specs) if spec.get("bone") and i in nodes])
+        except ViewerError as error:
+            raise ViewerError(f"the skeleton: {error}") from None
         if figure is None:
             raise ViewerError("the file has no meshes to show, and no skeleton")
         skinned.append(figure)
@@ -162,43 +168,6 @@ def _depths(specs: list[dict]) -> list[int]:
             base += 1
             depth[k] = base
     return depth
-
-
-def _skeleton_figure(specs: list[dict], nodes: dict, world: dict, name: str):
-    """A file with a skeleton and no mesh (a take from MotionBuilder, Mixamo's "without skin", a
-    mocap delivery) drawn as a BVH file is: a bone per joint (LimbNode) and per node between the
-    joints and their nearest common ancestor, linked to the nodes, and a capsule per bone segment
-    (``model.figure``), placed at the common ancestor's parent. None without joints."""
-    from ..model.figure import skeleton_figure
-
-    joints = [i for i, spec in enumerate(specs) if spec.get("bone") and i in nodes]
-    if not joints:
-        return None
-    chains = []
-    for joint in joints:
-        chain, n = [], joint
-        while n >= 0 and n in nodes:
-            chain.append(n)
-            n = specs[n]["parent"]
-        chains.append(chain[::-1])  # top first
-    common = 0
-    while all(len(chain) > common for chain in chains) and len({chain[common] for chain in chains}) == 1:
-        common += 1
-    members = {n for chain in chains for n in (chain[common - 1:] if common else chain)}
-    depth = _depths(specs)
-    order = sorted(members, key=lambda n: (depth[n], n))
-    row = {n: k for k, n in enumerate(order)}
-    parents = [row.get(specs[n]["parent"], -1) for n in order]
-    root_parent = specs[order[0]]["parent"] if common else -1
-    placement = root_parent if root_parent in nodes else None
-    try:
-        _, mesh = skeleton_figure(name, [nodes[n] for n in order], parents)
-    except ViewerError as error:
-        raise ViewerError(f"the skeleton: {error}") from None
-    mesh.world_node = None if placement is None else nodes[placement]
-    if placement is not None:
-        mesh.world_matrix = world[placement]
-    return mesh
 
 
 def _to_bind_world(data: dict, conversion: Conversion) -> None:

@@ -14,6 +14,39 @@ from .skeleton import Skeleton
 BONE_COLOR = tuple(srgb_to_linear((0.80, 0.66, 0.52, 1.0)))  # a linear base colour factor: this display colour
 
 
+def figure_of(name: str, joints: list):
+    """The capsule mesh of a skeleton found in a file with no mesh: a bone per joint node (a
+    TransformNode; FBX's LimbNodes, a glTF skin's joints) and per node between them and their
+    nearest common ancestor, linked to the nodes, placed (its ``world_node``) at that ancestor's
+    parent, as a skinned mesh is. None without joints."""
+    if not joints:
+        return None
+    chains = []
+    for joint in joints:
+        chain, node = [], joint
+        while node is not None:
+            chain.append(node)
+            node = node.parent
+        chains.append(chain[::-1])  # top first
+    common = 0
+    while all(len(chain) > common for chain in chains) and len({id(chain[common]) for chain in chains}) == 1:
+        common += 1
+    seen: dict[int, tuple] = {}  # id -> (depth, first seen, node)
+    for chain in chains:
+        for depth, node in enumerate(chain):
+            if depth >= common - 1 and id(node) not in seen:
+                seen[id(node)] = (depth, len(seen), node)
+    order = [node for _, _, node in sorted(seen.values(), key=lambda item: item[:2])]
+    row = {id(node): k for k, node in enumerate(order)}
+    parents = [row.get(id(node.parent), -1) for node in order]
+    _, mesh = skeleton_figure(name, order, parents)
+    placement = order[0].parent if common else None
+    mesh.world_node = placement
+    if placement is not None:
+        mesh.world_matrix = placement.get_world_matrix()
+    return mesh
+
+
 def skeleton_figure(name: str, nodes: list, parents: list[int], local_matrices=None, positions=None):
     """(Skeleton, capsule mesh) of ``nodes`` (TransformNodes, parents first; ``parents[j]`` the
     index of node j's parent among them, -1 for a root): a bone per node, linked to it, bound
