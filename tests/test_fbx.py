@@ -294,6 +294,34 @@ def test_a_vertex_no_cluster_names_follows_the_meshs_node(tmp_path):
     assert fbx_cases.body_offset(34 / 24) > 10  # it did move: 15 inches, a fifth of the box's size
 
 
+def test_the_gpu_draws_the_vertices_no_bone_moves_where_the_cpu_puts_them(tmp_path):
+    """The same rule in the skinning shader: the box, its top corner following its moving node,
+    drawn by the GPU and by CPU skinning, pixel for pixel (within a rasteriser's edge)."""
+    from viewer.camera import framed_camera
+    from viewer.options import RenderOptions
+    from viewer.render.headless import HeadlessRenderer
+    from viewer.render.renderer import Renderer
+
+    path = tmp_path / "unweighted.fbx"
+    path.write_text(fbx_cases.ascii_fbx(unweighted=15, body_moves=True))
+    scene = load_fbx(path)
+    scene.animations[0].apply(34 / 24)
+    camera = framed_camera(scene, yaw=30, pitch=10)
+    plain = RenderOptions(show_skeleton=False, show_grid=False)
+    with HeadlessRenderer((160, 160)) as headless:
+        cpu = Renderer(headless.ctx, cpu_skinning=True)
+        try:
+            gpu_image = headless.render(scene, camera, plain)
+            headless.target.framebuffer.use()
+            cpu.render(scene, camera, headless.size, plain)
+            cpu_image = headless.target.read()
+        finally:
+            cpu.release()
+    drawn = (np.abs(gpu_image[:, :, :3].astype(int) - gpu_image[:1, :1, :3]).max(axis=2) > 30).mean()
+    assert drawn > 0.02
+    assert (np.abs(gpu_image[:, :, :3].astype(int) - cpu_image[:, :, :3]).max(axis=2) > 24).mean() < 0.005
+
+
 def test_half_skinned_mesh_as_blender_draws_it():
     """Blender's half-skinned grid (tests/fbx_blender/make_skeleton_cases.py): the half weighted to
     nothing where the mesh's node puts it, the other half on the bone, within 1e-4 of the size of
