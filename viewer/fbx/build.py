@@ -245,8 +245,11 @@ def _skeleton(group: dict, specs: list[dict], nodes: dict, world: dict, count: i
     cluster; a node between joints keeps its place under its parent), relative to the skeleton
     root's parent, where the meshes are placed; the nodes keep the file's own pose (Blender, for
     one, writes the pose at the frame it exported from, not the bind pose)."""
-    for node, bind in group.get("followers", {}).items():  # mesh nodes that vertices follow (see _follow_mesh_nodes)
-        group["binds"].setdefault(node, bind)
+    followers = group.get("followers", {})
+    for node, bind in followers.items():  # mesh nodes that vertices follow (see _follow_mesh_nodes)
+        held = group["binds"].setdefault(node, bind)
+        if held is not bind and not np.allclose(held, bind, rtol=1e-5, atol=1e-6 * _size(bind)):
+            followers[node] = None  # a later skin's joint with another bind: its vertices stay where bound
     joints = list(group["binds"])
     parent_of = {i: spec["parent"] for i, spec in enumerate(specs)}
     depth = _depths(specs)
@@ -332,7 +335,8 @@ def _mesh(name: str, spec: dict, data: dict, materials: list, group: dict | None
     joints = rows[data["joints"]]
     weights = np.where(joints < 0, 0.0, data["weights"])  # a cluster without a bone moves nothing
     joints = np.maximum(joints, 0)
-    row = group["rows"].get(node) if node in data.get("follow", ()) else None
+    follows = node in data.get("follow", ()) and group["followers"][node] is not None
+    row = group["rows"].get(node) if follows else None
     if row is not None:  # the vertices no bone moves follow the mesh's node
         still = data["unweighted"]
         joints[still, 0], weights[still, 0] = row, 1.0
