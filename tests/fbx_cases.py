@@ -211,9 +211,21 @@ def _matrix(m: np.ndarray) -> np.ndarray:
     return m.T.reshape(-1)
 
 
-def ascii_fbx(unweighted: int | None = None) -> str:
+# ``ascii_fbx(body_moves=True)``: the skinned box's own node keyed along X (file units), linear.
+BODY_KEYS = ((10, 0.0), (34, 15.0))
+
+
+def body_offset(seconds: float) -> float:
+    """The Body node's Lcl Translation X at ``seconds`` with ``body_moves``."""
+    (f0, a0), (f1, a1) = BODY_KEYS
+    frame = min(max(seconds * FPS, f0), f1)
+    return a0 + (a1 - a0) * (frame - f0) / (f1 - f0)
+
+
+def ascii_fbx(unweighted: int | None = None, body_moves: bool = False) -> str:
     """The case as an FBX 7.3 ASCII file; ``unweighted``: a box point no cluster names (FBX allows
-    it: the point stays where it was bound)."""
+    it: the point follows the mesh's node, as Maya, Blender and ufbx draw it); ``body_moves``: the
+    box's node keyed along X (``BODY_KEYS``), which moves no vertex a bone moves."""
     bind = {name: world(NODES, name) for name in ("Hips", "Spine")}
     weights = box_weights()
     if unweighted is not None:
@@ -243,11 +255,22 @@ def ascii_fbx(unweighted: int | None = None) -> str:
                 + _array("KeyAttrFlags", [4], integer=True)  # linear interpolation
                 + _array("KeyAttrDataFloat", [0, 0, 0, 0]) + _array("KeyAttrRefCount", [len(KEYS)], integer=True)
                 + "\t}\n")
+    if body_moves:
+        objects += ('\tAnimationCurveNode: 4005, "AnimCurveNode::T", "" {\n\t\tProperties70:  {\n'
+                    '\t\t\tP: "d|X", "Number", "", "A",0\n\t\t\tP: "d|Y", "Number", "", "A",0\n'
+                    '\t\t\tP: "d|Z", "Number", "", "A",0\n\t\t}\n\t}\n')
+        objects += ('\tAnimationCurve: 4006, "AnimCurve::", "" {\n\t\tDefault: 0\n\t\tKeyVer: 4009\n'
+                    + _array("KeyTime", [int(round(frame / FPS * TICKS)) for frame, _ in BODY_KEYS], integer=True)
+                    + _array("KeyValueFloat", [value for _, value in BODY_KEYS])
+                    + _array("KeyAttrFlags", [4], integer=True) + _array("KeyAttrDataFloat", [0, 0, 0, 0])
+                    + _array("KeyAttrRefCount", [len(BODY_KEYS)], integer=True) + "\t}\n")
     connections = [("OO", 1001, 0), ("OO", 1002, 1001), ("OO", 1003, 1002), ("OO", 1004, 0),
                    ("OO", 2001, 1004), ("OO", 2002, 1003), ("OO", 3001, 2001), ("OO", 3002, 3001), ("OO", 3003, 3001),
                    ("OO", 1001, 3002), ("OO", 1002, 3003), ("OO", 4002, 4001), ("OO", 4003, 4002)]
     links = "".join(f'\tC: "{kind}",{a},{b}\n' for kind, a, b in connections)
     links += '\tC: "OP",4003,1002, "Lcl Rotation"\n\tC: "OP",4004,4003, "d|X"\n'
+    if body_moves:
+        links += '\tC: "OO",4005,4002\n\tC: "OP",4005,1004, "Lcl Translation"\n\tC: "OP",4006,4005, "d|X"\n'
     settings = "".join([_p("UpAxis", "int", "Integer", "", 2), _p("UpAxisSign", "int", "Integer", "", 1),
                         _p("FrontAxis", "int", "Integer", "", 1), _p("FrontAxisSign", "int", "Integer", "", -1),
                         _p("CoordAxis", "int", "Integer", "", 0), _p("CoordAxisSign", "int", "Integer", "", 1),

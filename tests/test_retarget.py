@@ -155,6 +155,21 @@ def test_naming_schemes_recognised():
         _, parts = body_parts(names)
         assert parts["leftUpperArm"] == names[-2 if style != "bvh" else 4], style
         assert parts["hips"] == names[0] and parts["leftUpperLeg"] in names, style
+    # HumanIK (Maya, MotionBuilder): Mixamo's names after the character's own name; a name some
+    # scheme knows whole keeps its prefix (Unreal's spine_01, CesiumMan's Skeleton_ joints).
+    humanik = ["Character1_Reference", "Character1_Hips", "Character1_LeftUpLeg", "Character1_LeftLeg",
+               "Character1_LeftFoot", "Character1_Spine", "Character1_Spine1", "Character1_Neck", "Character1_Head",
+               "Character1_LeftShoulder", "Character1_LeftArm", "Character1_LeftForeArm", "Character1_LeftHand",
+               "Bob_RightUpLeg", "ns:RightArm"]
+    scheme, parts = body_parts(humanik)
+    assert scheme == "bvh" and parts == {
+        "hips": "Character1_Hips", "leftUpperLeg": "Character1_LeftUpLeg", "leftLowerLeg": "Character1_LeftLeg",
+        "leftFoot": "Character1_LeftFoot", "spine": "Character1_Spine", "chest": "Character1_Spine1",
+        "neck": "Character1_Neck", "head": "Character1_Head", "leftShoulder": "Character1_LeftShoulder",
+        "leftUpperArm": "Character1_LeftArm", "leftLowerArm": "Character1_LeftForeArm",
+        "leftHand": "Character1_LeftHand", "rightUpperLeg": "Bob_RightUpLeg", "rightUpperArm": "ns:RightArm"}
+    assert body_parts(["spine_01", "pelvis", "thigh_l"])[1] == {"spine": "spine_01", "hips": "pelvis",
+                                                                "leftUpperLeg": "thigh_l"}
     _, asf = body_parts(["Hips", "Chest", "LeftCollar", "LeftShoulder", "LeftElbow", "LeftHip", "LeftKnee", "Head"])
     assert asf["leftUpperArm"] == "LeftShoulder" and asf["leftUpperLeg"] == "LeftHip" and asf["leftShoulder"] == "LeftCollar"
 

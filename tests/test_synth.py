@@ -885,3 +885,24 @@ def test_each_bvh_file_says_its_scale_up_axis_and_facing_as_render_does(tmp_path
     line = (f"boneviewer: {BVH / 'wave_hello.bvh'}: BVH scale 0.0443097, up axis +z (given) turned to +Y, forward axis "
             "+y (detected) turned 180° to +Z")
     assert said == [line, line, "boneviewer: synth: retargeted 1 capture onto 1 of 1 model"]  # the capture, the model
+
+
+def test_motion_takes_an_fbx_take_without_a_mesh(tmp_path):
+    """`synth CesiumMan.glb --motion humanik_motion.fbx`: an armature's take with no mesh (HumanIK's
+    Character1_ names) is a capture like a BVH file's, retargeted and drawn from; a file that is no
+    model at all is one line."""
+    from conftest import run_cli
+
+    take = Path(__file__).parent / "data" / "fbx" / "humanik_motion.fbx"
+    out = tmp_path / "out"
+    result = run_cli("synth", SAMPLES / "CesiumMan" / "CesiumMan.glb", "--out", out, "--count", "3", "--size",
+                     "16x16", "--workers", "1", "--motion", take)
+    assert result.returncode == 0, result.stderr
+    assert "boneviewer: synth: retargeted 1 capture onto 1 of 1 model" in result.stderr
+    data = json.loads((out / "annotations.json").read_text())
+    drawn = {(image["clip"], image["motion"]) for image in data["images"]}
+    assert ("Scene", "humanik_motion.fbx") in drawn and drawn <= {("Scene", "humanik_motion.fbx"), ("animation0", None)}
+    (tmp_path / "notes.txt").write_text("not a capture")
+    result = run_cli("synth", SAMPLES / "CesiumMan" / "CesiumMan.glb", "--out", tmp_path / "o2", "--count", "1",
+                     "--motion", tmp_path / "notes.txt")
+    assert result.returncode == 2 and "expected a .bvh capture (or an FBX, glTF or USD file" in result.stderr

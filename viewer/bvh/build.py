@@ -18,16 +18,15 @@ import logging
 import numpy as np
 
 from ..errors import ViewerError
-from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
+from ..model import NodeTable, Scene, TransformNode
 from ..model.animation import AnimationChannel, AnimationClip
 from ..model.axes import AXES, axis_name, axis_vector, facing_rotation, vector_axis
 from ..model.bone_names import body_parts
-from ..model.material import srgb_to_linear
+from ..model.figure import BONE_COLOR, capsule_mesh, capsules, skeleton_figure  # noqa: F401 (also imported from here)
 from ..model.transforms import compose, quaternion_product
 from .parse import Motion
 
 FIGURE_HEIGHT = 1.7  # scale=None: the first frame spans this along Y (a person in metres)
-BONE_COLOR = tuple(srgb_to_linear((0.80, 0.66, 0.52, 1.0)))  # a linear base colour factor: this display colour
 
 
 def up_rotation(up: str) -> np.ndarray:
@@ -223,17 +222,15 @@ def build_scene(motion: Motion, name: str, scale: float | None, up: str | None,
     logging.getLogger("boneviewer").info(f"{name}: {describe_import(imported)}")
 
     table = NodeTable(len(joints))
-    skeleton = Skeleton(name)
-    nodes, bones = [], []
+    nodes = []
     rest_local = compose(np.ones((len(joints), 3)), rest_rotations, rest_translations)
     for j, joint in enumerate(joints):
         node = TransformNode(joint.name, None if joint.parent < 0 else nodes[joint.parent], table=table)
         node.set_trs(rest_translations[j], rest_rotations[j], (1.0, 1.0, 1.0))
-        bone = Bone(joint.name, skeleton, None if joint.parent < 0 else bones[joint.parent],
-                    local_matrix=rest_local[j], bind_matrix=rest_local[j], index=j)
-        bone.link_transform_node(node)
         nodes.append(node)
-        bones.append(bone)
+    rest_world = world_positions(parents, rest_rotations, rest_translations)
+    skeleton, mesh = skeleton_figure(name, nodes, parents, rest_local, rest_world)
+    bones = skeleton.bones
     for j, joint in enumerate(joints):
         if joint.end_site:
             bones[j].length = 0.0
@@ -252,8 +249,6 @@ def build_scene(motion: Motion, name: str, scale: float | None, up: str | None,
                                                  np.ascontiguousarray(rotations[:, j]), checked=True))
         animations.append(AnimationClip(name.rsplit(".", 1)[0], channels))
 
-    rest_world = world_positions(parents, rest_rotations, rest_translations)
-    mesh = capsule_mesh(name, rest_world, parents, skeleton)
     scene = Scene(name, [mesh], nodes=nodes, animations=animations)
     scene.bvh_import = imported
     return scene
@@ -280,58 +275,3 @@ def _keep_hemisphere(quaternions: np.ndarray) -> None:
     dots = np.einsum("fjk,fjk->fj", quaternions[1:], quaternions[:-1])
     flips = np.cumsum(dots < 0, axis=0) % 2
     quaternions[1:][flips.astype(bool)] *= -1.0
-
-
-def capsule_mesh(name: str, positions: np.ndarray, parents: list[int], skeleton: Skeleton) -> SkinnedMesh:
-    """A capsule from each joint to each of its children, weighted 1 to the joint's bone."""
-    segments = [(parent, j) for j, parent in enumerate(parents) if parent >= 0
-                and np.linalg.norm(positions[j] - positions[parent]) > 0]
-    extent = positions.max(axis=0) - positions.min(axis=0) if len(positions) else np.ones(3)
-    size = float(np.linalg.norm(extent)) or 1.0
-    if segments:
-        owners, children = np.array(segments).T
-        starts, ends = positions[owners], positions[children]
-        lengths = np.array([np.linalg.norm(axis) for axis in ends - starts])
-        radii = np.minimum(0.3 * lengths, 0.025 * size)
-    else:  # a lone joint: a small ball
-        owners, starts, radii = np.zeros(1, int), positions[:1], np.array([0.05])
-        ends = starts + [0, 1e-3, 0]
-    all_positions, all_normals, indices = capsules(starts, ends, radii)
-    joints = np.zeros((len(all_positions), 4), dtype=np.int32)
-    joints[:, 0] = np.repeat(owners, len(all_positions) // len(owners))
-    weights = np.zeros(joints.shape, dtype=np.float32)
-    weights[:, 0] = 1.0
-    return SkinnedMesh(name, all_positions, indices, skeleton,
-                       joints=joints, weights=weights, normals=all_normals, base_color=BONE_COLOR)
-
-
-def capsules(starts, ends, radii, segments: int = 10, rings: int = 3):
-    """(positions, normals, indices) of one capsule per row, its axis running from ``starts[k]``
-    to ``ends[k]``, all in one mesh (capsule k's vertices after capsule k - 1's). Made at once,
-    each capsule's numbers as it alone would get them."""
-    starts, ends = np.asarray(starts, float).reshape(-1, 3), np.asarray(ends, float).reshape(-1, 3)
-    radii = np.asarray(radii, float).reshape(-1)
-    axes = ends - starts
-    lengths = np.array([np.linalg.norm(axis) for axis in axes])  # a vector's norm, as for one
-    d = axes / lengths[:, None]
-    helper = np.where((np.abs(d[:, 2]) < 0.9)[:, None], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0])
-    u = np.cross(helper, d)
-    u /= np.array([np.linalg.norm(row) for row in u])[:, None]
-    v = np.cross(d, u)
-    # Latitudes from the start pole to the end pole; the end hemisphere is moved by the length.
-    theta = np.concatenate([np.linspace(0, np.pi / 2, rings + 1), np.linspace(np.pi / 2, np.pi, rings + 1)])
-    shift = np.zeros((len(starts), 2 * (rings + 1)))
-    shift[:, rings + 1:] = lengths[:, None]
-    phi = np.linspace(0, 2 * np.pi, segments + 1)
-    t, p = np.meshgrid(theta, phi, indexing="ij")
-    d, u, v = d[:, None, None], u[:, None, None], v[:, None, None]  # (capsules, 1, 1, 3)
-    unit = (-np.cos(t))[..., None] * d + (np.sin(t) * np.cos(p))[..., None] * u + (np.sin(t) * np.sin(p))[..., None] * v
-    positions = starts[:, None, None] + radii[:, None, None, None] * unit + shift[:, :, None, None] * d
-    rows = len(theta) - 1
-    r, s = np.meshgrid(np.arange(rows), np.arange(segments), indexing="ij")
-    a = r * (segments + 1) + s
-    b = a + segments + 1
-    indices = np.stack([a, a + 1, b, a + 1, b + 1, b], axis=-1).reshape(-1)
-    vertices = len(theta) * (segments + 1)
-    indices = (indices + vertices * np.arange(len(starts))[:, None]).reshape(-1)
-    return positions.reshape(-1, 3), unit.reshape(-1, 3), indices

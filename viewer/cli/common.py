@@ -324,8 +324,9 @@ def add_motion_options(parser, bone_map: bool = True) -> None:
     its own --bone-map that takes the map too, as render does) --bone-map MAP.json."""
     group = parser.add_argument_group("BVH, FBX and USD files, and motion from another file")
     add_bvh_options(group)
-    group.add_argument("--motion", type=Path, metavar="FILE.bvh|FILE.glb",
-                       help="retarget a clip of this file onto the model and play it")
+    group.add_argument("--motion", type=Path, metavar="FILE",
+                       help="retarget a clip of this file onto the model and play it: a BVH capture, or a glTF, FBX "
+                            "or USD file with a clip (a character's, or a skeleton's with no mesh)")
     group.add_argument("--motion-clip", metavar="NAME", help="the --motion file's clip (default: its first)")
     if bone_map:
         group.add_argument("--bone-map", dest="motion_bone_map", type=Path, metavar="MAP.json",

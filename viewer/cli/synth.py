@@ -71,8 +71,9 @@ def add_parser(commands, common):
                             "start over (without it, such a run is refused, naming the options that differ)")
     group = synth.add_argument_group("motion")
     add_bvh_options(group)
-    group.add_argument("--motion", type=Path, metavar="FILE.bvh|DIR",
-                       help="BVH captures (a file, or every .bvh under a folder), each retargeted onto each model it "
+    group.add_argument("--motion", type=Path, metavar="FILE|DIR",
+                       help="BVH captures (a file, or every .bvh under a folder; a file may also be an FBX, glTF or "
+                            "USD file with a skeleton and its motion), each retargeted onto each model it "
                             "fits and drawn from beside the model's own clips; a model no capture fits keeps its own "
                             "clips (without any, it is left out), a capture under DIR that does not load is left out, "
                             "and one line says what was retargeted and what was left out, and why")
@@ -128,8 +129,11 @@ def run(args) -> int:
     environments = synth_environments(args)
     if args.motion is not None and not args.motion.exists():
         raise ViewerError(f"--motion {args.motion}: {why_missing(args.motion, 'file or folder')}")
-    if args.motion is not None and args.motion.is_file() and args.motion.suffix.lower() != ".bvh":
-        raise ViewerError(f"--motion {args.motion}: expected a .bvh capture or a folder of them")
+    from ..loaders import MODEL_SUFFIXES
+
+    if args.motion is not None and args.motion.is_file() and args.motion.suffix.lower() not in MODEL_SUFFIXES:
+        raise ViewerError(f"--motion {args.motion}: expected a .bvh capture (or an FBX, glTF or USD file with a "
+                          "skeleton and its motion) or a folder of .bvh captures")
     if args.bone_map is not None and args.motion is None:
         raise ViewerError("--bone-map MAP.json|DIR goes with --motion: give the captures to retarget")
     if args.bone_map is not None and not args.bone_map.exists():

@@ -25,6 +25,7 @@ from ..model import Bone, NodeTable, Scene, Skeleton, SkinnedMesh, TransformNode
 from ..model.animation import AnimationChannel, AnimationClip
 from ..model.arrays import distinct
 from ..model.axes import FileAxes, axis_vector
+from ..model.figure import figure_of
 from ..model.material import Material, TextureSlot
 from ..model.mesh import Submesh
 from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel
@@ -75,8 +76,9 @@ def build_scene(doc: dict, arrays: dict, path: Path, file_axes: bool = False) ->
             continue
         group = None
         if any(node in nodes for node in spec["clusters"]):
-            _to_bind_world(data, conversion)
+            place = _to_bind_world(data, conversion)
             group = _group_for(groups, spec["clusters"], data["binds"], nodes)
+            _follow_mesh_nodes(group, spec, data, place, nodes)
         built.append((spec, data, group))
     for group in groups:
         _skeleton(group, specs, nodes, world, len(groups))
@@ -99,7 +101,15 @@ def build_scene(doc: dict, arrays: dict, path: Path, file_axes: bool = False) ->
             for k, channel in enumerate(spec["channels"]):
                 by_channel.setdefault(channel["element_id"], []).append((mesh, k))
     if not skinned and not static:
-        raise ViewerError("the file has no meshes to show")
+        # A skeleton and no mesh (a take from MotionBuilder, Mixamo's "without skin", a mocap
+        # delivery): drawn as a BVH file is, its joints the LimbNodes.
+        try:
+            figure = figure_of(path.name, [nodes[i] for i, spec in enumerate(specs) if spec.get("bone") and i in nodes])
+        except ViewerError as error:
+            raise ViewerError(f"the skeleton: {error}") from None
+        if figure is None:
+            raise ViewerError("the file has no meshes to show, and no skeleton")
+        skinned.append(figure)
     animations = [_clip(k, stack, nodes, specs, arrays, conversion, by_channel)
                   for k, stack in enumerate(doc["stacks"])]
     animations = [clip for clip in animations if clip is not None]
@@ -169,6 +179,34 @@ def _to_bind_world(data: dict, conversion: Conversion) -> None:
     place = data["bind_world"] @ conversion.matrix
     move_vertex_data(data, place)
     data["binds"] = np.linalg.inv(place) @ data["binds"]
+    return place
+
+
+def _follow_mesh_nodes(group: dict, spec: dict, data: dict, place: np.ndarray, nodes: dict) -> None:
+    """A skinned mesh's vertices that no cluster moves (all weights zero, or only clusters without
+    a bone) follow the mesh's own node, as Maya, Blender and ufbx draw them: each node that shows
+    the mesh joins the skeleton as a joint whose bind is the mesh's world at bind (its inverse bind
+    takes a vertex back into the mesh's own space), so that such a vertex lands at
+    ``v @ world(mesh node)`` in every pose, on the GPU and the CPU alike. A node already a joint
+    with another bind keeps its bind; the vertices then stay where they were bound (said once)."""
+    valid = np.array([node in nodes for node in spec["clusters"]] + [False])
+    joints = np.where(data["joints"] < len(spec["clusters"]), data["joints"], len(spec["clusters"]))
+    data["unweighted"] = still = ~((data["weights"] > 0) & valid[joints]).any(axis=1)
+    if not still.any():
+        return
+    bind = np.linalg.inv(place)
+    followers = group.setdefault("followers", {})
+    for instance in spec["instances"]:
+        node = instance["node"]
+        if node not in nodes:
+            continue
+        held = group["binds"].get(node, followers.get(node))
+        if held is not None and not np.allclose(held, bind, rtol=1e-5, atol=1e-6 * _size(bind)):
+            spec["notes"].append(f"node {nodes[node].name!r} is a bone too: the vertices no bone moves stay "
+                                 "where they were bound")
+            continue
+        followers[node] = bind
+        data.setdefault("follow", set()).add(node)
 
 
 def _group_for(groups: list[dict], clusters: list[int], binds: np.ndarray, nodes: dict) -> dict:
@@ -207,6 +245,11 @@ def _skeleton(group: dict, specs: list[dict], nodes: dict, world: dict, count: i
     cluster; a node between joints keeps its place under its parent), relative to the skeleton
     root's parent, where the meshes are placed; the nodes keep the file's own pose (Blender, for
     one, writes the pose at the frame it exported from, not the bind pose)."""
+    followers = group.get("followers", {})
+    for node, bind in followers.items():  # mesh nodes that vertices follow (see _follow_mesh_nodes)
+        held = group["binds"].setdefault(node, bind)
+        if held is not bind and not np.allclose(held, bind, rtol=1e-5, atol=1e-6 * _size(bind)):
+            followers[node] = None  # a later skin's joint with another bind: its vertices stay where bound
     joints = list(group["binds"])
     parent_of = {i: spec["parent"] for i, spec in enumerate(specs)}
     depth = _depths(specs)
@@ -292,6 +335,11 @@ def _mesh(name: str, spec: dict, data: dict, materials: list, group: dict | None
     joints = rows[data["joints"]]
     weights = np.where(joints < 0, 0.0, data["weights"])  # a cluster without a bone moves nothing
     joints = np.maximum(joints, 0)
+    follows = node in data.get("follow", ()) and group["followers"][node] is not None
+    row = group["rows"].get(node) if follows else None
+    if row is not None:  # the vertices no bone moves follow the mesh's node
+        still = data["unweighted"]
+        joints[still, 0], weights[still, 0] = row, 1.0
     held = hold_unweighted(group["skeleton"], name, joints, weights)
     if held:
         log.info(f"mesh {name!r}: {held} vertices no bone moves stay where they were bound")

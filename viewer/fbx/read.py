@@ -190,6 +190,7 @@ def _node(node) -> dict:
         "name": str(node.name), "parent": -1 if parent is None or parent.is_root else int(parent.typed_id),
         "root": bool(node.is_root), "t": [t.x, t.y, t.z], "r": [r.x, r.y, r.z, r.w], "s": [s.x, s.y, s.z],
         "helper": "geometry" if node.is_geometry_transform_helper else "scale" if node.is_scale_helper else "",
+        "bone": keep(node.bone) is not None,  # a LimbNode (a skeleton's joint), mesh or not
     }
 
 

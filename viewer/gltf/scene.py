@@ -19,6 +19,7 @@ from ..errors import ViewerError
 from ..model import Bone, NodeTable, Scene, Skeleton, TransformNode, transforms
 from ..model.batch import SINGULAR_BIND
 from ..model.checks import LIMIT_TEXT, MAX_MAGNITUDE, fits
+from ..model.figure import figure_of
 from ..model.light import PunctualLight
 from ..model.mesh import bounds, place_points, skin_positions
 from .animation import read_clips
@@ -71,15 +72,21 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
             mesh = read_mesh(file, mesh_index, i, world_matrix=world[i])
             mesh.world_node = nodes[i]
             static.append(mesh)
+    figure = None
     if not skinned and not static:
-        where = "" if chosen is None else f" in scene {chosen}"
-        raise file.error(f"the file has no meshes to show{where}")
+        # A skeleton and its motion, no mesh: drawn as a BVH file is (model.figure), its joints
+        # the skins' joints, else the nodes the animations move.
+        figure = figure_of(file.path.name, [nodes[j] for j in _figure_joints(file.document, shown)])
+        if figure is None:
+            where = "" if chosen is None else f" in scene {chosen}"
+            raise file.error(f"the file has no meshes to show{where}, and no skeleton")
+        skinned.append(figure)
     morphed: dict[int, list] = {}
     for mesh in skinned + static:
         if mesh.morph_targets is not None:
             morphed.setdefault(mesh.node_index, []).append(mesh)
     animations = read_clips(file, nodes, morphed)
-    rest_bounds = _rest_bounds(file, skinned, skins_of, static, world, skeletons)
+    rest_bounds = None if figure is not None else _rest_bounds(file, skinned, skins_of, static, world, skeletons)
     try:
         scene = Scene(file.path.name, skinned, nodes=nodes, animations=animations, static_meshes=static,
                       rest_bounds=rest_bounds)
@@ -92,6 +99,17 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     scene.lights = _lights(file, nodes, shown)
     file.log_warnings()
     return scene
+
+
+def _figure_joints(document: dict, shown: set[int] | None) -> list[int]:
+    """The joints of a file with no mesh to show: its skins' joints, else the nodes its
+    animations move (not their morph weights), in the scene shown, in node order."""
+    joints = {j for skin in document["skins"] for j in skin["joints"]}
+    if not joints:
+        joints = {channel["target"]["node"] for animation in document["animations"]
+                  for channel in animation["channels"]
+                  if channel["target"].get("node") is not None and channel["target"]["path"] != "weights"}
+    return sorted(j for j in joints if shown is None or j in shown)
 
 
 def _rest_bounds(file: GltfFile, skinned: list, skins_of: list[int], static: list, world: list[np.ndarray],

@@ -3,7 +3,9 @@ body part to the names that scheme gives it.
 
 Body parts follow VRM's humanoid names (hips, spine, chest, ..., leftUpperArm, leftLowerArm).
 A skeleton is read with the scheme that recognises most of its bones; names are compared without
-case and without the prefixes exporters add (``mixamorig:``, ``mixamorig_``, Rigify's ``DEF-``).
+case and without the prefixes exporters add (``mixamorig:``, ``mixamorig_``, Rigify's ``DEF-``), and
+a name no table knows is tried again without its first ``<word>_`` or ``<word>:``: the character's
+name HumanIK (Maya, MotionBuilder) puts before every bone (``Character1_LeftUpLeg``), or a namespace.
 Left/right pairs are written once with ``{L}`` / ``{R}`` placeholders, filled in per scheme side
 spelling.
 """
@@ -26,7 +28,8 @@ LIMB_PARENT = {f"{side}{part}": f"{side}{parent}" for side in ("left", "right")
 
 # scheme -> (left spelling, right spelling), {part: names}; a part's {S}-names use the side.
 SCHEMES: dict[str, tuple[tuple[str, str], dict[str, tuple[str, ...]]]] = {
-    # BVH conversions of CMU and most mocap exports, and Mixamo (with mixamorig: stripped).
+    # BVH conversions of CMU and most mocap exports, Mixamo (with mixamorig: stripped) and HumanIK
+    # (Maya, MotionBuilder; with the character's name, Character1_, stripped).
     "bvh": (("Left", "Right"), {
         "hips": ("Hips", "Hip", "Pelvis", "Root"),
         "spine": ("Spine", "LowerBack", "Spine1_1", "Abdomen"),
@@ -107,6 +110,9 @@ SCHEMES: dict[str, tuple[tuple[str, str], dict[str, tuple[str, ...]]]] = {
 
 # Prefixes exporters put before every bone name.
 PREFIXES = re.compile(r"^(mixamorig\d*[:_]|def-|org-|bip01[ _]|armature[|:])", re.IGNORECASE)
+# A prefix of the exporter's own choosing (HumanIK's character name, a Maya namespace): taken off
+# only where the whole name is not known, so that ``spine_01`` or ``Skeleton_neck_joint_1`` stay.
+NAMED_PREFIX = re.compile(r"^[^_:|\s]+[_:|]")
 
 
 def _scheme_tables() -> dict[str, dict[str, str]]:
@@ -143,11 +149,12 @@ def body_parts(names) -> tuple[str | None, dict[str, str]]:
     (None, {}) when none recognises a body part. The first bone of a part wins."""
     names = list(names)
     plain = [plain_name(n) for n in names]
+    bare = [NAMED_PREFIX.sub("", key, count=1) for key in plain]
     best, best_parts = None, {}
     for scheme, table in TABLES.items():
         parts: dict[str, str] = {}
-        for name, key in zip(names, plain):
-            part = table.get(key)
+        for name, key, short in zip(names, plain, bare):
+            part = table.get(key) or table.get(short)
             if part is not None and part not in parts:
                 parts[part] = name
         if len(parts) > len(best_parts):

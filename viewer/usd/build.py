@@ -28,6 +28,7 @@ from ..model.checks import OUT_OF_RANGE, fits
 from ..model.material import Material, TextureSlot
 from ..model.mesh import Submesh, vertex_normals
 from ..model.morph import MorphAnimationClip, MorphTargets, MorphWeightChannel, PointCacheChannel
+from ..model.figure import figure_of
 from ..model.polygons import checked_indices, hold_unweighted, move_vertex_data, polygon_arrays, strongest_influences
 from ..model.transforms import compose, decompose
 
@@ -93,7 +94,12 @@ def build_scene(doc: dict, arrays: dict, path: Path, keep_axes: bool = False) ->
         if spec.get("cache"):
             caches.append((mesh, m, spec["cache"]))
     if not skinned and not static:
-        raise ViewerError("the stage has no meshes to show")
+        # Skeletons and their motion, no mesh: drawn as a BVH file is (model.figure).
+        for built, spec in zip(skeletons, doc["skeletons"]):
+            name = path.name if len(skeletons) == 1 else f"{path.name} {spec['name']}"
+            skinned.append(figure_of(name, built.joints))
+        if not skinned:
+            raise ViewerError("the stage has no meshes to show, and no skeleton")
     clips: dict[str, list] = {}
     for k, spec in enumerate(doc["skeletons"]):
         for c, clip in enumerate(spec["clips"]):

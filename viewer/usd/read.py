@@ -126,6 +126,12 @@ def read(path: str):
                     _influences(query, skeleton, entry, doc, blobs, UsdSkel)
                     _blend_shapes(prim, query, entry, blobs, UsdSkel)
                     _point_cache(prim, entry, doc, blobs, Usd, UsdGeom)
+        if not meshes:  # a skeleton and its motion, no mesh: every Skeleton under a SkelRoot
+            for root in roots:
+                for prim in Usd.PrimRange(root.GetPrim(), Usd.TraverseInstanceProxies()):
+                    if prim.IsA(UsdSkel.Skeleton):
+                        _skeleton(_Unbound(UsdSkel.Skeleton(prim)), cache, root, stage, doc, blobs, Usd, UsdGeom,
+                                  UsdSkel, first)
         for prim in meshes:
             if str(prim.GetPath()) not in skinned_meshes:
                 entry = _mesh(prim, doc, blobs, materials, Ar, Usd, UsdGeom, UsdShade, first)
@@ -136,6 +142,16 @@ def read(path: str):
     except Tf.ErrorException as error:
         raise FileProblem(_tf_message(error, path)) from None
     return doc, blobs
+
+
+class _Unbound:
+    """A Skeleton no mesh binds, standing in for the binding ``_skeleton`` reads it from."""
+
+    def __init__(self, skeleton):
+        self.skeleton = skeleton
+
+    def GetSkeleton(self):  # noqa: N802 (UsdSkel.Binding's name)
+        return self.skeleton
 
 
 def _matrix(matrix) -> list:
