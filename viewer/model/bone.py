@@ -59,6 +59,7 @@ class Bone:
         self._parent: Bone | None = parent
         self.children: list[Bone] = []
         self._linked_node: TransformNode | None = None
+        self._file_pose: np.ndarray | None = None  # see get_file_pose_matrix
         self._batch = skeleton.batch
         # The bone's row in the skeleton's arrays; the batch moves rows (and updates this)
         # when it reorders them by depth.
@@ -222,6 +223,15 @@ class Bone:
     def set_current_pose_as_rest(self) -> None:
         """The current local matrix becomes the rest matrix (Babylon's setCurrentPoseAsRest)."""
         self.set_rest_matrix(self.get_local_matrix())
+
+    def get_file_pose_matrix(self) -> np.ndarray:
+        """The local matrix of the pose the bone's file shows (what is drawn as loaded, no clip
+        playing): its rest, unless the loader set another (an FBX file's joints are saved in a
+        pose of their own, while the loader makes the skin's bind their rest)."""
+        return self.get_rest_matrix() if self._file_pose is None else read_only(self._file_pose)
+
+    def set_file_pose_matrix(self, matrix) -> None:
+        self._file_pose = finite_array(matrix, (4, 4), f"bone {self.name!r} file pose matrix").copy()
 
     def _check_bind(self, bind: np.ndarray) -> None:
         if not transforms.singularity_one(bind) > SINGULAR_BIND:

@@ -145,7 +145,9 @@ def sample_channel(channel, times: np.ndarray) -> np.ndarray:
 
 class SkeletonFrames:
     """A skeleton's bones (parents first) with their world matrices at each of ``times`` under a
-    clip (rest where the clip has no channel), and their rest world matrices."""
+    clip (the file's pose where the clip has no channel), and their world matrices in the pose
+    their file shows (``rest_world``: what is drawn as loaded, which for most formats is the
+    rest; an FBX file's joints are saved in a pose that need not be its skin's bind)."""
 
     def __init__(self, scene, skeleton, clip, times: np.ndarray):
         bones = list(skeleton.bones)
@@ -155,7 +157,7 @@ class SkeletonFrames:
         self.parents = [position.get(id(b.get_parent()), -1) for b in bones]
         self.order = sorted(range(len(bones)), key=self.depth)
         self.placement = placement_matrix(scene, skeleton)
-        rest_local = np.array([b.get_rest_matrix() for b in bones]).reshape(-1, 4, 4)
+        rest_local = np.array([b.get_file_pose_matrix() for b in bones]).reshape(-1, 4, 4)
         self.rest_scaling, self.rest_rotation, self.rest_translation = decompose(rest_local)
         self.rest_world = self._world(rest_local[None])[0]
         frames = len(times)
@@ -441,6 +443,11 @@ class Retargeting:
                 world[:, i] = rest_local @ parent_world
         translations = {} if hips_translation is None else {target.index[self.hips]: hips_translation}
         translations.update(self._place_detached_limbs(world, s_pos, t_rest_pos))
+        # The mapped bones' other translations and scales held where the world above put them
+        # (the file's pose), whatever another clip left in their nodes: what is drawn is that world.
+        ends = np.array([self.times[0], self.times[-1]]) if len(self.times) > 1 else self.times[:1]
+        held = [(i, "translation", target.rest_translation[i]) for i in local_rotations if i not in translations]
+        held += [(i, "scale", target.rest_scaling[i]) for i in local_rotations]
         self.target_world = world  # filled for the mapped bones and their ancestors only
         channels = []
         times = self.times
@@ -452,8 +459,10 @@ class Retargeting:
             node = target.bones[i].get_pose_target()
             channels.append(AnimationChannel(node, "translation", times, np.ascontiguousarray(translation),
                                              checked=True))
-        # Unmapped bones hold their rest (two keys each, whatever pose another clip left).
-        ends = np.array([times[0], times[-1]]) if len(times) > 1 else times[:1]
+        for i, path, value in held:
+            channels.append(AnimationChannel(target.bones[i].get_pose_target(), path, ends,
+                                             np.tile(value, (len(ends), 1)), checked=True))
+        # Unmapped bones hold the file's pose (two keys each, whatever pose another clip left).
         for i, bone in enumerate(target.bones):
             if bone.name in self.bone_map or bone.index == -1:
                 continue
