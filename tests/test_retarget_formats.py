@@ -120,3 +120,31 @@ def test_a_capture_on_the_file_is_the_capture_on_its_gltf_export(name, usd_folde
     # Not vacuous: the capture moves the model away from the pose it was loaded in.
     loaded = load_model(model_path(name, usd_folder))
     assert differing_fraction(headless.render(loaded, camera, options), exported) > 0.01, name
+
+
+def test_the_mocap_page_commands_run_in_order(tmp_path, cli):
+    """docs/mocap.md's blocks that export, in one folder: each command writes what it says; the
+    capture drawn on the Maya-style FBX is the capture drawn on its glTF export, and both differ
+    from the figure as loaded (as the page's pictures show)."""
+    import re
+    import shlex
+
+    from PIL import Image
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "mocap.md").read_text()
+    blocks = [block for block in re.findall(r"```sh\n(.*?)```", page, re.S) if "boneviewer export" in block]
+    assert len(blocks) == 2
+    (tmp_path / "tests").symlink_to(root / "tests")
+    for block in blocks:
+        for line in block.splitlines():
+            result = cli(*shlex.split(line)[1:], cwd=tmp_path, timeout=300)
+            assert result.returncode == 0 and "wrote" in result.stdout, (line, result.stderr[-2000:])
+
+    def picture(name):
+        return np.asarray(Image.open(tmp_path / name))
+
+    assert differing_fraction(picture("figure-wave.png"), picture("figure-glb-wave.png")) < 0.005
+    assert differing_fraction(picture("figure-wave.png"), picture("figure.png")) > 0.01
+    jacks = picture("jacks.png")[..., :3].astype(int)
+    assert (np.abs(jacks - jacks[0, 0]).max(axis=2) > 40).mean() > 0.05  # CesiumMan is drawn
