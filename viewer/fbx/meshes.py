@@ -43,12 +43,9 @@ def _influences(spec: dict, arrays: dict, prefix: str, point_count: int, vertex_
         raise ViewerError(f"{what}: a skin weight is not a finite number")
     joints, weights, extra = strongest_influences(point, np.repeat(np.arange(len(counts)), counts), weight,
                                                   point_count)
-    binds = arrays[prefix + ".binds"].reshape(-1, 4, 4)
-    # Where the geometry was in the world when it was bound: geometry to the first cluster's bone,
-    # then that bone's world at bind (every cluster of a skin gives the same).
-    bind_world = binds[0] @ arrays[prefix + ".bind_link"].reshape(4, 4) if len(binds) else np.eye(4)
     return {"joints": joints[vertex_point], "weights": weights[vertex_point], "extra": extra[vertex_point],
-            "binds": binds, "bind_world": bind_world}
+            "binds": arrays[prefix + ".binds"].reshape(-1, 4, 4),
+            "bind_world": arrays[prefix + ".bind_world"].reshape(4, 4)}
 
 
 def _blend_shapes(spec: dict, arrays: dict, prefix: str, point_count: int, vertex_point: np.ndarray, what: str) -> dict:
