@@ -291,6 +291,12 @@ def test_an_fbx_bound_lying_and_saved_standing_is_retargeted_standing(wave):
     at = posed_at(result, 1.0)  # the capture's T-pose: upright, the left hand out to the figure's left
     assert at["neck_joint_2"][1] - at["leg_joint_L_5"][1] > 0.8 * height
     assert at["arm_joint_L_3"][0] > 0.3 > -0.3 > at["arm_joint_R_3"][0]
+    # The file's pose is not the rest (the bind) until a rest is set anew (the current pose, here).
+    again = load_model(LYING).skeletons[0]
+    root = again.bones[0]
+    assert not np.allclose(root.get_file_pose_matrix(), root.get_rest_matrix(), atol=1e-3)
+    again.set_current_pose_as_rest()
+    assert np.array_equal(root.get_file_pose_matrix(), root.get_rest_matrix())
 
 
 @pytest.mark.parametrize("target", ["glb", "usdz"])

@@ -219,6 +219,7 @@ class Bone:
 
     def set_rest_matrix(self, matrix) -> None:
         self._batch.rows.rest[self.slot] = finite_array(matrix, (4, 4), f"bone {self.name!r} rest matrix")
+        self._file_pose = None  # a rest set anew is the pose to start from
 
     def set_current_pose_as_rest(self) -> None:
         """The current local matrix becomes the rest matrix (Babylon's setCurrentPoseAsRest)."""
@@ -227,11 +228,14 @@ class Bone:
     def get_file_pose_matrix(self) -> np.ndarray:
         """The local matrix of the pose the bone's file shows (what is drawn as loaded, no clip
         playing): its rest, unless the loader set another (an FBX file's joints are saved in a
-        pose of their own, while the loader makes the skin's bind their rest)."""
+        pose of their own, while the loader makes the skin's bind their rest) and no rest was set
+        since."""
         return self.get_rest_matrix() if self._file_pose is None else read_only(self._file_pose)
 
     def set_file_pose_matrix(self, matrix) -> None:
-        self._file_pose = finite_array(matrix, (4, 4), f"bone {self.name!r} file pose matrix").copy()
+        """Set the file's pose (a loader's); None: the rest is the file's pose again."""
+        self._file_pose = None if matrix is None else \
+            finite_array(matrix, (4, 4), f"bone {self.name!r} file pose matrix").copy()
 
     def _check_bind(self, bind: np.ndarray) -> None:
         if not transforms.singularity_one(bind) > SINGULAR_BIND:
