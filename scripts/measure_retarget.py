@@ -1,14 +1,18 @@
-"""The retargeting measure: for every mapped target bone whose mapped child is matched, the angle
-between the target's bone direction (joint to mapped child, world space, as the new clip poses the
-model) and the source's (after the aligning rotation), at every frame; prints the worst per bone
-and overall (issue 21: under 0.5 degrees).
+"""The retargeting measure, on what is drawn: for every mapped target bone whose mapped child is
+matched, the angle between the target's bone direction as the new clip poses the model (joint to
+mapped child: the skeleton as drawn, in the world after the reader's axis and unit conversion) and
+the capture's in its own world, turned only about +Y to face where the target faces, at every
+frame; prints the worst per bone and overall (issue 21: under 0.5 degrees). A target drawn tilted
+or on its side from the capture counts, whatever the retargeting's own alignment says (issue 47:
+the measure taken after that alignment said 0.0007 degrees of an FBX character drawn on its side);
+a source pair of zero length (CMU's lowerback) has no direction and is left out.
 
     python scripts/measure_retarget.py SOURCE TARGET [--clip NAME] [--bone-map MAP.json] [--every N]
     python scripts/measure_retarget.py tests/data/bvh/wave_hello.bvh \\
         tests/data/gltf-samples/CesiumMan/CesiumMan.glb --bone-map assets/bone-maps/CesiumMan.json
 
-SOURCE and TARGET are .bvh, .glb or .gltf files; exit status 1 when the worst angle is 0.5 degrees
-or more, 2 for bad input.
+SOURCE and TARGET are any model files boneviewer reads (.bvh, .glb, .gltf, .fbx, USD); exit status
+1 when the worst angle is 0.5 degrees or more, 2 for bad input.
 """
 
 from __future__ import annotations

@@ -111,7 +111,9 @@ def test_renamed_joints_are_one_loader_warning_and_a_finding_each(tmp_path, warn
 def test_the_recorded_captures_pass(name):
     report = check_file(BVH / name)
     assert report.loaded
-    assert [f for f in report.findings if f.severity in (ERROR, WARNING)] == []
+    # CMU's skeleton has joints at their parent's place (LHipJoint, lowerback, the collars): said, as they are.
+    expected = {"bone-zero-length"} if name == "jumping_jacks_start.bvh" else set()
+    assert {f.code for f in report.findings if f.severity in (ERROR, WARNING)} == expected
     assert report.bones > 5 and report.vertices > 0 and len(report.clips) == 1
 
 

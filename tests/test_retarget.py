@@ -254,3 +254,102 @@ def test_the_measure_script_prints_the_worst_angle():
     last = result.stdout.strip().splitlines()[-1]
     assert last.startswith("worst over every frame and bone: ") and last.endswith("degrees (under 0.5)")
     assert "LeftHip" not in result.stdout and "LeftUpLeg -> LeftLeg" in result.stdout
+
+
+# --- what is drawn (issue 47) ------------------------------------------------------------------------
+JACKS = BVH / "jumping_jacks_start.bvh"
+LYING = DATA / "fbx" / "riggedfigure_bound_lying.fbx"
+
+
+def test_the_measure_sees_a_target_drawn_on_its_side():
+    """A retargeting whose alignment lies the target down (as one that took an FBX file's bind
+    pose, lying, for the pose the file is drawn in) draws the capture on its side: the measure
+    looks at the skeleton as drawn against the capture in its world, so it says so, where a
+    measure taken against the retargeting's own alignment saw nothing wrong."""
+
+    class OnItsSide(Retargeting):
+        def _align(self):
+            super()._align()
+            side = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])  # +Y to +Z: lying
+            self.align = self.align @ side
+
+    figure = load_model(DATA / "gltf-samples" / "RiggedFigure" / "RiggedFigure.gltf")
+    wreck = OnItsSide(load_bvh(WAVE), figure)
+    worst, rows = retarget_error(wreck, every=20)
+    assert worst > 80.0 and len(rows) >= 14
+    assert retarget_error(Retargeting(load_bvh(WAVE), figure), every=20)[0] < WORST
+
+
+def test_an_fbx_bound_lying_and_saved_standing_is_retargeted_standing(wave):
+    """tests/data/fbx/riggedfigure_bound_lying.fbx (tests/fbx_blender/make_bound_lying.py): the skin's
+    bind, the clusters' TransformLink, lies on its back; the joints are saved standing with the arms
+    lowered, and that is what is drawn. The reader keeps the bind as the bones' rest (each joint's
+    world at bind, from its own cluster) and the saved pose as what the file shows; retargeting starts
+    from what is drawn, so the figure stands and does what the capture does."""
+    scene = load_model(LYING)
+    skeleton = scene.skeletons[0]
+    skeleton.prepare()
+    place = placement_matrix(scene, skeleton)
+    bind = {b.name: (np.linalg.inv(b.get_absolute_inverse_bind_matrix()) @ place)[3, :3] for b in skeleton.bones}
+    drawn = {b.name: (b.get_absolute_matrix() @ place)[3, :3] for b in skeleton.bones}
+    height = drawn["neck_joint_2"][1] - drawn["leg_joint_L_5"][1]
+    assert height > 0.8  # standing as drawn, about a metre tall
+    lying = bind["neck_joint_2"] - bind["torso_joint_1"]  # at bind: head to hips along -Z (on its back)
+    assert lying[2] < -0.3 * height and abs(lying[1]) < 0.05 * height
+    rest = {}
+    for bone in skeleton.bones:  # the bones' rest, composed: the bind pose (as drawn at bind)
+        parent = bone.get_parent()
+        rest[bone.name] = bone.get_rest_matrix() @ (rest[parent.name] if parent is not None else place)
+    assert np.allclose([rest[n][3, :3] for n in bind], list(bind.values()), atol=1e-6)
+    result = Retargeting(wave, scene)
+    assert retarget_error(result, every=10)[0] < WORST
+    at = posed_at(result, 1.0)  # the capture's T-pose: upright, the left hand out to the figure's left
+    assert at["neck_joint_2"][1] - at["leg_joint_L_5"][1] > 0.8 * height
+    assert at["arm_joint_L_3"][0] > 0.3 > -0.3 > at["arm_joint_R_3"][0]
+    # The file's pose is not the rest (the bind) until a rest is set anew (the current pose, here).
+    again = load_model(LYING).skeletons[0]
+    root = again.bones[0]
+    assert not np.allclose(root.get_file_pose_matrix(), root.get_rest_matrix(), atol=1e-3)
+    again.set_current_pose_as_rest()
+    assert np.array_equal(root.get_file_pose_matrix(), root.get_rest_matrix())
+
+
+@pytest.mark.parametrize("target", ["glb", "usdz"])
+def test_jumping_jacks_on_cesiumman_put_the_arms_where_the_capture_has_them(target, tmp_path):
+    """At 1.0 s of a jumping jack (tests/data/bvh/jumping_jacks_start.bvh, CMU's) the capture's upper
+    arms point up and out and its forearms up and in, hands 0.85 m apart over 0.45 m of shoulders.
+    CesiumMan's arms start beside its neck (its shoulder joints 0.18 m apart) and its forearms are
+    short beside its big head, so the same directions bring its hands together above the head: that
+    is what matching directions does with CesiumMan's proportions, on the .glb and its .usdz alike.
+    The capture's zero-length joints (lowerback at the hips) have no direction: the measure leaves
+    them out."""
+    from viewer.usd.writer import save_usd
+
+    model = CESIUM
+    if target == "usdz":
+        model = save_usd(load_model(CESIUM), tmp_path / "CesiumMan.usdz")
+    capture = load_bvh(JACKS)
+    result = Retargeting(capture, load_model(model))
+    worst, rows = retarget_error(result)
+    assert worst < WORST and len(rows) == 13
+    assert ("Skeleton_torso_joint_1", "Skeleton_torso_joint_2") not in {(a, b) for a, b, _ in rows}
+    at = posed_at(result, 1.0)
+    capture.animations[0].apply(1.0)
+    skeleton = capture.skeletons[0]
+    skeleton.prepare()
+    source = {b.name: (b.get_absolute_matrix() @ placement_matrix(capture, skeleton))[3, :3] for b in skeleton.bones}
+    for side in "LR":
+        upper = {"L": "Skeleton_arm_joint_L__4_", "R": "Skeleton_arm_joint_R"}[side]
+        fore = {"L": "Skeleton_arm_joint_L__3_", "R": "Skeleton_arm_joint_R__2_"}[side]
+        hand = {"L": "Skeleton_arm_joint_L__2_", "R": "Skeleton_arm_joint_R__3_"}[side]
+        name = {"L": "Left", "R": "Right"}[side]
+        for (a, b), (sa, sb) in (((upper, fore), (f"{name}Shoulder", f"{name}Elbow")),
+                                 ((fore, hand), (f"{name}Elbow", f"{name}Wrist"))):
+            drawn = (at[b] - at[a]) / np.linalg.norm(at[b] - at[a])
+            wanted = (source[sb] - source[sa]) / np.linalg.norm(source[sb] - source[sa])
+            assert np.degrees(np.arccos(np.clip(drawn @ wanted, -1, 1))) < WORST
+    apart = lambda p, a, b: abs(p[a][0] - p[b][0])  # noqa: E731
+    assert apart(source, "LeftWrist", "RightWrist") > 1.5 * apart(source, "LeftShoulder", "RightShoulder")
+    assert apart(at, "Skeleton_arm_joint_L__4_", "Skeleton_arm_joint_R") < 0.5 * apart(source, "LeftShoulder",
+                                                                                        "RightShoulder")
+    assert at["Skeleton_arm_joint_L__2_"][1] > at["Skeleton_neck_joint_2"][1]  # the hands above the neck

@@ -704,7 +704,7 @@ def test_every_test_capture_retargets_onto_cesiumman(tmp_path):
     catalogue, _ = plan(SAMPLES / "CesiumMan" / "CesiumMan.glb", SynthOptions(), BVH, say=said.append)
     motions = [Path(c.motion).name if c.motion else None for c in catalogue.models[0].clips]
     assert motions == [None] + sorted(p.name for p in BVH.glob("*.bvh"))
-    assert said[-1] == "boneviewer: synth: retargeted 5 captures onto 1 of 1 model"
+    assert said[-1] == "boneviewer: synth: retargeted 6 captures onto 1 of 1 model"
 
 
 def test_a_bone_map_folder_maps_each_model_by_its_path_else_its_stem(tmp_path):

@@ -299,6 +299,7 @@ def _skeleton(group: dict, specs: list[dict], nodes: dict, world: dict, count: i
         except (ViewerError, np.linalg.LinAlgError) as error:
             raise ViewerError(f"bone {nodes[n].name!r}: {error}") from None
         bone.link_transform_node(nodes[n])
+        bone.set_file_pose_matrix(nodes[n].get_local_matrix())  # what is drawn as loaded (retargeting's reference)
         bones[n] = bone
     try:
         skeleton.batch.update_bind()  # a chain of binds that is singular is refused here, not when drawn
@@ -384,8 +385,10 @@ def _clip(k: int, stack: dict, nodes: dict, specs: list[dict], arrays, conversio
 
 def _held_to(times: np.ndarray, values: np.ndarray, end: float):
     """Keys that end before the stack does held to its end (an FBX curve holds its last value), so
-    the clip lasts as long as the stack and loops at its length."""
-    if not times[-1] < end - 1e-9:
+    the clip lasts as long as the stack and loops at its length. An end within a microsecond of
+    the last key is that key (a stack end stored as a float32: a key added there would be a
+    second key at the same time once written as glTF's float32 times)."""
+    if not times[-1] < end - 1e-6:
         return times, values
     return np.append(times, end), np.concatenate([values, values[-1:]])
 

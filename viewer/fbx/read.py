@@ -90,6 +90,12 @@ def matrix_rows(matrix) -> list:
     return rows
 
 
+def _product(a: list, b: list) -> list:
+    """The product a @ b of two row-vector 4x4 matrices given as 16 numbers each (ufbx's own
+    matrix_mul is not usable from its generated bindings)."""
+    return [sum(a[4 * i + k] * b[4 * k + j] for k in range(4)) for i in range(4) for j in range(4)]
+
+
 def read(path: str) -> tuple[dict, Blobs]:
     """(document, arrays) of the FBX file at ``path``."""
     import ufbx
@@ -262,9 +268,12 @@ def _skin(mesh, entry: dict, blobs: Blobs, name: str) -> None:
             raise FileProblem(f"mesh {entry['mesh_name']!r}: skin cluster {cluster.name!r} has "
                               f"{len(weight_lists[-1]) // 8} weights for {counts[-1]} vertices")
     blobs.doubles(name + ".binds", binds, 16)
-    # Where the mesh's geometry was in the world when it was bound (the deformer's TransformMatrix).
-    blobs.doubles(name + ".bind_world", matrix_rows(keep(clusters[0].geometry_to_world)) if clusters
-                  else [1.0, 0, 0, 0, 0, 1.0, 0, 0, 0, 0, 1.0, 0, 0, 0, 0, 1.0], 16)
+    # Where the mesh's geometry was in the world when it was bound: geometry to the first cluster's
+    # bone, then that bone's world at bind (TransformLink). Not ufbx's geometry_to_world, which is
+    # that bone's world now (the pose the file was saved in) after geometry-to-bone: with it the
+    # whole bind pose came out moved as far as that bone had moved from its bind.
+    blobs.doubles(name + ".bind_world", _product(binds[:16], matrix_rows(keep(clusters[0].bind_to_world)))
+                  if clusters else [1.0, 0, 0, 0, 0, 1.0, 0, 0, 0, 0, 1.0, 0, 0, 0, 0, 1.0], 16)
     blobs.entries[name + ".cluster_points"] = ("<u4", [sum(counts)], b"".join(p.tobytes() for p in point_lists))
     blobs.entries[name + ".cluster_weights"] = ("<f8", [sum(counts)], b"".join(weight_lists))
     blobs.entries[name + ".cluster_counts"] = ("<u4", [len(counts)], array.array("I", counts).tobytes())

@@ -318,14 +318,20 @@ class _Scene:
                 spec[key] = values
 
     def _mesh_node(self, mesh) -> int:
-        """The node the mesh is written on: the node it was loaded on, else a new root node
-        placed at the mesh's world matrix (ignored by skinning, as glTF says)."""
+        """The node the mesh is written on: the node it was loaded on (a glTF file's), or the
+        scene node a static mesh follows (an FBX or USD file's: a prop parented to a bone moves
+        with it), else a new root node placed at the mesh's world matrix (ignored by skinning,
+        as glTF says)."""
         nodes = self.scene.nodes
+        on = None
         if mesh.node_index is not None and 0 <= mesh.node_index < len(nodes):
-            host = self.node_index[id(nodes[mesh.node_index])]
-            if host not in self.mesh_node.values():
-                self.mesh_node[id(mesh)] = host
-                return host
+            on = nodes[mesh.node_index]
+        elif mesh.skeleton is None and mesh.world_node is not None:
+            on = mesh.world_node
+        host = None if on is None else self.node_index.get(id(on))
+        if host is not None and host not in self.mesh_node.values():
+            self.mesh_node[id(mesh)] = host
+            return host
         host = len(self.node_specs)
         self.node_specs.append({"name": mesh.name})
         self.sources.append(None)

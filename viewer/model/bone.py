@@ -59,6 +59,7 @@ class Bone:
         self._parent: Bone | None = parent
         self.children: list[Bone] = []
         self._linked_node: TransformNode | None = None
+        self._file_pose: np.ndarray | None = None  # see get_file_pose_matrix
         self._batch = skeleton.batch
         # The bone's row in the skeleton's arrays; the batch moves rows (and updates this)
         # when it reorders them by depth.
@@ -218,10 +219,23 @@ class Bone:
 
     def set_rest_matrix(self, matrix) -> None:
         self._batch.rows.rest[self.slot] = finite_array(matrix, (4, 4), f"bone {self.name!r} rest matrix")
+        self._file_pose = None  # a rest set anew is the pose to start from
 
     def set_current_pose_as_rest(self) -> None:
         """The current local matrix becomes the rest matrix (Babylon's setCurrentPoseAsRest)."""
         self.set_rest_matrix(self.get_local_matrix())
+
+    def get_file_pose_matrix(self) -> np.ndarray:
+        """The local matrix of the pose the bone's file shows (what is drawn as loaded, no clip
+        playing): its rest, unless the loader set another (an FBX file's joints are saved in a
+        pose of their own, while the loader makes the skin's bind their rest) and no rest was set
+        since."""
+        return self.get_rest_matrix() if self._file_pose is None else read_only(self._file_pose)
+
+    def set_file_pose_matrix(self, matrix) -> None:
+        """Set the file's pose (a loader's); None: the rest is the file's pose again."""
+        self._file_pose = None if matrix is None else \
+            finite_array(matrix, (4, 4), f"bone {self.name!r} file pose matrix").copy()
 
     def _check_bind(self, bind: np.ndarray) -> None:
         if not transforms.singularity_one(bind) > SINGULAR_BIND:

@@ -145,7 +145,9 @@ def sample_channel(channel, times: np.ndarray) -> np.ndarray:
 
 class SkeletonFrames:
     """A skeleton's bones (parents first) with their world matrices at each of ``times`` under a
-    clip (rest where the clip has no channel), and their rest world matrices."""
+    clip (the file's pose where the clip has no channel), and their world matrices in the pose
+    their file shows (``rest_world``: what is drawn as loaded, which for most formats is the
+    rest; an FBX file's joints are saved in a pose that need not be its skin's bind)."""
 
     def __init__(self, scene, skeleton, clip, times: np.ndarray):
         bones = list(skeleton.bones)
@@ -155,7 +157,7 @@ class SkeletonFrames:
         self.parents = [position.get(id(b.get_parent()), -1) for b in bones]
         self.order = sorted(range(len(bones)), key=self.depth)
         self.placement = placement_matrix(scene, skeleton)
-        rest_local = np.array([b.get_rest_matrix() for b in bones]).reshape(-1, 4, 4)
+        rest_local = np.array([b.get_file_pose_matrix() for b in bones]).reshape(-1, 4, 4)
         self.rest_scaling, self.rest_rotation, self.rest_translation = decompose(rest_local)
         self.rest_world = self._world(rest_local[None])[0]
         frames = len(times)
@@ -312,7 +314,15 @@ class Retargeting:
             self.source_reference = self.source.world[0]
             s_frame = body_frame({p: s_index[n] for p, n in source_parts.items()}, self.source_reference[:, 3, :3])
         t_frame = body_frame({p: t_index[n] for p, n in target_parts.items()}, self.target.rest_world[:, 3, :3])
-        align = np.eye(3) if s_frame is None or t_frame is None else s_frame.T @ t_frame
+        if s_frame is None or t_frame is None:
+            align = np.eye(3)
+        elif upright(s_frame) and upright(t_frame):
+            # Both stand: only a turn about +Y, so that the target is drawn as upright as the
+            # source is in its world (a reference pose that leans, a walk's frame saved as an FBX
+            # file's pose, does not tilt the whole motion).
+            align = yaw_between(s_frame[2], t_frame[2])
+        else:
+            align = s_frame.T @ t_frame
         # Then the target turns about +Y to face, in its first frame, where the source faces in
         # its world (a capture whose rest faces away from its motion still shows the target's front).
         first = body_frame({p: s_index[n] for p, n in source_parts.items()}, self.source.world[0][:, 3, :3])
@@ -441,6 +451,11 @@ class Retargeting:
                 world[:, i] = rest_local @ parent_world
         translations = {} if hips_translation is None else {target.index[self.hips]: hips_translation}
         translations.update(self._place_detached_limbs(world, s_pos, t_rest_pos))
+        # The mapped bones' other translations and scales held where the world above put them
+        # (the file's pose), whatever another clip left in their nodes: what is drawn is that world.
+        ends = np.array([self.times[0], self.times[-1]]) if len(self.times) > 1 else self.times[:1]
+        held = [(i, "translation", target.rest_translation[i]) for i in local_rotations if i not in translations]
+        held += [(i, "scale", target.rest_scaling[i]) for i in local_rotations]
         self.target_world = world  # filled for the mapped bones and their ancestors only
         channels = []
         times = self.times
@@ -452,8 +467,10 @@ class Retargeting:
             node = target.bones[i].get_pose_target()
             channels.append(AnimationChannel(node, "translation", times, np.ascontiguousarray(translation),
                                              checked=True))
-        # Unmapped bones hold their rest (two keys each, whatever pose another clip left).
-        ends = np.array([times[0], times[-1]]) if len(times) > 1 else times[:1]
+        for i, path, value in held:
+            channels.append(AnimationChannel(target.bones[i].get_pose_target(), path, ends,
+                                             np.tile(value, (len(ends), 1)), checked=True))
+        # Unmapped bones hold the file's pose (two keys each, whatever pose another clip left).
         for i, bone in enumerate(target.bones):
             if bone.name in self.bone_map or bone.index == -1:
                 continue
@@ -545,21 +562,41 @@ def retarget(source_scene, target_scene, clip=None, bone_map=None, name=None) ->
     return result.clip
 
 
+def facing_turn(rotation: np.ndarray) -> np.ndarray:
+    """The turn about +Y of a (3, 3) row-vector rotation: where it takes +Z across the floor."""
+    forward = np.array([0.0, 0.0, 1.0])
+    turned = forward @ rotation
+    if np.hypot(turned[0], turned[2]) < 1e-6:  # +Z taken straight up or down: judge by +X
+        return yaw_between(np.array([1.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.0]) @ rotation)
+    return yaw_between(forward, turned)
+
+
 def retarget_error(retargeting: Retargeting, every: int = 1) -> tuple[float, list]:
-    """(worst angle in degrees, [(target bone, its child, worst angle)]): for every mapped
-    target bone whose mapped child is matched, the angle between its world direction as the new
-    clip poses the target model (played through the model, not the retargeting's arrays) and
-    its source bone's direction after the aligning rotation, over every ``every``-th frame."""
+    """(worst angle in degrees, [(target bone, its child, worst angle)]): what is drawn against the
+    capture. For every mapped target bone whose mapped child is matched, the angle between its
+    world direction as the new clip poses the target model (played through the model, not the
+    retargeting's arrays: the skeleton as drawn, in the world after the reader's axis and unit
+    conversion) and its source bone's direction in the source's world, turned only about +Y to
+    face where the target faces (so a target drawn tilted or on its side from the capture counts,
+    whatever the retargeting's own alignment), over every ``every``-th frame. A pair whose source
+    bones lie at one place (a capture's zero-length joint, CMU's ``lowerback``) has no direction
+    and is left out."""
     source_clip, target_clip = retargeting.source_clip, retargeting.clip
     source_skeleton, target_skeleton = retargeting.source_skeleton, retargeting.target_skeleton
     pairs = [(i, c) for i, c in retargeting.children.items() if c is not None]
     t_bones, s_index = retargeting.target.bones, retargeting.source.index
     t_rows = [(t_bones[i], t_bones[c]) for i, c in pairs]
     s_rows = [(s_index[retargeting.bone_map[a.name]], s_index[retargeting.bone_map[b.name]]) for a, b in t_rows]
+    # Source pairs with a length: in the reference pose, more than a millionth of the source's size.
+    reference = retargeting.source_reference[:, 3, :3]
+    size = float(np.linalg.norm(reference.max(axis=0) - reference.min(axis=0))) or 1.0
+    keep = [k for k, (sa, sb) in enumerate(s_rows) if np.linalg.norm(reference[sb] - reference[sa]) > 1e-6 * size]
+    t_rows, s_rows = [t_rows[k] for k in keep], [s_rows[k] for k in keep]
+    facing = facing_turn(retargeting.align)
     source_bones = list(source_skeleton.bones)
     target_place = placement_matrix(retargeting.target_scene, target_skeleton)
     source_place = placement_matrix(retargeting.source_scene, source_skeleton)
-    worst = np.zeros(len(pairs))
+    worst = np.zeros(len(t_rows))
     for t in retargeting.times[::every]:
         source_clip.apply(t)
         target_clip.apply(t)
@@ -569,7 +606,7 @@ def retarget_error(retargeting: Retargeting, every: int = 1) -> tuple[float, lis
         t_pos = {id(b): (b.get_absolute_matrix() @ target_place)[3, :3] for pair in t_rows for b in pair}
         for n, ((a, b), (sa, sb)) in enumerate(zip(t_rows, s_rows)):
             d_t = _unit(t_pos[id(b)] - t_pos[id(a)])
-            d_s = _unit((s_abs[sb, 3, :3] - s_abs[sa, 3, :3]) @ retargeting.align)
+            d_s = _unit((s_abs[sb, 3, :3] - s_abs[sa, 3, :3]) @ facing)
             angle = np.degrees(np.arccos(np.clip(np.dot(d_t, d_s), -1.0, 1.0)))
             worst[n] = max(worst[n], angle)
     rows = [(a.name, b.name, float(w)) for (a, b), w in zip(t_rows, worst)]

@@ -114,6 +114,8 @@ class Skeleton:
         batch = self.batch
         batch.compose_stale()
         batch.rows.rest[:batch.count] = batch.rows.local[:batch.count]
+        for bone in batch.bones:
+            bone.set_file_pose_matrix(None)  # the new rest is the pose to start from
 
     def get_transform_matrices(self) -> np.ndarray:
         """Final matrices as float32 (N, 4, 4), row i for the bone whose index is i.
