@@ -449,17 +449,19 @@ class Blend1D:
             raise ViewerError(f"blend_1d {name!r}: expected (clip, position) pairs, got {entries!r}") from None
         if len(pairs) < 1:
             raise ViewerError(f"blend_1d {name!r}: needs at least one (clip, position) pair")
-        actions = [(mixer.action(clip), finite_number(position, f"blend_1d {name!r} position of {clip!r}"))
-                   for clip, position in pairs]
-        positions = [p for _, p in actions]
+        clips = [(mixer._clip(clip, f"blend_1d {name!r}"),
+                  finite_number(position, f"blend_1d {name!r} position of {clip!r}")) for clip, position in pairs]
+        positions = [p for _, p in clips]
         if any(b <= a for a, b in zip(positions, positions[1:])):
             raise ViewerError(f"blend_1d {name!r}: positions must be strictly increasing, got {positions}")
-        if len({id(a) for a, _ in actions}) != len(actions):
+        if len({id(c) for c, _ in clips}) != len(clips):
             raise ViewerError(f"blend_1d {name!r}: a clip appears twice")
-        for action, _ in actions:
-            if action.managed is not None and action.managed is not self:
-                raise ViewerError(f"blend_1d {name!r}: clip {action.name!r} already belongs to blend "
-                                  f"{action.managed.name!r}")
+        for clip, _ in clips:  # checked before any action is made: a refused blend changes nothing
+            existing = mixer._actions.get(id(clip))
+            if existing is not None and existing.managed is not None:
+                raise ViewerError(f"blend_1d {name!r}: clip {clip.name!r} already belongs to blend "
+                                  f"{existing.managed.name!r}")
+        actions = [(mixer.action(clip), position) for clip, position in clips]
         self.entries = actions
         self._parameter = positions[0]
         self._weight = 1.0
