@@ -597,7 +597,9 @@ class Mixer:
         raise ViewerError(f"{what}: expected a clip name or an AnimationClip, got {clip!r}")
 
     def _sampler(self, clip) -> ClipSampler:
-        layout = self.layout
+        layout = self._layout
+        if layout is None or layout.stale():
+            layout = self.layout
         sampler = self._samplers.get(id(clip))
         if sampler is None or sampler.signature != signature(clip) or sampler.layout is not layout:
             if not check_clip_fits(clip, layout):
@@ -797,29 +799,36 @@ class Mixer:
     # --- stepping ----------------------------------------------------------------------------
     def update(self, dt) -> None:
         """Advance the clock and every playing action by ``dt`` seconds, then write the blend."""
-        dt = finite_number(dt, "mixer update dt")
+        if type(dt) is not float or not -1e18 <= dt <= 1e18:
+            dt = finite_number(dt, "mixer update dt")
         self.clock = clock = self.clock + dt
         for action in self._actions.values():
             if action.playing:
                 action._advance(dt, clock)
-        for blend in self.blends.values():
-            blend._advance(dt)
+        if self.blends:
+            for blend in self.blends.values():
+                blend._advance(dt)
         self.evaluate()
 
     def evaluate(self) -> None:
         """Write the blend of the actions as they are now (no time passes)."""
-        running = self.running()
-        layers = [layer for layer in self.layers if layer.tracks and not layer.mute and layer.weight > 0]
+        running = [a for a in self._actions.values() if a.playing and a.enabled]
+        if len(running) > 1:
+            running.sort(key=_order)
+        layers = [layer for layer in self.layers if layer.tracks and not layer._mute and layer._weight > 0]
         if len(running) == 1 and not layers:
+            # one action at full weight: the clip sampled straight into the nodes (clip.apply's numbers)
             action = running[0]
             sampler = self._sampler(action.clip)
             written = self._written
-            if (not action.additive and action._mask is None and sampler.direct
-                    and action.effective_weight(self.clock) >= 1.0
-                    and (written is None or (all(not (w & ~d).any() for w, d in zip(written[0], sampler.driven))
-                                             and written[1] <= set(sampler.morph_keys)))):
+            if (not action._additive and action._mask is None and sampler.direct
+                    and (action._fade is None and action._weight >= 1.0 or action.effective_weight(self.clock) >= 1.0)
+                    and (written is None or written[0] is sampler.driven or (
+                        all(not (w & ~d).any() for w, d in zip(written[0], sampler.driven))
+                        and written[1] <= set(sampler.morph_keys)))):
                 sampler.sample_direct(action.sample_time())
-                self._written = (sampler.driven, set(sampler.morph_keys))
+                if written is None or written[0] is not sampler.driven:
+                    self._written = (sampler.driven, set(sampler.morph_keys))
                 return
         T, R, S, M, driven, morph = self._blend(running=running, layers=layers)
         rows, morph_all = driven, morph
@@ -1032,6 +1041,10 @@ class Mixer:
     def load(self, path) -> None:
         from .files import load_mix
         load_mix(self, path)
+
+
+def _order(action) -> int:
+    return action.order
 
 
 def _layer_name(name) -> str:

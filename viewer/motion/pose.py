@@ -131,9 +131,7 @@ class PoseLayout:
             table.version[np.unique(np.concatenate(touched)) if len(touched) > 1 else touched[0]] += 1
         for key in morph_blocks:
             meshes, offset, count = self.morph[key]
-            weights = M[offset:offset + count]
-            for mesh in meshes:
-                mesh.morph_weights = weights
+            set_weights([mesh.morph_targets for mesh in meshes], M[offset:offset + count])
 
 
 class _Group:
@@ -184,6 +182,14 @@ class ClipSampler:
         for _, offset, count, _ in self.morph:
             self.morph_driven[offset:offset + count] = True
         self._scratch_version = np.zeros(layout.rows, dtype=np.int64)
+        # sample_direct's calls, bound once: (compiled apply, the table array it writes)
+        self._direct = None
+        if self.direct and all(group.compiled is not None for group in self.groups):
+            table = layout.table
+            self._direct = [(group.compiled.apply, getattr(table, group.field)) for group in self.groups]
+            self._direct_version = table.version
+            self._direct_morph = [(channel.sample, [mesh.morph_targets for mesh in channel.meshes])
+                                  for channel, _, _, _ in self.morph]
 
     def sample(self, t: float, T, R, S, M, version=None) -> None:
         """The clip at ``t`` into rows of T, R, S (and its morph columns of M); ``version``:
@@ -205,6 +211,14 @@ class ClipSampler:
     def sample_direct(self, t: float) -> None:
         """The clip at ``t`` written straight into the layout's table (``direct`` clips only) and
         its morph weights into the meshes: ``AnimationClip.apply``'s numbers, one copy fewer."""
+        calls = self._direct
+        if calls is not None:
+            version = self._direct_version
+            for apply, target in calls:
+                apply(t, target, version)
+            for sample, targets in self._direct_morph:
+                set_weights(targets, sample(t))
+            return
         table = self.layout.table
         arrays = {"position": table.position, "quaternion": table.quaternion, "scaling": table.scaling}
         version = table.version
@@ -219,11 +233,18 @@ class ClipSampler:
             channel.apply(t)
 
 
+def set_weights(targets, weights) -> None:
+    """Morph weights sampled from checked keyframes (or blended from them) into each MorphTargets,
+    as its ``weights`` setter stores them (its own copy, the version bumped) without checking again."""
+    for morph in targets:
+        morph._weights = np.array(weights, dtype=np.float64)
+        morph.version += 1
+
+
 def signature(clip) -> tuple:
-    """What a packed sampler depends on: the channels and their keyframe arrays (set_keys
-    replaces the arrays, so a changed key changes the signature)."""
-    return (tuple(id(c.values) for c in clip.channels),
-            tuple(id(c.values) for c in getattr(clip, "morph_channels", ())))
+    """What a packed sampler depends on: the clip's keys (``keys_changed`` bumps ``keys_version``;
+    every keying method of the clip calls it) and how many channels it has."""
+    return (clip.keys_version, len(clip.channels), len(getattr(clip, "morph_channels", ())))
 
 
 def check_clip_fits(clip, layout: PoseLayout) -> bool:
