@@ -83,6 +83,33 @@ def test_a_clip_alone_through_the_blend_path_is_exact_too():
         assert same(mixed, pose(scene))
 
 
+def test_the_compiled_blend_gives_numpys_numbers():
+    """csrc/ckernel.c's blend_rows against the numpy blend (the reference) on a mix of every kind:
+    weights summing below and above 1, a mask, an additive clip, morph weights; within 1e-12."""
+    from viewer.model import native
+
+    if native.ckernel is None:
+        pytest.fail(f"the compiled kernel is not built: {native.describe()}")
+    scenes = [load_model(str(ROBOT)) for _ in range(2)]
+    for scene, compiled in zip(scenes, (None, False)):
+        mixer = scene.mixer
+        mixer.compiled = compiled
+        for name, weight in (("Walking", 0.3), ("Running", 0.4), ("Idle", 0.6)):
+            mixer.action(name).weight = weight
+            mixer.action(name).play()
+        wave = mixer.action("Wave")
+        wave.additive, wave.weight, wave.mask = True, 0.7, BoneMask(exclude=["Head"])
+        wave.play()
+        mixer.action("Yes").weight = 0.2
+        mixer.action("Yes").mask = BoneMask.subtree("Neck")
+        mixer.action("Yes").play()
+    for _ in range(15):
+        for scene in scenes:
+            scene.mixer.update(0.07)
+        for a, b in zip(pose(scenes[0]), pose(scenes[1])):
+            assert np.abs(a - b).max() <= 1e-12
+
+
 # --- layers ----------------------------------------------------------------------------------------
 R = quat.normalize(np.array([0.2, -0.3, 0.1, 0.9]))
 

@@ -27,10 +27,12 @@ def _scene(file: str):
     return load_model(str(path))
 
 
-def replay(case):
-    """The case's actions played through scene.mixer; yields (record, scene) at every step."""
+def replay(case, compiled=None):
+    """The case's actions played through scene.mixer (``compiled=False``: numpy's blend, the
+    reference); yields (record, scene) at every step."""
     scene = _scene(case["file"])
     mixer = scene.mixer
+    mixer.compiled = compiled
     for spec in case["groups"]:
         action = mixer.action(spec["clip"])
         action.weight, action.speed, action.loop = spec["weight"], spec["speed"], spec["loop"]
@@ -48,11 +50,16 @@ def replay(case):
         yield record, scene
 
 
+@pytest.mark.parametrize("compiled", [None, False], ids=["compiled", "numpy"])
 @pytest.mark.parametrize("case", REFERENCE["cases"], ids=[c["name"] for c in REFERENCE["cases"]])
-def test_mixer_matches_babylon(case):
+def test_mixer_matches_babylon(case, compiled):
+    from viewer.model import native
+
+    if compiled is None and native.ckernel is None:
+        pytest.fail(f"the compiled kernel is not built: {native.describe()}")
     worst = {"translation": 0.0, "rotation": 0.0, "scale": 0.0, "morph": 0.0}
     size = None
-    for record, scene in replay(case):
+    for record, scene in replay(case, compiled):
         if size is None:
             size = float(np.linalg.norm(scene.rest_bounds[1] - scene.rest_bounds[0]))
             for index, name in case["node_names"].items():

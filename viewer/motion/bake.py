@@ -65,7 +65,7 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix") -> Ani
     finally:
         mixer.restore(state)
         layout = mixer.layout
-        every = tuple(np.arange(layout.rows) for _ in range(3))
+        every = tuple(np.ones(layout.rows, dtype=bool) for _ in range(3))
         if len(before[0]) == layout.rows:
             layout.write(*before, every, set(layout.morph))
         mixer._written = None

@@ -54,6 +54,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from ..model.animation import KEY_TOLERANCE, clip_time, interpolate_keyframes
+from ..model import native
 from ..model.checks import finite_number
 from . import quat
 from .mask import BoneMask
@@ -86,6 +87,7 @@ class Action:
         self._reference_clip = None
         self._mask = None
         self._mask_cache = None  # (layout, rows, morph keys)
+        self._driven_cache = None  # (sampler, mask cache, rows per path, morph columns)
         self._reference = None   # (layout, reference clip, time, (T, R, S, M))
         self.playing = False
         self.finished = False
@@ -389,6 +391,48 @@ class Layer:
     def restore(self, snapshot: dict) -> None:
         self.tracks = dict(snapshot)
 
+    _cache = None
+
+    def compiled(self, layout):
+        """{path: (held rows, held values, [(sample, scratch, rows)])}: the tracks packed against
+        ``layout`` (keyed tracks sharing key times sampled in one call, by the compiled sampler
+        when it is built), kept until the tracks change (every edit replaces a track's entry)."""
+        key = tuple(map(id, self.tracks.values()))
+        cache = self._cache
+        if cache is not None and cache[0] == key and cache[1] is layout:
+            return cache[2]
+        module = native.ckernel
+        plan = {}
+        for path in PATHS:
+            width = 4 if path == "rotation" else 3
+            held_rows, held_values, keyed = [], [], {}
+            for target, paths in self.tracks.values():
+                if path not in paths or not layout.has(target):
+                    continue
+                times, values = paths[path]
+                row = layout.row(target)
+                if times is None or len(times) == 1:
+                    held_rows.append(row)
+                    held_values.append(values[0])
+                else:
+                    entry = keyed.setdefault(times.tobytes(), (times, [], []))
+                    entry[1].append(row)
+                    entry[2].append(values)
+            groups = []
+            for times, rows, values in keyed.values():
+                stacked = np.ascontiguousarray(np.stack(values, axis=1))  # (keys, channels, width)
+                if module is not None:
+                    sampler = module.Sampler(times, stacked, np.arange(len(rows), dtype=np.int64), width, 0,
+                                             path == "rotation")
+                    sample = sampler.sample
+                else:
+                    def sample(t, out, times=times, stacked=stacked, rotation=path == "rotation"):
+                        out[:] = interpolate_keyframes(times, stacked, "LINEAR", t, rotation)
+                groups.append((sample, np.empty((len(rows), width)), np.array(rows, dtype=np.int64)))
+            plan[path] = (np.array(held_rows, dtype=np.int64), np.array(held_values).reshape(-1, width), groups)
+        self._cache = (key, layout, plan, list(self.tracks.values()))
+        return plan
+
     def values_at(self, t: float):
         """{path: (targets, values (n, width))} of the tracks at ``t`` seconds."""
         out: dict = {path: ([], []) for path in PATHS}
@@ -545,6 +589,8 @@ class Mixer:
         self.layers: list[Layer] = [Layer(self, "Tweaks", "additive", 1.0)]
         self.active_layer = self.layers[0]
         self.blends: dict = {}
+        self.compiled = None  # None: the compiled blend when it is built; False: numpy's (the reference)
+        self._stacked = None
 
     def __repr__(self) -> str:
         return f"Mixer({len(self._actions)} actions, {len(self.layers)} layers)"
@@ -836,7 +882,7 @@ class Mixer:
         if written is not None:  # rows no longer driven go back to their base
             rows = [r | w for r, w in zip(driven, written[0])]
             morph_all = morph | written[1]
-        self.layout.write(T, R, S, M, tuple(np.flatnonzero(r) for r in rows), morph_all)
+        self.layout.write(T, R, S, M, rows, morph_all)
         self._written = (driven, morph)
 
     # --- the blend ---------------------------------------------------------------------------
@@ -846,6 +892,24 @@ class Mixer:
             action._buffers = (np.zeros((layout.rows, 3)), np.tile([0.0, 0, 0, 1], (layout.rows, 1)),
                                np.ones((layout.rows, 3)), np.zeros(layout.morph_width))
         return action._buffers
+
+    def _driven_of(self, action, sampler, layout):
+        """(rows per path, morph columns) the action drives: its clip's, less what its mask leaves
+        out (kept until the sampler or the mask changes)."""
+        if action._mask is None:
+            return sampler.driven, sampler.morph_driven
+        cache = action._driven_cache
+        if cache is not None and cache[0] is sampler and cache[1] is action._mask_cache:
+            return cache[2], cache[3]
+        mask_rows, mask_morph = self._mask_of(action, layout)
+        driven = [d & mask_rows for d in sampler.driven]
+        morph_driven = sampler.morph_driven.copy()
+        for key in sampler.morph_keys:
+            if key not in mask_morph:
+                _, offset, count = layout.morph[key]
+                morph_driven[offset:offset + count] = False
+        action._driven_cache = (sampler, action._mask_cache, driven, morph_driven)
+        return driven, morph_driven
 
     def _mask_of(self, action, layout):
         if action._mask is None:
@@ -880,8 +944,6 @@ class Mixer:
             if action._additive:
                 self._sampler(action._reference_clip or action.clip)
         layout = self.layout
-        base_T, base_R, base_S, base_M = self._base
-        N, K = layout.rows, layout.morph_width
         clock = self.clock
         normal, additive = [], []
         for action in running:
@@ -889,18 +951,34 @@ class Mixer:
             sampler = self._sampler(action.clip)
             T, R, S, M = self._action_buffers(action, layout)
             sampler.sample(action.sample_time(), T, R, S, M)
-            mask_rows, mask_morph = self._mask_of(action, layout)
-            driven = sampler.driven if mask_rows is None else [d & mask_rows for d in sampler.driven]
-            morph_driven = sampler.morph_driven
-            if mask_morph is not None:
-                morph_driven = morph_driven.copy()
-                for key in sampler.morph_keys:
-                    if key not in mask_morph:
-                        _, offset, count = layout.morph[key]
-                        morph_driven[offset:offset + count] = False
+            driven, morph_driven = self._driven_of(action, sampler, layout)
             entry = (action, w, (T, R, S, M), driven, morph_driven)
             (additive if action._additive else normal).append(entry)
 
+        module = native.ckernel if self.compiled is not False else None
+        blended = None
+        if module is not None and hasattr(module, "blend_rows") and (normal or additive):
+            blended = self._blend_compiled(module, normal + additive, layout)
+        if blended is None:
+            blended = self._blend_numpy(normal, additive, layout)
+        T_out, R_out, S_out, M_out, rows, morph_cols = blended
+        # layers
+        chosen = self.layers if upto is None else self.layers[:upto]
+        if layers is None:
+            layers = [layer for layer in chosen if layer.tracks and not layer.mute and layer.weight > 0]
+        else:
+            layers = [layer for layer in layers if layer in chosen]
+        if layers:
+            t = self.time
+            for layer in layers:
+                self._apply_layer(layer, t, layout, T_out, R_out, S_out, rows)
+        morph = {key for key, (_, offset, count) in layout.morph.items() if morph_cols[offset:offset + count].any()}
+        return T_out, R_out, S_out, M_out, rows, morph
+
+    def _blend_numpy(self, normal, additive, layout):
+        """The reference blend (numpy): see the module's docstring; ``_blend_compiled`` is its twin."""
+        base_T, base_R, base_S, base_M = self._base
+        N, K = layout.rows, layout.morph_width
         rows = [np.zeros(N, dtype=bool) for _ in range(3)]
         morph_cols = np.zeros(K, dtype=bool)
         # vectors: translation, scale, morph weights
@@ -981,31 +1059,57 @@ class Mixer:
             morph_cols |= morph_driven
             if w:
                 M_out[morph_driven] += (M - ref_M)[morph_driven] * w
-        # layers
-        chosen = self.layers if upto is None else self.layers[:upto]
-        if layers is None:
-            layers = [layer for layer in chosen if layer.tracks and not layer.mute and layer.weight > 0]
-        else:
-            layers = [layer for layer in layers if layer in chosen]
-        if layers:
-            t = self.time
-            for layer in layers:
-                self._apply_layer(layer, t, layout, T_out, R_out, S_out, rows)
-        morph = {key for key, (_, offset, count) in layout.morph.items() if morph_cols[offset:offset + count].any()}
-        return T_out, R_out, S_out, M_out, rows, morph
+        return T_out, R_out, S_out, M_out, rows, morph_cols
+
+    def _blend_compiled(self, module, entries, layout):
+        """csrc/ckernel.c's blend_rows, once per path: the numpy blend's arithmetic in one call."""
+        base_T, base_R, base_S, base_M = self._base
+        N, K = layout.rows, layout.morph_width
+        weights = np.array([w for _, w, _, _, _ in entries])
+        key = tuple((id(entry[3]), id(entry[4]), entry[0]._additive) for entry in entries)
+        cache = self._stacked
+        if cache is None or cache[0] != key or cache[1] is not layout:
+            # the driven rows of the actions stacked, per path (they change when a clip, a mask or the set
+            # of running actions does, not every step); the entries' arrays are held so their ids stay theirs
+            stacked = [np.stack([entry[3][k] for entry in entries]) for k in range(3)]
+            stacked.append(np.stack([entry[4] for entry in entries]))
+            flags = np.array([entry[0]._additive for entry in entries], dtype=bool)
+            cache = self._stacked = (key, layout, stacked, flags, [(e[3], e[4]) for e in entries])
+        stacked, flags = cache[2], cache[3]
+        refs_of = [self._reference_of(entry[0], layout) if entry[0]._additive else None for entry in entries]
+        out = []
+        rows = []
+        for k, base, width in ((0, base_T, 3), (1, base_R, 4), (2, base_S, 3)):
+            values = tuple(entry[2][k] for entry in entries)
+            refs = tuple(entry[2][k] if ref is None else ref[k] for entry, ref in zip(entries, refs_of))
+            result, flag = np.empty((N, width)), np.zeros(N, dtype=bool)
+            if module.blend_rows(result, base, values, refs, weights, stacked[k], flags, flag, N, width, k == 1) < 0:
+                return None
+            out.append(result)
+            rows.append(flag)
+        M_out, morph_cols = np.empty(K), np.zeros(K, dtype=bool)
+        if K:
+            values = tuple(entry[2][3] for entry in entries)
+            refs = tuple(entry[2][3] if ref is None else ref[3] for entry, ref in zip(entries, refs_of))
+            if module.blend_rows(M_out, base_M, values, refs, weights, stacked[3], flags, morph_cols, K, 1, False) < 0:
+                return None
+        return out[0], out[1], out[2], M_out, rows, morph_cols
 
     def _apply_layer(self, layer, t, layout, T, R, S, rows) -> None:
-        mask_rows = None if layer.mask is None else layer.mask.retained(self.scene, layout)[0]
+        mask_rows = None if layer.mask is None else self._layer_mask(layer, layout)
         w = layer.weight
-        for path, (targets, values) in layer.values_at(t).items():
-            if not targets:
-                continue
-            index = np.array([layout.row(target) if layout.has(target) else -1 for target in targets])
-            values = np.array(values)
-            keep = index >= 0
+        for path, (held_rows, held_values, groups) in layer.compiled(layout).items():
+            index, values = held_rows, held_values
+            if groups:
+                parts_rows, parts_values = [held_rows], [held_values]
+                for sample, out, group_rows in groups:
+                    sample(t, out)
+                    parts_rows.append(group_rows)
+                    parts_values.append(out)
+                index, values = np.concatenate(parts_rows), np.concatenate(parts_values)
             if mask_rows is not None:
-                keep &= mask_rows[np.maximum(index, 0)]
-            index, values = index[keep], values[keep]
+                keep = mask_rows[index]
+                index, values = index[keep], values[keep]
             if not len(index):
                 continue
             k = PATH_INDEX[path]
@@ -1023,6 +1127,12 @@ class Mixer:
                     array[index] += values * w
                 else:
                     array[index] = values if w == 1.0 else array[index] * (1.0 - w) + values * w
+
+    def _layer_mask(self, layer, layout):
+        cache = getattr(layer, "_mask_rows", None)
+        if cache is None or cache[0] is not layer.mask or cache[1] is not layout:
+            cache = layer._mask_rows = (layer.mask, layout, layer.mask.retained(self.scene, layout)[0])
+        return cache[2]
 
     # --- state -------------------------------------------------------------------------------
     def snapshot(self) -> dict:

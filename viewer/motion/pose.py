@@ -104,31 +104,24 @@ class PoseLayout:
         return T, R, S, M
 
     def write(self, T, R, S, M, rows, morph_blocks) -> None:
-        """Rows ``rows`` (a (3,) tuple of index arrays, one per path) of T, R, S written into the
-        nodes and bones (versions bumped once per row); ``morph_blocks`` (keys of ``morph``)
-        written into their meshes' weights."""
+        """The rows marked in ``rows`` (three (N,) bool arrays, one per path) of T, R, S written into
+        the nodes and bones (each written row's version bumped once); ``morph_blocks`` (keys of
+        ``morph``) written into their meshes' weights."""
         table = self.table
         cap = self.capacity
-        touched = []
-        for array, field, index in ((T, "position", rows[0]), (R, "quaternion", rows[1]), (S, "scaling", rows[2])):
-            if not len(index):
-                continue
-            main = index[index < cap] if len(self.extras) else index
-            if len(main):
-                getattr(table, field)[main] = array[main]
-                touched.append(main)
-            if len(self.extras):
-                for row in index[index >= cap]:
-                    target = self.extras[row - cap]
-                    value = array[row]
-                    if field == "position":
-                        target.position = value
-                    elif field == "quaternion":
-                        target.rotation_quaternion = value
-                    else:
-                        target.scaling = value
-        if touched:
-            table.version[np.unique(np.concatenate(touched)) if len(touched) > 1 else touched[0]] += 1
+        if table is not None and cap:
+            touched = rows[0][:cap] | rows[1][:cap] | rows[2][:cap]
+            for array, field, mask in ((T, "position", rows[0]), (R, "quaternion", rows[1]), (S, "scaling", rows[2])):
+                np.copyto(getattr(table, field)[:cap], array[:cap], where=mask[:cap, None])
+            table.version[:cap] += touched
+        for row in np.flatnonzero(rows[0][cap:] | rows[1][cap:] | rows[2][cap:]) + cap if len(self.extras) else ():
+            target = self.extras[row - cap]
+            if rows[0][row]:
+                target.position = T[row]
+            if rows[1][row]:
+                target.rotation_quaternion = R[row]
+            if rows[2][row]:
+                target.scaling = S[row]
         for key in morph_blocks:
             meshes, offset, count = self.morph[key]
             set_weights([mesh.morph_targets for mesh in meshes], M[offset:offset + count])
@@ -195,6 +188,18 @@ class ClipSampler:
         """The clip at ``t`` into rows of T, R, S (and its morph columns of M); ``version``:
         an int64 (N,) array whose driven rows are bumped (the table's, when sampling straight
         into it), else a scratch one."""
+        if version is None:
+            bound = self._bound
+            if bound is None or bound[0] is not T or bound[1] is not R or bound[2] is not S or bound[3] is not M:
+                bound = self._bind(T, R, S, M)
+            if bound[4] is not None:
+                version = self._scratch_version
+                for apply, target in bound[4]:
+                    apply(t, target, version)
+                for sample, out, offset, count in bound[5]:
+                    sample(t, out)
+                    M[offset:offset + count] = out
+                return
         arrays = {"position": T, "quaternion": R, "scaling": S}
         version = self._scratch_version if version is None else version
         for group in self.groups:
@@ -207,6 +212,26 @@ class ClipSampler:
                 version[group.rows] += 1
         for channel, offset, count, _ in self.morph:
             M[offset:offset + count] = channel.sample(t)
+
+    _bound = None
+
+    def _bind(self, T, R, S, M):
+        """The compiled calls that sample into these buffers, bound once (a mixer keeps an
+        action's buffers): (T, R, S, M, [(apply, array)], [(sample, scratch, offset, count)]),
+        the calls None when some group has no compiled sampler."""
+        calls = morph = None
+        module = native.ckernel
+        if module is not None and all(group.compiled is not None for group in self.groups):
+            arrays = {"position": T, "quaternion": R, "scaling": S}
+            calls = [(group.compiled.apply, arrays[group.field]) for group in self.groups]
+            morph = []
+            for channel, offset, count, _ in self.morph:
+                values = np.ascontiguousarray(channel.values[..., None])  # each weight a channel of width 1
+                sampler = module.Sampler(channel.times, values, np.arange(count, dtype=np.int64), 1,
+                                         MODES[channel.interpolation], False)
+                morph.append((sampler.sample, np.empty(count), offset, count))
+        self._bound = (T, R, S, M, calls, morph)
+        return self._bound
 
     def sample_direct(self, t: float) -> None:
         """The clip at ``t`` written straight into the layout's table (``direct`` clips only) and
