@@ -30,9 +30,11 @@
 //     Babylon blends a weight-0 animatable once more (its nodes get their original values, as the mixer gives a node
 //     no action drives any more) and skips it from then on; a stopped group would leave those nodes where its last
 //     weighted step put them.
-//   * the record at each step: per glTF node the case's groups animate, its position, rotationQuaternion and
-//     scaling (the paths animated), and per mesh node with morph targets its first primitive's influences;
-//     rounded to 7 significant digits. The sha256 of every input file is recorded.
+//   * the record at each step (`times`): per glTF node the case's groups animate, its position, rotationQuaternion
+//     and scaling (the paths animated; `tracks[node][path][step]`), and per mesh node with morph targets its first
+//     primitive's influences (`morph[node][step]`);
+//     rounded to 7 significant digits; a path with the same value at every instant is recorded once, in the
+//     case's `constant`. The sha256 of every input file is recorded.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join, resolve } from "node:path";
@@ -68,23 +70,26 @@ registerGLTFExtension("boneviewer_capture_transform_nodes", false, (loader) => (
 
 const ROBOT = "gltf-samples/RobotExpressive/RobotExpressive.glb";
 const FOX = "gltf-samples/Fox/Fox.glb";
-const DT = 1 / 30;
+// fox_zup_cm.fbx (three clips) as boneviewer's glTF writer writes it (viewer.gltf.writer.save_gltf of the FBX scene
+// just loaded): Babylon reads the glTF, tests/test_mixer_babylon.py mixes the FBX itself (nodes matched by name).
+const FBX_FOX = "fbx/fox_zup_cm.mixer.glb";
+const DT = 1 / 30; // seconds per step unless the case gives its own dt
 
 // group: {clip, weight, speed, loop: "repeat" | "once" | "pingpong", additive, reference_time, mask_subtree}
 const g = (clip, weight, extra = {}) => ({ clip, weight, speed: 1, loop: "repeat", additive: false, reference_time: 0, mask_subtree: null, ...extra });
 const CASES = [
-    { name: "robot_two_clips", file: ROBOT, steps: 24, groups: [g("Walking", 0.3), g("Running", 0.7)] },
-    { name: "robot_three_below_one", file: ROBOT, steps: 24, groups: [g("Idle", 0.2), g("Walking", 0.3), g("Wave", 0.25)] },
-    { name: "robot_additive_over_walk", file: ROBOT, steps: 24, groups: [g("Walking", 1.0), g("Wave", 0.5, { additive: true, reference_time: 0.25 })] },
-    { name: "robot_upper_body_mask", file: ROBOT, steps: 24, groups: [g("Walking", 1.0), g("Wave", 1.0, { mask_subtree: "Abdomen" })] },
-    { name: "robot_negative_speed", file: ROBOT, steps: 24, groups: [g("Running", 0.6, { speed: -1.0 }), g("Idle", 0.4, { speed: 0.7 })] },
-    { name: "robot_pingpong", file: ROBOT, steps: 30, groups: [g("Wave", 0.5, { loop: "pingpong", speed: 1.5 }), g("Walking", 0.5)] },
-    { name: "robot_once", file: ROBOT, steps: 30, groups: [g("Jump", 0.6, { loop: "once" }), g("Idle", 0.4)] },
-    { name: "robot_crossfade", file: ROBOT, steps: 30, groups: [g("Walking", 1.0)], crossfade: { from: "Walking", to: "Running", at_step: 6, seconds: 0.5 } },
-    { name: "fox_two_clips", file: FOX, steps: 24, groups: [g("Walk", 0.3), g("Run", 0.7)] },
-    { name: "fox_three_below_one", file: FOX, steps: 24, groups: [g("Survey", 0.3), g("Walk", 0.2), g("Run", 0.2)] },
-    { name: "fox_additive_over_walk", file: FOX, steps: 24, groups: [g("Walk", 1.0), g("Survey", 0.5, { additive: true })] },
-    { name: "fox_negative_speed", file: FOX, steps: 24, groups: [g("Run", 0.5, { speed: -1.3 }), g("Walk", 0.5)] },
+    { name: "robot_two_clips", file: ROBOT, steps: 20, groups: [g("Walking", 0.3), g("Running", 0.7)] },
+    { name: "robot_three_below_one", file: ROBOT, steps: 20, groups: [g("Idle", 0.2), g("Walking", 0.3), g("Wave", 0.25)] },
+    { name: "robot_additive_over_walk", file: ROBOT, steps: 20, groups: [g("Walking", 1.0), g("Wave", 0.5, { additive: true, reference_time: 0.25 })] },
+    { name: "robot_upper_body_mask", file: ROBOT, steps: 20, groups: [g("Walking", 1.0), g("Wave", 1.0, { mask_subtree: "Abdomen" })] },
+    { name: "robot_negative_speed", file: ROBOT, steps: 20, groups: [g("Running", 0.6, { speed: -1.0 }), g("Idle", 0.4, { speed: 0.7 })] },
+    { name: "robot_pingpong", file: ROBOT, steps: 20, groups: [g("Wave", 0.5, { loop: "pingpong", speed: 3.0 }), g("Walking", 0.5)] },
+    { name: "robot_once", file: ROBOT, steps: 20, dt: 1 / 20, groups: [g("Jump", 0.6, { loop: "once" }), g("Idle", 0.4)] },
+    { name: "robot_crossfade", file: ROBOT, steps: 20, groups: [g("Walking", 1.0)], crossfade: { from: "Walking", to: "Running", at_step: 4, seconds: 0.5 } },
+    { name: "fox_two_clips", file: FOX, steps: 20, groups: [g("Walk", 0.3), g("Run", 0.7)] },
+    { name: "fox_additive_over_walk", file: FOX, steps: 20, groups: [g("Walk", 1.0), g("Survey", 0.5, { additive: true })] },
+    { name: "fbx_fox_two_clips_negative_speed", file: FBX_FOX, source: "fbx/fox_zup_cm.fbx", steps: 20, groups: [g("root|Walk_root", 0.3), g("root|Run_root", 0.7, { speed: -1.2 })] },
+    { name: "fbx_fox_pingpong_additive_below_one", file: FBX_FOX, source: "fbx/fox_zup_cm.fbx", steps: 20, groups: [g("root|Survey_root", 0.3, { loop: "pingpong", speed: 2.0 }), g("root|Walk_root", 0.25), g("root|Run_root", 0.4, { additive: true, reference_time: 0.5 })] },
 ];
 
 const PATHS = { position: "translation", rotationQuaternion: "rotation", scaling: "scale" };
@@ -95,6 +100,7 @@ function pingpongTime(t, duration) {
 }
 
 async function runCase(spec) {
+    const DT = spec.dt ?? 1 / 30;
     const bytes = readFileSync(join(DATA, spec.file));
     const isGlb = spec.file.endsWith(".glb");
     const gltf = readGltfJson(bytes, isGlb);
@@ -175,7 +181,7 @@ async function runCase(spec) {
 
     for (const entry of groups) startGroup(entry);
     scene._animate(0);
-    const frames = [];
+    const times = [], tracks = {}, morph = {};
     const weights = [];
     let clock = 0;
     for (let step = 1; step <= spec.steps; step++) {
@@ -209,38 +215,49 @@ async function runCase(spec) {
             }
         }
         weights.push(all.map((entry) => (entry.group.isStarted || entry.held ? round7(entry.group.weight) : 0)));
-        const record = { step, time: round7(clock), nodes: {}, morph: {} };
+        times.push(round7(clock));
         for (const i of nodes) {
             const n = nodeMap.nodes[i].node;
-            const out = {};
             for (const path of animated.get(i)) {
                 const v = path === "translation" ? n.position.asArray() : path === "rotation" ? n.rotationQuaternion.asArray() : n.scaling.asArray();
-                out[path] = v.map(round7);
+                ((tracks[i] ??= {})[path] ??= []).push(v.map(round7));
             }
-            record.nodes[i] = out;
         }
         for (const { index, manager } of morphNodes) {
-            record.morph[index] = Array.from({ length: manager.numTargets }, (_, t) => round7(manager.getTarget(t).influence));
+            (morph[index] ??= []).push(Array.from({ length: manager.numTargets }, (_, t) => round7(manager.getTarget(t).influence)));
         }
-        frames.push(record);
+    }
+    // a path whose value is the same at every instant (a baked scale of 1, say) is recorded once, in `constant`
+    const constant = {};
+    for (const [i, paths] of Object.entries(tracks)) {
+        for (const [path, values] of Object.entries(paths)) {
+            const first = JSON.stringify(values[0]);
+            if (values.every((v) => JSON.stringify(v) === first)) {
+                (constant[i] ??= {})[path] = values[0];
+                delete paths[path];
+            }
+        }
     }
     container.dispose();
     scene.dispose();
     engine.dispose();
     return {
-        name: spec.name, file: spec.file, dt: DT, steps: spec.steps, fps,
+        constant,
+        name: spec.name, file: spec.file, source: spec.source ?? null, dt: DT, steps: spec.steps, fps,
         groups: spec.groups, crossfade: spec.crossfade ?? null,
         node_names: Object.fromEntries(nodes.map((i) => [i, gltf.nodes[i].name ?? `node${i}`])),
-        weights, frames,
+        weights, times, tracks, morph,
     };
 }
 
 const cases = [];
 const sha256 = {};
 for (const spec of CASES) {
-    sha256[spec.file] = createHash("sha256").update(readFileSync(join(DATA, spec.file))).digest("hex");
+    for (const file of [spec.file, spec.source].filter(Boolean)) {
+        sha256[file] = createHash("sha256").update(readFileSync(join(DATA, file))).digest("hex");
+    }
     const result = await runCase(spec);
-    console.log(`${spec.name}: ${result.frames.length} instants, ${Object.keys(result.node_names).length} nodes`);
+    console.log(`${spec.name}: ${result.times.length} instants, ${Object.keys(result.node_names).length} nodes`);
     cases.push(result);
 }
 writeFileSync(resolve(outPath), JSON.stringify({
