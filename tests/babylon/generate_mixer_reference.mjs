@@ -86,6 +86,9 @@ const CASES = [
     { name: "robot_pingpong", file: ROBOT, steps: 20, groups: [g("Wave", 0.5, { loop: "pingpong", speed: 3.0 }), g("Walking", 0.5)] },
     { name: "robot_once", file: ROBOT, steps: 20, dt: 1 / 20, groups: [g("Jump", 0.6, { loop: "once" }), g("Idle", 0.4)] },
     { name: "robot_crossfade", file: ROBOT, steps: 20, groups: [g("Walking", 1.0)], crossfade: { from: "Walking", to: "Running", at_step: 4, seconds: 0.5 } },
+    // morph weights: the worms' weights channels (LINEAR, STEP, CUBICSPLINE) over their meshes' own weights
+    { name: "worms_morph_weight_below_one", file: "morph-worms.gltf", steps: 20, groups: [g("morph", 0.6, { speed: 1.3 })] },
+    { name: "worms_morph_additive", file: "morph-worms.gltf", steps: 20, groups: [g("morph", 0.5, { additive: true, reference_time: 0.3 })] },
     { name: "fox_two_clips", file: FOX, steps: 20, groups: [g("Walk", 0.3), g("Run", 0.7)] },
     { name: "fox_additive_over_walk", file: FOX, steps: 20, groups: [g("Walk", 1.0), g("Survey", 0.5, { additive: true })] },
     { name: "fbx_fox_two_clips_negative_speed", file: FBX_FOX, source: "fbx/fox_zup_cm.fbx", steps: 20, groups: [g("root|Walk_root", 0.3), g("root|Run_root", 0.7, { speed: -1.2 })] },

@@ -862,6 +862,8 @@ class Mixer:
         if len(running) > 1:
             running.sort(key=_order)
         layers = [layer for layer in self.layers if layer.tracks and not layer._mute and layer._weight > 0]
+        if not running and not layers and self._written is None:
+            return  # nothing drives anything, nothing to give back
         if len(running) == 1 and not layers:
             # one action at full weight: the clip sampled straight into the nodes (clip.apply's numbers)
             action = running[0]
@@ -883,7 +885,7 @@ class Mixer:
             rows = [r | w for r, w in zip(driven, written[0])]
             morph_all = morph | written[1]
         self.layout.write(T, R, S, M, rows, morph_all)
-        self._written = (driven, morph)
+        self._written = (driven, morph) if running or layers else None
 
     # --- the blend ---------------------------------------------------------------------------
     def _action_buffers(self, action, layout):
