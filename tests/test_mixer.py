@@ -299,6 +299,12 @@ def test_the_bake_equals_the_live_mix_and_survives_gltf(tmp_path):
             assert np.abs(np.array(m.morph_weights) - n.morph_weights).max() <= 1e-6
 
 
+def test_bake_is_viewer_bake():
+    import viewer
+
+    assert viewer.bake is bake and "bake" in viewer.__all__ and viewer.BoneMask is BoneMask
+
+
 # --- blend_1d, fades, warps --------------------------------------------------------------------------
 def test_blend_1d_picks_the_two_nearest_clips_in_step():
     scene = load_model(str(ROBOT))
