@@ -96,4 +96,4 @@ def test_reference_covers_the_issue_cases():
         assert any(name.endswith(needed) for name in names), needed
     files = {c["source"] or c["file"] for c in REFERENCE["cases"]}
     assert any("RobotExpressive" in f for f in files) and any("Fox" in f for f in files)
-    assert any(f.endswith(".fbx") for f in files)
+    assert any(f.endswith(".fbx") for f in files) and any(f.endswith(".usdc") for f in files)

@@ -73,6 +73,8 @@ const FOX = "gltf-samples/Fox/Fox.glb";
 // fox_zup_cm.fbx (three clips) as boneviewer's glTF writer writes it (viewer.gltf.writer.save_gltf of the FBX scene
 // just loaded): Babylon reads the glTF, tests/test_mixer_babylon.py mixes the FBX itself (nodes matched by name).
 const FBX_FOX = "fbx/fox_zup_cm.mixer.glb";
+// the same for a USD file with several clips: usd/fox_clips.usdc (boneviewer's USD of Fox.glb) as boneviewer writes it as glTF
+const USD_FOX = "usd/fox_clips.mixer.glb";
 const DT = 1 / 30; // seconds per step unless the case gives its own dt
 
 // group: {clip, weight, speed, loop: "repeat" | "once" | "pingpong", additive, reference_time, mask_subtree}
@@ -92,6 +94,8 @@ const CASES = [
     { name: "fox_two_clips", file: FOX, steps: 20, groups: [g("Walk", 0.3), g("Run", 0.7)] },
     { name: "fox_additive_over_walk", file: FOX, steps: 20, groups: [g("Walk", 1.0), g("Survey", 0.5, { additive: true })] },
     { name: "fbx_fox_two_clips_negative_speed", file: FBX_FOX, source: "fbx/fox_zup_cm.fbx", steps: 20, groups: [g("root|Walk_root", 0.3), g("root|Run_root", 0.7, { speed: -1.2 })] },
+    { name: "usd_fox_two_clips_speed", file: USD_FOX, source: "usd/fox_clips.usdc", steps: 20, groups: [g("Walk", 0.4), g("Run", 0.6, { speed: 1.5 })] },
+    { name: "usd_fox_additive_masked", file: USD_FOX, source: "usd/fox_clips.usdc", steps: 20, groups: [g("Walk", 1.0), g("Survey", 0.6, { additive: true, mask_subtree: "b_Spine02_03" })] },
     { name: "fbx_fox_pingpong_additive_below_one", file: FBX_FOX, source: "fbx/fox_zup_cm.fbx", steps: 20, groups: [g("root|Survey_root", 0.3, { loop: "pingpong", speed: 2.0 }), g("root|Walk_root", 0.25), g("root|Run_root", 0.4, { additive: true, reference_time: 0.5 })] },
 ];
 
