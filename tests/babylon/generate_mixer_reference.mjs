@@ -75,6 +75,10 @@ const FOX = "gltf-samples/Fox/Fox.glb";
 const FBX_FOX = "fbx/fox_zup_cm.mixer.glb";
 // the same for a USD file with several clips: usd/fox_clips.usdc (boneviewer's USD of Fox.glb) as boneviewer writes it as glTF
 const USD_FOX = "usd/fox_clips.mixer.glb";
+// a retargeted BVH clip with the model's own: bvh/wave_hello.bvh retargeted onto RobotExpressive by boneviewer
+// (viewer.retarget with its automatic bone map), written as glTF with the robot's nodes and two clips, Walking and
+// wave_hello (no meshes: Babylon needs the nodes and the clips only). The test retargets the BVH itself.
+const RETARGETED = "retarget_mix/robot_wave_hello.glb";
 const DT = 1 / 30; // seconds per step unless the case gives its own dt
 
 // group: {clip, weight, speed, loop: "repeat" | "once" | "pingpong", additive, reference_time, mask_subtree}
@@ -91,6 +95,8 @@ const CASES = [
     // morph weights: the worms' weights channels (LINEAR, STEP, CUBICSPLINE) over their meshes' own weights
     { name: "worms_morph_weight_below_one", file: "morph-worms.gltf", steps: 20, groups: [g("morph", 0.6, { speed: 1.3 })] },
     { name: "worms_morph_additive", file: "morph-worms.gltf", steps: 20, groups: [g("morph", 0.5, { additive: true, reference_time: 0.3 })] },
+    { name: "robot_retargeted_bvh_with_walk", file: RETARGETED, source: "retarget:bvh/wave_hello.bvh>gltf-samples/RobotExpressive/RobotExpressive.glb",
+      steps: 20, groups: [g("Walking", 0.5), g("wave_hello", 0.5, { speed: 1.5 })] },
     { name: "fox_two_clips", file: FOX, steps: 20, groups: [g("Walk", 0.3), g("Run", 0.7)] },
     { name: "fox_additive_over_walk", file: FOX, steps: 20, groups: [g("Walk", 1.0), g("Survey", 0.5, { additive: true })] },
     { name: "fbx_fox_two_clips_negative_speed", file: FBX_FOX, source: "fbx/fox_zup_cm.fbx", steps: 20, groups: [g("root|Walk_root", 0.3), g("root|Run_root", 0.7, { speed: -1.2 })] },
@@ -260,7 +266,8 @@ async function runCase(spec) {
 const cases = [];
 const sha256 = {};
 for (const spec of CASES) {
-    for (const file of [spec.file, spec.source].filter(Boolean)) {
+    const sources = spec.source?.startsWith("retarget:") ? spec.source.slice(9).split(">") : [spec.source];
+    for (const file of [spec.file, ...sources].filter(Boolean)) {
         sha256[file] = createHash("sha256").update(readFileSync(join(DATA, file))).digest("hex");
     }
     const result = await runCase(spec);
