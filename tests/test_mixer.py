@@ -197,6 +197,20 @@ def test_keyed_offsets_interpolate_between_keys_and_clearing_the_layer_restores_
     assert len(mixer.active_layer.key_times()) == 2
 
 
+def test_a_key_at_another_time_is_an_offset_from_the_clip_there():
+    scene = load_model(str(ROBOT))
+    mixer = scene.mixer
+    clip = scene.find_animation("Idle")
+    mixer.action(clip).play()
+    mixer.update(0.2)
+    wanted = quat.multiply(clip_rotation(scene, clip, "Neck", 1.1), R)
+    mixer.evaluate()
+    mixer.key("Neck", rotation_quaternion=wanted, time=1.1)
+    assert mixer.action(clip).time == pytest.approx(0.2)  # the playhead stays where it was
+    mixer.time = 1.1
+    assert close_rotation(rotation_of(scene, "Neck"), wanted, 1e-9)
+
+
 def test_a_tweak_on_a_bone_no_clip_drives_goes_away_when_cleared():
     scene = load_model(str(ROBOT))
     mixer = scene.mixer

@@ -48,7 +48,6 @@ the speeds end where they started (three.js #11147).
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 
@@ -433,19 +432,6 @@ class Layer:
         self._cache = (key, layout, plan, list(self.tracks.values()))
         return plan
 
-    def values_at(self, t: float):
-        """{path: (targets, values (n, width))} of the tracks at ``t`` seconds."""
-        out: dict = {path: ([], []) for path in PATHS}
-        for target, paths in self.tracks.values():
-            for path, (times, values) in paths.items():
-                if times is None or len(times) == 1:
-                    value = values[0]
-                else:
-                    value = interpolate_keyframes(times, values[:, None, :], "LINEAR", t, path == "rotation")[0]
-                out[path][0].append(target)
-                out[path][1].append(value)
-        return out
-
     def to_dict(self) -> dict:
         tracks = []
         for target, paths in self.tracks.values():
@@ -760,7 +746,9 @@ class Mixer:
         """Make ``bone`` show the given local pose (any of position, rotation_quaternion,
         scaling) now, by an offset in ``layer`` (default the active one) from what the actions and
         the layers below give at this instant: held over the whole clip, or (``key=True``) keyed
-        at ``time`` (default ``mixer.time``) and interpolated between keys. The clip keeps
+        at ``time`` (default ``mixer.time``; a time given is the offset from what the actions give
+        there, every action at that time as ``mixer.time = time`` puts them) and interpolated
+        between keys. The clip keeps
         playing with the change on it. Returns the Edit that undoes it."""
         layer = self.layer(layer)
         target = self.target(bone)
@@ -771,7 +759,8 @@ class Mixer:
                 continue
             array = np.asarray(value, dtype=np.float64) if not isinstance(value, str) else None
             if array is None or array.shape != (width,) or not np.isfinite(array).all():
-                raise ViewerError(f"mixer set_pose {target.name!r}: {path} must be {width} finite numbers, got {value!r}")
+                raise ViewerError(f"mixer set_pose {target.name!r}: {path} must be {width} finite numbers, "
+                                  f"got {value!r}")
             if path == "rotation" and not np.any(array):
                 raise ViewerError(f"mixer set_pose {target.name!r}: the zero quaternion is not a rotation")
             given[path] = array
@@ -788,7 +777,17 @@ class Mixer:
             self._relayout([target])
             layout = self._layout
         row = layout.row(target)
-        T, R, S, _ = self._blend(upto=self.layers.index(layer))[:4]
+        if time is None:
+            T, R, S, _ = self._blend(upto=self.layers.index(layer))[:4]
+        else:  # what the actions give at that time: every action there for the moment (as mixer.time = t)
+            saved = [(action, action._time, action.finished) for action in self._actions.values()]
+            try:
+                for action, _, _ in saved:
+                    action._time, action.finished = at, False
+                T, R, S, _ = self._blend(upto=self.layers.index(layer))[:4]
+            finally:
+                for action, when, finished in saved:
+                    action._time, action.finished = when, finished
         below = {"translation": T[row], "rotation": R[row], "scale": S[row]}
         offsets = {}
         for path, value in given.items():

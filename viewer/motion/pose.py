@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ViewerError
 from ..model import native
 from ..model.animation import FIELDS, MODES, interpolate_keyframes
 
@@ -277,4 +276,4 @@ def check_clip_fits(clip, layout: PoseLayout) -> bool:
         id(c.meshes[0]) in layout.morph for c in getattr(clip, "morph_channels", ()))
 
 
-__all__ = ["ClipSampler", "PoseLayout", "ViewerError"]
+__all__ = ["ClipSampler", "PoseLayout", "set_weights", "signature"]
