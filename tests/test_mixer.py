@@ -281,8 +281,11 @@ def test_the_bake_equals_the_live_mix_and_survives_gltf(tmp_path):
     scene = load_model(str(ROBOT))
     mixer = setup_mix(scene)
     fps = 30
+    layers, state, before = list(mixer.layers), mixer.snapshot(), pose(scene)
     baked = bake(scene, fps=fps, start=0.1, end=0.9)
     assert baked.channels and len(baked.channels[0].times) == 25
+    # the mix and the pose as they were, the same objects
+    assert mixer.layers == layers and mixer.snapshot() == state and same(pose(scene), before)
     size = float(np.linalg.norm(scene.rest_bounds[1] - scene.rest_bounds[0]))
     mixer.time = 0.1
     live = []

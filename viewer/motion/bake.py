@@ -33,7 +33,7 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix") -> Ani
     frames = int(math.floor((end - start) * fps + 1e-9)) + 1
     if frames > 100000:
         raise ViewerError(f"bake: {frames} frames is too many (at most 100000)")
-    state = mixer.snapshot()
+    state = mixer.hold()
     layout = mixer.layout
     before = layout.read()
     try:
@@ -63,12 +63,11 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix") -> Ani
             values = np.array([pose[3][offset:offset + count] for pose in poses])
             morph_channels.append(MorphWeightChannel(meshes, times, values, "LINEAR", f"{name} weights"))
     finally:
-        mixer.restore(state)
+        mixer.put_back(state)
         layout = mixer.layout
         every = tuple(np.ones(layout.rows, dtype=bool) for _ in range(3))
         if len(before[0]) == layout.rows:
             layout.write(*before, every, set(layout.morph))
-        mixer._written = None
     if morph_channels:
         return MorphAnimationClip(name, channels, morph_channels)
     return AnimationClip(name, channels)

@@ -1136,8 +1136,44 @@ class Mixer:
         return cache[2]
 
     # --- state -------------------------------------------------------------------------------
+    _ACTION_STATE = ("_weight", "_speed", "_time", "_loop", "_additive", "_reference_time", "_reference_clip", "_mask",
+                     "_mask_cache", "playing", "finished", "order", "_fade", "_warp", "managed", "enabled")
+
+    def hold(self):
+        """Everything the mixer is now, kept as it is (the same Action, Layer and Blend1D objects);
+        ``put_back(held)`` puts it back: what bake uses to leave the mix as it found it."""
+        return {
+            "clock": self.clock, "orders": self._orders, "written": self._written,
+            "actions": {id(a): (a, {k: getattr(a, k) for k in self._ACTION_STATE}) for a in self._actions.values()},
+            "layers": [(layer, dict(layer.tracks), layer._weight, layer._mode, layer._mask, layer._mute)
+                       for layer in self.layers],
+            "active": self.active_layer,
+            "blends": {name: (blend, blend._parameter, blend._weight, blend.phase) for name, blend in self.blends.items()},
+        }
+
+    def put_back(self, held) -> None:
+        self.clock, self._orders, self._written = held["clock"], held["orders"], held["written"]
+        for key in list(self._actions):
+            if key not in held["actions"]:
+                del self._actions[key]
+        for key, (action, state) in held["actions"].items():
+            self._actions[key] = action
+            for name, value in state.items():
+                setattr(action, name, value)
+        self.layers = []
+        for layer, tracks, weight, mode, mask, mute in held["layers"]:
+            layer.tracks, layer._weight, layer._mode, layer._mask, layer._mute = tracks, weight, mode, mask, mute
+            self.layers.append(layer)
+        self.active_layer = held["active"]
+        self.blends = {}
+        for name, (blend, parameter, weight, phase) in held["blends"].items():
+            blend._parameter, blend._weight, blend.phase = parameter, weight, phase
+            self.blends[name] = blend
+            blend._apply()
+
     def snapshot(self) -> dict:
-        """The whole mix as data (what ``save`` writes); ``restore`` takes it back."""
+        """The whole mix as data (what ``save`` writes); ``restore`` takes it back (making the
+        actions' settings, and new Layer objects, as it says: as ``load`` does)."""
         from .files import mix_to_dict
         return mix_to_dict(self)
 
