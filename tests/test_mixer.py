@@ -110,6 +110,46 @@ def test_the_compiled_blend_gives_numpys_numbers():
             assert np.abs(a - b).max() <= 1e-12
 
 
+def lone_bone_scene():
+    """A skeleton of two bones posed by themselves (no TransformNode) and two clips turning them."""
+    from viewer.model import Bone, Scene, Skeleton, SkinnedMesh
+    from viewer.model.animation import AnimationChannel, AnimationClip
+
+    skeleton = Skeleton("arm")
+    root = Bone("root", skeleton)
+    tip = Bone("tip", skeleton, root, local_matrix=np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 1, 0, 1.0]]))
+    mesh = SkinnedMesh("m", np.zeros((3, 3)), np.array([0, 1, 2]), skeleton, joints=np.zeros((3, 4), dtype=np.int32),
+                       weights=np.tile([1.0, 0, 0, 0], (3, 1)))
+    times = [0.0, 1.0, 2.0]
+    turn = [[0, 0, 0, 1], [0, 0, 0.5, 0.8660254], [0, 0, 0, 1]]
+    bend = [[0, 0, 0, 1], [0.3826834, 0, 0, 0.9238795], [0.7071068, 0, 0, 0.7071068]]
+    clips = [AnimationClip("turn", [AnimationChannel(root, "rotation", times, turn),
+                                    AnimationChannel(tip, "translation", times, [[0, 1, 0], [0, 2, 0], [0, 1, 0]])]),
+             AnimationClip("bend", [AnimationChannel(tip, "rotation", times, bend)])]
+    return Scene("arm", [mesh], animations=clips), root, tip
+
+
+def test_bones_posed_by_themselves_mix_too():
+    scene, root, tip = lone_bone_scene()
+    mixer = scene.mixer
+    turn = mixer.action("turn").play()
+    mixer.update(0.7)
+    mixed = [root.rotation_quaternion.copy(), tip.position.copy()]
+    scene.find_animation("turn").apply(0.7)
+    assert np.array_equal(mixed[0], root.rotation_quaternion) and np.array_equal(mixed[1], tip.position)
+    turn.weight = 0.5
+    bend = mixer.action("bend")
+    bend.weight = 0.5
+    bend.play()
+    mixer.update(0.3)  # turn at 1.0 s, bend at 0.3 s: the root half way from rest, the tip bent half way
+    assert close_rotation(root.rotation_quaternion, quat.slerp(np.array([[0, 0, 0, 1.0]]), np.array([[0, 0, 0.5, 0.8660254]]), 0.5)[0], 1e-12)
+    assert np.allclose(tip.position, [0, 1.5, 0])
+    bent = scene.find_animation("bend").channels[0].sample(0.3)
+    assert close_rotation(tip.rotation_quaternion, quat.slerp(np.array([[0, 0, 0, 1.0]]), bent[None], 0.5)[0], 1e-12)
+    mixer.set_pose("tip", position=[0, 3.0, 0])
+    assert np.allclose(tip.position, [0, 3.0, 0])
+
+
 # --- layers ----------------------------------------------------------------------------------------
 R = quat.normalize(np.array([0.2, -0.3, 0.1, 0.9]))
 
