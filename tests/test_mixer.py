@@ -298,6 +298,8 @@ def test_a_mix_saved_and_loaded_gives_the_same_pose(tmp_path):
     (lambda d: d["actions"][0].update(weight=-1), "weight must be >= 0"),
     (lambda d: d["layers"][0]["tracks"][0].update(values=[[1, 2]]), "values must be rows of"),
     (lambda d: d.update(format="other"), "not a mix file"),
+    (lambda d: d.update(blends=[{"name": "b", "entries": [["Idle", 1.0], ["Walking", 0.5]]}]), "strictly increasing"),
+    (lambda d: d["actions"][1].update(mask={"subtree": ["Tail"]}), "unknown bone or node 'Tail'"),
 ])
 def test_a_wrong_mix_file_is_one_error_and_the_mix_stays(tmp_path, change, message):
     scene = load_model(str(ROBOT))

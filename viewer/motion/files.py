@@ -227,7 +227,13 @@ def _checked(mixer, data, what: str) -> dict:
         for entry in spec["entries"]:
             if not isinstance(entry, list) or len(entry) != 2 or entry[0] not in clips:
                 fail(f"{where}: an entry is [clip name, position], got {entry!r}")
+            if any(entry[0] == other for other, _ in entries) or any(
+                    entry[0] == other for blend in plan["blends"] for other, _ in blend["entries"]):
+                fail(f"{where}: clip {entry[0]!r} is in a blend already")
             entries.append((entry[0], number(entry[1], f"{where} position")))
+        positions = [p for _, p in entries]
+        if not entries or any(b <= a for a, b in zip(positions, positions[1:])):
+            fail(f"{where}: positions must be strictly increasing, got {positions}")
         plan["blends"].append({"name": str(spec.get("name")), "entries": entries,
                                "parameter": number(spec.get("parameter", 0.0), f"{where} parameter"),
                                "weight": number(spec.get("weight", 1.0), f"{where} weight", 0.0),

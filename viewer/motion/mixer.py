@@ -708,7 +708,10 @@ class Mixer:
         return layer
 
     def layer(self, name_or_layer=None) -> Layer:
+        """A layer by name (or the Layer itself); None: the active layer."""
         if name_or_layer is None:
+            if self.active_layer is None:
+                raise ViewerError("the mixer has no layer: add one with add_layer(name)")
             return self.active_layer
         if isinstance(name_or_layer, Layer):
             if name_or_layer not in self.layers:
