@@ -57,6 +57,12 @@
  *     Mixer._blend's numpy, operation for operation (libm's sin and acos may differ from numpy's in the last
  *     bit). Declined (nothing written) for more than 64 actions.
  *
+ * layer_rows(out, values, index, rows, n, m, width, weight, additive, rotation) -> 0, or -1 declined
+ *     viewer/motion/mixer.py's _apply_layer for m tracks of one path: row index[k] of out (n, width) takes
+ *     values[k] (m, width): additive, out + values * weight (rotations out * values, slerped from out by the
+ *     weight unless it is 1); override, values (blended from out by the weight unless it is 1; slerp for
+ *     rotations); rows[index[k]] is set. Declined (nothing written) for an index outside 0..n-1.
+ *
  * Sampler(times, values, rows, width, mode, rotation)
  *     One animation channel batch (viewer/model/animation.py's _ChannelBatch): `channels` channels
  *     sharing keyframe times, interpolation (mode 0 LINEAR, 1 STEP, 2 CUBICSPLINE) and path
@@ -1321,12 +1327,91 @@ done:
     return result;
 }
 
+
+static PyObject *
+layer_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "layer_rows(out, values, index, rows, n, m, width, weight, additive, rotation)");
+        return NULL;
+    }
+    const Py_ssize_t n = PyLong_AsSsize_t(args[4]), m = PyLong_AsSsize_t(args[5]);
+    const long width = PyLong_AsLong(args[6]);
+    const double weight = PyFloat_AsDouble(args[7]);
+    const int additive = PyObject_IsTrue(args[8]), rotation = PyObject_IsTrue(args[9]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (width < 1 || width > 4 || (rotation && width != 4) || n < 0 || m < 0) {
+        PyErr_SetString(PyExc_ValueError, "layer_rows: width 1..4 (4 for rotations), n and m >= 0");
+        return NULL;
+    }
+    Py_buffer out, values, index, rows;
+    if (acquire(args[0], &out, 'd', n * width, 1, "out") < 0)
+        return NULL;
+    if (acquire(args[1], &values, 'd', m * width, 0, "values") < 0) {
+        PyBuffer_Release(&out);
+        return NULL;
+    }
+    if (acquire(args[2], &index, 'i', m, 0, "index") < 0) {
+        PyBuffer_Release(&out);
+        PyBuffer_Release(&values);
+        return NULL;
+    }
+    if (acquire(args[3], &rows, '?', n, 1, "rows") < 0) {
+        PyBuffer_Release(&out);
+        PyBuffer_Release(&values);
+        PyBuffer_Release(&index);
+        return NULL;
+    }
+    long result = 0;
+    const int64_t *at = index.buf;
+    for (Py_ssize_t k = 0; k < m; k++)
+        if (at[k] < 0 || at[k] >= n)
+            result = -1;
+    if (result == 0) {
+        double *o_all = out.buf;
+        const double *v_all = values.buf;
+        char *flags = rows.buf;
+        for (Py_ssize_t k = 0; k < m; k++) {
+            double *o = o_all + at[k] * width;
+            const double *v = v_all + k * width;
+            flags[at[k]] = 1;
+            if (rotation) {
+                double target[4];
+                if (additive)
+                    quat_multiply(target, o, v);
+                else
+                    memcpy(target, v, sizeof target);
+                if (weight == 1.0)
+                    memcpy(o, target, sizeof target);
+                else
+                    slerp(o, o, target, weight);
+            } else if (additive) {
+                for (long c = 0; c < width; c++)
+                    o[c] = o[c] + v[c] * weight;
+            } else {
+                for (long c = 0; c < width; c++)
+                    o[c] = weight == 1.0 ? v[c] : o[c] * (1.0 - weight) + v[c] * weight;
+            }
+        }
+    }
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&index);
+    PyBuffer_Release(&rows);
+    return PyLong_FromLong(result);
+}
+
 static PyMethodDef module_methods[] = {
     {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_FASTCALL,
      "parse_rows(text, out, columns) -> -1, or the index of the first bad row (see the module's docstring)."},
     {"blend_rows", (PyCFunction)(void (*)(void))blend_rows, METH_FASTCALL,
      "blend_rows(out, base, values, refs, weights, driven, additive, rows, n, width, rotation) -> 0, or -1 when "
      "declined (see the module's docstring)."},
+    {"layer_rows", (PyCFunction)(void (*)(void))layer_rows, METH_FASTCALL,
+     "layer_rows(out, values, index, rows, n, m, width, weight, additive, rotation) -> 0, or -1 when declined "
+     "(see the module's docstring)."},
     {"skin_points", (PyCFunction)(void (*)(void))skin_points, METH_FASTCALL,
      "skin_points(positions, joints, weights, matrices, out) -> 0, or -1 when declined (see the module's docstring)."},
     {NULL, NULL, 0, NULL},

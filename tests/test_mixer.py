@@ -84,8 +84,9 @@ def test_a_clip_alone_through_the_blend_path_is_exact_too():
 
 
 def test_the_compiled_blend_gives_numpys_numbers():
-    """csrc/ckernel.c's blend_rows against the numpy blend (the reference) on a mix of every kind:
-    weights summing below and above 1, a mask, an additive clip, morph weights; within 1e-12."""
+    """csrc/ckernel.c's blend_rows and layer_rows against the numpy blend (the reference) on a mix
+    of every kind: weights summing below and above 1, a mask, an additive clip, morph weights,
+    layers additive and override; within 1e-12."""
     from viewer.model import native
 
     if native.ckernel is None:
@@ -103,6 +104,16 @@ def test_the_compiled_blend_gives_numpys_numbers():
         mixer.action("Yes").weight = 0.2
         mixer.action("Yes").mask = BoneMask.subtree("Neck")
         mixer.action("Yes").play()
+        # layers: additive held and keyed at weight 1 and 0.6, override at 0.5 (csrc's layer_rows against numpy)
+        mixer.update(0.1)
+        mixer.set_pose("Head", rotation_quaternion=R, position=[0, 0.1, 0])
+        mixer.key("Neck", rotation_quaternion=R, time=0.2)
+        mixer.key("Neck", rotation_quaternion=[0, 0, 0, 1.0], time=0.9)
+        half = mixer.add_layer("Half", "additive", 0.6)
+        mixer.set_pose("Hand.L", rotation_quaternion=R, scaling=[1.2, 1, 1], layer=half)
+        hold = mixer.add_layer("Hold", "override", 1.0)
+        mixer.set_pose("Hand.R", rotation_quaternion=R, position=[0.1, 0, 0], layer=hold)
+        hold.weight = 0.5
     for _ in range(15):
         for scene in scenes:
             scene.mixer.update(0.07)

@@ -1102,6 +1102,20 @@ class Mixer:
     def _apply_layer(self, layer, t, layout, T, R, S, rows) -> None:
         mask_rows = None if layer.mask is None else self._layer_mask(layer, layout)
         w = layer.weight
+        module = native.ckernel if self.compiled is not False else None
+        if mask_rows is None and module is not None and hasattr(module, "layer_rows"):
+            # csrc/ckernel.c's layer_rows: the numpy below, track group by track group
+            additive, n = layer.mode == "additive", layout.rows
+            for path, (held_rows, held_values, groups) in layer.compiled(layout).items():
+                k = PATH_INDEX[path]
+                array, width = (T, 3) if k == 0 else (R, 4) if k == 1 else (S, 3)
+                if len(held_rows):
+                    module.layer_rows(array, held_values, held_rows, rows[k], n, len(held_rows), width, w, additive,
+                                      k == 1)
+                for sample, out, group_rows in groups:
+                    sample(t, out)
+                    module.layer_rows(array, out, group_rows, rows[k], n, len(group_rows), width, w, additive, k == 1)
+            return
         for path, (held_rows, held_values, groups) in layer.compiled(layout).items():
             index, values = held_rows, held_values
             if groups:
