@@ -973,7 +973,7 @@ class Mixer:
         else:
             layers = [layer for layer in layers if layer in chosen]
         if layers:
-            t = self.time
+            t = running[0].sample_time() if running else self.clock  # mixer.time, the running list at hand
             for layer in layers:
                 self._apply_layer(layer, t, layout, T_out, R_out, S_out, rows)
         morph = {key for key, (_, offset, count) in layout.morph.items() if morph_cols[offset:offset + count].any()}
