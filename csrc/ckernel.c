@@ -48,6 +48,21 @@
  *     Returns how many rows were copied. The table's arrays are passed on every call (a table
  *     grows by replacing them).
  *
+ * blend_rows(out, base, values, refs, weights, driven, additive, rows, n, width, rotation) -> 0, or -1 declined
+ *     viewer/motion/mixer.py's blend of one path (Babylon.js's late animation bindings) for n rows of `width`
+ *     numbers: `values` and `refs` are tuples of A float64 (n, width) buffers (an action's sample, and for an
+ *     additive action its reference: the reference value for vectors, its conjugate for rotations), `weights`
+ *     float64 (A,), `driven` bool (A, n) (action a drives row r), `additive` bool (A,); out (n, width) gets the
+ *     blend over `base`, rows (n,) bool is set where some action drives the row. The arithmetic is
+ *     Mixer._blend's numpy, operation for operation (libm's sin and acos may differ from numpy's in the last
+ *     bit). Declined (nothing written) for more than 64 actions.
+ *
+ * layer_rows(out, values, index, rows, n, m, width, weight, additive, rotation) -> 0, or -1 declined
+ *     viewer/motion/mixer.py's _apply_layer for m tracks of one path: row index[k] of out (n, width) takes
+ *     values[k] (m, width): additive, out + values * weight (rotations out * values, slerped from out by the
+ *     weight unless it is 1); override, values (blended from out by the weight unless it is 1; slerp for
+ *     rotations); rows[index[k]] is set. Declined (nothing written) for an index outside 0..n-1.
+ *
  * Sampler(times, values, rows, width, mode, rotation)
  *     One animation channel batch (viewer/model/animation.py's _ChannelBatch): `channels` channels
  *     sharing keyframe times, interpolation (mode 0 LINEAR, 1 STEP, 2 CUBICSPLINE) and path
@@ -67,7 +82,7 @@
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 8
+#define KERNEL_VERSION 9
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -1141,9 +1156,262 @@ done:
     return PyLong_FromLong(result);
 }
 
+
+/* --- the mixer's blend (viewer/motion/mixer.py) ------------------------------------------ */
+
+#define MAX_BLEND_ACTIONS 64
+
+/* quat.multiply: a * b, Babylon's multiplyToRef, term for term. */
+static inline void
+quat_multiply(double *out, const double *a, const double *b)
+{
+    const double x = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+    const double y = -a[0] * b[2] + a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+    const double z = a[0] * b[1] - a[1] * b[0] + a[2] * b[3] + a[3] * b[2];
+    const double w = -a[0] * b[0] - a[1] * b[1] - a[2] * b[2] + a[3] * b[3];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
+    out[3] = w;
+}
+
+static PyObject *
+blend_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError,
+                        "blend_rows(out, base, values, refs, weights, driven, additive, rows, n, width, rotation)");
+        return NULL;
+    }
+    if (!PyTuple_Check(args[2]) || !PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[2]) != PyTuple_GET_SIZE(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "blend_rows: values and refs must be tuples of one length");
+        return NULL;
+    }
+    const Py_ssize_t A = PyTuple_GET_SIZE(args[2]);
+    const Py_ssize_t n = PyLong_AsSsize_t(args[8]);
+    const long width = PyLong_AsLong(args[9]);
+    const int rotation = PyObject_IsTrue(args[10]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (A > MAX_BLEND_ACTIONS)
+        return PyLong_FromLong(-1);
+    if (width < 1 || (rotation && width != 4) || n < 0) {
+        PyErr_SetString(PyExc_ValueError, "blend_rows: width 1 or more (4 for rotations), n >= 0");
+        return NULL;
+    }
+    Py_buffer out, base, weights, driven, additive, rows, values[MAX_BLEND_ACTIONS], refs[MAX_BLEND_ACTIONS];
+    int got_values = 0, got_refs = 0, stage = 0;
+    PyObject *result = NULL;
+    if (acquire(args[0], &out, 'd', n * width, 1, "out") < 0)
+        goto done;
+    stage = 1;
+    if (acquire(args[1], &base, 'd', n * width, 0, "base") < 0)
+        goto done;
+    stage = 2;
+    if (acquire(args[4], &weights, 'd', A, 0, "weights") < 0)
+        goto done;
+    stage = 3;
+    if (acquire(args[5], &driven, '?', A * n, 0, "driven") < 0)
+        goto done;
+    stage = 4;
+    if (acquire(args[6], &additive, '?', A, 0, "additive") < 0)
+        goto done;
+    stage = 5;
+    if (acquire(args[7], &rows, '?', n, 1, "rows") < 0)
+        goto done;
+    stage = 6;
+    for (; got_values < A; got_values++)
+        if (acquire(PyTuple_GET_ITEM(args[2], got_values), &values[got_values], 'd', n * width, 0, "values") < 0)
+            goto done;
+    for (; got_refs < A; got_refs++)
+        if (acquire(PyTuple_GET_ITEM(args[3], got_refs), &refs[got_refs], 'd', n * width, 0, "refs") < 0)
+            goto done;
+    {
+        double *o_all = out.buf;
+        const double *b_all = base.buf, *wt = weights.buf;
+        const char *d = driven.buf, *add = additive.buf;
+        char *row_flags = rows.buf;
+        const double *v[MAX_BLEND_ACTIONS], *ref[MAX_BLEND_ACTIONS];
+        for (Py_ssize_t a = 0; a < A; a++) {
+            v[a] = values[a].buf;
+            ref[a] = refs[a].buf;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t r = 0; r < n; r++) {
+            double W = 0.0;
+            int count = 0, any = 0;
+            for (Py_ssize_t a = 0; a < A; a++) {
+                if (d[a * n + r]) {
+                    any = 1;
+                    if (!add[a]) {
+                        W += wt[a];
+                        count++;
+                    }
+                }
+            }
+            if (any)
+                row_flags[r] = 1;
+            const double *b = b_all + r * width;
+            double *o = o_all + r * width;
+            if (!rotation) {
+                const int low = W < 1.0;
+                const double f = low ? 1.0 - W : 0.0, norm = low ? 1.0 : W;
+                for (long k = 0; k < width; k++)
+                    o[k] = b[k] * f;
+                for (Py_ssize_t a = 0; a < A; a++) {
+                    if (add[a] || !d[a * n + r])
+                        continue;
+                    const double scale = wt[a] / norm;
+                    const double *x = v[a] + r * width;
+                    for (long k = 0; k < width; k++)
+                        o[k] = o[k] + x[k] * scale;
+                }
+                for (Py_ssize_t a = 0; a < A; a++) {
+                    if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
+                        continue;
+                    const double *x = v[a] + r * width, *y = ref[a] + r * width;
+                    for (long k = 0; k < width; k++)
+                        o[k] = o[k] + (x[k] - y[k]) * wt[a];
+                }
+                continue;
+            }
+            double cum[4] = {b[0], b[1], b[2], b[3]};
+            if (count >= 1) {
+                const int low = W < 1.0, shortcut = !low && count == 2;
+                const double norm = low ? 1.0 : W;
+                int started = low && count >= 2, seen = 0;
+                double amount = started ? 1.0 - W : 0.0;
+                for (Py_ssize_t a = 0; a < A; a++) {
+                    if (add[a] || !d[a * n + r])
+                        continue;
+                    const double wn = wt[a] / norm;
+                    const double *q = v[a] + r * width;
+                    if (!started) {
+                        memcpy(cum, q, sizeof cum);
+                        amount = wn;
+                        started = 1;
+                    } else {
+                        amount += wn;
+                        double u = amount > 0 ? wn / amount : 0.0;
+                        if (shortcut && seen == 1)
+                            u = wn;
+                        slerp(cum, cum, q, u);
+                    }
+                    seen++;
+                }
+                if (count == 1 && W < 1.0)
+                    slerp(cum, b, cum, W);
+            }
+            for (Py_ssize_t a = 0; a < A; a++) {
+                if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
+                    continue;
+                double delta[4], turned[4];
+                quat_multiply(delta, ref[a] + r * width, v[a] + r * width);
+                quat_multiply(turned, cum, delta);
+                slerp(cum, cum, turned, wt[a]);
+            }
+            memcpy(o, cum, sizeof cum);
+        }
+        Py_END_ALLOW_THREADS
+        result = PyLong_FromLong(0);
+    }
+done:
+    for (int k = 0; k < got_refs; k++)
+        PyBuffer_Release(&refs[k]);
+    for (int k = 0; k < got_values; k++)
+        PyBuffer_Release(&values[k]);
+    Py_buffer *held[6] = {&out, &base, &weights, &driven, &additive, &rows};
+    for (int k = 0; k < stage; k++)
+        PyBuffer_Release(held[k]);
+    return result;
+}
+
+
+static PyObject *
+layer_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "layer_rows(out, values, index, rows, n, m, width, weight, additive, rotation)");
+        return NULL;
+    }
+    const Py_ssize_t n = PyLong_AsSsize_t(args[4]), m = PyLong_AsSsize_t(args[5]);
+    const long width = PyLong_AsLong(args[6]);
+    const double weight = PyFloat_AsDouble(args[7]);
+    const int additive = PyObject_IsTrue(args[8]), rotation = PyObject_IsTrue(args[9]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (width < 1 || width > 4 || (rotation && width != 4) || n < 0 || m < 0) {
+        PyErr_SetString(PyExc_ValueError, "layer_rows: width 1..4 (4 for rotations), n and m >= 0");
+        return NULL;
+    }
+    Py_buffer out, values, index, rows;
+    if (acquire(args[0], &out, 'd', n * width, 1, "out") < 0)
+        return NULL;
+    if (acquire(args[1], &values, 'd', m * width, 0, "values") < 0) {
+        PyBuffer_Release(&out);
+        return NULL;
+    }
+    if (acquire(args[2], &index, 'i', m, 0, "index") < 0) {
+        PyBuffer_Release(&out);
+        PyBuffer_Release(&values);
+        return NULL;
+    }
+    if (acquire(args[3], &rows, '?', n, 1, "rows") < 0) {
+        PyBuffer_Release(&out);
+        PyBuffer_Release(&values);
+        PyBuffer_Release(&index);
+        return NULL;
+    }
+    long result = 0;
+    const int64_t *at = index.buf;
+    for (Py_ssize_t k = 0; k < m; k++)
+        if (at[k] < 0 || at[k] >= n)
+            result = -1;
+    if (result == 0) {
+        double *o_all = out.buf;
+        const double *v_all = values.buf;
+        char *flags = rows.buf;
+        for (Py_ssize_t k = 0; k < m; k++) {
+            double *o = o_all + at[k] * width;
+            const double *v = v_all + k * width;
+            flags[at[k]] = 1;
+            if (rotation) {
+                double target[4];
+                if (additive)
+                    quat_multiply(target, o, v);
+                else
+                    memcpy(target, v, sizeof target);
+                if (weight == 1.0)
+                    memcpy(o, target, sizeof target);
+                else
+                    slerp(o, o, target, weight);
+            } else if (additive) {
+                for (long c = 0; c < width; c++)
+                    o[c] = o[c] + v[c] * weight;
+            } else {
+                for (long c = 0; c < width; c++)
+                    o[c] = weight == 1.0 ? v[c] : o[c] * (1.0 - weight) + v[c] * weight;
+            }
+        }
+    }
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&index);
+    PyBuffer_Release(&rows);
+    return PyLong_FromLong(result);
+}
+
 static PyMethodDef module_methods[] = {
     {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_FASTCALL,
      "parse_rows(text, out, columns) -> -1, or the index of the first bad row (see the module's docstring)."},
+    {"blend_rows", (PyCFunction)(void (*)(void))blend_rows, METH_FASTCALL,
+     "blend_rows(out, base, values, refs, weights, driven, additive, rows, n, width, rotation) -> 0, or -1 when "
+     "declined (see the module's docstring)."},
+    {"layer_rows", (PyCFunction)(void (*)(void))layer_rows, METH_FASTCALL,
+     "layer_rows(out, values, index, rows, n, m, width, weight, additive, rotation) -> 0, or -1 when declined "
+     "(see the module's docstring)."},
     {"skin_points", (PyCFunction)(void (*)(void))skin_points, METH_FASTCALL,
      "skin_points(positions, joints, weights, matrices, out) -> 0, or -1 when declined (see the module's docstring)."},
     {NULL, NULL, 0, NULL},

@@ -25,6 +25,8 @@ _EXPORTS = {
     "save_usd": "viewer.usd.writer",
     "load_bvh": "viewer.bvh",
     "retarget": "viewer.model.retarget",
+    "bake": "viewer.motion",
+    "BoneMask": "viewer.motion",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -231,9 +231,13 @@ class AnimationClip:
         return list(self.channels) + list(getattr(self, "morph_channels", ()))
 
     def keys_changed(self) -> None:
-        """Keys or channels changed: the duration follows and the next apply() packs afresh."""
+        """Keys or channels changed: the duration follows and the next apply() packs afresh
+        (and so does the mixer's sampler of the clip: ``keys_version`` moves)."""
         self.duration = max((c.duration for c in self._all_channels()), default=0.0)
         self._packed_for = None
+        self.keys_version += 1
+
+    keys_version = 0  # bumped by keys_changed (viewer.motion repacks a clip when it moves)
 
 
 # Keys this close in time are one key (glTF stores times as float32).

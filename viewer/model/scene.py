@@ -43,6 +43,16 @@ class Scene:
                               "to place in world space)")
 
     @property
+    def mixer(self):
+        """The scene's animation mixer (viewer.motion.Mixer), made the first time it is asked
+        for: it takes the pose the nodes hold then as the base its blends fill in with."""
+        mixer = self.__dict__.get("_mixer")
+        if mixer is None:
+            from ..motion import Mixer  # motion sits above the model; imported when first used
+            mixer = self._mixer = Mixer(self)
+        return mixer
+
+    @property
     def skeletons(self) -> list:
         """Each skeleton once, in mesh order (a skin shared by meshes is updated once)."""
         seen, result = set(), []

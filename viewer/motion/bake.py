@@ -1,0 +1,74 @@
+"""The mix baked into one clip: what the mixer shows, frame by frame, as LINEAR keys."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ViewerError
+from ..model.animation import AnimationChannel, AnimationClip
+from ..model.checks import finite_number
+from ..model.morph import MorphAnimationClip, MorphWeightChannel
+
+
+def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix") -> AnimationClip:
+    """One clip of the mixed motion (actions, blends and layers) from ``start`` to ``end``
+    seconds at ``fps`` frames a second: frame k is the mix after ``mixer.time = start`` and k
+    ``mixer.update(1 / fps)`` steps (fades and blends move as they do live), keyed at
+    ``k / fps`` (the clip starts at 0). ``start`` defaults to 0, ``end`` to the longest playing
+    clip's duration over its speed. Every bone, node and morph weight the mix drives gets a
+    channel. The mixer and the pose are as they were afterwards."""
+    fps = finite_number(fps, "bake fps")
+    if fps <= 0:
+        raise ViewerError(f"bake: fps must be a number > 0, got {fps!r}")
+    mixer = scene.mixer
+    start = 0.0 if start is None else finite_number(start, "bake start")
+    if end is None:
+        lengths = [a.clip.duration / abs(a.speed) for a in mixer.running() if a.speed != 0]
+        end = start + (max(lengths) if lengths else 0.0)
+    end = finite_number(end, "bake end")
+    if end < start:
+        raise ViewerError(f"bake: end ({end:g}) is before start ({start:g})")
+    frames = int(math.floor((end - start) * fps + 1e-9)) + 1
+    if frames > 100000:
+        raise ViewerError(f"bake: {frames} frames is too many (at most 100000)")
+    state = mixer.hold()
+    layout = mixer.layout
+    before = layout.read()
+    try:
+        mixer.time = start
+        poses, driven, morph = [], [np.zeros(layout.rows, dtype=bool) for _ in range(3)], set()
+        for k in range(frames):
+            if k:
+                mixer.update(1.0 / fps)
+            layout = mixer.layout
+            poses.append(layout.read())
+            written = mixer._written
+            if written is not None:
+                for d, w in zip(driven, written[0]):
+                    if len(d) == len(w):
+                        d |= w
+                morph |= written[1]
+        times = np.arange(frames) / fps
+        channels = []
+        for target, row in layout.targets.values():
+            for k, path in enumerate(("translation", "rotation", "scale")):
+                if row < len(driven[k]) and driven[k][row]:
+                    values = np.array([pose[k][row] for pose in poses])
+                    channels.append(AnimationChannel(target, path, times, values))
+        morph_channels = []
+        for key in morph:
+            meshes, offset, count = layout.morph[key]
+            values = np.array([pose[3][offset:offset + count] for pose in poses])
+            morph_channels.append(MorphWeightChannel(meshes, times, values, "LINEAR", f"{name} weights"))
+    finally:
+        mixer.put_back(state)
+        layout = mixer.layout
+        every = tuple(np.ones(layout.rows, dtype=bool) for _ in range(3))
+        if len(before[0]) == layout.rows:
+            layout.write(*before, every, set(layout.morph))
+    if morph_channels:
+        return MorphAnimationClip(name, channels, morph_channels)
+    return AnimationClip(name, channels)
+
