@@ -102,7 +102,7 @@ def test_the_input_model_is_kept_without_force(tmp_path, capsys):
     (["--script", "s.py", "--record", "0:1:0.5", "--out", "x.glb"], "give its name with --clip"),
     (["--clip", "A", "--out", "x.glb"], "give --record"),
     (["--script", "nope.py", "--out", "x.glb"], "no such file"),
-    ([FOX, "--animation", "Fly", "--out", "x.glb"], "no such animation"),
+    ([FOX, "--animation", "Fly", "--out", "x.glb"], "no animation named 'Fly' (this model has 3 animations"),
 ])
 def test_bad_input_is_one_error_line(tmp_path, monkeypatch, capsys, args, message):
     monkeypatch.chdir(tmp_path)

@@ -180,13 +180,25 @@ def test_cli_renders_an_animation_time_and_a_sequence(tmp_path, cli):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--animation", "Jump"], "no such animation (this model has 0: Survey, 1: Walk, 2: Run)"),
+    (["--animation", "Jump"], "--animation Jump: no animation named 'Jump' (this model has 3 animations: 'Survey', "
+                              "'Walk', 'Run'; or give its number, 0 to 2)"),
+    (["--animation", "3"], "--animation 3: no animation number 3 (this model has 3 animations, numbered 0 to 2: "
+                           "'Survey', 'Walk', 'Run')"),
     (["--frames", "0:1"], "expected START:END:STEP"),
     (["--frames", "2:1:0.1", "--out-dir", "x"], "need START <= END"),
 ])
 def test_cli_animation_errors(args, message, tmp_path, cli):
     result = cli("render", str(SAMPLES_DIR / "Fox/Fox.glb"), "--out", str(tmp_path / "a.png"), *args)
     assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_animation_not_found_on_a_model_of_one_says_one_not_zero(tmp_path, cli):
+    """Issue 47: '(this model has 0: Take 001)' read as 'has zero animations'."""
+    result = cli("render", str(SAMPLES_DIR / "CesiumMan/CesiumMan.glb"), "--out", str(tmp_path / "a.png"),
+                 "--animation", "Nope")
+    assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+        "boneviewer: error: --animation Nope: no animation named 'Nope' (this model has 1 animation: 'animation0'; "
+        "or give its number, 0)"]
 
 
 def test_model_copied_elsewhere_still_loads(tmp_path):

@@ -657,6 +657,22 @@ def test_an_unwritable_out(capsys, tmp_path):
     assert status == 2 and len(err.strip().splitlines()) == 1 and "cannot create it" in err
 
 
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_model_it_cannot_read_leaves_no_output_folder_and_a_folder_already_there_as_it_was(capsys, tmp_path, nested):
+    """Issue 47: --out is made once the models are read; one that was there keeps what it held."""
+    model = tmp_path / "broken.usda"
+    model.write_text('#usda 1.0\ndef Xform "A"\n{\n    double3 xformOp:translate = (1, 2\n}\n')
+    out = tmp_path / "made" / "o" if nested else tmp_path / "o"
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "1")
+    assert status == 2 and len(err.strip().splitlines()) == 1 and f"{model}: not a readable USD file" in err
+    assert not out.exists() and not (tmp_path / "made").exists()
+    out.mkdir(parents=True)
+    (out / "mine.txt").write_text("kept")
+    status, err = run_in_process(capsys, model, "--out", out, "--count", "1")
+    assert status == 2 and sorted(p.name for p in out.iterdir()) == ["mine.txt"]
+    assert (out / "mine.txt").read_text() == "kept"
+
+
 def captures_with_a_broken_one(tmp_path) -> Path:
     """A --motion folder: wave_hello.bvh, and moves/broken.bvh that does not parse."""
     captures = tmp_path / "captures"

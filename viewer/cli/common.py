@@ -193,8 +193,14 @@ def select_animation(scene, spec):
         index = int(spec)
         if 0 <= index < len(clips):
             return clips[index]
-    listed = ", ".join(f"{i}: {name}" for i, name in enumerate(names))
-    raise ViewerError(f"--animation {spec}: no such animation (this model has {listed})")
+    count = f"{len(names)} animation{'s' if len(names) != 1 else ''}"
+    numbers = "0" if len(names) == 1 else f"0 to {len(names) - 1}"
+    listed = ", ".join(repr(name) for name in names)
+    if spec.lstrip("-").isdigit():
+        raise ViewerError(f"--animation {spec}: no animation number {spec} (this model has {count}, numbered "
+                          f"{numbers}: {listed})")
+    raise ViewerError(f"--animation {spec}: no animation named {spec!r} (this model has {count}: {listed}; "
+                      f"or give its number, {numbers})")
 
 
 def named_bone(scene, option: str, name: str):

@@ -167,10 +167,8 @@ def run(args) -> int:
             inputs[Path(environment)] = "an --environment file"
     check_outputs([(f"--out {args.out}", args.out / name) for name in (ANNOTATIONS, "index.html", MANIFEST)], inputs)
     check_folder_outputs(f"--out {args.out}", [args.out / name for name in OUTPUT_FOLDERS], inputs)
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ViewerError(f"--out {args.out}: cannot create it: {error.strerror}") from None
+    # --out is made by ``synth`` once every model and capture has been read: a model it cannot
+    # read leaves no empty folder behind.
     options = SynthOptions(size=tuple(args.size), seed=args.seed, pitch=tuple(args.pitch), fill=tuple(args.fill),
                            target_offset=args.target_offset, fov=args.fov, occlusion_distance=args.occlusion_distance,
                            min_visible=args.min_visible, min_area=args.min_area,

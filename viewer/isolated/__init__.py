@@ -5,11 +5,20 @@ The child is a script run by path with ``python -S`` (fast to start; ``protocol`
 imports of boneviewer): it reads the file and writes a JSON document and plain arrays to its
 stdout (``protocol.write``); ``run_reader`` starts it, waits, and turns how it ended into a
 ViewerError in words or into (document, arrays).
+
+A reader has a time budget (``reader_seconds``): usd-core never returns on some stages (its time
+mapping spun on a root layer of timeCodesPerSecond 0 until the reader learnt to read it; its open of a
+sublayer that is a named pipe waits for ever), so a child that has not answered in time is killed
+and the file refused in one line, as a fault is. And a
+reader never outlives the process that started it: the child asks Linux to kill it when its
+parent dies (``protocol.serve``), and the parent kills it on any way out of the wait (Ctrl+C,
+a batch job's alarm).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -26,6 +35,34 @@ LAUNCH = ("import sys, importlib.util as u; del sys.path[0]; sys.path.insert(0, 
           "s = u.spec_from_file_location('__main__', sys.argv[0]); m = u.module_from_spec(s); "
           "sys.modules['__main__'] = m; s.loader.exec_module(m)")
 DTYPES = ("<f8", "<f4", "<i4", "<u4", "|u1", "<f2")
+BUDGET_ENV = "BONEVIEWER_READER_SECONDS"
+# Seconds, and one more for every 10 MB of the file: usd-core reads a 49 MB .usda of 4 million polygon
+# corners in 1.5 s here (0.7 s as .usdc), so a stage at the reader's limits (50 million) has some
+# 20 s to spare; a stage that spins has all it asks and never answers.
+BUDGET = 30.0
+BUDGET_BYTES = 10_000_000  # a second more for each
+PARENT_ENV = "BONEVIEWER_READER_PARENT"  # the child's parent, by pid (protocol.stay_with_parent)
+
+
+def reader_seconds(path: Path | None = None) -> float:
+    """The time a reader child has to answer: BONEVIEWER_READER_SECONDS when it is a positive
+    number of seconds, else BUDGET and a second for every whole 10 MB of ``path``."""
+    try:
+        seconds = float(os.environ.get(BUDGET_ENV, ""))
+    except ValueError:
+        seconds = 0.0
+    if 0 < seconds < float("inf"):
+        return seconds
+    try:
+        size = Path(path).stat().st_size if path is not None else 0
+    except OSError:
+        size = 0
+    return BUDGET + size // BUDGET_BYTES
+
+
+def _spawn(command: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, PARENT_ENV: str(os.getpid())})
 
 
 # Children started ahead of need (``start``), by (script, file): the command line starts the
@@ -41,7 +78,7 @@ def start(script: Path, library: str, path: Path) -> None:
         return
     key = (str(script), str(Path(path).resolve()))
     if key not in _STARTED:
-        _STARTED[key] = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _STARTED[key] = _spawn(command)
         if len(_STARTED) == 1:
             import atexit
 
@@ -64,26 +101,37 @@ def _command(script: Path, library: str, path: Path) -> list[str] | None:
     return [sys.executable, "-S", "-c", LAUNCH, str(HERE), str(script), site, str(path)]
 
 
-def run_reader(script: Path, library: str, path: Path, what: str, timeout: float = 300.0) -> tuple[dict, dict]:
+def run_reader(script: Path, library: str, path: Path, what: str, timeout: float | None = None) -> tuple[dict, dict]:
     """(document, {name: array}) of ``path`` as ``script`` reads it in a child process, with
-    ``library``'s folder on its path. ``what`` names the format in errors ("FBX")."""
+    ``library``'s folder on its path. ``what`` names the format in errors ("FBX"). A child that
+    has not answered in ``timeout`` seconds (default: ``reader_seconds(path)``) is killed and the
+    file refused."""
+    timeout = reader_seconds(path) if timeout is None else timeout
     command = _command(script, library, path)
     if command is None:
         raise ViewerError(f"{path}: reading {what} needs the {library_package(library)} package "
                           "(pip install 'boneviewer[formats]')")
     child = _STARTED.pop((str(script), str(Path(path).resolve())), None)
     if child is None:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        child = _spawn(command)
     try:
         stdout, stderr = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
-        raise ViewerError(f"{path}: the {what} reader took more than {timeout:g} s; stopped") from None
+        _stop(child)
+        raise ViewerError(f"{path}: the {what} reader gave no answer in {timeout:g} s and was stopped "
+                          f"({BUDGET_ENV}=SECONDS gives it longer)") from None
+    except BaseException:  # Ctrl+C, a batch job's alarm: the child is not left reading
+        _stop(child)
+        raise
     done = subprocess.CompletedProcess(command, child.returncode, stdout, stderr)
     if done.returncode != 0:
         raise ViewerError(f"{path}: {failure(done, what)}")
     return read_answer(done.stdout, path, what)
+
+
+def _stop(child: subprocess.Popen) -> None:
+    child.kill()
+    child.communicate()
 
 
 def read_answer(data: bytes, path: Path, what: str) -> tuple[dict, dict]:

@@ -55,12 +55,34 @@ def write(doc: dict, blobs: Blobs, out) -> None:
     out.flush()
 
 
+def stay_with_parent() -> None:
+    """Have Linux kill this process when its parent ends (a job's time limit, a kernel restarted,
+    kill -9): a reader spinning in a compiled library would otherwise go on at 100 % of a core.
+    The parent is named by BONEVIEWER_READER_PARENT: if it ended before the request was made, the
+    child has a new parent already and ends now. (Linux's request follows the parent thread that
+    started the child: ``run_reader`` waits in that thread.) Elsewhere: nothing is asked."""
+    parent = os.environ.get("BONEVIEWER_READER_PARENT", "")
+    if not sys.platform.startswith("linux") or not parent.isdigit():
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != int(parent):
+        os._exit(1)
+
+
 def serve(read, argv: list[str]) -> None:
     """The child's main: ``read(path) -> (doc, blobs)`` on argv's file, its answer to stdout, or
     the problem in one line to stderr and exit 2; ``os._exit`` either way (no interpreter
     teardown: a compiled library's exit-time faults cannot happen)."""
     import gc
 
+    stay_with_parent()
     gc.disable()  # ufbx's bindings have faulted when a collection ran while their lists were walked
     sys.path.insert(0, argv[0])  # where the reader's library is installed (no site: -S)
     try:

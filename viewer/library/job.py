@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import tempfile
 from dataclasses import asdict, dataclass
@@ -23,7 +24,7 @@ import numpy as np
 from ..options import RenderOptions
 
 GIF_FPS = 10.0
-JOB_VERSION = 4  # bump when the outputs for the same inputs change: a second run then redoes every model
+JOB_VERSION = 5  # bump when the outputs for the same inputs change: a second run then redoes every model
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def model_job(name: str, sources: dict, options: BatchOptions) -> dict:
         try:
             row = _process(folder / name, out, options)
         except Exception as error:  # noqa: BLE001 - any failure of one model is its row's error, not the run's
-            row = {"status": "failed", "error": _one_line(error)}
+            row = {"status": "failed", "error": _one_line(_in_folder(str(error), folder))}
             if not (out / "check.json").exists():
                 (out / "check.json").write_text(json.dumps({"file": name, "findings": []}, indent=1) + "\n")
         outputs = {path.name: path.read_bytes() for path in sorted(out.iterdir())}
@@ -104,11 +105,22 @@ def _one_line(error: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def _in_folder(text: str, folder: Path) -> str:
+    """``text`` with the job's temporary folder taken off the paths in it (a reader's message names
+    a file by its path): the model's files are named as in its folder of the library."""
+    for form in sorted({str(folder), str(folder.resolve())}, key=len, reverse=True):
+        text = text.replace(form + os.sep, "")
+    return text
+
+
 def _process(path: Path, out: Path, options: BatchOptions) -> dict:
+    from dataclasses import replace
+
     from ..checks import check_file
     from ..loaders import load_model
 
     report = check_file(path)
+    report.findings = [replace(f, message=_in_folder(f.message, path.parent)) for f in report.findings]
     check = {**report.as_json(), "file": path.name, **report.summary()}  # the name: the worker knows no more
     (out / "check.json").write_text(json.dumps(check, indent=1) + "\n")
     if not report.loaded:  # the check's error says why

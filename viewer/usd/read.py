@@ -74,6 +74,13 @@ def check_crate(path: str) -> None:
 
 
 def read(path: str):
+    try:
+        return _read(path)
+    except TypeError as error:  # a value of another type than its schema's where the reader takes it as is
+        raise FileProblem(f"a value in it is not of the type its schema gives it ({error})") from None
+
+
+def _read(path: str):
     from pxr import Ar, Tf, Usd, UsdGeom, UsdShade, UsdSkel
 
     check_crate(path)
@@ -83,6 +90,7 @@ def read(path: str):
         raise FileProblem(_tf_message(error, path)) from None
     if stage is None:
         raise FileProblem("usd-core could not open it")
+    warnings = _time_rates(stage, Tf)
     blobs = protocol.Blobs()
     doc = {
         "meters_per_unit": float(UsdGeom.GetStageMetersPerUnit(stage)),
@@ -90,7 +98,7 @@ def read(path: str):
         "up": str(UsdGeom.GetStageUpAxis(stage)).lower(),
         "tcps": float(stage.GetTimeCodesPerSecond()),
         "default_prim": str(stage.GetDefaultPrim().GetPath()) if stage.GetDefaultPrim() else "",
-        "skeletons": [], "meshes": [], "materials": [], "warnings": [],
+        "skeletons": [], "meshes": [], "materials": [], "warnings": warnings,
     }
     # Geometry and transforms authored only as time samples have no default value: they are
     # read at the stage's earliest time (the default value where there is one).
@@ -124,7 +132,7 @@ def read(path: str):
                     if entry is None:
                         continue
                     _influences(query, skeleton, entry, doc, blobs, UsdSkel)
-                    _blend_shapes(prim, query, entry, blobs, UsdSkel)
+                    _blend_shapes(prim, query, entry, blobs, Usd, UsdSkel)
                     _point_cache(prim, entry, doc, blobs, Usd, UsdGeom)
         if not meshes:  # a skeleton and its motion, no mesh: every Skeleton under a SkelRoot
             for root in roots:
@@ -154,6 +162,28 @@ class _Unbound:
         return self.skeleton
 
 
+def _time_rates(stage, Tf) -> list:
+    """A layer whose timeCodesPerSecond is not a positive number is read at USD's default, 24, in
+    memory (said in a warning): usd-core maps a sublayer's times by the ratio of the two rates,
+    and on a root of 0 over a sublayer of 24 it never returns (tests/usd_edge_stages.py, rate_zero)."""
+    import math
+
+    said = []
+    for layer in stage.GetUsedLayers():
+        if not layer.HasTimeCodesPerSecond():
+            continue
+        rate = layer.timeCodesPerSecond
+        if rate > 0 and math.isfinite(rate):
+            continue
+        try:
+            layer.timeCodesPerSecond = 24.0
+        except Tf.ErrorException:
+            raise FileProblem(f"timeCodesPerSecond {rate:g} in {layer.identifier}: time codes need a positive rate") from None
+        where = "" if layer == stage.GetRootLayer() else f" in its layer {layer.identifier}"
+        said.append(f"timeCodesPerSecond {rate:g}{where}: read as 24 (USD's default)")
+    return said
+
+
 def _matrix(matrix) -> list:
     """A Gf.Matrix4d as 16 numbers, row by row (USD's layout is boneviewer's: row vectors)."""
     return [float(matrix[i][j]) for i in range(4) for j in range(4)]
@@ -173,15 +203,23 @@ def _skeleton(binding, cache, root, stage, doc, blobs, Usd, UsdGeom, UsdSkel, fi
         raise FileProblem(f"skeleton {path}: {len(joints)} joints, more than {MAX_JOINTS}")
     k = len(doc["skeletons"])
     name = f"skeleton{k}"
-    rest = skeleton.GetRestTransformsAttr().Get()
-    bind = skeleton.GetBindTransformsAttr().Get()
+    rest = _array(skeleton.GetRestTransformsAttr(), Usd.TimeCode.Default(), "d", (4, 4))
+    bind = _array(skeleton.GetBindTransformsAttr(), Usd.TimeCode.Default(), "d", (4, 4))
+    if bind is None and skeleton.GetBindTransformsAttr().Get() is not None:
+        raise FileProblem(f"skeleton {path}: bindTransforms "
+                          f"{_authored_type(skeleton.GetBindTransformsAttr(), Usd.TimeCode.Default())}, not matrix4d[]")
     if bind is None or len(bind) != len(joints):
         count = 0 if bind is None else len(bind)
         raise FileProblem(f"skeleton {path}: {count} bindTransforms for {len(joints)} joints")
     if rest is None or len(rest) != len(joints):
-        rest = query.ComputeJointLocalTransforms(Usd.TimeCode.Default(), True)  # UsdSkel's own rest
-    blobs.buffer(name + ".rest", memoryview(rest), [len(joints), 4, 4])
-    blobs.buffer(name + ".bind", memoryview(bind), [len(joints), 4, 4])
+        rest = memoryview(query.ComputeJointLocalTransforms(Usd.TimeCode.Default(), True))  # UsdSkel's own rest
+        if len(rest) != len(joints):
+            attribute = skeleton.GetRestTransformsAttr()
+            kind = "no restTransforms" if attribute.Get() is None else f"restTransforms {_authored_type(attribute)}"
+            raise FileProblem(f"skeleton {path}: {kind}, not matrix4d[] of its {len(joints)} joints: UsdSkel "
+                              "computes no rest pose from it")
+    blobs.buffer(name + ".rest", rest, [len(joints), 4, 4])
+    blobs.buffer(name + ".bind", bind, [len(joints), 4, 4])
     world = UsdGeom.Xformable(skeleton.GetPrim()).ComputeLocalToWorldTransform(first)
     # Each joint's parent as UsdSkel has it (the nearest ancestor path among the joints), and its
     # name: the schema's jointNames where the file gives them, else its path's last part.
@@ -300,9 +338,21 @@ def _mesh(prim, doc, blobs, materials: dict, Ar, Usd, UsdGeom, UsdShade, first) 
     k = len(doc["meshes"])
     name = f"mesh{k}"
     what = str(prim.GetPath())
-    points = mesh.GetPointsAttr().Get(first)
-    counts = mesh.GetFaceVertexCountsAttr().Get(first)
-    indices = mesh.GetFaceVertexIndicesAttr().Get(first)
+    # An attribute holds what the file authored, whatever type the schema gives it (points as int,
+    # double[], a single point3f...: tests/usd_edge_stages.py): points are any array of 3
+    # floats, doubles or halves (point3f[], float3[], point3d[], color3f[]...: the numbers are the same),
+    # counts and indices int[]; a mesh with anything else is left out, said in a warning.
+    points = _array(mesh.GetPointsAttr(), first, "fde", 3)
+    counts = _array(mesh.GetFaceVertexCountsAttr(), first, "i")
+    indices = _array(mesh.GetFaceVertexIndicesAttr(), first, "i")
+    wrong = [f"{attribute.GetName()} {_authored_type(attribute, first)}, not {wanted}"
+             for attribute, value, wanted in ((mesh.GetPointsAttr(), points, "point3f[]"),
+                                              (mesh.GetFaceVertexCountsAttr(), counts, "int[]"),
+                                              (mesh.GetFaceVertexIndicesAttr(), indices, "int[]"))
+             if value is None and attribute.Get(first) is not None]
+    if wrong:
+        doc["warnings"].append(f"mesh {what}: {'; '.join(wrong)}; left out")
+        return None
     if points is None or counts is None or indices is None or not len(points) or not len(counts):
         doc["warnings"].append(f"mesh {what}: no points or faces; left out")
         return None
@@ -311,27 +361,28 @@ def _mesh(prim, doc, blobs, materials: dict, Ar, Usd, UsdGeom, UsdShade, first) 
         raise FileProblem(f"mesh {what}: {corners} polygon corners, more than {MAX_CORNERS}")
     # Arrays as usd-core holds them, element by element nothing in Python here (an element is a
     # call through the bindings): the builder checks the counts and maps corners with numpy.
-    blobs.buffer(name + ".points", memoryview(points), [len(points), 3])
-    blobs.buffer(name + ".points.index", memoryview(indices))
-    blobs.buffer(name + ".counts", memoryview(counts))
+    blobs.buffer(name + ".points", points, [len(points), 3])
+    blobs.buffer(name + ".points.index", indices)
+    blobs.buffer(name + ".counts", counts)
     attributes = {}
     normals = mesh.GetNormalsAttr()
     primvars = UsdGeom.PrimvarsAPI(prim)
     normal_primvar = primvars.GetPrimvar("normals")
     if normal_primvar and normal_primvar.HasAuthoredValue():
-        _primvar(normal_primvar, "normals", 3, name, blobs, attributes, what, first)
+        _primvar(normal_primvar, "normals", 3, name, blobs, attributes, what, first, doc["warnings"])
     elif normals.HasAuthoredValue():
-        _attribute(normals.Get(first), mesh.GetNormalsInterpolation(), None, "normals", 3, name, blobs, attributes, what)
+        _attribute(normals.Get(first), mesh.GetNormalsInterpolation(), None, "normals", 3, name, blobs, attributes, what,
+                   doc["warnings"])
     for candidate in ("st", "st0", "UVMap", "uv"):
         uv = primvars.GetPrimvar(candidate)
         if uv and uv.HasAuthoredValue():
-            _primvar(uv, "uv", 2, name, blobs, attributes, what, first)
+            _primvar(uv, "uv", 2, name, blobs, attributes, what, first, doc["warnings"])
             break
     # displayColor is what a renderer shows when no material is bound (it does not tint one).
     color = primvars.GetPrimvar("displayColor")
     bound = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()[0]
     if color and color.HasAuthoredValue() and not bound:
-        _primvar(color, "colors", 3, name, blobs, attributes, what, first)
+        _primvar(color, "colors", 3, name, blobs, attributes, what, first, doc["warnings"])
     # Materials: the mesh's, or its GeomSubsets' (familyName materialBind), each a slot.
     slots, face_slots = [], None
     subsets = UsdGeom.Subset.GetGeomSubsets(mesh, UsdGeom.Tokens.face, "materialBind")
@@ -399,6 +450,34 @@ def _point_cache(prim, entry: dict, doc: dict, blobs, Usd, UsdGeom) -> None:
     entry["cache"] = {"samples": count, "normals": sampled_normals}
 
 
+def _array(attribute, time, formats: str, shape: int | tuple = ()):
+    """The attribute's value at ``time`` as a memoryview when it is an array of numbers of one of
+    ``formats`` (the buffer protocol's: "f", "d", "i"), each element of ``shape`` (3: three
+    numbers, (4, 4): a matrix, (): one number); else None (not authored, or of another type)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    value = attribute.Get(time)
+    if value is None:
+        return None
+    try:
+        view = memoryview(value)
+    except TypeError:  # a single number, a string, a token...
+        return None
+    if view.format not in tuple(formats) or view.ndim != 1 + len(shape) or tuple(view.shape[1:]) != shape:
+        return None
+    return view
+
+
+def _authored_type(attribute, time=None) -> str:
+    """The type of the attribute's value as the file wrote it ("int", "double[]", "float3")."""
+    return _value_type(attribute.Get() if time is None else attribute.Get(time))
+
+
+def _value_type(value) -> str:
+    from pxr import Sdf
+
+    return str(Sdf.GetValueTypeNameForValue(value) or type(value).__name__)
+
+
 def _material(prim, doc, blobs, materials: dict, Ar, UsdShade) -> int | None:
     """The index in doc["materials"] of the material bound to ``prim`` (None: none), read once:
     a UsdPreviewSurface's inputs, its diffuse texture's bytes through USD's resolver."""
@@ -424,8 +503,17 @@ def _material(prim, doc, blobs, materials: dict, Ar, UsdShade) -> int | None:
                     entry["texture"] = _texture(texture, blobs, len(doc["materials"]), Ar)
                 continue
             value = put.Get()
-            if value is not None:
-                entry[field] = [float(v) for v in value] if field in ("color", "emissive") else float(value)
+            if value is None:
+                continue
+            try:
+                read = [float(v) for v in value] if field in ("color", "emissive") else float(value)
+            except (TypeError, ValueError):
+                read = None
+            if read is None or (isinstance(read, list) and len(read) != 3):
+                said = f"material {key}: input {name} {_authored_type(put.GetAttr())}, not a number or colour; its default used"
+                entry["note"] = entry["note"] or said
+                continue
+            entry[field] = read
     elif shader:
         entry["note"] = f"material {key}: shader {shader.GetIdAttr().Get()} is not UsdPreviewSurface; drawn grey"
     materials[key] = len(doc["materials"])
@@ -459,21 +547,28 @@ def _texture(shader, blobs, index: int, Ar) -> dict | None:
     return found
 
 
-def _primvar(primvar, label, width, name, blobs, attributes, what, first) -> None:
+def _primvar(primvar, label, width, name, blobs, attributes, what, first, warnings: list) -> None:
     values = primvar.Get(first)
     index = primvar.GetIndices(first) if primvar.IsIndexed() else None
-    _attribute(values, primvar.GetInterpolation(), index, label, width, name, blobs, attributes, what)
+    _attribute(values, primvar.GetInterpolation(), index, label, width, name, blobs, attributes, what, warnings)
 
 
-def _attribute(values, interpolation, index, label, width, name, blobs, attributes, what) -> None:
+def _attribute(values, interpolation, index, label, width, name, blobs, attributes, what, warnings: list) -> None:
     """An attribute's values, its interpolation and its indices when it has them (the builder
-    maps them to polygon corners: viewer.usd.build.corner_indices)."""
-    if values is None or len(values) == 0 or interpolation not in INTERPOLATIONS:
+    maps them to polygon corners: viewer.usd.build.corner_indices). Values that are not an array
+    of ``width`` numbers each (a single float3, int[], double[]) are left
+    out, said in ``warnings``: the mesh is drawn without them (its own normals, no UVs)."""
+    if values is None:
         return
-    view = memoryview(values)
-    if view.ndim != 2 or view.shape[1] != width:
-        raise FileProblem(f"mesh {what}: {label} of {view.shape[1] if view.ndim == 2 else 1} numbers each, "
-                          f"{width} expected")
+    try:
+        view = memoryview(values)
+    except TypeError:  # a single value where the schema has an array
+        view = None
+    if view is not None and (len(view) == 0 or interpolation not in INTERPOLATIONS):
+        return
+    if view is None or view.ndim != 2 or view.shape[1] != width or view.format not in ("f", "d", "e"):
+        warnings.append(f"mesh {what}: {label} {_value_type(values)}, not an array of {width} numbers each; left out")
+        return
     blobs.buffer(f"{name}.{label}", view, [len(values), width])
     if index is not None:
         blobs.buffer(f"{name}.{label}.index", memoryview(index))
@@ -501,7 +596,7 @@ def _influences(query, skeleton: int, entry: dict, doc: dict, blobs, UsdSkel) ->
                            "geom_bind": _matrix(query.GetGeomBindTransform())}
 
 
-def _blend_shapes(prim, query, entry: dict, blobs, UsdSkel) -> None:
+def _blend_shapes(prim, query, entry: dict, blobs, Usd, UsdSkel) -> None:
     binding = UsdSkel.BindingAPI(prim)
     names = binding.GetBlendShapesAttr().Get() if binding.GetBlendShapesAttr() else None
     targets = binding.GetBlendShapeTargetsRel().GetTargets() if binding.GetBlendShapeTargetsRel() else []
@@ -515,31 +610,43 @@ def _blend_shapes(prim, query, entry: dict, blobs, UsdSkel) -> None:
         shape = UsdSkel.BlendShape(stage.GetPrimAtPath(target))
         if not shape:
             raise FileProblem(f"mesh {entry['path']}: blend shape target {target} is not a BlendShape")
-        offsets = shape.GetOffsetsAttr().Get()
+        default = Usd.TimeCode.Default()
+        offsets = _array(shape.GetOffsetsAttr(), default, "fde", (3,))
+        points = _array(shape.GetPointIndicesAttr(), default, "i")
+        for attribute, value, wanted in ((shape.GetOffsetsAttr(), offsets, "vector3f[]"),
+                                         (shape.GetPointIndicesAttr(), points, "int[]")):
+            if value is None and attribute.Get() is not None:
+                raise FileProblem(f"mesh {entry['path']}: blend shape {target}: {attribute.GetName()} "
+                                  f"{_authored_type(attribute, default)}, not {wanted}")
         if offsets is None:
             continue
-        blobs.buffer(f"{mesh_name}.shape{k}.offsets", memoryview(offsets), [len(offsets), 3])
-        points = shape.GetPointIndicesAttr().Get()
+        blobs.buffer(f"{mesh_name}.shape{k}.offsets", offsets, [len(offsets), 3])
         if points is not None and len(points):
-            blobs.buffer(f"{mesh_name}.shape{k}.points", memoryview(points))
-        normals = shape.GetNormalOffsetsAttr().Get()
+            blobs.buffer(f"{mesh_name}.shape{k}.points", points)
+        normals = _array(shape.GetNormalOffsetsAttr(), default, "fde", (3,))
         if normals is not None and len(normals) == len(offsets):
-            blobs.buffer(f"{mesh_name}.shape{k}.normals", memoryview(normals), [len(normals), 3])
+            blobs.buffer(f"{mesh_name}.shape{k}.normals", normals, [len(normals), 3])
         original = shape.GetPrim().GetCustomDataByKey("boneviewer:target")  # boneviewer's writer keeps it
         entry["channels"].append({"name": str(original or shape_name), "token": str(shape_name), "index": k})
 
 
 def _tf_message(error, path: str = "") -> str:
     """usd-core's first error in one line, without the C++ function and source file it names
-    ("Error in 'F' at line N in file X : 'what'")."""
+    ("Error in 'F' at line N in file X : 'what'"), the file named as the user named it (usd-core
+    names it by its absolute path, between @s where it quotes an asset path)."""
     import re
 
     text = " ".join(str(error).split())
     said = re.search(r" : '(.*?)'(?= Error in '|$)", text)
     text = said.group(1) if said else text
     text = re.sub(r"PXR_INTERNAL_NS_\w+::\w+::|pxrInternal_\w+::", "", text)
-    text = text.replace(f"@{path}@", "the file").replace(path, "the file") if path else text
-    return text[:200] or "usd-core could not read it"
+    if path:
+        for form in sorted({os.path.abspath(path), os.path.realpath(path), path}, key=len, reverse=True):
+            text = text.replace(f"@{form}@", path)
+        for form in sorted({os.path.abspath(path), os.path.realpath(path)} - {path}, key=len, reverse=True):
+            # whole paths only: the user's relative path is also the tail of its absolute one
+            text = re.sub(re.escape(form) + r"(?![\w.-])", lambda _: path, text)
+    return text[:300] or "usd-core could not read it"
 
 
 if __name__ == "__main__":
