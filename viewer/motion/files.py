@@ -51,6 +51,19 @@ def save_mix(mixer, path) -> None:
         raise ViewerError(f"save mix {str(path)!r}: {error.strerror or error}") from None
 
 
+def save_scene_mix(scene, path) -> Path:
+    """The window's File > Save mix and the notebook's ``v.save_mix``: the scene's mix to
+    ``path``, never over a file the model was loaded from."""
+    from ..sources import check_not_source
+
+    path = Path(path)
+    if not str(path).strip() or path.name in ("", ".", ".."):
+        raise ViewerError(f"save mix: give a file name, got {str(path)!r}")
+    check_not_source(scene, "save mix", path)
+    save_mix(scene.mixer, path)
+    return path
+
+
 def load_mix(mixer, path) -> None:
     apply_mix(mixer, read_mix_file(path), f"mix file {str(path)!r}")
 
