@@ -192,7 +192,7 @@ def test_file_save_mix_writes_what_render_mix_reads(session_of, tmp_path):
 
     session = session_of(load_model(str(ROBOT)))
     mixed(session.scene)
-    for section in ("Bones", "Selected bone", "Files"):  # make room, open Files
+    for section in ("Display", "Morph targets", "Bones", "Selected bone", "Files"):  # make room, open Files
         if section in session.panel.rects:
             click(session, section)
     session.panel.mix_path = str(tmp_path / "saved.mix.json")

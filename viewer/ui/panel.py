@@ -736,9 +736,10 @@ class PosePanel:
         imgui.same_line()
         if self._button("Load pose"):
             editor.load_pose(self.pose_path)
-        imgui.set_next_item_width(-110)
+        imgui.set_next_item_width(-180)  # one row: the field, its label, the button
         _, self.mix_path = imgui.input_text("mix file", self.mix_path)
         self._record("mix file", fields_only=True)
+        imgui.same_line()
         if self._button("Save mix"):
             try:
                 path = save_scene_mix(editor.scene, self.mix_path)
