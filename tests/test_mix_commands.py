@@ -179,17 +179,26 @@ def test_the_baked_file_is_what_the_validator_judged(tmp_path):
 
 
 # --- synth --------------------------------------------------------------------------------------
-def test_synth_draws_times_of_the_mix(tmp_path):
-    out = tmp_path / "set"
-    assert main(["synth", str(ROBOT), "--mix", str(MIX), "--out", str(out), "--count", "3", "--size", "48x48",
-                 "--workers", "1", "--min-visible", "0", "--min-area", "0"]) == 0
+def test_synth_draws_times_of_the_mix(tmp_path, capsys):
+    out, mix = tmp_path / "set", tmp_path / "robot_walk.mix.json"
+    mix.write_bytes(MIX.read_bytes())
+    command = ["synth", str(ROBOT), "--mix", str(mix), "--out", str(out), "--count", "3", "--size", "48x48",
+               "--workers", "1", "--min-visible", "0", "--min-area", "0"]
+    assert main(command) == 0
     annotations = json.loads((out / "annotations.json").read_text())
     mixer = mixed_scene().mixer
     longest = max(a.clip.duration / abs(a.speed) for a in mixer.running())
     for image in annotations["images"]:
         assert image["clip"] == "mix robot_walk.mix.json"
         assert 0.0 <= image["time"] <= longest
-    assert json.loads((out / "synth.json").read_text())["options"]["--mix"] == str(MIX.resolve())
+    assert json.loads((out / "synth.json").read_text())["options"]["--mix"] == str(mix.resolve())
+    # another mix in the same place is another run: refused, naming the file
+    data = json.loads(mix.read_text())
+    data["actions"][1]["weight"] = 0.9
+    mix.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(command) == 2
+    assert "robot_walk.mix.json changed" in capsys.readouterr().err
 
 
 def test_synth_keypoints_follow_the_mix():

@@ -73,7 +73,10 @@ class ClipEntry:
     index: int | None        # the model's own clip number, or None for a retargeted capture
     motion: str | None       # the capture's path (retargeted onto the model), else None
     duration: float
-    mix: str | None = None   # a mix file's JSON (--mix): the draw poses the mix at its time (mixer.time = t)
+    # A mix file's JSON (--mix): the draw poses the mix at its time (mixer.time = t). Out of the
+    # repr, which the run's key hashes: the key has the mix file's digest, and runs without a mix
+    # keep the keys they had.
+    mix: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
