@@ -112,6 +112,30 @@ def test_frames_come_from_the_gl_thread_whatever_thread_asks(viewer):
     assert threads == [viewer._gl.thread, viewer._gl.thread]
 
 
+def test_save_mix_writes_the_mix_the_commands_read(tmp_path):
+    from viewer.loaders import load_model
+
+    robot = ROOT / "tests" / "data" / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
+    v = Viewer(str(robot), size=SIZE)
+    try:
+        def mix(scene):
+            mixer = scene.mixer
+            mixer.action("Walking").play()
+            wave = mixer.action("Wave")
+            wave.additive, wave.weight, wave.speed = True, 0.5, 1.5
+            wave.play()
+        v._gl.call(mix, v.scene)
+        path = v.save_mix(tmp_path / "notebook.mix.json")
+        assert path == tmp_path / "notebook.mix.json"
+        fresh = load_model(str(robot))
+        fresh.mixer.load(path)
+        assert fresh.mixer.snapshot()["actions"] == v._gl.call(v.scene.mixer.snapshot)["actions"]
+        with pytest.raises(ViewerError, match="RobotExpressive.glb"):
+            v.save_mix(robot)  # never over the model
+    finally:
+        v.close()
+
+
 def test_save_pose_is_the_pose_render_draws(viewer, tmp_path, cli):
     viewer.pose(RAISED)
     viewer.camera = {"yaw": 30.0, "pitch": 5.0}   # the rest is framed, as --camera frames it

@@ -417,7 +417,7 @@ def input_files(args) -> dict:
         if value is not None and Path(value).is_file():
             files.update(source_files(value, role))
     for option, dest in (("--pose", "pose"), ("--camera", "camera"), ("--script", "script"),
-                         ("--bone-map", "motion_bone_map")):
+                         ("--bone-map", "motion_bone_map"), ("--mix", "mix")):
         value = getattr(args, dest, None)
         if isinstance(value, (str, Path)):
             files.setdefault(Path(value), f"the {option} file")
@@ -586,3 +586,34 @@ def look_options(args) -> dict:
 def look_namespace(args) -> dict:
     """The look options of ``args``, to pass on to another command's namespace."""
     return {name: getattr(args, name) for name in LOOK_DESTS}
+
+
+# --- --mix: a mix file played instead of one clip (render, export, synth) --------------------------
+def add_mix_option(parser, what: str) -> None:
+    parser.add_argument("--mix", type=Path, metavar="FILE.json",
+                        help="play this mix file (the mixer's File > Save mix, mixer.save(), v.save_mix()): its "
+                             f"clips with their weights, speeds, masks and fades, and its layers of tweaks; {what}")
+
+
+def read_mix(args):
+    """The --mix file's JSON, checked as far as it can be before the model loads (None: no --mix);
+    and --mix with --animation or --rest refused: the mix says which clips play."""
+    from ..errors import ViewerError
+    from ..motion.files import read_mix_file
+
+    path = getattr(args, "mix", None)
+    if path is None:
+        return None
+    given = [option for option, dest in (("--animation", "animation"), ("--rest", "rest"))
+             if getattr(args, dest, None) not in (None, False)]
+    if given:
+        raise ViewerError(f"--mix plays the clips the mix file names: leave out {' and '.join(given)}")
+    return read_mix_file(path, f"--mix {path}")
+
+
+def apply_mix(scene, args, data) -> None:
+    """Make the scene's mixer as the --mix file says: every clip and bone it names checked against
+    the model first (a --motion clip is one of the scene's clips, named as the retarget named it)."""
+    from ..motion.files import apply_mix as apply
+
+    apply(scene.mixer, data, f"--mix {args.mix}")

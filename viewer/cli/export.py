@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..images import check_output_folder
 from ..words import counted
-from .common import (add_motion_options, apply_pose_data, finite, frames, input_files, load_scene, logger, read_pose,
-                     scene_index, select_animation)
+from .common import (add_mix_option, add_motion_options, apply_mix, apply_pose_data, finite, frames, input_files,
+                     load_scene, logger, positive_finite, read_mix, read_pose, scene_index, select_animation)
 
 
 from ..editing.export import GLTF_OUT_SUFFIXES as GLTF_SUFFIXES, USD_OUT_SUFFIXES as USD_SUFFIXES
@@ -44,7 +44,22 @@ def add_parser(commands, common):
     export.add_argument("--record", type=frames, metavar="START:END:STEP",
                         help="run the script's update at these times (seconds, END included) and key every bone "
                              "(and morph weight) at each step into the clip --clip, from time 0")
-    export.add_argument("--clip", metavar="NAME", help="name of the clip --record makes (replacing one of that name)")
+    export.add_argument("--clip", metavar="NAME",
+                        help="name of the clip --record makes (replacing one of that name), or of the clip --bake "
+                             "makes (default mix)")
+    add_mix_option(export, "the model posed as the mix is at --time (mixer.time = T, default 0), its clips written "
+                           "as they are; with --bake, the mix written as one clip. Not with --animation or --script")
+    bake = export.add_argument_group("--bake: the mix as one clip")
+    bake.add_argument("--bake", action="store_true",
+                      help="write the --mix, layers included, as one clip keyed at every frame from --start to --end "
+                           "(viewer.bake): the file's clips are replaced by it, and it is posed as the mix is at "
+                           "--start; reading it back gives the mix at every frame")
+    bake.add_argument("--fps", type=positive_finite, metavar="N", help="the bake's frames per second (default 30)")
+    bake.add_argument("--start", type=finite, metavar="S",
+                      help="the mix time the bake starts at, keyed at 0 in the clip (default 0)")
+    bake.add_argument("--end", type=finite, metavar="E",
+                      help="the mix time the bake ends at (default: --start plus the longest playing clip's duration "
+                           "over its speed)")
     export.add_argument("--apply-pose-as-bind", action="store_true",
                         help="bake the posed shape into the meshes and make the pose the bind (Blender's Apply "
                              "Pose as Rest Pose): the file at rest shows the pose")
@@ -60,9 +75,17 @@ def run(args) -> int:
     from ..model.animation import clip_time
 
     check_arguments(args)
+    mix = read_mix(args)  # not a mix file: one line, before the model loads
     pose = read_pose(args.pose)
     scene = load_scene(args)
-    if args.animation is not None or args.time is not None:
+    baked = None
+    if mix is not None:
+        apply_mix(scene, args, mix)  # a clip or bone the model lacks: one line, nothing written
+        if args.bake:
+            baked = bake_mix(args, scene)
+        else:
+            scene.mixer.time = args.time or 0.0
+    elif args.animation is not None or args.time is not None:
         clip = select_animation(scene, args.animation)
         if clip is None:
             logger().warning(f"--time: {args.model or 'the built-in character'} has no animations; exporting its "
@@ -81,8 +104,30 @@ def run(args) -> int:
                       force=args.force)
     clips = len(scene.animations)
     meshes = len(scene.meshes)
+    if baked is not None:
+        frames_ = len(baked.channels[0].times) if baked.channels else 1
+        print(f"wrote {path} ({counted(meshes, 'mesh')}, 1 clip: {baked.name!r}, the mix baked into "
+              f"{counted(frames_, 'frame')} at {args.fps or 30:g} fps)")
+        return 0
     print(f"wrote {path} ({counted(meshes, 'mesh')}, {counted(clips, 'clip')})")
     return 0
+
+
+def bake_mix(args, scene):
+    """The --mix baked into one clip (--clip, default "mix") that replaces the scene's clips; the
+    scene posed as the mix is at --start (what the file shows at rest)."""
+    from ..errors import ViewerError
+    from ..motion.bake import bake
+
+    start = 0.0 if args.start is None else args.start
+    baked = bake(scene, fps=args.fps or 30.0, start=start, end=args.end, name=args.clip or "mix")
+    if not baked.channels and not getattr(baked, "morph_channels", None):
+        raise ViewerError(f"--bake: the mix in {args.mix} moves nothing (no clip in it plays and its layers are "
+                          "empty): nothing to bake")
+    scene.mixer.time = start
+    scene.mixer.stop_all()  # the pose stays; the mixer no longer plays the clips that go
+    scene.animations = [baked]
+    return baked
 
 
 def check_arguments(args) -> None:
@@ -96,12 +141,29 @@ def check_arguments(args) -> None:
         raise ViewerError(f"--out {args.out}: the output must be a .glb or .gltf file (glTF), or a .usdz, .usda "
                           "or .usdc file (USD)")
     check_output_folder("--out", args.out)
+    mix = getattr(args, "mix", None)
+    bake = getattr(args, "bake", False)
+    if mix is not None and args.script is not None:
+        raise ViewerError("--mix and --script: give one (a script plays a mix itself: app.scene.mixer.load(FILE) in "
+                          "its setup, and --record keys what it shows)")
+    if bake and mix is None:
+        raise ViewerError("--bake writes a mix as one clip: give --mix FILE.json")
+    if not bake:
+        given = [f"--{name}" for name in ("fps", "start", "end") if getattr(args, name, None) is not None]
+        if given:
+            raise ViewerError(f"{' and '.join(given)} go{'es' if len(given) == 1 else ''} with --bake: give "
+                              "--mix FILE.json --bake")
+    if bake and args.time is not None:
+        raise ViewerError("--bake starts the clip at --start: leave out --time")
+    if bake and args.start is not None and args.end is not None and args.end < args.start:
+        raise ViewerError(f"--end {args.end:g} is before --start {args.start:g}")
     if args.record is not None and args.script is None:
         raise ViewerError("--record runs a script's update at each step: give --script FILE.py")
     if args.record is not None and not args.clip:
         raise ViewerError("--record keys a new clip: give its name with --clip NAME")
-    if args.clip is not None and args.record is None:
-        raise ViewerError("--clip names the clip --record makes: give --record START:END:STEP")
+    if args.clip is not None and args.record is None and not bake:
+        raise ViewerError("--clip names the clip --record or --bake makes: give --record START:END:STEP, or --mix "
+                          "FILE.json --bake")
     if args.record is not None and args.time is not None:
         raise ViewerError("--record sets the script's times itself: leave out --time")
     if args.model is not None and not args.force and Path(args.model).exists() and args.out.exists() \

@@ -10,10 +10,10 @@ from pathlib import Path
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
 from ..look import TRANSPARENT, apply_frame
-from .common import (Progress, add_frame_options, add_look_options, add_motion_options, apply_pose_data,
-                     check_creatable_folder, finite, frame_options, frames, input_files, load_scene, logger,
-                     look_options, named_bone, pitch, positive_finite, positive_int, read_pose, scene_index,
-                     select_animation, size)
+from .common import (Progress, add_frame_options, add_look_options, add_mix_option, add_motion_options, apply_mix,
+                     apply_pose_data, check_creatable_folder, finite, frame_options, frames, input_files, load_scene,
+                     logger, look_options, named_bone, pitch, positive_finite, positive_int, read_mix, read_pose,
+                     scene_index, select_animation, size)
 
 DEFAULT_CLIP_FPS = 30.0  # --frames all
 
@@ -101,6 +101,9 @@ def add_parser(commands, common):
                              "once before each frame (t: the sequence time, dt: the --frames step); an error in "
                              "them prints one line, keeps the last good pose and exits 1 after writing the frames; "
                              "a script that cannot load (or has neither function) writes nothing and exits 1")
+    add_mix_option(render, "the model as the mix is at --time (mixer.time = T), or a --frames sequence stepped "
+                           "from its first time as the bake steps (--frames all: the mix's longest playing clip); "
+                           "not with --animation, --rest or --script")
     add_frame_options(render, transparent="RGBA PNGs with alpha 0 there; a GIF's transparent colour; not for MP4")
     add_look_options(render)
     add_motion_options(render, bone_map=False)
@@ -145,6 +148,10 @@ def render_command(args) -> int:
 
     check_outputs(args)
     check_not_inputs(args)
+    mix = read_mix(args)  # a file that is not a mix: one line, before the model loads
+    if mix is not None and getattr(args, "script", None) is not None:
+        raise ViewerError("--mix and --script: give one (a script plays a mix itself: "
+                          "app.scene.mixer.load(FILE) in its setup)")
     look = look_options(args)  # a bad --environment file: one line, before any GL work
     frame_options(args)  # --background with --show-environment: refused before the model loads
     if args.rest:
@@ -160,9 +167,19 @@ def render_command(args) -> int:
         check_script_path(script)
         return render_scripted(args, description, look)
     scene = load_scene(args)
-    clip = None if args.rest else select_animation(scene, args.animation)
-    times = sequence_times(args, clip)
-    if clip is None and not args.rest and (args.time is not None or args.frames is not None):
+    playback = None
+    if mix is not None:
+        from ..motion.bake import mix_length
+        from ..motion.playback import MixPlayback
+
+        apply_mix(scene, args, mix)  # a clip or bone the model lacks: one line, before any GL work
+        clip = None
+        times = sequence_times(args, length=mix_length(scene.mixer), what="the mix")
+        playback = MixPlayback(scene.mixer, times)
+    else:
+        clip = None if args.rest else select_animation(scene, args.animation)
+        times = sequence_times(args, clip)
+    if clip is None and mix is None and not args.rest and (args.time is not None or args.frames is not None):
         what = "--time" if args.frames is None else "--frames"
         logger().warning(f"{what}: {args.model or 'the built-in character'} has no animations; "
                           "rendering its pose as loaded")
@@ -172,6 +189,8 @@ def render_command(args) -> int:
     def pose_at(time):
         if clip is not None:
             clip.apply(clip_time(time, clip.duration))
+        elif playback is not None:
+            playback.pose_at(time)
         if pose is not None:
             apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
 
@@ -291,23 +310,29 @@ def check_not_inputs(args) -> None:
                                   "another folder")
 
 
-def sequence_times(args, clip=None) -> list[float]:
+def sequence_times(args, clip=None, length=None, what=None) -> list[float]:
     """The times of the frames: --frames, --frames all (the clip from 0 to its duration at
-    --fps), or --time once (N times for --turntable N)."""
+    --fps; or from 0 to ``length``, what plays instead of a clip, named ``what``), or --time
+    once (N times for --turntable N)."""
     from ..errors import ViewerError
 
     if args.frames == "all":
-        if clip is None:
+        if length is not None:
+            if length <= 0:
+                raise ViewerError(f"--frames all renders the whole of {what}, but no clip in it plays: give "
+                                  "--frames START:END:STEP")
+        elif clip is None:
             what = args.model or "the built-in character"
             raise ViewerError(f"--frames all renders the whole clip, but {what} has no animations: give "
                               "--frames START:END:STEP")
+        duration = clip.duration if length is None else length
         fps = args.fps or DEFAULT_CLIP_FPS
-        count = int(math.floor(clip.duration * fps + 1e-6)) + 1
+        count = int(math.floor(duration * fps + 1e-6)) + 1
         if count > 100_000:
             raise ViewerError(f"--frames all: {count} frames is too many (at most 100000): lower --fps")
         times = [i / fps for i in range(count)]
-        if clip.duration - times[-1] > 1e-6:
-            times.append(float(clip.duration))  # the last frame at the clip's end
+        if duration - times[-1] > 1e-6:
+            times.append(float(duration))  # the last frame at the clip's end
         return times
     if args.frames is not None:
         return args.frames

@@ -82,6 +82,10 @@ def add_parser(commands, common):
                             "of one per model: DIR/<the model's path under MODEL|DIR, .json for its suffix>, else "
                             "DIR/<its file stem>.json (Fox/Fox.glb: DIR/Fox/Fox.json, else DIR/Fox.json); a model "
                             "without one is mapped by the naming schemes (the default)")
+    group.add_argument("--mix", type=Path, metavar="FILE.json",
+                       help="pose MODEL (a file) as this mix file plays (the mixer's File > Save mix, mixer.save()): "
+                            "each image draws a time over the mix's length (its longest playing clip's duration over "
+                            "its speed) and shows the mix there (mixer.time = T), not one clip; not with --motion")
     ranges = synth.add_argument_group("the draws' ranges (written into annotations.json)")
     ranges.add_argument("--pitch", type=range_of(-89.0, 89.0, " degrees"), default=(-10.0, 30.0), metavar="MIN:MAX",
                         help="camera pitch in degrees, positive above the character (default -10:30); yaw is all round")
@@ -134,6 +138,16 @@ def run(args) -> int:
     if args.motion is not None and args.motion.is_file() and args.motion.suffix.lower() not in MODEL_SUFFIXES:
         raise ViewerError(f"--motion {args.motion}: expected a .bvh capture (or an FBX, glTF or USD file with a "
                           "skeleton and its motion) or a folder of .bvh captures")
+    if args.mix is not None:
+        from ..motion.files import read_mix_file
+
+        if args.motion is not None:
+            raise ViewerError("--mix plays the clips the mix file names (a capture retargeted with --motion is not "
+                              "one of them here): leave out --motion")
+        if args.model.is_dir():
+            raise ViewerError(f"--mix names one model's clips and bones: give a model file, not the folder "
+                              f"{args.model}")
+        read_mix_file(args.mix, f"--mix {args.mix}")  # not a mix file: one line, before any model loads
     if args.bone_map is not None and args.motion is None:
         raise ViewerError("--bone-map MAP.json|DIR goes with --motion: give the captures to retarget")
     if args.bone_map is not None and not args.bone_map.exists():
@@ -165,6 +179,8 @@ def run(args) -> int:
     for environment in environments:
         if environment not in BUILT_IN_ENVIRONMENTS:
             inputs[Path(environment)] = "an --environment file"
+    if args.mix is not None:
+        inputs[args.mix] = "the --mix file"
     check_outputs([(f"--out {args.out}", args.out / name) for name in (ANNOTATIONS, "index.html", MANIFEST)], inputs)
     check_folder_outputs(f"--out {args.out}", [args.out / name for name in OUTPUT_FOLDERS], inputs)
     # --out is made by ``synth`` once every model and capture has been read: a model it cannot
@@ -190,7 +206,7 @@ def run(args) -> int:
     try:
         annotations = synth(args.model, args.out, args.count, options, args.motion, load, args.bone_map,
                             args.workers, args.ray, say=lambda line: print(line, file=sys.stderr), progress=update,
-                            force=args.force)
+                            force=args.force, mix=args.mix)
     except KeyboardInterrupt:
         progress.close()
         print(f"boneviewer: synth: interrupted with {written[0]} of {args.count} images written; the same command "

@@ -12,6 +12,13 @@ from ..model.checks import finite_number
 from ..model.morph import MorphAnimationClip, MorphWeightChannel
 
 
+def mix_length(mixer) -> float:
+    """How long the mix plays by default (bake's end, render's --frames all): the longest
+    playing clip's duration over its speed; 0 when nothing plays."""
+    lengths = [a.clip.duration / abs(a.speed) for a in mixer.running() if a.speed != 0]
+    return max(lengths) if lengths else 0.0
+
+
 def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix") -> AnimationClip:
     """One clip of the mixed motion (actions, blends and layers) from ``start`` to ``end``
     seconds at ``fps`` frames a second: frame k is the mix after ``mixer.time = start`` and k
@@ -25,8 +32,7 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix") -> Ani
     mixer = scene.mixer
     start = 0.0 if start is None else finite_number(start, "bake start")
     if end is None:
-        lengths = [a.clip.duration / abs(a.speed) for a in mixer.running() if a.speed != 0]
-        end = start + (max(lengths) if lengths else 0.0)
+        end = start + mix_length(mixer)
     end = finite_number(end, "bake end")
     if end < start:
         raise ViewerError(f"bake: end ({end:g}) is before start ({start:g})")

@@ -51,17 +51,44 @@ def save_mix(mixer, path) -> None:
         raise ViewerError(f"save mix {str(path)!r}: {error.strerror or error}") from None
 
 
-def load_mix(mixer, path) -> None:
+def save_scene_mix(scene, path) -> Path:
+    """The window's File > Save mix and the notebook's ``v.save_mix``: the scene's mix to
+    ``path``, never over a file the model was loaded from."""
+    from ..sources import check_not_source
+
     path = Path(path)
+    if not str(path).strip() or path.name in ("", ".", ".."):
+        raise ViewerError(f"save mix: give a file name, got {str(path)!r}")
+    check_not_source(scene, "save mix", path)
+    save_mix(scene.mixer, path)
+    return path
+
+
+def load_mix(mixer, path) -> None:
+    apply_mix(mixer, read_mix_file(path), f"mix file {str(path)!r}")
+
+
+def read_mix_file(path, what: str | None = None) -> dict:
+    """The file's JSON, checked as far as it can be without a model (JSON, an object, the
+    format and version): what the commands read before they load the model. ``what`` names the
+    file in the error (default: mix file 'PATH')."""
+    path = Path(path)
+    what = what or f"mix file {str(path)!r}"
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ViewerError(f"mix file {str(path)!r}: {error.strerror or error}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ViewerError(f"{what}: {getattr(error, 'strerror', None) or error}") from None
     try:
         data = json.loads(text)
     except ValueError as error:
-        raise ViewerError(f"mix file {str(path)!r}: not JSON ({error})") from None
-    apply_mix(mixer, data, f"mix file {str(path)!r}")
+        raise ViewerError(f"{what}: not JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise ViewerError(f"{what}: expected a JSON object")
+    if data.get("format") != FORMAT:
+        raise ViewerError(f"{what}: not a mix file (format {data.get('format')!r}, expected {FORMAT!r})")
+    if data.get("version") != VERSION:
+        raise ViewerError(f"{what}: version {data.get('version')!r} is not supported (expected {VERSION})")
+    return data
 
 
 def apply_mix(mixer, data, what: str) -> None:

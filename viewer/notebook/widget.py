@@ -227,6 +227,14 @@ class Viewer(RemoteFrameBuffer):
         """Write the pose as a pose file (what ``boneviewer render --pose`` and ``view --pose`` read)."""
         self._gl.call(self._editor.save_pose, Path(path))
 
+    def save_mix(self, path) -> Path:
+        """Write the mix (the mixer's actions with their settings, its layers with their keys) as a
+        mix file: what ``boneviewer render --mix``, ``export --mix`` and ``mixer.load`` read.
+        Never over a file the model was loaded from. Returns the path written."""
+        from ..motion.files import save_scene_mix
+
+        return self._gl.call(save_scene_mix, self._editor.scene, Path(path))
+
     def export(self, path, apply_pose_as_bind: bool = False, force: bool = False) -> Path:
         """Write the model as it is now, as ``boneviewer export --out PATH`` does: .glb/.gltf, or
         .usda/.usdc/.usdz (usd-core). A side file that exists (a .gltf's .bin and images, a

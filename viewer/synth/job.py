@@ -73,6 +73,10 @@ class ClipEntry:
     index: int | None        # the model's own clip number, or None for a retargeted capture
     motion: str | None       # the capture's path (retargeted onto the model), else None
     duration: float
+    # A mix file's JSON (--mix): the draw poses the mix at its time (mixer.time = t). Out of the
+    # repr, which the run's key hashes: the key has the mix file's digest, and runs without a mix
+    # keep the keys they had.
+    mix: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,7 @@ class LoadedModel:
         self.retargeted = {}
         self.nodes = loaded_node_rows(self.scene.nodes)
         self.morphs = [(mesh, mesh.morph_weights.copy()) for mesh in self.scene.morph_meshes]
+        self.mixes = {}  # a mix's JSON -> the mixer's state as the mix made it
 
     def reset(self) -> None:
         """Back to the pose it loaded in: a clip animates some bones, nodes and weights; the
@@ -184,13 +189,29 @@ class LoadedModel:
         from ..model.animation import clip_time
 
         clips = self.entry.clips
-        if draw_.clip is not None:
+        if draw_.clip is not None and clips[draw_.clip].mix is not None:
+            self.reset()
+            self.play_mix(clips[draw_.clip].mix, draw_.time)
+        elif draw_.clip is not None:
             clip = self.clip(clips[draw_.clip], catalogue)
             self.reset()
             clip.apply(clip_time(draw_.time, clip.duration, loop=False))
         else:
             self.reset()
         self.scene.prepare()
+
+
+    def play_mix(self, mix: str, time: float) -> None:
+        """The mix at ``time``: the mixer as the mix made it, then every action at that time."""
+        from ..motion.files import apply_mix
+
+        mixer = self.scene.mixer
+        held = self.mixes.get(mix)
+        if held is None:
+            apply_mix(mixer, json.loads(mix), "--mix")
+            held = self.mixes[mix] = mixer.hold()
+        mixer.put_back(held)
+        mixer.time = time
 
 
 def loaded_node_rows(nodes) -> list:

@@ -157,7 +157,7 @@ def usable_captures(motion: Path | None, load: dict, report: MotionReport, say) 
 
 
 def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: dict | None = None,
-         bone_map: Path | None = None, say=print) -> tuple[Catalogue, list]:
+         bone_map: Path | None = None, say=print, mix: Path | None = None) -> tuple[Catalogue, list]:
     """The catalogue the draws choose from. A model that does not load is skipped with one line
     (``say``) naming why, in a folder; the one model given is an error. A model without a skin
     is drawn as a rigid object, without keypoints. Each BVH file's scale, up axis and facing is
@@ -166,7 +166,11 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
     With --motion, every capture is retargeted onto every model it fits (through the model's
     bone map: ``bone_map_for``); a model no capture fits keeps its own clips, or is left out
     without any; one line (``MotionReport``) says what was retargeted, what was left out and why.
-    Nothing to draw at all is one error line."""
+    Nothing to draw at all is one error line.
+
+    With ``mix`` (a mix file, for one model), the model's one "clip" is the mix: each draw
+    poses the mix at a time drawn over its length (its longest playing clip's duration over its
+    speed); the mix is checked against the model here, before any GL work."""
     from ..loaders import load_model
     from ..model.retarget import main_skeleton, read_bone_map
     from .labels import skeleton_layout
@@ -200,6 +204,8 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
         say_bvh(say, path, scene)
         clips = [ClipEntry(clip.name or index, index, None, float(clip.duration))
                  for index, clip in enumerate(scene.animations)]
+        if mix is not None:
+            clips = [mix_entry(scene, mix)]
         map_file = None if maps[path] is None else str(maps[path].resolve())
         if motion is not None:
             report.models += 1
@@ -255,12 +261,28 @@ def plan(source: Path, options: SynthOptions, motion: Path | None = None, load: 
     files = [file for path, _ in models for file in source_files(path)] + motion_inputs(motion)
     files += sorted({m for m in maps.values() if m is not None}) + [Path(b) for b in options.backgrounds]
     files += [Path(e) for e in options.environments if e not in BUILT_IN_ENVIRONMENTS]
+    files += [] if mix is None else [Path(mix)]
     digests = input_digests(files)
     key = run_key(options, catalogue, digests)
     categories = [{"id": number, "name": first, "supercategory": "character",
                    "keypoints": list(layout[0]), "skeleton": [list(pair) for pair in layout[1]]}
                   for layout, (number, first) in layouts.items()]
     return Catalogue(catalogue.models, depth_scale, load, key, tuple(digests.items())), categories
+
+
+def mix_entry(scene, mix: Path) -> ClipEntry:
+    """The mix file as the model's one clip: checked against the model (its clips and bones)."""
+    from ..motion.bake import mix_length
+    from ..motion.files import apply_mix, read_mix_file
+
+    what = f"--mix {mix}"
+    data = read_mix_file(mix, what)
+    apply_mix(scene.mixer, data, what)
+    length = mix_length(scene.mixer)
+    if length <= 0:
+        raise ViewerError(f"{what}: no clip in it plays: nothing to draw times from")
+    return ClipEntry(f"mix {Path(mix).name}", None, None, float(length),
+                     mix=json.dumps(data, sort_keys=True, separators=(",", ":")))
 
 
 def say_bvh(say, path, scene) -> None:
@@ -318,12 +340,15 @@ def run_key(options: SynthOptions, catalogue: Catalogue, digests: dict) -> str:
 
 
 # --- the manifest: resume the same run, refuse another, --force clears synth's own files --------
-def run_options(source: Path, options: SynthOptions, motion: Path | None, load: dict, bone_map: Path | None) -> dict:
-    """{flag: value} of everything that decides the images (the MODEL, --motion and --bone-map
-    as absolute paths), as JSON values."""
+def run_options(source: Path, options: SynthOptions, motion: Path | None, load: dict, bone_map: Path | None,
+                mix: Path | None = None) -> dict:
+    """{flag: value} of everything that decides the images (the MODEL, --motion, --bone-map and
+    --mix as absolute paths), as JSON values."""
     given = {"MODEL": str(Path(source).resolve()),
              "--motion": None if motion is None else str(Path(motion).resolve()),
              "--bone-map": None if bone_map is None else str(Path(bone_map).resolve())}
+    if mix is not None:  # only then: an earlier run's manifest without it is the same run
+        given["--mix"] = str(Path(mix).resolve())
     for field, flag in OPTION_FLAGS.items():
         given[flag] = getattr(options, field)
     for field, flag in LOAD_FLAGS.items():
@@ -331,9 +356,10 @@ def run_options(source: Path, options: SynthOptions, motion: Path | None, load: 
     return json.loads(json.dumps(given))
 
 
-def manifest(source: Path, count: int, options: SynthOptions, motion, load, bone_map, catalogue: Catalogue) -> dict:
+def manifest(source: Path, count: int, options: SynthOptions, motion, load, bone_map, catalogue: Catalogue,
+             mix: Path | None = None) -> dict:
     return {"written_by": "boneviewer synth", "job_version": JOB_VERSION, "key": catalogue.key, "count": count,
-            "options": run_options(source, options, motion, load, bone_map), "inputs": dict(catalogue.inputs)}
+            "options": run_options(source, options, motion, load, bone_map, mix), "inputs": dict(catalogue.inputs)}
 
 
 def owned_files(out: Path) -> list:
@@ -467,15 +493,15 @@ def write_image(out: Path, files: dict) -> None:
 
 def synth(source: Path, out: Path, count: int, options: SynthOptions, motion: Path | None = None,
           load: dict | None = None, bone_map: Path | None = None, workers: int | None = None,
-          ray: str | None = None, say=print, progress=None, force: bool = False) -> dict:
+          ray: str | None = None, say=print, progress=None, force: bool = False, mix: Path | None = None) -> dict:
     """The whole run: plan, ``out`` claimed (``claim_output``: resumed, refused, or with
     ``force`` cleared of an earlier run's files), the images not done yet, annotations.json and
     index.html. Returns the annotations. A failed image stops the run with its ViewerError (what
     was written stays)."""
     from .report import index_html
 
-    catalogue, categories = plan(source, options, motion, load, bone_map, say)
-    claim_output(out, count, manifest(source, count, options, motion, load, bone_map, catalogue), force, say)
+    catalogue, categories = plan(source, options, motion, load, bone_map, say, mix)
+    claim_output(out, count, manifest(source, count, options, motion, load, bone_map, catalogue, mix), force, say)
     for folder in OUTPUT_FOLDERS:
         try:
             (out / folder).mkdir(parents=True, exist_ok=True)

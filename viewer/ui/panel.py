@@ -21,6 +21,7 @@ from ..loaders import MODEL_SUFFIXES
 from ..look import BUILT_IN_ENVIRONMENTS, ENVIRONMENT_FILTERS, NONE, STUDIO, TONE_MAPPINGS, environment_name
 from ..model.bone import Bone
 from ..model.space import Space
+from ..motion.files import save_scene_mix
 from ..options import Axes, FrameTimes, Paint, Status
 
 PANEL_WIDTH = 380
@@ -55,6 +56,8 @@ class PanelRequests:
     frame_model: bool = False
     copy_camera: bool = False       # the camera as --camera JSON, to the clipboard
     save_camera: str | None = None  # ... to this file
+    recover_mix: bool = False       # load the recovery file's mix (the prompt at the top)
+    dismiss_recovery: bool = False
 
 
 class PosePanel:
@@ -67,6 +70,8 @@ class PosePanel:
         self.environment_path = ""       # the Display section's environment file field
         self.export_path = "export.glb"  # Export glTF... writes the pose and clips here (.glb or .gltf)
         self.new_clip_name = "Clip"
+        self.mix_path = "mix.json"       # Save mix writes the mixer's mix here (render --mix reads it)
+        self.recovery_label = None       # "Recover the mix saved at HH:MM": an earlier session's mix to offer
         # Where each widget was drawn last frame (label -> (x0, y0, x1, y1) in window
         # coordinates), so tests can click and drag them like a user.
         self.rects: dict[str, tuple] = {}
@@ -194,6 +199,12 @@ class PosePanel:
             imgui.text_disabled(f"  {self.times_line}")
             if imgui.is_item_hovered():
                 imgui.set_tooltip(times.explanation())
+        if self.recovery_label:  # an earlier session's mix of this model (the window closed without saving it)
+            if self._button(self.recovery_label):
+                requests.recover_mix = True
+            imgui.same_line()
+            if self._button("Dismiss"):
+                requests.dismiss_recovery = True
         # The sections scroll above the status, which shows the whole message wrapped at the
         # bottom: a longer message shortens their view and moves none of their widgets.
         status_height = self._status_height(editor.status)
@@ -725,6 +736,16 @@ class PosePanel:
         imgui.same_line()
         if self._button("Load pose"):
             editor.load_pose(self.pose_path)
+        imgui.set_next_item_width(-180)  # one row: the field, its label, the button
+        _, self.mix_path = imgui.input_text("mix file", self.mix_path)
+        self._record("mix file", fields_only=True)
+        imgui.same_line()
+        if self._button("Save mix"):
+            try:
+                path = save_scene_mix(editor.scene, self.mix_path)
+                editor.status = Status(f"mix saved to {path} (boneviewer render MODEL --mix {path} draws it)")
+            except ViewerError as error:
+                editor.status = Status.error(error)
         imgui.set_next_item_width(-110)
         _, self.screenshot_path = imgui.input_text("screenshot", self.screenshot_path)
         if self._button("Screenshot"):

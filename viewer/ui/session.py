@@ -31,12 +31,14 @@ START_FRAMING_SAMPLES = 24  # poses of the playing clip that the first view cove
 
 class ViewerSession:
     def __init__(self, ctx, scene, model_name: str = "built-in character", play: bool = True,
-                 camera: CameraDescription | None = None, look: dict | None = None):
+                 camera: CameraDescription | None = None, look: dict | None = None, recovery: bool = False):
         """``play``: an animated model starts playing its first clip, as in Babylon's loader;
         else it stays paused in the pose it has (a pose file, or the rest pose). ``camera``: where
         the view starts (--camera, --yaw, ...); what it does not give is framed on the model.
         ``look``: the look it starts with (RenderOptions.look()'s names, checked: --environment
-        and the rest); it stays when another model is opened."""
+        and the rest); it stays when another model is opened. ``recovery``: keep the mix in a
+        recovery file (every 30 s and on release) and offer an earlier session's back (the
+        window's; tests and benchmarks leave the user's state folder alone)."""
         self.ctx = ctx
         self.editor = None
         self.imgui_context = imgui.create_context()
@@ -49,6 +51,8 @@ class ViewerSession:
         self.gestures = Gestures()  # picking, the gizmo, R/G/X/Y/Z, IK drags, mirror keys
         self._renderers: dict = {}
         self.model_name = model_name
+        self.recovery = None  # a viewer.motion.recovery.MixRecovery, with ``recovery``
+        self._keep_recovery = recovery
         self.view_aspect = 1.0  # width / height of the view beside the panel, known after a frame
         self.camera = None
         self.camera_description = camera or CameraDescription()
@@ -84,6 +88,7 @@ class ViewerSession:
         self.scene = scene
         previous = self.editor
         self.editor = Editor(scene)
+        self._start_recovery(scene)
         if previous is not None:
             self.editor.use_look(previous.display.look())  # the light and exposure are the view's, not the model's
         self.camera = None
@@ -105,6 +110,38 @@ class ViewerSession:
         self.camera = self.camera_description.camera(scene, self.view_aspect, points=self._start_points)
         if getattr(self, "script", None) is not None:
             self._await_first_update()
+
+    def _start_recovery(self, scene) -> None:
+        """The last save of the model before (another model opened), then this model's recovery
+        file: an earlier session's mix is offered at the top of the panel."""
+        if not self._keep_recovery:
+            return
+        from ..motion.recovery import MixRecovery
+
+        if self.recovery is not None:
+            self.recovery.close()
+        self.recovery = MixRecovery(scene, scene.file_path)
+        offer = self.recovery.offer
+        self.panel.recovery_label = None if offer is None else offer.label
+        if offer is not None:
+            self.editor.status = Status(f"an earlier session's mix of this model was kept: {offer.label} (at the "
+                                        "top of the panel)")
+
+    def _recovery_requests(self, requests) -> None:
+        recovery = self.recovery
+        if recovery is None:
+            return
+        if requests is not None and requests.recover_mix and recovery.offer is not None:
+            label = recovery.offer.label
+            try:
+                recovery.recover()
+                self.editor.status = Status(f"{label}: done")
+            except ViewerError as error:
+                self.editor.status = Status.error(error)
+        if requests is not None and requests.dismiss_recovery:
+            recovery.dismiss()
+        recovery.tick()  # every 30 s, when the mix changed
+        self.panel.recovery_label = None if recovery.offer is None else recovery.offer.label
 
     def _await_first_update(self) -> None:
         """Frame again after the script's setup and first update (unless it placed the camera),
@@ -253,6 +290,7 @@ class ViewerSession:
         self.imgui_renderer.render(imgui.get_draw_data(), size)
         if requests is not None:
             self._handle(requests, size)
+        self._recovery_requests(requests)
         if self.app is not None:
             self._script_requests(size)
         return requests
@@ -306,6 +344,9 @@ class ViewerSession:
             self.close_requested = True
 
     def release(self) -> None:
+        if self.recovery is not None:
+            self.recovery.close()  # the mix on exit
+            self.recovery = None
         for renderer in self._renderers.values():
             renderer.release()
         self._renderers.clear()

@@ -72,7 +72,7 @@ class ViewerWindow:
         glfw.make_context_current(self.window)
         glfw.swap_interval(1)
         self.ctx = moderngl.create_context(require=330)
-        self.session = ViewerSession(self.ctx, scene, model_name, play=play, camera=camera, look=look)
+        self.session = ViewerSession(self.ctx, scene, model_name, play=play, camera=camera, look=look, recovery=True)
         if frame:
             from ..look import apply_frame
 

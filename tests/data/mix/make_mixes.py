@@ -1,0 +1,42 @@
+"""Writes the mix files here (python tests/data/mix/make_mixes.py, from the repository root)."""
+
+from pathlib import Path
+
+import numpy as np
+
+from viewer.loaders import load_model
+from viewer.motion import BoneMask, quat
+
+HERE = Path(__file__).resolve().parent
+ROBOT = HERE.parent / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
+
+
+def turn(axis, degrees):
+    half = np.radians(degrees) / 2
+    return np.array([*(np.sin(half) * np.asarray(axis, float)), np.cos(half)])
+
+
+def robot_walk():
+    """Walking, Running at 0.5 and half speed, Wave added on the right arm at 0.5; the head
+    turned 30 degrees over the whole clip and the left arm keyed at two times."""
+    scene = load_model(ROBOT)
+    mixer = scene.mixer
+    mixer.action("Walking").play()
+    running = mixer.action("Running")
+    running.weight, running.speed = 0.5, 0.5
+    running.play()
+    wave = mixer.action("Wave")
+    wave.mask, wave.additive, wave.weight = BoneMask.subtree("Shoulder.R"), True, 0.5
+    wave.play()
+    mixer.update(0.2)
+    head = np.array(mixer.target("Head").rotation_quaternion)
+    mixer.set_pose("Head", rotation_quaternion=quat.multiply(head, turn([0, 1, 0], 30)))
+    for time, degrees in ((0.1, 20), (0.6, -25)):
+        mixer.time = time
+        arm = np.array(mixer.target("UpperArm.L").rotation_quaternion)
+        mixer.key("UpperArm.L", rotation_quaternion=quat.multiply(arm, turn([1, 0, 0], degrees)))
+    mixer.save(HERE / "robot_walk.mix.json")
+
+
+if __name__ == "__main__":
+    robot_walk()

@@ -1,0 +1,51 @@
+"""Records tests/data/mix/bake_reference.json: the Khronos glTF-Validator's report on the file
+`boneviewer export RobotExpressive.glb --mix tests/data/mix/robot_walk.mix.json --bake ...`
+writes, and what that file holds (tests/written_numbers.py's fingerprint), so that
+tests/test_mix_commands.py can check that the bake written today is the file the validator judged.
+
+Run from the repository root (needs node; the validator is installed on first run):
+    python tests/record_mix_bake_reference.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from viewer.cli import main  # noqa: E402
+from written_numbers import fingerprint  # noqa: E402
+
+ROBOT = HERE / "data" / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
+MIX = HERE / "data" / "mix" / "robot_walk.mix.json"
+OUT = HERE / "data" / "mix" / "bake_reference.json"
+OPTIONS = ["--bake", "--fps", "15", "--start", "0.2", "--end", "1.4"]
+VALIDATOR = HERE / "gltf_validator"
+
+
+def main_() -> None:
+    if not (VALIDATOR / "node_modules").is_dir():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=VALIDATOR, check=True)
+    with tempfile.TemporaryDirectory() as folder:
+        baked = Path(folder) / "baked.glb"
+        if main(["export", str(ROBOT), "--mix", str(MIX), *OPTIONS, "--out", str(baked)]) != 0:
+            raise SystemExit("the export failed")
+        report = json.loads(subprocess.run(["node", "validate.mjs", str(baked)], cwd=VALIDATOR, check=True,
+                                           capture_output=True, text=True).stdout)
+        version = json.loads((VALIDATOR / "node_modules" / "gltf-validator" / "package.json").read_text())["version"]
+        record = {"generator": "tests/record_mix_bake_reference.py", "validator_version": version,
+                  "options": OPTIONS, "sha256": hashlib.sha256(baked.read_bytes()).hexdigest(),
+                  "validator": report, "fingerprint": fingerprint(baked)}
+    OUT.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"{OUT}: {len(report['errors'])} errors, {len(report['warnings'])} warnings")
+
+
+if __name__ == "__main__":
+    main_()

@@ -1,0 +1,36 @@
+"""A mix played at a command's times (``render --mix``, ``export --mix``): the times the bake
+keys, so a rendered sequence shows the frames ``bake`` writes.
+
+The first time is ``mixer.time = t`` (every action's time set to t, as the bake's start); each
+later one is ``mixer.update(dt)`` by the step from the one before, so fades, cross-fades and
+speeds move as they do live. Poses are asked for in any order (the camera frames a sequence on
+a spread of its times first): going back starts again from the mix as it was loaded.
+"""
+
+from __future__ import annotations
+
+
+class MixPlayback:
+    def __init__(self, mixer, times):
+        self.mixer = mixer
+        self.times = [float(t) for t in times]
+        self._index_of: dict = {}
+        for index, time in enumerate(self.times):
+            self._index_of.setdefault(time, index)
+        self._loaded = mixer.hold()  # the mix as the file made it: where every replay starts
+        self._at = None
+
+    def pose_at(self, time) -> None:
+        """Write the mix at ``time`` (one of ``times``) into the scene's nodes and morph weights."""
+        index = self._index_of[float(time)]
+        mixer = self.mixer
+        if self._at is None or index < self._at:
+            mixer.put_back(self._loaded)
+            mixer.time = self.times[0]  # evaluates
+            self._at = 0
+        if self._at == index:
+            mixer.evaluate()  # again: a pose file may have been applied over the last one
+            return
+        while self._at < index:
+            self._at += 1
+            mixer.update(self.times[self._at] - self.times[self._at - 1])
