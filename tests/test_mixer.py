@@ -400,6 +400,16 @@ def test_the_bake_equals_the_live_mix_and_survives_gltf(tmp_path):
             assert np.abs(np.array(m.morph_weights) - n.morph_weights).max() <= 1e-6
 
 
+def test_after_a_bake_each_clip_still_has_its_one_action():
+    scene = load_model(str(ROBOT))
+    mixer = scene.mixer
+    walk = mixer.action("Walking").play()
+    walk.weight = 0.7
+    bake(scene, fps=10, start=0.0, end=0.2)   # holds the mix and puts it back
+    assert mixer.action("Walking") is walk and walk.weight == 0.7 and walk.playing
+    assert mixer.actions == [walk]
+
+
 def test_bake_is_viewer_bake():
     import viewer
 

@@ -1183,7 +1183,8 @@ class Mixer:
         ``put_back(held)`` puts it back: what bake uses to leave the mix as it found it."""
         return {
             "clock": self.clock, "orders": self._orders, "written": self._written,
-            "actions": {id(a): (a, {k: getattr(a, k) for k in self._ACTION_STATE}) for a in self._actions.values()},
+            # keyed as _actions is (by the clip's id), so put_back gives action(clip) the same Action
+            "actions": {key: (a, {k: getattr(a, k) for k in self._ACTION_STATE}) for key, a in self._actions.items()},
             "layers": [(layer, dict(layer.tracks), layer._weight, layer._mode, layer._mask, layer._mute, layer._solo)
                        for layer in self.layers],
             "active": self.active_layer,
