@@ -126,6 +126,10 @@ def test_layers_active_mute_solo_mode_weight_and_a_new_layer(session):
     assert added.mode == "override"
     slide(session, "layer Layer 2/weight", 0.5)
     assert 0.4 < added.weight < 0.6
+    session.editor.select(session.scene.find_bone("Neck"))
+    session.run(2)
+    pick(session, "layer Layer 2/mask", "layer Layer 2/mask/subtree")
+    assert added.mask.subtrees == ["Neck"] and tweaks.mask is None
     # A tweak shows at once in a paused view, and Clear layer takes it away.
     walk = mixer.action("Walking").play()
     mixer.update(0.3)

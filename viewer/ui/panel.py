@@ -622,6 +622,7 @@ class PosePanel:
                                        name=f"layer {name}/weight")
         if changed:
             self._mix(editor, lambda: setattr(layer, "weight", weight))
+        self._mask_choice(editor, f"layer {name}/mask", f"mask##mixlayer{index}", layer)
 
     def _keying(self, editor) -> None:
         """Key the selected bone (I), every posed bone (Shift+I); delete the keys at the
