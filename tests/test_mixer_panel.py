@@ -16,13 +16,8 @@ from viewer.motion import quat
 SIZE = (1024, 1500)  # tall enough for RobotExpressive's fourteen clips and the layers
 
 
-@pytest.fixture(scope="module")
-def robot():
-    return load_model(ROBOT)
-
-
 @pytest.fixture
-def session(robot):
+def session():
     scene = load_model(ROBOT)
     with headless_session(size=SIZE, scene=scene) as session:
         session.editor.pause()
