@@ -88,16 +88,23 @@ def test_a_clip_opened_sets_loop_additive_speed_mask_fades_and_crossfades(sessio
     assert not running.playing
 
 
-def test_a_refused_value_goes_to_the_status_line_and_changes_nothing(session):
-    mixer = session.scene.mixer
-    walk = mixer.action("Walking")
-    walk.play()
+def test_a_typed_weight_below_0_is_refused_on_the_status_line_and_changes_nothing(session):
+    walk = session.scene.mixer.action("Walking")
+    walk.weight = 0.7
+    io = imgui.get_io()
+    io.add_key_event(imgui.Key.mod_ctrl, True)   # Ctrl+click: type a value (the text is selected)
+    click(session, "Walking/weight")
+    io.add_key_event(imgui.Key.mod_ctrl, False)
     session.run()
-    session.panel.fade_seconds = 0.5
-    before = walk.weight
-    session.panel._mix(session.editor, lambda: setattr(walk, "weight", -1.0))   # as a typed value would
-    assert session.editor.status.is_error and "weight" in session.editor.status.text
-    assert walk.weight == before
+    io.add_input_characters_utf8("-2")
+    session.run()
+    io.add_key_event(imgui.Key.enter, True)
+    session.run()
+    io.add_key_event(imgui.Key.enter, False)
+    session.run(2)
+    status = session.editor.status
+    assert status.is_error and "'Walking' weight" in status.text and ">= 0" in status.text, status.text
+    assert walk.weight == 0.7
 
 
 def test_layers_active_mute_solo_mode_weight_and_a_new_layer(session):
