@@ -222,6 +222,37 @@ def test_override_layer_at_half_weight_is_the_slerp_half_way():
     assert same(mixed, pose(scene))
 
 
+def test_a_soloed_layer_mutes_the_others_and_survives_the_mix_file(tmp_path):
+    scene = load_model(str(ROBOT))
+    mixer = scene.mixer
+    clip = scene.find_animation("Walking")
+    action = mixer.action(clip).play()
+    mixer.update(0.1)
+    tweaks = mixer.layers[0]
+    mixer.set_pose("Head", rotation_quaternion=quat.multiply(rotation_of(scene, "Head"), R))
+    hold = mixer.add_layer("Hold", "override", 1.0)
+    mixer.set_pose("UpperArm.L", rotation_quaternion=R, layer=hold)
+    assert not tweaks.solo and tweaks.heard and hold.heard
+    hold.solo = True
+    assert not tweaks.heard and hold.heard and not tweaks.mute  # muted by the solo, its own flag untouched
+    mixer.update(0.05)
+    mixed_head, mixed_arm = rotation_of(scene, "Head"), rotation_of(scene, "UpperArm.L")
+    head = clip_rotation(scene, clip, "Head", action.sample_time())  # (clip.apply writes the nodes)
+    assert close_rotation(mixed_head, head, 1e-9)          # the tweak is silent
+    assert close_rotation(mixed_arm, R, 1e-9)              # the soloed layer plays
+    path = tmp_path / "solo.mix.json"
+    mixer.save(path)
+    assert [layer["solo"] for layer in json.loads(path.read_text())["layers"]] == [False, True]
+    hold.solo = False
+    mixer.load(path)
+    assert [layer.solo for layer in mixer.layers] == [False, True]
+    mixer.layers[1].solo = False
+    mixer.evaluate()
+    assert close_rotation(rotation_of(scene, "Head"), quat.multiply(head, R), 1e-6)  # heard again
+    with pytest.raises(ViewerError, match="layer solo: expected True or False"):
+        mixer.layers[0].solo = "yes"
+
+
 def test_keyed_offsets_interpolate_between_keys_and_clearing_the_layer_restores_the_clip():
     scene = load_model(str(ROBOT))
     mixer = scene.mixer
@@ -367,6 +398,16 @@ def test_the_bake_equals_the_live_mix_and_survives_gltf(tmp_path):
             assert close_rotation(np.array(mine.rotation_quaternion), np.array(theirs.rotation_quaternion), 1e-6)
         for m, n in zip(scene.morph_meshes, back.morph_meshes):
             assert np.abs(np.array(m.morph_weights) - n.morph_weights).max() <= 1e-6
+
+
+def test_after_a_bake_each_clip_still_has_its_one_action():
+    scene = load_model(str(ROBOT))
+    mixer = scene.mixer
+    walk = mixer.action("Walking").play()
+    walk.weight = 0.7
+    bake(scene, fps=10, start=0.0, end=0.2)   # holds the mix and puts it back
+    assert mixer.action("Walking") is walk and walk.weight == 0.7 and walk.playing
+    assert mixer.actions == [walk]
 
 
 def test_bake_is_viewer_bake():

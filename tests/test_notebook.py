@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("jupyter_rfb", reason="the notebook extra (pip install boneviewer[notebook])")
 
 import viewer.editing.interaction as ix  # noqa: E402
-from samples import CESIUM_MAN  # noqa: E402
+from samples import CESIUM_MAN, ROBOT  # noqa: E402
 from viewer.editing.pose import pose_of  # noqa: E402
 from viewer.errors import ViewerError  # noqa: E402
 from viewer.notebook import Viewer  # noqa: E402
@@ -184,6 +184,59 @@ def test_clips_time_and_play(tmp_path):
         assert changed(later, rest) > 0.5
         v.undo()
         assert changed(later, v.snapshot()) < 0.05
+    finally:
+        v.close()
+
+
+def test_v_mixer_is_the_scenes_mixer_and_a_change_redraws_the_picture():
+    v = Viewer(ROBOT, size=SIZE)
+    try:
+        draws = []
+        v._changed = lambda: draws.append(1)   # what asks jupyter_rfb for a frame (and refreshes the controls)
+        start = v.snapshot()
+        mixer = v.mixer
+        walk = mixer.action("Walking")
+        assert walk == v.scene.mixer.action("Walking") and walk.name == "Walking"
+        walk.play()
+        assert v.scene.mixer.action("Walking").playing and draws  # the call redrew
+        mixer.time = 0.4
+        walking = v.snapshot()
+        assert changed(start, walking) > 0.3        # the mix is written: the robot mid-stride
+        count = len(draws)
+        walk.weight = 0.3                           # a set redraws too
+        assert v.scene.mixer.action("Walking").weight == 0.3 and len(draws) > count
+        assert changed(walking, v.snapshot()) > 0.1
+        assert mixer.active_layer == v.scene.mixer.layers[0] and mixer.layers[0].name == "Tweaks"
+        mixer.layers[0].solo = True
+        assert v.scene.mixer.layers[0].solo
+        fading = walk.crossfade_to("Running", 0.5)  # an Action back, live too
+        assert fading.name == "Running" and v.scene.mixer.action("Running").playing
+        with pytest.raises(ViewerError, match="weight"):
+            walk.weight = -1.0
+        assert v.scene.mixer.action("Walking").weight == 0.3   # refused: unchanged
+        with pytest.raises(ViewerError, match="unknown clip 'Flying'"):
+            mixer.action("Flying")
+    finally:
+        v.close()
+
+
+def test_the_controls_show_the_mixer_and_set_it():
+    v = Viewer(ROBOT, size=SIZE)
+    try:
+        v.controls()
+        controls = v._controls
+        assert set(controls.mix_play) == set(v.clips) and not controls.mix_play["Walking"].value
+        before = v.snapshot()
+        controls.mix_play["Walking"].value = True
+        assert v.scene.mixer.action("Walking").playing
+        controls.mix_weight["Walking"].value = 0.4
+        assert v.scene.mixer.action("Walking").weight == pytest.approx(0.4)
+        v.mixer.time = 0.4
+        assert changed(before, v.snapshot()) > 0.1
+        v.mixer.action("Wave").play()           # from code: the controls follow
+        assert controls.mix_play["Wave"].value
+        controls.mix_play["Walking"].value = False
+        assert not v.scene.mixer.action("Walking").playing
     finally:
         v.close()
 

@@ -637,6 +637,19 @@ BAD_ARGUMENTS = [
     (lambda c: c.set_camera(distance=-1), "set_camera: camera distance: must be at least"),         # the server's
     (lambda c: c.set_camera(pitch=120), "set_camera: pitch 120 is outside"),                          # the server's
     (lambda c: c.set_pose_dict([]), "set_pose_dict: expected a dict"),
+    (lambda c: c.mix_action(3), "mix_action: clip must be a string, got int"),
+    (lambda c: c.mix_action("Walking", weight="1"), "mix_action: weight must be a number, got str"),
+    (lambda c: c.mix_action("Walking", weight=float("nan")), "mix_action: weight must be a finite number"),
+    (lambda c: c.mix_action("Walking", play=1), "mix_action: play must be True or False"),
+    (lambda c: c.mix_layer("Tweaks", mute="no"), "mix_layer: mute must be True or False"),
+    (lambda c: c.mix_action("Flying", play=True), "mix_action: action: unknown clip 'Flying'"),          # the server's
+    (lambda c: c.mix_action("Walking", play=True, weight=-1), "mix_action: action 'Walking' weight: must be"),
+    (lambda c: c.mix_action("Walking", play=True, fade_in=-1), "mix_action: action 'Walking' fade_in: seconds"),
+    (lambda c: c.mix_action("Walking", loop="sideways"), "mix_action: action 'Walking' loop"),
+    (lambda c: c.mix_action("Walking", play=True, crossfade_to="Nope"), "mix_action: action: unknown clip 'Nope'"),
+    (lambda c: c.mix_action("Walking", seconds=1.0), "mix_action: seconds and warp go with crossfade_to"),
+    (lambda c: c.mix_layer("Nope", weight=0.5), "mix_layer: unknown layer 'Nope'"),
+    (lambda c: c.mix_layer("Tweaks", mode="blend"), "mix_layer: layer mode: expected one of"),
 ]
 
 
@@ -651,6 +664,76 @@ def test_a_wrong_argument_is_one_line_naming_the_call_and_the_argument(server, c
     assert text.startswith(message) and text.count(f"{prefix}:") == 1 and "\n" not in text, text
     assert np.array_equal(client.render((48, 48)), before)  # nothing was applied (play("no") did not play)
     still_serving(client)
+
+
+def test_mix_action_sets_weights_times_and_fades_from_another_process(tmp_path):
+    served = Server(tmp_path, ROBOT)
+    try:
+        with served.connect() as client:
+            assert "mix" in client.server_requests
+            before = client.render((96, 96))
+            state = client.mix_action("Walking", play=True, time=0.3)
+            assert state["playing"] and state["time"] == pytest.approx(0.3) and state["weight"] == 1.0
+            walking = client.render((96, 96))
+            assert _differing(before, walking).mean() > 0.005   # the mix is written: mid-stride
+            state = client.mix_action("Wave", weight=0.5, play=True, fade_in=1.0)
+            assert state["weight"] == 0.5 and state["effective_weight"] == 0.0 and state["running"]
+            state = client.mix_action("Walking", crossfade_to="Running", seconds=0.4)
+            assert state["clip"] == "Walking" and state["effective_weight"] == 1.0   # fading out from 1
+            assert client.mix_action("Running")["playing"]                           # no settings: the state
+            state = client.mix_action("Running", speed=-0.5, loop="pingpong")
+            assert state["speed"] == -0.5 and state["loop"] == "pingpong"
+            assert client.mix_layer("Tweaks", weight=0.5, solo=True) == {
+                "layer": "Tweaks", "weight": 0.5, "mode": "additive", "mute": False, "solo": True, "active": True,
+                "bones": []}
+            # Bad input: one error naming it, and the whole request refused (the weight is not set either).
+            with pytest.raises(ViewerError, match=r"^mix_action: action 'Wave' fade_out: seconds must be >= 0, got "
+                                                  r"-1.0; the mix is unchanged$"):
+                client.mix_action("Wave", weight=0.9, fade_out=-1)
+            assert client.mix_action("Wave")["weight"] == 0.5
+            websocket = raw(served)   # what a client could send that this one's checks stop
+            for body, said in ((b'{"action": "Wave", "weight": "heavy"}', "mix_action: weight must be a finite number"),
+                               (b'{"action": "Wave", "colour": 1}', "mix_action: unknown setting 'colour'"),
+                               (b'{"action": "Wave", "weight": 1e400}', "mix_action: weight must be a finite number"),
+                               (b'{"weight": 1}', 'mix: give "action"')):
+                websocket.send(protocol.encode(protocol.MIX, 5, body))
+                reply = protocol.read_reply(websocket.recv(10))
+                assert reply.kind == protocol.ERROR and protocol.read_error(reply.payload).startswith(said)
+            websocket.send(protocol.encode(protocol.MIX, 6, b"not json"))
+            assert closed_by_server(websocket)
+            assert client.mix_action("Wave")["weight"] == 0.5
+            client.mix_action("Walking", stop=True)
+            assert not client.mix_action("Walking")["playing"]
+    finally:
+        served.stop()
+
+
+def test_old_clients_and_old_servers_keep_working_with_new_ones():
+    """A server before MIX answers the token with an empty OK: the client sends it no MIX and says
+    why; a client before MIX ignores what the OK holds (its HELLO's reply is an OK either way)."""
+    from viewer.remote.server import RemoteServer
+
+    class OldServer(RemoteServer):
+        def hello_reply(self, request_id):
+            return protocol.ok(request_id)
+
+    assert "mix" not in protocol.read_hello_reply(memoryview(b""))
+    assert "mix" in protocol.read_hello_reply(memoryview(protocol.hello_reply(1))[protocol.HEADER.size:])
+    with OldServer("127.0.0.1", 0, "local").start() as old:
+        with connect(f"127.0.0.1:{old.address[1]}", token="local") as client:
+            assert "bones" in client.server_requests and "mix" not in client.server_requests
+            with pytest.raises(ViewerError, match=r"^mix_action: the server at .* is older than this client"):
+                client.mix_action("Walking", play=True)
+            with pytest.raises(ViewerError, match=r"^mix_action: weight must be a number"):  # the argument first
+                client.mix_action("Walking", weight="x")
+            assert old.messages_read == 0   # nothing was sent
+    with RemoteServer("127.0.0.1", 0, "local").start() as new:
+        from websockets.sync.client import connect as ws_connect
+
+        with ws_connect(f"ws://127.0.0.1:{new.address[1]}", compression=None) as websocket:
+            websocket.send(protocol.hello("local"))  # as a client before MIX greets
+            reply = protocol.read_reply(websocket.recv(10))
+            assert reply.kind == protocol.OK and reply.request_id == 1
 
 
 def test_connect_argument_types():

@@ -103,6 +103,35 @@ def test_render_frames_pass_sequence_time_and_step_and_are_deterministic(cli, tm
                               np.asarray(Image.open(tmp_path / "a" / "frame_00003.png")))
 
 
+def test_app_mixer_mixes_clips_in_a_render_script(cli, tmp_path):
+    from samples import ROBOT
+
+    app = headless(ROBOT)
+    assert app.mixer is app.scene.mixer
+    script = write(tmp_path / "mix.py", """
+        def setup(app):
+            app.mixer.action("Walking").play()
+            wave = app.mixer.action("Wave")
+            wave.weight = 0.5
+            wave.play()
+
+        def update(app, t, dt):
+            app.mixer.time = t
+            head = app.mixer.target("Head").rotation_quaternion
+            app.log(f"t={t:.2f} walking={app.mixer.action('Walking').sample_time():.2f} "
+                    f"running={len(app.mixer.running())} head={head[0]:.4f}")
+        """)
+    result = cli("render", ROBOT, "--script", script, "--frames", "0:0.4:0.2", "--out-dir", tmp_path / "frames",
+                 "--size", "160x120")
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("t=")]
+    assert [line.split(" head=")[0] for line in lines] == [
+        "t=0.00 walking=0.00 running=2", "t=0.20 walking=0.20 running=2", "t=0.40 walking=0.40 running=2"]
+    assert len({line.split(" head=")[1] for line in lines}) == 3   # the mix moves the head
+    first, last = (np.asarray(Image.open(tmp_path / "frames" / f"frame_{k:05d}.png")) for k in (0, 2))
+    assert not np.array_equal(first, last)
+
+
 def test_render_script_error_prints_one_line_keeps_the_pose_and_exits_1(cli, tmp_path):
     script = write(tmp_path / "bad.py", """
         import math

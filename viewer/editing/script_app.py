@@ -45,6 +45,9 @@ class App:
       (seconds since the window opened; in ``render`` the sequence time). Setting it seeks.
     - ``app.playing``: whether the clip plays (set False to pause it, True to play).
     - ``app.animation``: the current clip's name (None: the model has none); set a name or an index.
+    - ``app.mixer``: the scene's animation mixer (viewer.motion.Mixer, docs/mixing.md): clips
+      played together with weights, fades and cross-fades, and layers of tweaks;
+      ``app.mixer.time = t`` puts every action at ``t`` and writes the mix.
     - ``app.camera``: the orbit camera; its ``yaw``, ``pitch`` (degrees), ``distance`` and
       ``target`` (a world point) are settable, or set ``app.camera`` to an OrbitCamera or a dict
       of those names and ``fov`` (the camera file's keys, as ``--camera`` reads them).
@@ -106,6 +109,11 @@ class App:
 
     def find_bone(self, name: str):
         return self.scene.require_bone(name, f"app.find_bone({name!r})")
+
+    @property
+    def mixer(self):
+        """The scene's animation mixer (the same object as ``app.scene.mixer``)."""
+        return self.scene.mixer
 
     @property
     def selected_bone(self):

@@ -112,7 +112,7 @@ def apply_mix(mixer, data, what: str) -> None:
             action.play()
     layers = []
     for spec in plan["layers"]:
-        layer = Layer(mixer, spec["name"], spec["mode"], spec["weight"], None, spec["mute"])
+        layer = Layer(mixer, spec["name"], spec["mode"], spec["weight"], None, spec["mute"], spec["solo"])
         layer._mask = spec["mask"]
         layer.tracks = spec["tracks"]
         layers.append(layer)
@@ -202,6 +202,9 @@ def _checked(mixer, data, what: str) -> dict:
         mute = spec.get("mute", False)
         if not isinstance(mute, bool):
             fail(f"{where}: mute must be true or false")
+        solo = spec.get("solo", False)  # absent in files written before solo: not soloed
+        if not isinstance(solo, bool):
+            fail(f"{where}: solo must be true or false")
         tracks: dict = {}
         if not isinstance(spec.get("tracks", []), list):
             fail(f"{where}: tracks must be a list")
@@ -236,7 +239,7 @@ def _checked(mixer, data, what: str) -> dict:
             elif len(values) != 1:
                 fail(f"{at}: a held track has one row of values")
             tracks.setdefault(id(target), (target, {}))[1][path] = (times, values)
-        plan["layers"].append({"name": name, "mode": mode, "mute": mute, "tracks": tracks,
+        plan["layers"].append({"name": name, "mode": mode, "mute": mute, "solo": solo, "tracks": tracks,
                                "weight": number(spec.get("weight", 1.0), f"{where} weight", 0.0),
                                "mask": mask(spec.get("mask"), f"{where} mask")})
     active = data.get("active_layer", 0 if plan["layers"] else None)

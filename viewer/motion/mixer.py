@@ -316,18 +316,20 @@ class Layer:
     rotations, held before the first key and after the last)."""
 
     def __init__(self, mixer: "Mixer", name: str, mode: str = "additive", weight: float = 1.0, mask=None,
-                 mute: bool = False):
+                 mute: bool = False, solo: bool = False):
         self._mixer = mixer
         self.name = _layer_name(name)
         self.mode = mode
         self.weight = weight
         self.mask = mask
         self.mute = mute
+        self.solo = solo
         # id(target) -> (target, {path: (times or None, values (keys, width))})
         self.tracks: dict = {}
 
     def __repr__(self) -> str:
-        return (f"Layer({self.name!r}, {self._mode}, weight={self._weight:g}{', muted' if self._mute else ''}, "
+        return (f"Layer({self.name!r}, {self._mode}, weight={self._weight:g}{', muted' if self._mute else ''}"
+                f"{', solo' if self._solo else ''}, "
                 f"{len(self.tracks)} bones)")
 
     @property
@@ -357,6 +359,25 @@ class Layer:
         if not isinstance(value, (bool, np.bool_)):
             raise ViewerError(f"layer mute: expected True or False, got {value!r}")
         self._mute = bool(value)
+
+    @property
+    def solo(self) -> bool:
+        """A soloed layer mutes every layer that is not soloed (as a DAW's or Maya's solo); its
+        own ``mute`` still holds. The others' ``mute`` flags are left as they are."""
+        return self._solo
+
+    @solo.setter
+    def solo(self, value) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ViewerError(f"layer solo: expected True or False, got {value!r}")
+        self._solo = bool(value)
+
+    @property
+    def heard(self) -> bool:
+        """Whether the layer plays: not muted, and soloed or no layer of its mixer soloed."""
+        if self._mute:
+            return False
+        return self._solo or not any(layer._solo for layer in self._mixer.layers)
 
     @property
     def mask(self):
@@ -440,7 +461,8 @@ class Layer:
                                "times": None if times is None else [float(t) for t in times],
                                "values": [[float(x) for x in row] for row in values]})
         return {"name": self.name, "weight": self._weight, "mode": self._mode,
-                "mask": None if self._mask is None else self._mask.to_dict(), "mute": self._mute, "tracks": tracks}
+                "mask": None if self._mask is None else self._mask.to_dict(), "mute": self._mute, "solo": self._solo,
+                "tracks": tracks}
 
 
 class Edit:
@@ -863,7 +885,7 @@ class Mixer:
         running = [a for a in self._actions.values() if a.playing and a.enabled]
         if len(running) > 1:
             running.sort(key=_order)
-        layers = [layer for layer in self.layers if layer.tracks and not layer._mute and layer._weight > 0]
+        layers = [layer for layer in self.layers if layer.tracks and layer.heard and layer._weight > 0]
         if not running and not layers and self._written is None:
             return  # nothing drives anything, nothing to give back
         if len(running) == 1 and not layers:
@@ -969,7 +991,7 @@ class Mixer:
         # layers
         chosen = self.layers if upto is None else self.layers[:upto]
         if layers is None:
-            layers = [layer for layer in chosen if layer.tracks and not layer.mute and layer.weight > 0]
+            layers = [layer for layer in chosen if layer.tracks and layer.heard and layer.weight > 0]
         else:
             layers = [layer for layer in layers if layer in chosen]
         if layers:
@@ -1161,8 +1183,9 @@ class Mixer:
         ``put_back(held)`` puts it back: what bake uses to leave the mix as it found it."""
         return {
             "clock": self.clock, "orders": self._orders, "written": self._written,
-            "actions": {id(a): (a, {k: getattr(a, k) for k in self._ACTION_STATE}) for a in self._actions.values()},
-            "layers": [(layer, dict(layer.tracks), layer._weight, layer._mode, layer._mask, layer._mute)
+            # keyed as _actions is (by the clip's id), so put_back gives action(clip) the same Action
+            "actions": {key: (a, {k: getattr(a, k) for k in self._ACTION_STATE}) for key, a in self._actions.items()},
+            "layers": [(layer, dict(layer.tracks), layer._weight, layer._mode, layer._mask, layer._mute, layer._solo)
                        for layer in self.layers],
             "active": self.active_layer,
             "blends": {name: (blend, blend._parameter, blend._weight, blend.phase) for name, blend in self.blends.items()},
@@ -1178,8 +1201,9 @@ class Mixer:
             for name, value in state.items():
                 setattr(action, name, value)
         self.layers = []
-        for layer, tracks, weight, mode, mask, mute in held["layers"]:
+        for layer, tracks, weight, mode, mask, mute, solo in held["layers"]:
             layer.tracks, layer._weight, layer._mode, layer._mask, layer._mute = tracks, weight, mode, mask, mute
+            layer._solo = solo
             self.layers.append(layer)
         self.active_layer = held["active"]
         self.blends = {}

@@ -39,6 +39,12 @@ class Controls:
         self.time = widgets.FloatSlider(description="time", min=0.0, max=1.0, step=0.01, readout_format=".2f",
                                         disabled=not clips)
         self.play = widgets.ToggleButton(description="play", disabled=not clips)
+        # The mixer (v.mixer): per clip its action's play/stop and weight, as the panel's Mixer section.
+        self.mix_play = {clip.name: widgets.ToggleButton(description=clip.name, layout=widgets.Layout(width="140px"))
+                         for clip in editor.scene.animations}
+        self.mix_weight = {clip.name: widgets.FloatSlider(min=0.0, max=1.0, step=0.01, readout_format=".2f",
+                                                          continuous_update=True)
+                           for clip in editor.scene.animations}
 
         self.bone.observe(self._on_bone, "value")
         for slider in (self.yaw, self.pitch, self.roll):
@@ -52,11 +58,16 @@ class Controls:
         self.clip.observe(self._on_clip, "value")
         self.time.observe(self._on_time, "value")
         self.play.observe(self._on_play, "value")
+        for name in self.mix_play:
+            self.mix_play[name].observe(lambda change, name=name: self._on_mix_play(name, change), "value")
+            self.mix_weight[name].observe(lambda change, name=name: self._on_mix_weight(name, change), "value")
 
         panel = widgets.VBox([
             self.bone, self.yaw, self.pitch, self.roll, self.quaternion, widgets.HBox(self.position),
             widgets.HBox([self.bone_rest, self.all_rest]), widgets.HBox([self.undo, self.redo]),
             self.clip, self.time, self.play,
+            *([widgets.HTML("<b>mixer</b>")] if self.mix_play else []),
+            *(widgets.HBox([self.mix_play[name], self.mix_weight[name]]) for name in self.mix_play),
         ])
         self.layout = widgets.HBox([viewer, panel])
         self.refresh()
@@ -66,6 +77,7 @@ class Controls:
         """Show the selected bone's pose, the clip and the playhead as they are now."""
         editor = self.viewer.editor
         state = self.viewer._gl.call(self._read, editor)
+        mixing = self.viewer._gl.call(self._read_mix, editor) if self.mix_play else {}
         self._syncing = True
         try:
             index, (yaw, pitch, roll), quaternion, position, clip, playhead, length, playing = state
@@ -80,6 +92,9 @@ class Controls:
                 self.time.max = max(length, 1e-3)
                 self.time.value = playhead
                 self.play.value = playing
+            for name, (mix_playing, weight) in mixing.items():
+                self.mix_play[name].value = mix_playing
+                self.mix_weight[name].value = min(weight, 1.0)
         finally:
             self._syncing = False
 
@@ -96,6 +111,11 @@ class Controls:
         playback = editor.playback
         return (index, angles, tuple(float(v) for v in quaternion), tuple(float(v) for v in position),
                 playback.clip_index, playback.time, editor.timeline_length(), playback.playing)
+
+    @staticmethod
+    def _read_mix(editor) -> dict:
+        mixer = editor.scene.mixer
+        return {clip.name: (mixer.action(clip).playing, mixer.action(clip).weight) for clip in editor.scene.animations}
 
     # --- the widgets -> the editor ------------------------------------------------------------------
     def _bone(self, editor):
@@ -142,6 +162,21 @@ class Controls:
     def _on_time(self, change) -> None:
         if not self._syncing:
             self._act(lambda editor: editor.seek(change["new"]))
+
+    def _mix(self, change) -> None:
+        """One mixer call (the script's one line), then the mix written and shown."""
+        def run(editor):
+            change(editor.scene.mixer)
+            editor.scene.mixer.evaluate()
+        self._act(run)
+
+    def _on_mix_play(self, name, change) -> None:
+        if not self._syncing:
+            self._mix(lambda mixer: mixer.action(name).play() if change["new"] else mixer.action(name).stop())
+
+    def _on_mix_weight(self, name, change) -> None:
+        if not self._syncing:
+            self._mix(lambda mixer: setattr(mixer.action(name), "weight", change["new"]))
 
     def _on_play(self, change) -> None:
         if not self._syncing:

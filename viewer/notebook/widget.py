@@ -152,6 +152,15 @@ class Viewer(RemoteFrameBuffer):
         self.edit(lambda editor: editor.seek(value))
 
     @property
+    def mixer(self):
+        """The scene's animation mixer (viewer.motion; docs/mixing.md), as a script uses it:
+        ``v.mixer.action("Walking").weight = 0.5``, ``v.mixer.layers[0].mute = True``. Each call
+        and set runs on the GL thread, then the mix is written and the picture redrawn."""
+        from .mixing import Live
+
+        return Live(self, self._gl.call(lambda: self._editor.scene.mixer))
+
+    @property
     def clips(self) -> list[str]:
         return [clip.name for clip in self._editor.scene.animations]
 
@@ -274,7 +283,7 @@ class Viewer(RemoteFrameBuffer):
         if self._gl.closed:
             return None
         pixels = self._gl.call(self._draw, True)
-        if self._editor.playback.playing:
+        if self._editor.playback.playing or _mixing(self._editor.scene):
             self.request_draw()   # the next frame when the browser has taken this one
         return pixels
 
@@ -412,6 +421,12 @@ class Viewer(RemoteFrameBuffer):
         finalizer = self.__dict__.get("_finalizer")   # none when __init__ raised before the GL thread
         if finalizer is not None:
             finalizer()   # the GL thread releases the renderer and the context, then ends
+
+
+def _mixing(scene) -> bool:
+    """Whether the scene's mixer (if made) has an action running: the picture moves."""
+    mixer = scene.__dict__.get("_mixer")
+    return mixer is not None and any(action.is_running for action in mixer.actions)
 
 
 @contextlib.contextmanager

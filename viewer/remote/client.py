@@ -111,10 +111,12 @@ class Client:
         # comes first; it holds the connection, not the client, so the client can be collected.
         self._closer = weakref.finalize(self, _close_quietly, self._ws)
         try:
-            self._call(protocol.hello(token), 1, timeout)
+            greeting = self._call(protocol.hello(token), 1, timeout)
         except (ViewerError, ValueError) as error:
             self._closer()
             raise ViewerError(str(error)) from None
+        # The requests the server takes: a server before MIX lists none, and is not sent one.
+        self.server_requests = protocol.read_hello_reply(greeting)
 
     # --- the calls -------------------------------------------------------------------------------
     # Arguments are checked here, before anything is sent (protocol's encoders name the call and
@@ -193,6 +195,32 @@ class Client:
             return protocol.read_image(payload)
         except protocol.ProtocolError as error:
             raise ViewerError(f"{self.address} sent a malformed image: {error}") from None
+
+    def mix_action(self, clip: str, *, weight=None, speed=None, time=None, loop=None, play=None, stop=None,
+                   fade_in=None, fade_out=None, crossfade_to=None, seconds=None, warp=None) -> dict:
+        """The mixer's action of ``clip`` (docs/mixing.md), set in one go on the viewer's frame
+        loop: ``weight`` (0 or more), ``speed``, ``time`` (seconds), ``loop`` ("repeat", "once",
+        "pingpong"), ``play=True`` / ``stop=True``, ``fade_in`` / ``fade_out`` (seconds), and
+        ``crossfade_to`` another clip over ``seconds`` (default 0.5; ``warp`` as three.js's).
+        Returns the action's state after it (weight, speed, time, loop, playing, the weight the
+        fade gives now). A refused setting changes nothing and raises one ViewerError naming it."""
+        settings = {"weight": weight, "speed": speed, "time": time, "loop": loop, "play": play, "stop": stop,
+                    "fade_in": fade_in, "fade_out": fade_out, "crossfade_to": crossfade_to, "seconds": seconds,
+                    "warp": warp}
+        return self._mix("mix_action", "action", clip, settings)
+
+    def mix_layer(self, layer: str, *, weight=None, mode=None, mute=None, solo=None, active=None) -> dict:
+        """A mixer layer by name: ``weight``, ``mode`` ("additive" or "override"), ``mute``,
+        ``solo``, ``active=True`` (edits go to it). Returns the layer's state after it."""
+        settings = {"weight": weight, "mode": mode, "mute": mute, "solo": solo, "active": active}
+        return self._mix("mix_layer", "layer", layer, settings)
+
+    def _mix(self, call: str, subject: str, name, settings: dict) -> dict:
+        _checked(protocol.mix, 1, call, subject, name, settings)  # a bad argument is said before the server's age
+        if protocol.REQUESTS[protocol.MIX] not in self.server_requests:
+            raise ViewerError(f"{call}: the server at {self.address} is older than this client and takes no mixer "
+                              "requests (update boneviewer there); nothing was sent")
+        return protocol.read_ok(self._request(lambda rid: protocol.mix(rid, call, subject, name, settings)))
 
     def close(self) -> None:
         self._closer()

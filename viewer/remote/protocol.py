@@ -32,6 +32,15 @@ Client to server (a reply, with the same request id, comes back for a non-zero i
                      u8 shown (1 skeleton, 2 grid, 4 environment), u16 0, 3 x f32 the background
                      colour r, g, b in 0..1 (0 when not given); what is not given is the server's
                      (serve's --no-skeleton, ...)                                        -> IMAGE
+    MIX 9            the mixer (docs/mixing.md), a JSON object, UTF-8 (at most MAX_MIX bytes):
+                     {"action": CLIP, "weight", "speed", "time", "loop", "play", "stop", "fade_in",
+                     "fade_out", "crossfade_to", "seconds", "warp"} or {"layer": NAME, "weight",
+                     "mode", "mute", "solo", "active"}, each setting optional; applied whole or not
+                     at all                                   -> OK with the action's or layer's state
+
+The server's OK to HELLO lists the requests it takes ({"requests": [names]}); a server before
+MIX answers HELLO with an empty OK, and a client does not send it MIX (it says the server is
+older instead), so old clients and old servers keep working with new ones.
 
 Server to client:
 
@@ -46,6 +55,7 @@ up, a value out of its bounds) is a ProtocolError: the server closes that connec
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import struct
 from dataclasses import dataclass
@@ -56,10 +66,10 @@ MAGIC = b"BV"
 VERSION = 1
 HEADER = struct.Struct("<2sBBII")
 
-HELLO, BONES, SET_POSE, SET_POSE_DICT, SET_TIME, PLAY, SET_CAMERA, RENDER = range(1, 9)
+HELLO, BONES, SET_POSE, SET_POSE_DICT, SET_TIME, PLAY, SET_CAMERA, RENDER, MIX = range(1, 10)
 OK, ERROR, IMAGE = 128, 129, 130
 REQUESTS = {HELLO: "hello", BONES: "bones", SET_POSE: "set_pose", SET_POSE_DICT: "set_pose_dict",
-            SET_TIME: "set_time", PLAY: "play", SET_CAMERA: "set_camera", RENDER: "render"}
+            SET_TIME: "set_time", PLAY: "play", SET_CAMERA: "set_camera", RENDER: "render", MIX: "mix"}
 REPLIES = {OK: "ok", ERROR: "error", IMAGE: "image"}
 
 # Bounds: far beyond any real model or image, small enough that no message can exhaust memory.
@@ -70,6 +80,13 @@ MAX_IMAGE_SIDE = 4096
 MAX_REQUEST = 4 * 2**20              # bytes of one client message (a pose dict is the largest)
 MAX_REPLY = HEADER.size + 8 + MAX_IMAGE_SIDE * MAX_IMAGE_SIDE * 4
 MAX_ERROR_TEXT = 4096
+MAX_MIX = 2**16                      # bytes of one MIX request's JSON (a few names and numbers)
+
+# MIX settings and their kinds, for an action and for a layer (checked on both sides).
+MIX_ACTION = {"weight": "number", "speed": "number", "time": "number", "loop": "name", "play": "flag",
+              "stop": "flag", "fade_in": "number", "fade_out": "number", "crossfade_to": "name",
+              "seconds": "number", "warp": "flag"}
+MIX_LAYER = {"weight": "number", "mode": "name", "mute": "flag", "solo": "flag", "active": "flag"}
 
 ROTATIONS, POSITIONS, SCALINGS, NAMES = 1, 2, 4, 8
 POSE_PARTS = ((ROTATIONS, "rotations", 4), (POSITIONS, "positions", 3), (SCALINGS, "scalings", 3))
@@ -465,6 +482,57 @@ def read_render(payload) -> RenderRequest:
     elif given & COLOUR:
         frame["background"] = tuple(rgb)
     return RenderRequest(size, frame)
+
+
+def mix(request_id: int, call: str, subject: str, name, settings: dict) -> bytes:
+    """A MIX message: ``subject`` "action" (``name`` a clip) or "layer"; ``settings`` those of
+    MIX_ACTION or MIX_LAYER that are not None, checked here (a ValueError naming the call)."""
+    kinds = MIX_ACTION if subject == "action" else MIX_LAYER
+    body = {subject: check_name(name, f"{call}: {'clip' if subject == 'action' else 'layer'}")}
+    for key, value in settings.items():
+        if value is None:
+            continue
+        what = f"{call}: {key}"
+        if kinds[key] == "number":
+            number = check_number(value, what)
+            if not math.isfinite(number):  # JSON has no NaN: said here, not by the encoder
+                raise ValueError(f"{what} must be a finite number, got {number!r}")
+            body[key] = number
+        else:
+            body[key] = check_flag(value, what) if kinds[key] == "flag" else check_name(value, what)
+    data = json.dumps(body).encode("utf-8")
+    if len(data) > MAX_MIX:
+        raise ValueError(f"{call}: {len(data)} bytes of settings is over the limit of {MAX_MIX}")
+    return encode(MIX, request_id, data)
+
+
+def read_mix(payload) -> dict:
+    """A MIX payload: a JSON object (its settings are checked where they are applied)."""
+    text = _text(payload, MAX_MIX, "mix")
+    try:
+        body = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as error:
+        raise ProtocolError(f"mix: not JSON ({str(error)[:80]})") from None
+    if not isinstance(body, dict):
+        raise ProtocolError("mix: the JSON is not an object")
+    return body
+
+
+def hello_reply(request_id: int) -> bytes:
+    """The OK to HELLO: the requests this server takes (a server before MIX sends an empty OK)."""
+    return ok(request_id, {"requests": [name for kind, name in REQUESTS.items() if kind != HELLO]})
+
+
+def read_hello_reply(payload) -> list:
+    """The requests a server takes, from its OK to HELLO; [] from a server before MIX (those it
+    took then: every one but MIX)."""
+    try:
+        value = read_ok(payload)
+    except (ValueError, UnicodeDecodeError):
+        value = None
+    if isinstance(value, dict) and isinstance(value.get("requests"), list):
+        return [name for name in value["requests"] if isinstance(name, str)]
+    return [name for kind, name in REQUESTS.items() if kind not in (HELLO, MIX)]
 
 
 def check_image_size(size, error=ValueError) -> tuple[int, int]:

@@ -247,8 +247,13 @@ class RemoteServer:
             return False
         self._clients.add(connection)
         connection.active_at = time.monotonic()
-        await asyncio.wait_for(connection.websocket.send(protocol.ok(message.request_id)), SEND_TIMEOUT)
+        await asyncio.wait_for(connection.websocket.send(self.hello_reply(message.request_id)), SEND_TIMEOUT)
         return True
+
+    def hello_reply(self, request_id: int) -> bytes:
+        """The OK to the token: it lists the requests this server takes (clients read it to know
+        whether MIX may be sent; a client before MIX ignores it)."""
+        return protocol.hello_reply(request_id)
 
     def busy_message(self, shown: int = 6) -> str:
         """Why a client is refused at the limit: how many places are held, by whom (peer host and
@@ -372,7 +377,8 @@ def _read_request(message):
         return None
     readers = {protocol.SET_POSE: protocol.read_set_pose, protocol.SET_POSE_DICT: protocol.read_set_pose_dict,
                protocol.SET_TIME: protocol.read_set_time, protocol.PLAY: protocol.read_play,
-               protocol.SET_CAMERA: protocol.read_set_camera, protocol.RENDER: protocol.read_render}
+               protocol.SET_CAMERA: protocol.read_set_camera, protocol.RENDER: protocol.read_render,
+               protocol.MIX: protocol.read_mix}
     return readers[kind](payload)
 
 
@@ -382,6 +388,8 @@ def _apply(target, request_id: int, kind: int, request) -> bytes:
         return protocol.ok(request_id, target.bone_names())
     if kind == protocol.RENDER:
         return protocol.image(request_id, target.render(request.size, request.frame))
+    if kind == protocol.MIX:
+        return protocol.ok(request_id, target.mix(request))
     if kind == protocol.SET_POSE:
         target.set_pose(request)
     elif kind == protocol.SET_POSE_DICT:

@@ -7,6 +7,8 @@ window, to move its own camera.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..camera import VIEW_PITCH, VIEW_YAW, OrbitCamera, framed_camera
@@ -15,6 +17,7 @@ from ..errors import ViewerError
 from ..model.checks import OUT_OF_RANGE, finite_number, first_bad_row, fits
 from ..model.pose_writer import PoseWriter
 from ..words import counted
+from . import protocol
 
 MIN_QUATERNION_NORM = 1e-8  # as pose files: below this a quaternion is no rotation
 WRITERS_KEPT = 16  # name lists whose PoseWriter is kept (clients may send any number of lists)
@@ -125,6 +128,46 @@ class RemoteTarget:
             raise ViewerError("play: this model has no animations")
         self.editor.play() if flag else self.editor.pause()
 
+    def mix(self, request: dict) -> dict:
+        """A decoded MIX: one action's (``{"action": clip, ...}``) or one layer's settings, every
+        one checked, then applied in one go through the mixer's public API; a refused one leaves
+        the mix as it was. Returns the action's or layer's state after it."""
+        subject = "action" if "action" in request else "layer" if "layer" in request else None
+        if subject is None or ("action" in request and "layer" in request):
+            raise ViewerError('mix: give "action" (a clip name) or "layer" (a layer name)')
+        call = f"mix_{subject}"
+        kinds = protocol.MIX_ACTION if subject == "action" else protocol.MIX_LAYER
+        unknown = sorted(set(request) - set(kinds) - {subject})
+        if unknown:
+            raise ViewerError(f"{call}: unknown setting {unknown[0]!r} (settings: {', '.join(kinds)}); the mix is "
+                              "unchanged")
+        settings = {}
+        for key, value in request.items():
+            kind = "name" if key == subject else kinds[key]
+            ok = (isinstance(value, str) if kind == "name" else isinstance(value, bool) if kind == "flag"
+                  else isinstance(value, (int, float)) and not isinstance(value, bool))
+            if ok and kind == "number":
+                try:
+                    value = float(value)
+                except OverflowError:  # a JSON integer past float's range
+                    ok = False
+                ok = ok and math.isfinite(value)  # JSON's 1e400 reads as inf
+            if not ok:
+                wanted = {"name": "a string", "flag": "true or false", "number": "a finite number"}[kind]
+                raise ViewerError(f"{call}: {key} must be {wanted}, got {protocol.shown(value)}; the mix is unchanged")
+            settings[key] = value
+        if subject == "action" and ("seconds" in settings or "warp" in settings) and "crossfade_to" not in settings:
+            raise ViewerError(f"{call}: seconds and warp go with crossfade_to; the mix is unchanged")
+        mixer = self.scene.mixer
+        held = mixer.hold()
+        try:
+            state = (_mix_action if subject == "action" else _mix_layer)(mixer, settings)
+        except ViewerError as error:
+            mixer.put_back(held)
+            raise ViewerError(f"{call}: {error}; the mix is unchanged") from None
+        mixer.evaluate()
+        return state
+
     def set_camera(self, **settings) -> None:
         check = OrbitCamera()
         for name, value in settings.items():
@@ -154,6 +197,39 @@ class RemoteTarget:
     def advance(self, seconds: float) -> None:
         """Playback on by wall-clock seconds (a host without its own frame loop calls this)."""
         self.editor.advance(seconds)
+
+
+def _mix_action(mixer, settings: dict) -> dict:
+    """The settings applied in a fixed order (stop first, the cross-fade last), as one script's lines."""
+    action = mixer.action(settings["action"])
+    if settings.get("stop"):
+        action.stop()
+    for name in ("loop", "speed", "weight", "time"):
+        if name in settings:
+            setattr(action, name, settings[name])
+    if settings.get("play"):
+        action.play()
+    if "fade_in" in settings:
+        action.fade_in(settings["fade_in"])
+    if "fade_out" in settings:
+        action.fade_out(settings["fade_out"])
+    if "crossfade_to" in settings:
+        action.crossfade_to(settings["crossfade_to"], settings.get("seconds", 0.5), warp=settings.get("warp", False))
+    clock = mixer.clock
+    return {"clip": action.name, "weight": action.weight, "speed": action.speed, "time": action.time,
+            "loop": action.loop, "playing": action.playing, "running": action.is_running,
+            "effective_weight": action.effective_weight(clock), "clock": clock}
+
+
+def _mix_layer(mixer, settings: dict) -> dict:
+    layer = mixer.layer(settings["layer"])
+    for name in ("mode", "weight", "mute", "solo"):
+        if name in settings:
+            setattr(layer, name, settings[name])
+    if settings.get("active"):
+        mixer.active_layer = layer
+    return {"layer": layer.name, "weight": layer.weight, "mode": layer.mode, "mute": layer.mute, "solo": layer.solo,
+            "active": mixer.active_layer is layer, "bones": layer.bones()}
 
 
 def _finite_rows(values, bones, what: str):

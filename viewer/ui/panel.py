@@ -81,6 +81,8 @@ class PosePanel:
         self._dialog = None      # the Open dialog showing, and what its file is for
         self._dialog_for = None
         self._revealed = None  # the selection the bone tree last opened and scrolled to
+        self.fade_seconds = 0.5  # the Mixer section's seconds for fades and cross-fades
+        self.layer_key_marks: list = []  # x of each active-layer key drawn on the timeline last frame
         self._reveal: set[int] = set()  # ids of the bones on the way to it, this frame
 
     def _record(self, label: str, fields_only: bool = False, shown: str | None = None) -> None:
@@ -217,6 +219,8 @@ class PosePanel:
             self._display(editor, requests)
         if editor.scene.animations and self._header("Animation"):
             self._animation(editor)
+        if editor.scene.animations and self._header("Mixer", default_open=False):
+            self._mixer(editor)
         if editor.retargeting is not None and self._header("Bone map", default_open=False):
             self._bone_map(editor)
         if editor.morph_meshes() and self._header("Morph targets"):
@@ -434,18 +438,202 @@ class PosePanel:
             editor.pause()
             editor.seek(time)
         self._key_markers(editor.key_times(), length)
+        mixer = existing_mixer(editor.scene)
+        layer = None if mixer is None else mixer.active_layer
+        self.layer_key_marks = [] if layer is None else self._key_markers(layer.key_times(), length, below=True)
 
-    def _key_markers(self, times, length: float) -> None:
+    KEY_COLOR = imgui.ImVec4(1.0, 0.8, 0.2, 1.0)
+    LAYER_KEY_COLOR = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)  # the active mixer layer's keys, under the timeline
+
+    def _key_markers(self, times, length: float, below: bool = False) -> list:
         """A tick on the timeline at every key of the clip (where the slider's grab centre
-        would be at that time)."""
+        would be at that time); ``below``: the active layer's keys, pointing up from the
+        timeline's lower edge. Returns the ticks' x."""
         x0, y0, x1, y1 = self.rects["timeline"]
         grab = imgui.get_style().grab_min_size / 2 + imgui.get_style().frame_padding.x / 2
         draw = imgui.get_window_draw_list()
-        color = imgui.get_color_u32(imgui.ImVec4(1.0, 0.8, 0.2, 1.0))
+        color = imgui.get_color_u32(self.LAYER_KEY_COLOR if below else self.KEY_COLOR)
         fraction = np.asarray(times, dtype=np.float64) / length if length > 0 else np.zeros(len(times))
         # One tick per pixel column: a long capture has a key every frame, far more than pixels.
-        for x in np.unique(np.round(x0 + grab + (x1 - x0 - 2 * grab) * fraction)).tolist():
-            draw.add_triangle_filled(imgui.ImVec2(x - 4, y0), imgui.ImVec2(x + 4, y0), imgui.ImVec2(x, y0 + 6), color)
+        ticks = np.unique(np.round(x0 + grab + (x1 - x0 - 2 * grab) * np.clip(fraction, 0.0, 1.0))).tolist()
+        for x in ticks:
+            if below:
+                draw.add_triangle_filled(imgui.ImVec2(x - 4, y1), imgui.ImVec2(x, y1 - 6), imgui.ImVec2(x + 4, y1), color)
+            else:
+                draw.add_triangle_filled(imgui.ImVec2(x - 4, y0), imgui.ImVec2(x + 4, y0), imgui.ImVec2(x, y0 + 6),
+                                         color)
+        return ticks
+
+    # --- the Mixer section: every control is one call of the mixer's public API (viewer.motion) ---
+    LOOPS = ("repeat", "once", "pingpong")
+    LAYER_MODES = ("additive", "override")
+
+    def _mix(self, editor, change) -> None:
+        """Run one mixer call and show the mix now (paused, nothing else would write it); a
+        refused value goes to the status line and leaves the mix as it was."""
+        try:
+            change()
+            editor.scene.mixer.evaluate()
+        except ViewerError as error:
+            editor.status = Status.error(error)
+
+    def _mixer(self, editor) -> None:
+        """Each clip's action (play or stop, weight, and folded: loop, speed, additive, mask,
+        fades and "Cross-fade to..."), then the layers (the active one, weight, mode, mute, solo)."""
+        mixer = editor.scene.mixer
+        imgui.set_next_item_width(120)
+        changed, seconds = imgui.drag_float("fade seconds", self.fade_seconds, 0.01, 0.0, 60.0, "%.2f s")
+        self._record("fade seconds", fields_only=True)
+        if changed:
+            self.fade_seconds = max(0.0, seconds)
+        for index, clip in enumerate(editor.scene.animations):
+            self._mix_action(editor, mixer, index, clip)
+        imgui.separator_text("Layers")
+        self._record("Layers")
+        for index, layer in enumerate(list(mixer.layers)):
+            self._mix_layer(editor, mixer, index, layer)
+        if self._button("Add layer"):
+            taken = {layer.name for layer in mixer.layers}
+            name = next(f"Layer {n}" for n in range(len(taken) + 1, len(taken) + 100) if f"Layer {n}" not in taken)
+            self._mix(editor, lambda: setattr(mixer, "active_layer", mixer.add_layer(name)))
+        imgui.same_line()
+        imgui.begin_disabled(mixer.active_layer is None)
+        if self._button("Clear layer"):
+            self._mix(editor, mixer.clear_layer)
+        imgui.end_disabled()
+
+    def _mix_action(self, editor, mixer, index, clip) -> None:
+        action = mixer.action(clip)
+        name = clip.name
+        running = action.is_running
+        label = f"{'Stop' if action.playing else 'Play'}##mix{index}"
+        if self._button(label, imgui.ImVec2(44, 0)):
+            self._mix(editor, action.stop if action.playing else action.play)
+        self.rects[f"{name}/play"] = self.rects.pop(label)
+        imgui.same_line()
+        imgui.set_next_item_width(-150)
+        changed, weight = self._slider(f"##mix{index}/weight", float(action.weight), 0.0, 1.0, "%.2f",
+                                       name=f"{name}/weight")
+        if changed:
+            self._mix(editor, lambda: setattr(action, "weight", weight))
+        imgui.same_line()
+        opened = imgui.tree_node_ex(f"{name}##mix{index}", imgui.TreeNodeFlags_.span_avail_width)
+        self._record(name)
+        if imgui.is_item_hovered():
+            imgui.set_tooltip(f"{action!r}")
+        if running:
+            imgui.same_line()
+            imgui.text_colored(STATUS_TEXT, f"{action.sample_time():.2f} s")
+        if not opened:
+            return
+        imgui.set_next_item_width(110)
+        if imgui.begin_combo(f"loop##mix{index}", action.loop):
+            for loop in self.LOOPS:
+                if imgui.selectable(loop, loop == action.loop)[0] and loop != action.loop:
+                    self._mix(editor, lambda loop=loop: setattr(action, "loop", loop))
+                self._record(f"{name}/loop/{loop}")
+            imgui.end_combo()
+        self._record(f"{name}/loop", fields_only=True, shown=f"loop##mix{index}")
+        imgui.same_line()
+        changed, additive = imgui.checkbox(f"additive##mix{index}", action.additive)
+        self._record(f"{name}/additive", shown=f"additive##mix{index}")
+        if changed:
+            self._mix(editor, lambda: setattr(action, "additive", additive))
+        imgui.set_next_item_width(-1)
+        changed, speed = self._slider(f"##mix{index}/speed", float(action.speed), -3.0, 3.0, "speed %.2fx",
+                                      name=f"{name}/speed")
+        if changed:
+            self._mix(editor, lambda: setattr(action, "speed", speed))
+        self._mask_choice(editor, f"{name}/mask", f"mask##mix{index}", action)
+        seconds = self.fade_seconds
+        if self._button(f"Fade in##mix{index}"):
+            self._mix(editor, lambda: action.fade_in(seconds))
+        self.rects[f"{name}/fade in"] = self.rects.pop(f"Fade in##mix{index}")
+        imgui.same_line()
+        if self._button(f"Fade out##mix{index}"):
+            self._mix(editor, lambda: action.fade_out(seconds))
+        self.rects[f"{name}/fade out"] = self.rects.pop(f"Fade out##mix{index}")
+        imgui.same_line()
+        others = [other for other in editor.scene.animations if other is not clip]
+        imgui.set_next_item_width(-1)
+        imgui.begin_disabled(not others)
+        if imgui.begin_combo(f"##mix{index}/crossfade", "Cross-fade to..."):
+            for other in others:
+                if imgui.selectable(f"{other.name} in {seconds:g} s##{id(other)}", False)[0]:
+                    self._mix(editor, lambda other=other: action.crossfade_to(other, seconds))
+                self._record(f"{name}/crossfade/{other.name}")
+            imgui.end_combo()
+        self._record(f"{name}/crossfade")
+        imgui.end_disabled()
+        imgui.tree_pop()
+
+    def _mask_choice(self, editor, name, label, owner) -> None:
+        """An action's or a layer's mask from the bone tree: every bone, the subtree of the
+        selected bone, or that subtree added to the subtrees it has; another mask (a script's)
+        shows as custom."""
+        from ..motion import BoneMask
+
+        mask = owner.mask
+        if mask is None:
+            current = "all bones"
+        elif mask.include is None and not mask.exclude and mask.subtrees:
+            current = f"subtree{'s' if len(mask.subtrees) > 1 else ''} of {', '.join(mask.subtrees)}"
+        else:
+            current = "custom"
+        selected = editor.selected.name if editor.selected is not None else None
+        choices = [("all bones", None)]
+        if selected is not None:
+            choices.append((f"subtree of {selected}", lambda: BoneMask.subtree(selected)))
+            if current.startswith("subtree") and selected not in mask.subtrees:
+                choices.append((f"+ subtree of {selected}", lambda: BoneMask(subtree=mask.subtrees + [selected])))
+        imgui.set_next_item_width(-150)
+        if imgui.begin_combo(label, current):
+            if selected is None:
+                imgui.text_disabled("select a bone for its subtree")
+            for i, (text, make) in enumerate(choices):
+                if imgui.selectable(f"{text}##{i}", text == current)[0] and text != current:
+                    self._mix(editor, lambda make=make: setattr(owner, "mask", None if make is None else make()))
+                self._record(f"{name}/{text.split(' of ')[0]}")
+            imgui.end_combo()
+        self._record(name, fields_only=True, shown=label)
+
+    def _mix_layer(self, editor, mixer, index, layer) -> None:
+        name = layer.name
+        if imgui.radio_button(f"##mixlayer{index}/active", mixer.active_layer is layer) and mixer.active_layer is not layer:
+            self._mix(editor, lambda: setattr(mixer, "active_layer", layer))
+        self._record(f"layer {name}/active")
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("the active layer: edits and keys go here")
+        imgui.same_line()
+        imgui.text_colored(SELECTED_TEXT if mixer.active_layer is layer else imgui.get_style_color_vec4(imgui.Col_.text),
+                           f"{name} ({len(layer.tracks)} bone{'' if len(layer.tracks) == 1 else 's'})")
+        if imgui.is_item_hovered():
+            imgui.set_tooltip(f"{layer!r}")
+        imgui.same_line(150)
+        changed, mute = imgui.checkbox(f"mute##mixlayer{index}", layer.mute)
+        self._record(f"layer {name}/mute", shown=f"mute##mixlayer{index}")
+        if changed:
+            self._mix(editor, lambda: setattr(layer, "mute", mute))
+        imgui.same_line()
+        changed, solo = imgui.checkbox(f"solo##mixlayer{index}", layer.solo)
+        self._record(f"layer {name}/solo", shown=f"solo##mixlayer{index}")
+        if changed:
+            self._mix(editor, lambda: setattr(layer, "solo", solo))
+        imgui.same_line()
+        imgui.set_next_item_width(-1)
+        if imgui.begin_combo(f"##mixlayer{index}/mode", layer.mode):
+            for mode in self.LAYER_MODES:
+                if imgui.selectable(mode, mode == layer.mode)[0] and mode != layer.mode:
+                    self._mix(editor, lambda mode=mode: setattr(layer, "mode", mode))
+                self._record(f"layer {name}/mode/{mode}")
+            imgui.end_combo()
+        self._record(f"layer {name}/mode")
+        imgui.set_next_item_width(-150)
+        changed, weight = self._slider(f"##mixlayer{index}/weight", float(layer.weight), 0.0, 1.0, "weight %.2f",
+                                       name=f"layer {name}/weight")
+        if changed:
+            self._mix(editor, lambda: setattr(layer, "weight", weight))
+        self._mask_choice(editor, f"layer {name}/mask", f"mask##mixlayer{index}", layer)
 
     def _keying(self, editor) -> None:
         """Key the selected bone (I), every posed bone (Shift+I); delete the keys at the
@@ -766,6 +954,12 @@ class PosePanel:
         self._record("export file", fields_only=True)
         if self._button("Export glTF..."):
             editor.export_gltf(self.export_path)
+
+
+def existing_mixer(scene):
+    """The scene's mixer if something made it already (None: no mix to show; asking
+    ``scene.mixer`` would make one)."""
+    return scene.__dict__.get("_mixer")
 
 
 def keyboard_is_free() -> bool:
