@@ -248,20 +248,31 @@ class TransformNode:
         self._local = matrix
         self._local_version = self._version
 
-    def get_world_matrix(self) -> np.ndarray:
+    def get_world_matrix(self, walked: dict | None = None) -> np.ndarray:
         """local @ parent.world @ ... up to the root (world space), read-only.
 
         Each node keeps its world matrix with the versions it came from, so an unchanged chain
         costs a walk up and back, without a matrix product (deep glTF hierarchies ask often).
+        ``walked`` (id(node) -> (world, stamp), filled here): the nodes already brought up to
+        date in this pass, where a walk stops (many nodes asked at once, nothing changed
+        between: their shared ancestors are walked once).
         """
         chain = []
         node = self
-        while node is not None:
+        if walked is None:
+            while node is not None:
+                chain.append(node)
+                node = node.parent
+            world, stamp = None, 0
+            for node in reversed(chain):
+                world, stamp = node.world_after(world, stamp)
+            return world
+        while node is not None and id(node) not in walked:
             chain.append(node)
             node = node.parent
-        world, stamp = None, 0
+        world, stamp = (None, 0) if node is None else walked[id(node)]
         for node in reversed(chain):
-            world, stamp = node.world_after(world, stamp)
+            world, stamp = walked[id(node)] = node.world_after(world, stamp)
         return world
 
     def world_after(self, parent_world, parent_stamp: int):
