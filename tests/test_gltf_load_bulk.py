@@ -188,12 +188,104 @@ def test_bones_checked_at_once_are_those_checked_one_by_one(monkeypatch):
             patch.setattr(gltf_scene, "_usable_bone_matrices", lambda local, binds, absolutes: ([False] * len(binds),
                                                                                                False))
             slow = load_gltf(path)
-        for a, b in zip(fast.skeletons, slow.skeletons, strict=True):
-            rows_a, rows_b = a.batch.rows, b.batch.rows
-            for field in ("local", "bind", "rest", "absolute_bind", "absolute_inverse_bind"):
-                np.testing.assert_array_equal(getattr(rows_a, field)[:a.batch.count],
-                                              getattr(rows_b, field)[:b.batch.count], err_msg=field)
-            np.testing.assert_array_equal(a.get_transform_matrices(), b.get_transform_matrices())
+        _skeletons_alike(fast, slow)
+
+
+def test_bones_made_at_once_are_those_made_one_by_one(tmp_path, monkeypatch):
+    """Where every bone of a skin passes the checks, its bones are made at once
+    (Bone.linked_checked); made one by one through Bone(...) and link_transform_node instead,
+    the skeletons are the same: bones, parents, children, rows, slots, indices, linked nodes and
+    matrices (nested skins, a skin's root below other nodes, bones that are not joints)."""
+    from test_gltf_scale import recursive_skeletons
+
+    from viewer.gltf import load_gltf
+    from viewer.model import Bone
+
+    made = []
+    at_once = Bone.linked_checked.__func__
+    monkeypatch.setattr(Bone, "linked_checked", classmethod(lambda *a: made.append(1) or at_once(*a)))
+    paths = [SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb", SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb",
+             recursive_skeletons(tmp_path, segments=7, joints=5)]
+    for path in paths:
+        made.clear()
+        fast = load_gltf(path)
+        assert len(made) == len(fast.skeletons)
+        with monkeypatch.context() as patch:
+            patch.setattr(Bone, "linked_checked", classmethod(lambda *a: pytest.fail("made at once")))
+            patch.setattr(gltf_scene_module(), "_usable_bone_matrices",
+                          lambda local, binds, absolutes: ([True] * (len(binds) - 1) + [False], False))
+            slow = load_gltf(path)
+        _skeletons_alike(fast, slow)
+
+
+def gltf_scene_module():
+    from viewer.gltf import scene
+
+    return scene
+
+
+def _skeletons_alike(fast, slow):
+    import numpy as np
+
+    for a, b in zip(fast.skeletons, slow.skeletons, strict=True):
+        rows_a, rows_b = a.batch.rows, b.batch.rows
+        assert a.batch.count == b.batch.count and a.batch.dirty == b.batch.dirty
+        for field in ("local", "bind", "rest", "absolute_bind", "absolute_inverse_bind", "parent", "need_decompose",
+                      "need_compose", "linked_version"):
+            np.testing.assert_array_equal(getattr(rows_a, field)[:a.batch.count],
+                                          getattr(rows_b, field)[:b.batch.count], err_msg=field)
+        for x, y in zip(a.bones, b.bones, strict=True):
+            assert (x.name, x.slot, x.index, x.get_transform_node().name) == (y.name, y.slot, y.index,
+                                                                              y.get_transform_node().name)
+            assert (x.get_parent() and x.get_parent().name) == (y.get_parent() and y.get_parent().name)
+            assert [c.name for c in x.children] == [c.name for c in y.children]
+            assert x.get_skeleton() is a and x._batch is a.batch
+        assert [x.name for x in a.batch.by_slot] == [y.name for y in b.batch.by_slot]
+        np.testing.assert_array_equal(a.get_transform_matrices(), b.get_transform_matrices())
+
+
+def test_nodes_made_at_once_are_those_linked_one_by_one(tmp_path):
+    """TransformNode.forest, the loader's nodes made and linked at once, against each node made
+    and its parent set through TransformNode's setter: names, parents, children in the file's
+    order, table rows and versions, and world matrices."""
+    import numpy as np
+
+    from test_gltf_scale import recursive_skeletons
+
+    from viewer.gltf import scene as gltf_scene
+    from viewer.gltf.container import GltfFile
+    from viewer.model import NodeTable, TransformNode
+
+    paths = [SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb", SAMPLES_DIR / "Fox" / "Fox.glb",
+             build_base(tmp_path), recursive_skeletons(tmp_path, segments=7, joints=3)]
+    for path in paths:
+        file = GltfFile(path)
+        specs = file.document["nodes"]
+        fast_table, slow_table = NodeTable(len(specs)), NodeTable(len(specs))
+        fast = TransformNode.forest([s.get("name") or f"node{i}" for i, s in enumerate(specs)], fast_table,
+                                    [s.get("children") for s in specs])
+        slow = gltf_scene._linked_nodes(specs, file.hierarchy, slow_table)
+        index = {id(node): i for i, node in enumerate(fast)} | {id(node): i for i, node in enumerate(slow)}
+        assert any(node.children for node in fast)
+        for a, b in zip(fast, slow, strict=True):
+            assert (a.name, a.table_row, a.version) == (b.name, b.table_row, b.version)
+            assert (a.parent and index[id(a.parent)]) == (b.parent and index[id(b.parent)])
+            assert [index[id(c)] for c in a.children] == [index[id(c)] for c in b.children]
+            np.testing.assert_array_equal(a.get_world_matrix(), b.get_world_matrix())
+        for field in ("position", "quaternion", "scaling", "version"):
+            np.testing.assert_array_equal(getattr(fast_table, field), getattr(slow_table, field))
+        assert fast_table.count == slow_table.count
+    table = NodeTable(2)  # free rows are handed out first, then fresh ones, the arrays grown
+    first = TransformNode.forest(["a", "b", "c"], table, [[1], [2], None])
+    rows = [node.table_row for node in first]
+    del first
+    import gc
+
+    gc.collect()
+    again = TransformNode.forest([f"n{i}" for i in range(6)], table, [None] * 6)
+    assert sorted(node.table_row for node in again[:3]) == sorted(rows) and table.capacity >= 6
+    assert [node.table_row for node in again[3:]] == [3, 4, 5]
+    assert (table.version[[3, 4, 5]] == 1).all()
 
 
 # --- clips: every channel's keyframe values at once, against channel by channel ----------------------

@@ -281,3 +281,54 @@ def test_many_skins_clips_and_inverse_binds_as_the_bones_give_them(tmp_path):
         assert [document.nodes[j].name for j in skin.joints] == [bone.name for bone in bones]
         expected = np.array([bone.get_absolute_inverse_bind_matrix() for bone in bones])
         np.testing.assert_allclose(read(skin.inverseBindMatrices).reshape(-1, 4, 4), expected, rtol=0, atol=1e-6)
+
+
+def test_compact_json_is_json_dumps_text():
+    """The GLB's JSON chunk: orjson's text only where it is json.dumps' byte for byte (floats of
+    every magnitude, tiny ones that orjson writes otherwise, names beyond ASCII, DEL, control
+    characters, values orjson refuses), json's error for NaN, and orjson's text used at all."""
+    from viewer.gltf import writer
+
+    rng = np.random.default_rng(3)
+    floats = (rng.standard_normal(4000) * 10.0 ** rng.integers(-12, 25, 4000)).tolist()
+    floats += [1e-05, 2.5e-07, 0.0001, 1e-4 * 0.999, 1e16, 1e15, 1e22, 5e-324, -0.0, 1.7976931348623157e308,
+               float(np.float32(0.1)), float(np.float32(1e-5))]
+    documents = [
+        {"asset": {"version": "2.0"}, "nodes": [{"name": f"n{i}", "translation": [v, 1.0, -v]}
+                                               for i, v in enumerate(floats)]},
+        {"nodes": [{"name": "plain", "rotation": [0.0, 0.0, 0.7071067811865476, 0.7071067811865476]}]},
+        {"nodes": [{"name": "Kn\u00f6chel \u9aa8", "scale": [1.5, 2.0, 3.0]}]},
+        {"nodes": [{"name": "del\x7f tab\t nl\n ctrl\x01 quote\" back\\ slash/"}]},
+        {"nodes": [{"name": "null"}], "count": 2 ** 70, "keys": {1: 2}, "numpy": [np.float64(0.5), np.float32(2.0).item()]},
+        {"tiny": [1e-8], "word": "e-5 0.00001"},
+    ]
+    for document in documents:
+        assert writer.compact_json(document) == json.dumps(document, separators=(",", ":"), allow_nan=False).encode()
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError):
+            writer.compact_json({"nodes": [{"translation": [bad, 0.0, 0.0]}]})
+    if writer.orjson is not None:  # the fast path is taken for a plain document
+        real = json.dumps
+        try:
+            json.dumps = None
+            assert writer.compact_json(documents[1]) == real(documents[1], separators=(",", ":")).encode()
+        finally:
+            json.dumps = real
+
+
+def test_many_meshes_world_matrices_walked_once(tmp_path):
+    """Scene.prepare brings every mesh's world matrix up to date in one walk of the shared
+    ancestors: the same matrices as each mesh's node asked alone, after a pose change too."""
+    from test_gltf_scale import recursive_skeletons
+
+    scene = load_gltf(recursive_skeletons(tmp_path, segments=7, joints=4))
+    placed = [mesh for mesh in scene.meshes if mesh.world_node is not None]
+    assert len(placed) >= 6
+    scene.prepare()
+    before = [mesh.world_matrix for mesh in placed]
+    scene.nodes[1].position = [0.5, 2.0, 0.0]  # an ancestor of every segment but the first
+    scene.prepare()
+    for mesh in placed:
+        np.testing.assert_array_equal(mesh.world_matrix, mesh.world_node.get_world_matrix())
+    moved = [not np.array_equal(a, mesh.world_matrix) for a, mesh in zip(before, placed)]
+    assert sum(moved) >= 6

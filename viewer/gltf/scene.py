@@ -178,6 +178,17 @@ def _scene_nodes(file: GltfFile, scene: int, hierarchy) -> set[int]:
 def _transform_nodes(file: GltfFile, specs: list[dict], hierarchy: NodeHierarchy) -> list[TransformNode]:
     """A TransformNode per node, linked as the file says, children in the file's order."""
     table = NodeTable(len(specs))  # the scene's nodes as rows of one table
+    # Made and linked at once (the hierarchy is a checked forest): _linked_nodes, node by node,
+    # is the reference.
+    nodes = TransformNode.forest([spec.get("name") or f"node{i}" for i, spec in enumerate(specs)], table,
+                                 [spec.get("children") for spec in specs])
+    _set_node_transforms(file, nodes, specs)
+    return nodes
+
+
+def _linked_nodes(specs: list[dict], hierarchy: NodeHierarchy, table: NodeTable) -> list[TransformNode]:
+    """The nodes made and linked one by one, through TransformNode's own setters: what
+    TransformNode.forest gives at once (the tests compare the two)."""
     nodes = [TransformNode(spec.get("name") or f"node{i}", table=table) for i, spec in enumerate(specs)]
     parent, depth = hierarchy.parent, hierarchy.depth
     # Link deepest first, so each link's cycle check in TransformNode stops at once; then
@@ -189,7 +200,6 @@ def _transform_nodes(file: GltfFile, specs: list[dict], hierarchy: NodeHierarchy
         if len(node.children) > 1:
             rank = {child: k for k, child in enumerate(spec["children"])}
             node.children.sort(key=lambda c: rank[position[id(c)]])
-    _set_node_transforms(file, nodes, specs)
     return nodes
 
 
@@ -392,6 +402,10 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     if child.size:
         binds[child] = np.matmul(binds[child], np.array([inverses[k] for k in parent_place[child].tolist()]))
     checked, near_singular = _usable_bone_matrices(local[made], binds, usable)
+    if all(checked):  # every bone passed: made at once (the loop below is the reference)
+        Bone.linked_checked(skeleton, [nodes[n].name for n in made], parent_place.tolist(), local[made], binds,
+                            [joint_row.get(n, -1) for n in made], [nodes[n] for n in made])
+        checked = ()
     bones = {}
     for n, bind, ok in zip(made, binds, checked):
         parent = parent_of.get(n) if n != root else None
