@@ -622,3 +622,64 @@ def test_meshes_taken_as_checked_are_those_checked_again(monkeypatch):
                 if x is not None:
                     assert x.dtype == y.dtype, field
                     np.testing.assert_array_equal(x, y, err_msg=f"{path.name} {a.name} {field}")
+
+
+def _skin_root_reference(joints, declared, parent_of, depth):
+    """The loader's skeleton root before the declared root's short walk: every ancestor of
+    every joint, the common ones, the declared root when common, else the nearest."""
+    visited = set()
+    for joint in joints:
+        n = joint
+        while n is not None and n not in visited:
+            visited.add(n)
+            n = parent_of.get(n)
+    common = [n for n in visited if all(_at_or_under(j, n, parent_of) for j in joints)]
+    nearest = max(common, key=depth.__getitem__, default=None)
+    root = declared if declared in common else nearest
+    members = visited if root is None else {n for n in visited if depth[n] >= depth[root]}
+    return root, members, declared is not None and declared != root
+
+
+def _at_or_under(n, ancestor, parent_of):
+    while n is not None:
+        if n == ancestor:
+            return True
+        n = parent_of.get(n)
+    return False
+
+
+def test_skin_root_found_from_the_declared_root_is_the_full_walks():
+    """A skin's root and bones: from skin.skeleton walked down to the joints where it is a
+    common root, else the nearest common ancestor (with the warning), as the walk over every
+    ancestor found them, on random forests and joint sets."""
+    import random
+
+    from viewer.gltf import scene as gltf_scene
+    from viewer.gltf.validate import node_hierarchy
+
+    rng = random.Random(5)
+    checked = 0
+    for _ in range(400):
+        count = rng.randint(1, 40)
+        children = [[] for _ in range(count)]
+        for child in range(1, count):
+            if rng.random() < 0.85:
+                children[rng.randrange(child)].append(child)
+        hierarchy = node_hierarchy(children, ValueError)
+        joints = rng.sample(range(count), rng.randint(1, min(count, 8)))
+        declared = rng.choice([None, rng.randrange(count), *(joints[:1])])
+        if rng.random() < 0.3:  # an ancestor of the first joint, often a common root
+            n = joints[0]
+            while hierarchy.parent.get(n) is not None and rng.random() < 0.7:
+                n = hierarchy.parent[n]
+            declared = n
+        expected = _skin_root_reference(joints, declared, hierarchy.parent, hierarchy.depth)
+        members = gltf_scene._below_root(joints, declared, hierarchy.parent, hierarchy.depth)
+        if members is not None:
+            got = (declared, members, False)
+            checked += 1
+        else:
+            root, members = gltf_scene._common_root(joints, hierarchy.parent, hierarchy.depth)
+            got = (root, members, declared is not None)
+        assert got == expected, (children, joints, declared)
+    assert checked > 50

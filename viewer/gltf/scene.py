@@ -332,33 +332,15 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
         file.warn("no inverse binds", f"{what} has no inverseBindMatrices; using identity")
         inverse_binds = np.broadcast_to(np.eye(4), (len(joints), 4, 4))
 
-    # Every ancestor of every joint (walks stop at nodes already seen: linear time), and how
-    # many joints lie under each: the common ancestors are those above all of them.
-    visited = set()
-    for joint in joints:
-        n = joint
-        while n is not None and n not in visited:
-            visited.add(n)
-            n = parent_of.get(n)
-    below = dict.fromkeys(visited, 0)
-    for joint in joints:
-        below[joint] += 1
-    for n in sorted(visited, key=depth.__getitem__, reverse=True):  # deepest first
-        parent = parent_of.get(n)
-        if parent is not None:
-            below[parent] += below[n]
-    common = [n for n in visited if below[n] == len(joints)]
-    # The skeleton root: skin.skeleton when it is a common ancestor of every joint, else the
-    # nearest common ancestor (None when the joints lie in separate trees).
-    nearest = max(common, key=depth.__getitem__, default=None)
     declared_root = skin.get("skeleton")
-    root = declared_root if declared_root in common else nearest
-    if declared_root is not None and declared_root != root:
-        file.warn("skeleton root", f"{what}: skeleton node {declared_root} is not a common root of its joints; "
-                  f"using {root}")
-    # Bones: every joint and every node between a joint and the root (index -1, not
-    # uploaded), parents first.
-    members = visited if root is None else {n for n in visited if depth[n] >= depth[root]}
+    members = _below_root(joints, declared_root, parent_of, depth)
+    if members is not None:  # skin.skeleton is a common root of the joints (most files)
+        root = declared_root
+    else:
+        root, members = _common_root(joints, parent_of, depth)
+        if declared_root is not None:
+            file.warn("skeleton root", f"{what}: skeleton node {declared_root} is not a common root of its joints; "
+                      f"using {root}")
     order = sorted(sorted(members), key=depth.__getitem__)  # by (depth, node): stable sorts without a Python key
     joint_row = {n: i for i, n in enumerate(joints)}
     # Each bone's absolute bind (the inverse of its joint's inverse bind matrix; identity for
@@ -430,6 +412,47 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
             raise file.error(str(error)) from None
     placement = None if root is None else parent_of.get(root)
     return Skin(skeleton, placement, len(joints))
+
+
+def _below_root(joints: list[int], root: int | None, parent_of: dict, depth: list[int]) -> set[int] | None:
+    """The nodes from ``root`` down to every joint (root and joints included) when ``root`` is
+    an ancestor of every joint or one of them, else None: each joint walked up to the root or
+    to a node already seen, never above the root (a skin deep in a big hierarchy)."""
+    if root is None:
+        return None
+    inside, top = {root}, depth[root]
+    for joint in joints:
+        path, n = [], joint
+        while n not in inside:
+            if n is None or depth[n] <= top:
+                return None
+            path.append(n)
+            n = parent_of.get(n)
+        inside.update(path)
+    return inside
+
+
+def _common_root(joints: list[int], parent_of: dict, depth: list[int]) -> tuple[int | None, set[int]]:
+    """(the nearest common ancestor of the joints, None when they lie in separate trees; every
+    node from it down to each joint, or every ancestor of a joint when None)."""
+    # Every ancestor of every joint (walks stop at nodes already seen: linear time), and how
+    # many joints lie under each: the common ancestors are those above all of them.
+    visited = set()
+    for joint in joints:
+        n = joint
+        while n is not None and n not in visited:
+            visited.add(n)
+            n = parent_of.get(n)
+    below = dict.fromkeys(visited, 0)
+    for joint in joints:
+        below[joint] += 1
+    for n in sorted(visited, key=depth.__getitem__, reverse=True):  # deepest first
+        parent = parent_of.get(n)
+        if parent is not None:
+            below[parent] += below[n]
+    common = [n for n in visited if below[n] == len(joints)]
+    root = max(common, key=depth.__getitem__, default=None)
+    return root, (visited if root is None else {n for n in visited if depth[n] >= depth[root]})
 
 
 def _usable_bone_matrices(local: np.ndarray, bind: np.ndarray, absolutes: np.ndarray) -> tuple[list[bool], bool]:
