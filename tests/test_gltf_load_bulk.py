@@ -683,3 +683,31 @@ def test_skin_root_found_from_the_declared_root_is_the_full_walks():
             got = (root, members, declared is not None)
         assert got == expected, (children, joints, declared)
     assert checked > 50
+
+
+def test_singularity_screen_is_transforms_singularity_up_to_rounding():
+    """The loader's bone screen measures what transforms.singularity measures (|det| over the
+    row lengths), up to rounding, on random, scaled, nearly singular, singular, overflowing and
+    NaN matrices; far from the limit it passes and fails the same."""
+    import numpy as np
+
+    from viewer.gltf import scene as gltf_scene
+    from viewer.model import transforms
+
+    rng = np.random.default_rng(11)
+    m = rng.standard_normal((3000, 4, 4)) * 10.0 ** rng.integers(-6, 7, (3000, 1, 1))
+    m[:500, 2, :3] = (m[:500, 0, :3] * 2 + m[:500, 1, :3] + rng.standard_normal((500, 3)) * np.abs(m[:500, 0, :1])
+                      * 10.0 ** -rng.integers(4, 14, (500, 1)))  # rows nearly dependent
+    m[500:520, 1] = 0.0  # singular
+    m[520:530, 0, 0] = np.inf
+    m[530:540, 1, 1] = np.nan
+    m[540:550] *= 1e200  # products overflow
+    with np.errstate(all="ignore"):  # the overflowing and NaN ones
+        expected = transforms.singularity(m)
+    got = gltf_scene._singularity_screen(m)
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=0, atol=1e-13)  # a measure of scale 1
+    limit = 2 * gltf_scene.SINGULAR_BIND
+    clear = ~finite | (np.abs(expected - limit) > 1e-12)
+    np.testing.assert_array_equal((got > limit)[clear], (expected > limit)[clear])
+    assert (expected[:500] < limit).any() and (expected[:500] > limit).any()

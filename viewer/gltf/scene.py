@@ -351,8 +351,7 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     inverses = _inverses(usable)
     inverse_absolute = dict(zip(order, inverses))  # a singular one stops the loop below
     finite = dict(zip(order, np.isfinite(usable).all(axis=(1, 2)).tolist()))
-    skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"])
-    skeleton.batch.reserve(len(order))
+    skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"], capacity=len(order))
     # The file's own inverse binds (joint order), which a writer gives back exactly while the bind is unchanged.
     skeleton.inverse_bind_matrices = np.array(inverse_binds)
     # Each bone's bind first (a problem is raised once the bones before it are made, as when
@@ -382,7 +381,9 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     parent_place = np.array(parent_place, dtype=np.intp)
     child = np.flatnonzero(parent_place >= 0)
     if child.size:
-        binds[child] = np.matmul(binds[child], np.array([inverses[k] for k in parent_place[child].tolist()]))
+        parents = parent_place[child]
+        binds[child] = np.matmul(binds[child], inverses[parents] if isinstance(inverses, np.ndarray)
+                                 else np.array([inverses[k] for k in parents.tolist()]))
     checked, near_singular = _usable_bone_matrices(local[made], binds, usable)
     if all(checked):  # every bone passed: made at once (the loop below is the reference)
         Bone.linked_checked(skeleton, [nodes[n].name for n in made], parent_place.tolist(), local[made], binds,
@@ -463,18 +464,34 @@ def _usable_bone_matrices(local: np.ndarray, bind: np.ndarray, absolutes: np.nda
     limit), the two measured in one call."""
     if not len(bind):
         return [], False
-    usable = (np.abs(local) <= MAX_MAGNITUDE).all(axis=(1, 2)) & (np.abs(bind) <= MAX_MAGNITUDE).all(axis=(1, 2))
-    quality = transforms.singularity(np.concatenate([bind, absolutes])) > 2 * SINGULAR_BIND
-    return (usable & quality[:len(bind)]).tolist(), not quality[len(bind):].all()
+    count = len(bind)
+    usable = ((np.abs(local.reshape(count, 16)) <= MAX_MAGNITUDE).all(axis=1)
+              & (np.abs(bind.reshape(count, 16)) <= MAX_MAGNITUDE).all(axis=1))
+    quality = _singularity_screen(np.concatenate([bind, absolutes])) > 2 * SINGULAR_BIND
+    return (usable & quality[:count]).tolist(), not quality[count:].all()
 
 
-def _inverses(matrices: np.ndarray) -> list:
-    """Each 4x4 matrix's inverse, None for a singular one (numpy inverts a stack matrix by
-    matrix, so the results are those of inverting each alone)."""
+def _singularity_screen(m: np.ndarray) -> np.ndarray:
+    """transforms.singularity of a stack of matrices (|det| of the 3x3 parts over the product of
+    their row lengths) written out: the determinant by cofactors, not LAPACK's LU, so equal up
+    to rounding (1e-15 relative). It only screens, with a margin of 2x around the limit: a
+    matrix it passes or not is then checked, or taken, where the real measure would also pass."""
+    a = m[:, :3, :3]
+    with np.errstate(all="ignore"):  # overflow and NaN fail the screen (NaN > x is False)
+        norms = np.sqrt((a * a).sum(axis=2)).prod(axis=1)
+        x, y, z = a[:, 0], a[:, 1], a[:, 2]
+        det = (x[:, 0] * (y[:, 1] * z[:, 2] - y[:, 2] * z[:, 1]) - x[:, 1] * (y[:, 0] * z[:, 2] - y[:, 2] * z[:, 0])
+               + x[:, 2] * (y[:, 0] * z[:, 1] - y[:, 1] * z[:, 0]))
+        return np.where(norms > 0, np.abs(det) / norms, 0.0)
+
+
+def _inverses(matrices: np.ndarray) -> np.ndarray | list:
+    """Each 4x4 matrix's inverse (numpy inverts a stack matrix by matrix, so the results are
+    those of inverting each alone): the stack, or where one is singular a list with None for it."""
     if len(matrices) == 0:
         return []
     try:
-        return list(np.linalg.inv(matrices))
+        return np.linalg.inv(matrices)
     except np.linalg.LinAlgError:  # one is singular: find which, one by one
         inverses = []
         for matrix in matrices:

@@ -132,9 +132,9 @@ class Layout:
 class BoneBatch:
     """The bones of one skeleton as rows: storage, layout, change tracking and the update."""
 
-    def __init__(self, owner: str):
+    def __init__(self, owner: str, capacity: int = 8):
         self.owner = owner               # for error messages: "skeleton 'x'"
-        self.rows = RowArrays(8)
+        self.rows = RowArrays(max(int(capacity), 1))  # room for that many bones before the arrays grow
         self.count = 0
         self.bones: list = []            # skeleton order (Babylon's skeleton.bones)
         self.by_slot: list = []          # the same bones in row order
