@@ -711,3 +711,27 @@ def test_singularity_screen_is_transforms_singularity_up_to_rounding():
     clear = ~finite | (np.abs(expected - limit) > 1e-12)
     np.testing.assert_array_equal((got > limit)[clear], (expected > limit)[clear])
     assert (expected[:500] < limit).any() and (expected[:500] > limit).any()
+
+
+def test_a_meshs_arrays_are_its_own(tmp_path):
+    """A one-primitive mesh keeps the arrays read for it (no joining copy): none is shared with
+    another mesh, the file's decoded (Draco) data or a second node drawing the same mesh."""
+    import numpy as np
+
+    from viewer.gltf import load_file
+
+    plain = json.loads(build_base(tmp_path).read_text())
+    plain["nodes"].append({"name": "again", "mesh": 0, "skin": 0})  # a second node drawing mesh 0
+    plain["scenes"][0]["nodes"].append(len(plain["nodes"]) - 1)
+    twice = tmp_path / "twice.gltf"
+    twice.write_text(json.dumps(plain))
+    for path in (SAMPLES_DIR / "CesiumMan-Draco" / "CesiumMan.gltf", twice):
+        scene, file = load_file(path)
+        arrays = [a for mesh in scene.meshes for a in (mesh.positions, mesh.normals, mesh.indices, mesh.joints,
+                                                         mesh.weights, mesh.texcoords, mesh.colors) if a is not None]
+        arrays += list(file._provided.values())
+        assert len(arrays) >= 8
+        for i, a in enumerate(arrays):
+            for b in arrays[i + 1:]:
+                assert not np.shares_memory(a, b)
+    assert len(scene.meshes) == 2

@@ -120,7 +120,9 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
         parts["weights"] = [w if w.shape[1] == width else np.pad(w, ((0, 0), (0, width - w.shape[1])))
                             for w in parts["weights"]]
     tangent_parts, normal_parts = parts.pop("tangents"), parts.pop("normals")
-    joined = {key: np.concatenate(value) if value else None for key, value in parts.items()}
+    # One primitive (most meshes): its arrays as they are, made here for this mesh alone.
+    joined = {key: (value[0] if len(value) == 1 else np.concatenate(value)) if value else None
+              for key, value in parts.items()}
     tangents = None
     if any(t is not None for t in tangent_parts):  # primitives without tangents get +x, w +1 (unused)
         tangents = np.concatenate([t if t is not None else np.tile(np.float32([1, 0, 0, 1]), (len(p), 1))
@@ -130,8 +132,8 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
         smooth = None if all(n is not None for n in normal_parts) else vertex_normals(joined["positions"],
                                                                                        joined["indices"])
         starts = np.cumsum([0] + [len(p) for p in parts["positions"]])
-        normals = np.concatenate([n if n is not None else smooth[start:end]
-                                  for n, start, end in zip(normal_parts, starts, starts[1:])])
+        normals = normal_parts[0] if smooth is None and len(normal_parts) == 1 else np.concatenate(
+            [n if n is not None else smooth[start:end] for n, start, end in zip(normal_parts, starts, starts[1:])])
     weights = joined["weights"]
     if weights is not None:
         sums = weights.sum(axis=1)
