@@ -332,3 +332,38 @@ def test_many_meshes_world_matrices_walked_once(tmp_path):
         np.testing.assert_array_equal(mesh.world_matrix, mesh.world_node.get_world_matrix())
     moved = [not np.array_equal(a, mesh.world_matrix) for a, mesh in zip(before, placed)]
     assert sum(moved) >= 6
+
+
+def test_export_pauses_the_collector_and_restores_it(tmp_path):
+    """save_gltf and glb_bytes run with the cyclic collector paused (their document is tens of
+    thousands of live objects) and leave it as they found it, after an error too."""
+    import gc
+
+    from viewer.gltf import writer
+
+    scene = load_gltf(ROBOT)
+    seen = []
+    real = writer._Builder.files
+
+    def files(self, path):
+        seen.append(gc.isenabled())
+        return real(self, path)
+
+    writer._Builder.files = files
+    try:
+        assert gc.isenabled()
+        writer.glb_bytes(scene)
+        save_gltf(scene, tmp_path / "out.glb")
+        assert gc.isenabled()
+        gc.disable()
+        writer.glb_bytes(scene)
+        assert not gc.isenabled()
+        gc.enable()
+        writer._Builder.files = lambda self, path: 1 / 0
+        with pytest.raises(ZeroDivisionError):
+            writer.glb_bytes(scene)
+        assert gc.isenabled()
+    finally:
+        writer._Builder.files = real
+        gc.enable()
+    assert seen == [False, False, False]

@@ -1,9 +1,9 @@
-"""The cyclic garbage collector paused while a model is read or written whole.
+"""The cyclic garbage collector paused while a model's document is written whole.
 
-A load or an export makes tens of thousands of objects that all live on (the parsed JSON, the
-nodes, bones, channels; the document written): none is garbage while it runs, yet every 700
-new objects start a collection, and the older generations' passes walk every object in the
-process. Paused, the objects are looked at once, by the first collection after the load.
+An export makes tens of thousands of dicts and lists (a 900-node model's glTF document): none
+is garbage while it runs and none is in a cycle (reference counting frees them afterwards), yet
+every 700 new objects start a collection, and the older generations' passes walk every object
+in the process.
 """
 
 from __future__ import annotations

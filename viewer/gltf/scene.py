@@ -341,6 +341,8 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
         if declared_root is not None:
             file.warn("skeleton root", f"{what}: skeleton node {declared_root} is not a common root of its joints; "
                       f"using {root}")
+    # Bones: every joint and every node between a joint and the root (index -1, not
+    # uploaded), parents first.
     order = sorted(sorted(members), key=depth.__getitem__)  # by (depth, node): stable sorts without a Python key
     joint_row = {n: i for i, n in enumerate(joints)}
     # Each bone's absolute bind (the inverse of its joint's inverse bind matrix; identity for
@@ -458,7 +460,7 @@ def _common_root(joints: list[int], parent_of: dict, depth: list[int]) -> tuple[
 
 def _usable_bone_matrices(local: np.ndarray, bind: np.ndarray, absolutes: np.ndarray) -> tuple[list[bool], bool]:
     """(per bone, whether its local and bind matrices pass Bone's checks, tested for all at
-    once: numbers in the model's range and a bind clearly invertible (transforms.singularity,
+    once: numbers in the model's range and a bind clearly invertible (_singularity_screen,
     which may differ from Bone's own measure in the last bits: a bind near the limit is left to
     Bone); whether any of the bones' ``absolutes`` comes anywhere near the batch's singular
     limit), the two measured in one call."""
