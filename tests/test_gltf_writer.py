@@ -367,3 +367,47 @@ def test_export_pauses_the_collector_and_restores_it(tmp_path):
         writer._Builder.files = real
         gc.enable()
     assert seen == [False, False, False]
+
+
+def _merged_reference(joints, weights):
+    """The writer's merge of a joint listed twice for a vertex, pair by pair (its reference)."""
+    joints, weights = joints.copy(), weights.copy()
+    for k in range(1, joints.shape[1]):
+        for j in range(k):
+            twice = (joints[:, k] == joints[:, j]) & (weights[:, k] > 0) & (weights[:, j] > 0)
+            if twice.any():
+                weights[twice, j] += weights[twice, k]
+                weights[twice, k] = 0
+    joints[weights == 0] = 0
+    return joints, weights
+
+
+def test_influences_merged_and_binds_compared_as_their_references():
+    """The writer's shortcuts: influences without a joint listed twice skip the pairwise merge,
+    and the bind comparison written out is np.allclose; both give their references' results
+    (joints listed twice or not, zero weights, 4 and 8 influences; finite, inf and NaN binds)."""
+    from viewer.gltf import writer
+
+    rng = np.random.default_rng(8)
+    for width in (4, 8):
+        for duplicates in (False, True):
+            count = 300
+            joints = np.stack([rng.permutation(40)[:width] for _ in range(count)])
+            if duplicates:
+                joints[::7, width - 1] = joints[::7, 0]
+            weights = rng.uniform(0, 1, (count, width)).astype(np.float32)
+            weights[::5, 1] = 0.0
+            got, expected = writer._merged_influences(joints, weights), _merged_reference(joints, weights)
+            for a, b in zip(got, expected):
+                np.testing.assert_array_equal(a, b)
+            assert duplicates == (not np.array_equal(got[1], weights))
+    base = rng.standard_normal((30, 4, 4))
+    for scale in (0.0, 1e-7, 1e-6, 1e-5, 1e-3):
+        for other in (base + scale, base * (1 + scale), base + scale * rng.standard_normal(base.shape)):
+            assert writer._all_close(base, other) == np.allclose(base, other, rtol=1e-5, atol=1e-6)
+    for bad in (np.inf, -np.inf, np.nan):
+        other = base.copy()
+        other[3, 1, 2] = bad
+        same = other.copy()
+        assert writer._all_close(base, other) == np.allclose(base, other, rtol=1e-5, atol=1e-6)
+        assert writer._all_close(other, same) == np.allclose(other, same, rtol=1e-5, atol=1e-6)

@@ -384,8 +384,7 @@ class _Scene:
             inverse = batch.rows.absolute_inverse_bind[slots]
             finals = None
             loaded = skeleton.inverse_bind_matrices
-            if loaded is not None and loaded.shape == inverse.shape and np.allclose(loaded, inverse, rtol=1e-5,
-                                                                                   atol=1e-6):
+            if loaded is not None and loaded.shape == inverse.shape and _all_close(loaded, inverse):
                 inverse = loaded  # the file's own numbers, exactly, while the bind is unchanged
         inverse = np.array(inverse, dtype=np.float64)
         inverse[:, :3, 3], inverse[:, 3, 3] = 0.0, 1.0  # exactly affine, as glTF requires (not 1e-17)
@@ -625,10 +624,23 @@ class _Scene:
         out.add("animations", {"name": clip.name, "channels": channels, "samplers": samplers})
 
 
+def _all_close(a: np.ndarray, b: np.ndarray) -> bool:
+    """np.allclose(a, b, rtol=1e-5, atol=1e-6), its test written out for finite numbers (a few
+    numpy calls instead of isclose's dozen); np.allclose itself where any is not finite."""
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return bool(np.allclose(a, b, rtol=1e-5, atol=1e-6))
+    return bool((np.abs(a - b) <= 1e-6 + 1e-5 * np.abs(b)).all())
+
+
 def _merged_influences(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A joint listed twice for a vertex (glTF forbids it) as one influence with the two weights
     summed; the same skinning. Slots left unused are joint 0 with weight 0."""
     joints, weights = joints.copy(), weights.copy()
+    used = weights > 0
+    pairs = (joints[:, :, None] == joints[:, None, :]) & used[:, :, None] & used[:, None, :]
+    if not np.triu(pairs.any(axis=0), 1).any():  # no joint listed twice with weight (most meshes): nothing to merge
+        joints[weights == 0] = 0
+        return joints, weights
     for k in range(1, joints.shape[1]):
         for j in range(k):
             twice = (joints[:, k] == joints[:, j]) & (weights[:, k] > 0) & (weights[:, j] > 0)
