@@ -411,3 +411,26 @@ def test_influences_merged_and_binds_compared_as_their_references():
         same = other.copy()
         assert writer._all_close(base, other) == np.allclose(base, other, rtol=1e-5, atol=1e-6)
         assert writer._all_close(other, same) == np.allclose(other, same, rtol=1e-5, atol=1e-6)
+
+
+def test_poses_written_at_once_are_those_written_node_by_node():
+    """Every node's TRS left out at its default, tested for all nodes at once: the same specs as
+    node by node (defaults, -0.0, one part moved, all moved)."""
+    from viewer.gltf.writer import _Scene
+
+    rng = np.random.default_rng(4)
+    rest = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+    poses = np.array([rest] * 60)
+    poses[1:10, :3] = rng.standard_normal((9, 3))
+    poses[10:20, 3:7] = rng.standard_normal((10, 4))
+    poses[20:30, 7:] = rng.uniform(0.5, 2, (10, 3))
+    poses[30:40] = rng.standard_normal((10, 10))
+    poses[40:45, [0, 3]] = -0.0
+    poses[45:50, 9] = 1.0 + 1e-15
+    at_once, one_by_one = [{} for _ in poses], [{} for _ in poses]
+    _Scene._write_poses(at_once, poses)
+    for spec, pose in zip(one_by_one, poses.tolist()):
+        _Scene._write_trs(spec, pose)
+    assert at_once == one_by_one
+    assert [list(spec) for spec in at_once] == [list(spec) for spec in one_by_one]
+    assert at_once[0] == {} and "scale" in at_once[45]

@@ -264,8 +264,7 @@ class _Scene:
                 self.parents[i] = self.node_index[id(parent)]
         poses = self._poses()
         self._check_finite(poses)
-        for spec, pose in zip(self.node_specs, poses.tolist()):
-            self._write_trs(spec, pose)
+        self._write_poses(self.node_specs, poses)
         skins = {}
         for mesh in scene.meshes:
             host = self._mesh_node(mesh)
@@ -330,8 +329,23 @@ class _Scene:
                 raise ViewerError(f"mesh {mesh.name!r}: its morph weights hold {OUT_OF_RANGE}; nothing was written")
 
     @staticmethod
+    def _write_poses(specs: list[dict], poses: np.ndarray) -> None:
+        """``_write_trs`` for every node, each part's test against its default made for all
+        nodes at once."""
+        moved = [(poses[:, :3] != 0.0).any(axis=1), (poses[:, 3:7] != (0.0, 0.0, 0.0, 1.0)).any(axis=1),
+                 (poses[:, 7:] != 1.0).any(axis=1)]
+        for spec, pose, translated, rotated, scaled in zip(specs, poses.tolist(), *(m.tolist() for m in moved)):
+            if translated:
+                spec["translation"] = pose[:3]
+            if rotated:
+                spec["rotation"] = pose[3:7]
+            if scaled:
+                spec["scale"] = pose[7:]
+
+    @staticmethod
     def _write_trs(spec: dict, pose: list) -> None:
-        """The TRS as Python floats (the float64 values exactly), each left out at its default."""
+        """The TRS as Python floats (the float64 values exactly), each left out at its default
+        (node by node: ``_write_poses``' reference)."""
         for key, values, default in (("translation", pose[:3], [0.0, 0.0, 0.0]),
                                      ("rotation", pose[3:7], [0.0, 0.0, 0.0, 1.0]),
                                      ("scale", pose[7:], [1.0, 1.0, 1.0])):
