@@ -650,10 +650,12 @@ def _merged_influences(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndar
     """A joint listed twice for a vertex (glTF forbids it) as one influence with the two weights
     summed; the same skinning. Slots left unused are joint 0 with weight 0."""
     joints, weights = joints.copy(), weights.copy()
-    used = weights > 0
-    pairs = (joints[:, :, None] == joints[:, None, :]) & used[:, :, None] & used[:, None, :]
-    if not np.triu(pairs.any(axis=0), 1).any():  # no joint listed twice with weight (most meshes): nothing to merge
-        joints[weights == 0] = 0
+    # A joint listed twice with weight shows as two equal neighbours once each vertex's weighted
+    # joints are sorted (the slots without weight made distinct negatives): one sort, not a test
+    # per pair of slots.
+    keyed = np.sort(np.where(weights > 0, joints, -1 - np.arange(joints.shape[1])), axis=1)
+    if not (keyed[:, 1:] == keyed[:, :-1]).any():
+        joints[weights == 0] = 0  # nothing to merge (most meshes)
         return joints, weights
     for k in range(1, joints.shape[1]):
         for j in range(k):
