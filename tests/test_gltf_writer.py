@@ -301,17 +301,22 @@ def test_compact_json_is_json_dumps_text():
         {"nodes": [{"name": "del\x7f tab\t nl\n ctrl\x01 quote\" back\\ slash/"}]},
         {"nodes": [{"name": "null"}], "count": 2 ** 70, "keys": {1: 2}, "numpy": [np.float64(0.5), np.float32(2.0).item()]},
         {"tiny": [1e-8], "word": "e-5 0.00001"},
+        {"nodes": [{"name": "a,1e-5,b [0.00001] :2.5e-7} x:-0.00003]", "rotation": [1e-08, -2.5e-07, 0.00001, 1.0]},
+                   {"name": "n", "translation": [10.00001, -0.000099, 3e-5], "scale": [1e-4, 9.99e-5, 1e-300]}],
+         "e-5": 0.00001, "0.0000": [-1e-05, [1e-06, {"k": 7e-9}]]},
+        {"nodes": [{"name": "back\\slash \"1e-5\"", "rotation": [1e-08, 0.0, 0.0, 1.0]}]},
     ]
     for document in documents:
         assert writer.compact_json(document) == json.dumps(document, separators=(",", ":"), allow_nan=False).encode()
     for bad in (float("nan"), float("inf")):
         with pytest.raises(ValueError):
             writer.compact_json({"nodes": [{"translation": [bad, 0.0, 0.0]}]})
-    if writer.orjson is not None:  # the fast path is taken for a plain document
+    if writer.orjson is not None:  # the fast path is taken for a plain document and for tiny floats
         real = json.dumps
         try:
             json.dumps = None
-            assert writer.compact_json(documents[1]) == real(documents[1], separators=(",", ":")).encode()
+            for document in (documents[0], documents[1], documents[-2]):
+                assert writer.compact_json(document) == real(document, separators=(",", ":")).encode()
         finally:
             json.dumps = real
 
@@ -434,3 +439,24 @@ def test_poses_written_at_once_are_those_written_node_by_node():
     assert at_once == one_by_one
     assert [list(spec) for spec in at_once] == [list(spec) for spec in one_by_one]
     assert at_once[0] == {} and "scale" in at_once[45]
+
+
+def test_compact_json_of_random_documents_is_json_dumps_text():
+    """compact_json against json.dumps on random documents: floats of every size among names
+    made of what a number is written with, and of JSON's own punctuation and escapes."""
+    import random
+
+    from viewer.gltf import writer
+
+    rng = random.Random(9)
+    alphabet = '0123456789.-+e,:[]{}" \\ab'
+    for _ in range(300):
+        nodes = []
+        for _ in range(rng.randint(1, 8)):
+            node = {"name": "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))}
+            for key in rng.sample(["translation", "rotation", "scale"], rng.randint(0, 3)):
+                node[key] = [rng.choice([0.0, 1.0, -0.0]) if rng.random() < 0.3
+                             else rng.uniform(-1, 1) * 10.0 ** rng.randint(-12, 18) for _ in range(3)]
+            nodes.append(node)
+        document = {"nodes": nodes, "count": rng.randint(0, 10 ** 6)}
+        assert writer.compact_json(document) == json.dumps(document, separators=(",", ":"), allow_nan=False).encode()

@@ -61,8 +61,9 @@ WRITTEN_EXTENSIONS = ("KHR_draco_mesh_compression", "EXT_meshopt_compression", "
 # Unit length tolerance for normals written as NORMAL (the glTF-Validator's)
 UNIT_TOLERANCE = 5e-4
 # Where orjson's text may not be json.dumps': a float below 1e-4 (orjson writes 0.00001 and
-# 2.5e-7 for Python's 1e-05 and 2.5e-07; every other finite float is written alike, tested),
-# and what ensure_ascii escapes (anything beyond ASCII, DEL) or allow_nan refuses (orjson's null).
+# 2.5e-7 for Python's 1e-05 and 2.5e-07; every other finite float is written alike, tested;
+# such numbers are rewritten), and what ensure_ascii escapes (anything beyond ASCII, DEL) or
+# allow_nan refuses (orjson's null): json's text then.
 SHORT_EXPONENT = re.compile(rb"e-[0-9](?![0-9])")
 
 
@@ -214,10 +215,52 @@ def compact_json(document) -> bytes:
             text = orjson.dumps(document)
         except TypeError:  # a value orjson does not take (numpy scalars, big integers, int keys)
             text = None
-        if (text is not None and text.isascii() and b"\x7f" not in text and b"null" not in text
-                and b"0.0000" not in text and SHORT_EXPONENT.search(text) is None):
-            return text
+        if text is not None and text.isascii() and b"\x7f" not in text and b"null" not in text:
+            if b"0.0000" not in text and SHORT_EXPONENT.search(text) is None:
+                return text
+            text = _python_floats(text)  # floats below 1e-4 (a rotation's 1e-8, a bound) written as json does
+            if text is not None:
+                return text
     return json.dumps(document, separators=(",", ":"), allow_nan=False).encode()
+
+
+NUMBER_START, NUMBER_END = b"[,:", b",]}"  # what stands around a number in compact JSON
+NUMBER_BYTES = b"0123456789.-+e"
+
+
+def _python_floats(text: bytes) -> bytes | None:
+    """orjson's compact text with every number that holds one of orjson's own forms of a float
+    below 1e-4 (0.0000..., or an exponent e-N of one digit) written as json.dumps writes it,
+    float.__repr__; None (for json's own text instead) where the text has a backslash, which
+    could hide a quote from the count that tells a number from a string's content."""
+    if b"\\" in text:
+        return None
+    hits = [match.start() for match in SHORT_EXPONENT.finditer(text)]
+    at = text.find(b"0.0000")
+    while at >= 0:
+        hits.append(at)
+        at = text.find(b"0.0000", at + 6)
+    hits.sort()
+    pieces, done, counted, quotes, size = [], 0, 0, 0, len(text)
+    for hit in hits:
+        start = hit
+        while start and text[start - 1] in NUMBER_BYTES:
+            start -= 1
+        if start < done:
+            continue  # a number already written
+        quotes += text.count(b'"', counted, start)
+        counted = start
+        if quotes % 2:
+            continue  # inside a string: written as it is
+        end = hit
+        while end < size and text[end] in NUMBER_BYTES:
+            end += 1
+        if not start or end == size or text[start - 1] not in NUMBER_START or text[end] not in NUMBER_END:
+            return None  # not a number where one stands: leave it to json
+        pieces += [text[done:start], repr(float(text[start:end])).encode()]
+        done = end
+    pieces.append(text[done:])
+    return b"".join(pieces)
 
 
 def _number(value) -> float | int:
