@@ -202,6 +202,14 @@ def main() -> int:
                     ratios = [statistics.median(a / b for a, b in zip(times, their)) for times in fresh[label][name]]
                     line += f"  {'':>16}  {ratios[0]:>15.2f}x, {ratios[1]:.2f}x"
                 print(line)
+        if all(len(theirs[name]) == args.rounds for name, _ in models):  # the quietest rounds
+            their_min = {name: min(result["median_ms"] for result in theirs[name]) for name, _ in models}
+            rows = [(name, "", mine[name]) for name, _ in models]
+            rows += [(name, f" {label}, fresh", fresh[label][name]) for label in trees for name, _ in models]
+            print("minimum over the rounds, ratio of minimums (memory, file) against Babylon's minimum: " + "; ".join(
+                f"{name}{label} {min(times[0]):.1f} / {min(times[1]):.1f} ms {min(times[0]) / their_min[name]:.2f}x, "
+                f"{min(times[1]) / their_min[name]:.2f}x" for name, label, times in rows)
+                + "; Babylon " + ", ".join(f"{name} {value:.1f} ms" for name, value in their_min.items()))
         print(f"(each figure the median over {args.rounds} rounds of the median of {args.repeats} runs after a "
               "warm-up; Babylon's in memory, as GLBAsync makes them; ours in memory: the .glb's bytes, to a file: "
               "save_gltf, written to a temporary name and renamed; the ratios taken within each round, issue 30's "
