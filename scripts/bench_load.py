@@ -186,7 +186,14 @@ def main() -> int:
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))))
         if k == 0:
             print("  ".join("-" * w for w in widths))
-    if not any(theirs.values()):
+    if any(theirs.values()):  # the quietest round of each: what a busy machine's medians hide
+        print("minimum over the rounds (ms), ratio of minimums: " + "; ".join(
+            f"{name} " + (f"before {min(before[path]):.1f}, " if args.before else "")
+            + f"boneviewer {min(t for t, _ in ours[path]):.1f}, Babylon {min(theirs[path]):.1f}, "
+            f"{min(t for t, _ in ours[path]) / min(theirs[path]):.2f}x"
+            + (f" (before {min(before[path]) / min(theirs[path]):.2f}x)" if args.before else "")
+            for name, path in models))
+    else:
         print("(Babylon.js left out: needs node and `cd tests/babylon && npm install`)")
     if args.before:
         print("process start to first PNG (boneviewer render CesiumMan.glb), 7 interleaved runs: "

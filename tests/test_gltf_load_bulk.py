@@ -188,12 +188,104 @@ def test_bones_checked_at_once_are_those_checked_one_by_one(monkeypatch):
             patch.setattr(gltf_scene, "_usable_bone_matrices", lambda local, binds, absolutes: ([False] * len(binds),
                                                                                                False))
             slow = load_gltf(path)
-        for a, b in zip(fast.skeletons, slow.skeletons, strict=True):
-            rows_a, rows_b = a.batch.rows, b.batch.rows
-            for field in ("local", "bind", "rest", "absolute_bind", "absolute_inverse_bind"):
-                np.testing.assert_array_equal(getattr(rows_a, field)[:a.batch.count],
-                                              getattr(rows_b, field)[:b.batch.count], err_msg=field)
-            np.testing.assert_array_equal(a.get_transform_matrices(), b.get_transform_matrices())
+        _skeletons_alike(fast, slow)
+
+
+def test_bones_made_at_once_are_those_made_one_by_one(tmp_path, monkeypatch):
+    """Where every bone of a skin passes the checks, its bones are made at once
+    (Bone.linked_checked); made one by one through Bone(...) and link_transform_node instead,
+    the skeletons are the same: bones, parents, children, rows, slots, indices, linked nodes and
+    matrices (nested skins, a skin's root below other nodes, bones that are not joints)."""
+    from test_gltf_scale import recursive_skeletons
+
+    from viewer.gltf import load_gltf
+    from viewer.model import Bone
+
+    made = []
+    at_once = Bone.linked_checked.__func__
+    monkeypatch.setattr(Bone, "linked_checked", classmethod(lambda *a: made.append(1) or at_once(*a)))
+    paths = [SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb", SAMPLES_DIR / "CesiumMan" / "CesiumMan.glb",
+             recursive_skeletons(tmp_path, segments=7, joints=5)]
+    for path in paths:
+        made.clear()
+        fast = load_gltf(path)
+        assert len(made) == len(fast.skeletons)
+        with monkeypatch.context() as patch:
+            patch.setattr(Bone, "linked_checked", classmethod(lambda *a: pytest.fail("made at once")))
+            patch.setattr(gltf_scene_module(), "_usable_bone_matrices",
+                          lambda local, binds, absolutes: ([True] * (len(binds) - 1) + [False], False))
+            slow = load_gltf(path)
+        _skeletons_alike(fast, slow)
+
+
+def gltf_scene_module():
+    from viewer.gltf import scene
+
+    return scene
+
+
+def _skeletons_alike(fast, slow):
+    import numpy as np
+
+    for a, b in zip(fast.skeletons, slow.skeletons, strict=True):
+        rows_a, rows_b = a.batch.rows, b.batch.rows
+        assert a.batch.count == b.batch.count and a.batch.dirty == b.batch.dirty
+        for field in ("local", "bind", "rest", "absolute_bind", "absolute_inverse_bind", "parent", "need_decompose",
+                      "need_compose", "linked_version"):
+            np.testing.assert_array_equal(getattr(rows_a, field)[:a.batch.count],
+                                          getattr(rows_b, field)[:b.batch.count], err_msg=field)
+        for x, y in zip(a.bones, b.bones, strict=True):
+            assert (x.name, x.slot, x.index, x.get_transform_node().name) == (y.name, y.slot, y.index,
+                                                                              y.get_transform_node().name)
+            assert (x.get_parent() and x.get_parent().name) == (y.get_parent() and y.get_parent().name)
+            assert [c.name for c in x.children] == [c.name for c in y.children]
+            assert x.get_skeleton() is a and x._batch is a.batch
+        assert [x.name for x in a.batch.by_slot] == [y.name for y in b.batch.by_slot]
+        np.testing.assert_array_equal(a.get_transform_matrices(), b.get_transform_matrices())
+
+
+def test_nodes_made_at_once_are_those_linked_one_by_one(tmp_path):
+    """TransformNode.forest, the loader's nodes made and linked at once, against each node made
+    and its parent set through TransformNode's setter: names, parents, children in the file's
+    order, table rows and versions, and world matrices."""
+    import numpy as np
+
+    from test_gltf_scale import recursive_skeletons
+
+    from viewer.gltf import scene as gltf_scene
+    from viewer.gltf.container import GltfFile
+    from viewer.model import NodeTable, TransformNode
+
+    paths = [SAMPLES_DIR / "RobotExpressive" / "RobotExpressive.glb", SAMPLES_DIR / "Fox" / "Fox.glb",
+             build_base(tmp_path), recursive_skeletons(tmp_path, segments=7, joints=3)]
+    for path in paths:
+        file = GltfFile(path)
+        specs = file.document["nodes"]
+        fast_table, slow_table = NodeTable(len(specs)), NodeTable(len(specs))
+        fast = TransformNode.forest([s.get("name") or f"node{i}" for i, s in enumerate(specs)], fast_table,
+                                    [s.get("children") for s in specs])
+        slow = gltf_scene._linked_nodes(specs, file.hierarchy, slow_table)
+        index = {id(node): i for i, node in enumerate(fast)} | {id(node): i for i, node in enumerate(slow)}
+        assert any(node.children for node in fast)
+        for a, b in zip(fast, slow, strict=True):
+            assert (a.name, a.table_row, a.version) == (b.name, b.table_row, b.version)
+            assert (a.parent and index[id(a.parent)]) == (b.parent and index[id(b.parent)])
+            assert [index[id(c)] for c in a.children] == [index[id(c)] for c in b.children]
+            np.testing.assert_array_equal(a.get_world_matrix(), b.get_world_matrix())
+        for field in ("position", "quaternion", "scaling", "version"):
+            np.testing.assert_array_equal(getattr(fast_table, field), getattr(slow_table, field))
+        assert fast_table.count == slow_table.count
+    table = NodeTable(2)  # free rows are handed out first, then fresh ones, the arrays grown
+    first = TransformNode.forest(["a", "b", "c"], table, [[1], [2], None])
+    rows = [node.table_row for node in first]
+    del first
+    import gc
+
+    gc.collect()
+    again = TransformNode.forest([f"n{i}" for i in range(6)], table, [None] * 6)
+    assert sorted(node.table_row for node in again[:3]) == sorted(rows) and table.capacity >= 6
+    assert [node.table_row for node in again[3:]] == [3, 4, 5]
+    assert (table.version[[3, 4, 5]] == 1).all()
 
 
 # --- clips: every channel's keyframe values at once, against channel by channel ----------------------
@@ -530,3 +622,116 @@ def test_meshes_taken_as_checked_are_those_checked_again(monkeypatch):
                 if x is not None:
                     assert x.dtype == y.dtype, field
                     np.testing.assert_array_equal(x, y, err_msg=f"{path.name} {a.name} {field}")
+
+
+def _skin_root_reference(joints, declared, parent_of, depth):
+    """The loader's skeleton root before the declared root's short walk: every ancestor of
+    every joint, the common ones, the declared root when common, else the nearest."""
+    visited = set()
+    for joint in joints:
+        n = joint
+        while n is not None and n not in visited:
+            visited.add(n)
+            n = parent_of.get(n)
+    common = [n for n in visited if all(_at_or_under(j, n, parent_of) for j in joints)]
+    nearest = max(common, key=depth.__getitem__, default=None)
+    root = declared if declared in common else nearest
+    members = visited if root is None else {n for n in visited if depth[n] >= depth[root]}
+    return root, members, declared is not None and declared != root
+
+
+def _at_or_under(n, ancestor, parent_of):
+    while n is not None:
+        if n == ancestor:
+            return True
+        n = parent_of.get(n)
+    return False
+
+
+def test_skin_root_found_from_the_declared_root_is_the_full_walks():
+    """A skin's root and bones: from skin.skeleton walked down to the joints where it is a
+    common root, else the nearest common ancestor (with the warning), as the walk over every
+    ancestor found them, on random forests and joint sets."""
+    import random
+
+    from viewer.gltf import scene as gltf_scene
+    from viewer.gltf.validate import node_hierarchy
+
+    rng = random.Random(5)
+    checked = 0
+    for _ in range(400):
+        count = rng.randint(1, 40)
+        children = [[] for _ in range(count)]
+        for child in range(1, count):
+            if rng.random() < 0.85:
+                children[rng.randrange(child)].append(child)
+        hierarchy = node_hierarchy(children, ValueError)
+        joints = rng.sample(range(count), rng.randint(1, min(count, 8)))
+        declared = rng.choice([None, rng.randrange(count), *(joints[:1])])
+        if rng.random() < 0.3:  # an ancestor of the first joint, often a common root
+            n = joints[0]
+            while hierarchy.parent.get(n) is not None and rng.random() < 0.7:
+                n = hierarchy.parent[n]
+            declared = n
+        expected = _skin_root_reference(joints, declared, hierarchy.parent, hierarchy.depth)
+        members = gltf_scene._below_root(joints, declared, hierarchy.parent, hierarchy.depth)
+        if members is not None:
+            got = (declared, members, False)
+            checked += 1
+        else:
+            root, members = gltf_scene._common_root(joints, hierarchy.parent, hierarchy.depth)
+            got = (root, members, declared is not None)
+        assert got == expected, (children, joints, declared)
+    assert checked > 50
+
+
+def test_singularity_screen_is_transforms_singularity_up_to_rounding():
+    """The loader's bone screen measures what transforms.singularity measures (|det| over the
+    row lengths), up to rounding, on random, scaled, nearly singular, singular, overflowing and
+    NaN matrices; far from the limit it passes and fails the same."""
+    import numpy as np
+
+    from viewer.gltf import scene as gltf_scene
+    from viewer.model import transforms
+
+    rng = np.random.default_rng(11)
+    m = rng.standard_normal((3000, 4, 4)) * 10.0 ** rng.integers(-6, 7, (3000, 1, 1))
+    m[:500, 2, :3] = (m[:500, 0, :3] * 2 + m[:500, 1, :3] + rng.standard_normal((500, 3)) * np.abs(m[:500, 0, :1])
+                      * 10.0 ** -rng.integers(4, 14, (500, 1)))  # rows nearly dependent
+    m[500:520, 1] = 0.0  # singular
+    m[520:530, 0, 0] = np.inf
+    m[530:540, 1, 1] = np.nan
+    m[540:550] *= 1e200  # products overflow
+    with np.errstate(all="ignore"):  # the overflowing and NaN ones
+        expected = transforms.singularity(m)
+    got = gltf_scene._singularity_screen(m)
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=0, atol=1e-13)  # a measure of scale 1
+    limit = 2 * gltf_scene.SINGULAR_BIND
+    clear = ~finite | (np.abs(expected - limit) > 1e-12)
+    np.testing.assert_array_equal((got > limit)[clear], (expected > limit)[clear])
+    assert (expected[:500] < limit).any() and (expected[:500] > limit).any()
+
+
+def test_a_meshs_arrays_are_its_own(tmp_path):
+    """A one-primitive mesh keeps the arrays read for it (no joining copy): none is shared with
+    another mesh, the file's decoded (Draco) data or a second node drawing the same mesh."""
+    import numpy as np
+
+    from viewer.gltf import load_file
+
+    plain = json.loads(build_base(tmp_path).read_text())
+    plain["nodes"].append({"name": "again", "mesh": 0, "skin": 0})  # a second node drawing mesh 0
+    plain["scenes"][0]["nodes"].append(len(plain["nodes"]) - 1)
+    twice = tmp_path / "twice.gltf"
+    twice.write_text(json.dumps(plain))
+    for path in (SAMPLES_DIR / "CesiumMan-Draco" / "CesiumMan.gltf", twice):
+        scene, file = load_file(path)
+        arrays = [a for mesh in scene.meshes for a in (mesh.positions, mesh.normals, mesh.indices, mesh.joints,
+                                                         mesh.weights, mesh.texcoords, mesh.colors) if a is not None]
+        arrays += list(file._provided.values())
+        assert len(arrays) >= 8
+        for i, a in enumerate(arrays):
+            for b in arrays[i + 1:]:
+                assert not np.shares_memory(a, b)
+    assert len(scene.meshes) == 2

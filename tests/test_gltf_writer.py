@@ -355,3 +355,182 @@ def test_a_zero_or_nan_rotation_key_is_refused_naming_the_bone_and_the_key(tmp_p
         with pytest.raises(ViewerError, match=rf"bone '{ARM}': rotation key 1 \(at 1 s\) of clip 'Reach' is {said}"):
             save_gltf(scene, tmp_path / name)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_compact_json_is_json_dumps_text():
+    """The GLB's JSON chunk: orjson's text only where it is json.dumps' byte for byte (floats of
+    every magnitude, tiny ones that orjson writes otherwise, names beyond ASCII, DEL, control
+    characters, values orjson refuses), json's error for NaN, and orjson's text used at all."""
+    from viewer.gltf import writer
+
+    rng = np.random.default_rng(3)
+    floats = (rng.standard_normal(4000) * 10.0 ** rng.integers(-12, 25, 4000)).tolist()
+    floats += [1e-05, 2.5e-07, 0.0001, 1e-4 * 0.999, 1e16, 1e15, 1e22, 5e-324, -0.0, 1.7976931348623157e308,
+               float(np.float32(0.1)), float(np.float32(1e-5))]
+    documents = [
+        {"asset": {"version": "2.0"}, "nodes": [{"name": f"n{i}", "translation": [v, 1.0, -v]}
+                                               for i, v in enumerate(floats)]},
+        {"nodes": [{"name": "plain", "rotation": [0.0, 0.0, 0.7071067811865476, 0.7071067811865476]}]},
+        {"nodes": [{"name": "Kn\u00f6chel \u9aa8", "scale": [1.5, 2.0, 3.0]}]},
+        {"nodes": [{"name": "del\x7f tab\t nl\n ctrl\x01 quote\" back\\ slash/"}]},
+        {"nodes": [{"name": "null"}], "count": 2 ** 70, "keys": {1: 2}, "numpy": [np.float64(0.5), np.float32(2.0).item()]},
+        {"tiny": [1e-8], "word": "e-5 0.00001"},
+        {"nodes": [{"name": "a,1e-5,b [0.00001] :2.5e-7} x:-0.00003]", "rotation": [1e-08, -2.5e-07, 0.00001, 1.0]},
+                   {"name": "n", "translation": [10.00001, -0.000099, 3e-5], "scale": [1e-4, 9.99e-5, 1e-300]}],
+         "e-5": 0.00001, "0.0000": [-1e-05, [1e-06, {"k": 7e-9}]]},
+        {"nodes": [{"name": "back\\slash \"1e-5\"", "rotation": [1e-08, 0.0, 0.0, 1.0]}]},
+    ]
+    for document in documents:
+        assert writer.compact_json(document) == json.dumps(document, separators=(",", ":"), allow_nan=False).encode()
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError):
+            writer.compact_json({"nodes": [{"translation": [bad, 0.0, 0.0]}]})
+    if writer.orjson is not None:  # the fast path is taken for a plain document and for tiny floats
+        real = json.dumps
+        try:
+            json.dumps = None
+            for document in (documents[0], documents[1], documents[-2]):
+                assert writer.compact_json(document) == real(document, separators=(",", ":")).encode()
+        finally:
+            json.dumps = real
+
+
+def test_many_meshes_world_matrices_walked_once(tmp_path):
+    """Scene.prepare brings every mesh's world matrix up to date in one walk of the shared
+    ancestors: the same matrices as each mesh's node asked alone, after a pose change too."""
+    from test_gltf_scale import recursive_skeletons
+
+    scene = load_gltf(recursive_skeletons(tmp_path, segments=7, joints=4))
+    placed = [mesh for mesh in scene.meshes if mesh.world_node is not None]
+    assert len(placed) >= 6
+    scene.prepare()
+    before = [mesh.world_matrix for mesh in placed]
+    scene.nodes[1].position = [0.5, 2.0, 0.0]  # an ancestor of every segment but the first
+    scene.prepare()
+    for mesh in placed:
+        np.testing.assert_array_equal(mesh.world_matrix, mesh.world_node.get_world_matrix())
+    moved = [not np.array_equal(a, mesh.world_matrix) for a, mesh in zip(before, placed)]
+    assert sum(moved) >= 6
+
+
+def test_export_pauses_the_collector_and_restores_it(tmp_path):
+    """save_gltf and glb_bytes run with the cyclic collector paused (their document is tens of
+    thousands of live objects) and leave it as they found it, after an error too."""
+    import gc
+
+    from viewer.gltf import writer
+
+    scene = load_gltf(ROBOT)
+    seen = []
+    real = writer._Builder.files
+
+    def files(self, path):
+        seen.append(gc.isenabled())
+        return real(self, path)
+
+    writer._Builder.files = files
+    try:
+        assert gc.isenabled()
+        writer.glb_bytes(scene)
+        save_gltf(scene, tmp_path / "out.glb")
+        assert gc.isenabled()
+        gc.disable()
+        writer.glb_bytes(scene)
+        assert not gc.isenabled()
+        gc.enable()
+        writer._Builder.files = lambda self, path: 1 / 0
+        with pytest.raises(ZeroDivisionError):
+            writer.glb_bytes(scene)
+        assert gc.isenabled()
+    finally:
+        writer._Builder.files = real
+        gc.enable()
+    assert seen == [False, False, False]
+
+
+def _merged_reference(joints, weights):
+    """The writer's merge of a joint listed twice for a vertex, pair by pair (its reference)."""
+    joints, weights = joints.copy(), weights.copy()
+    for k in range(1, joints.shape[1]):
+        for j in range(k):
+            twice = (joints[:, k] == joints[:, j]) & (weights[:, k] > 0) & (weights[:, j] > 0)
+            if twice.any():
+                weights[twice, j] += weights[twice, k]
+                weights[twice, k] = 0
+    joints[weights == 0] = 0
+    return joints, weights
+
+
+def test_influences_merged_and_binds_compared_as_their_references():
+    """The writer's shortcuts: influences without a joint listed twice skip the pairwise merge,
+    and the bind comparison written out is np.allclose; both give their references' results
+    (joints listed twice or not, zero weights, 4 and 8 influences; finite, inf and NaN binds)."""
+    from viewer.gltf import writer
+
+    rng = np.random.default_rng(8)
+    for width in (4, 8):
+        for duplicates in (False, True):
+            count = 300
+            joints = np.stack([rng.permutation(40)[:width] for _ in range(count)])
+            if duplicates:
+                joints[::7, width - 1] = joints[::7, 0]
+            weights = rng.uniform(0, 1, (count, width)).astype(np.float32)
+            weights[::5, 1] = 0.0
+            got, expected = writer._merged_influences(joints, weights), _merged_reference(joints, weights)
+            for a, b in zip(got, expected):
+                np.testing.assert_array_equal(a, b)
+            assert duplicates == (not np.array_equal(got[1], weights))
+    base = rng.standard_normal((30, 4, 4))
+    for scale in (0.0, 1e-7, 1e-6, 1e-5, 1e-3):
+        for other in (base + scale, base * (1 + scale), base + scale * rng.standard_normal(base.shape)):
+            assert writer._all_close(base, other) == np.allclose(base, other, rtol=1e-5, atol=1e-6)
+    for bad in (np.inf, -np.inf, np.nan):
+        other = base.copy()
+        other[3, 1, 2] = bad
+        same = other.copy()
+        assert writer._all_close(base, other) == np.allclose(base, other, rtol=1e-5, atol=1e-6)
+        assert writer._all_close(other, same) == np.allclose(other, same, rtol=1e-5, atol=1e-6)
+
+
+def test_poses_written_at_once_are_those_written_node_by_node():
+    """Every node's TRS left out at its default, tested for all nodes at once: the same specs as
+    node by node (defaults, -0.0, one part moved, all moved)."""
+    from viewer.gltf.writer import _Scene
+
+    rng = np.random.default_rng(4)
+    rest = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+    poses = np.array([rest] * 60)
+    poses[1:10, :3] = rng.standard_normal((9, 3))
+    poses[10:20, 3:7] = rng.standard_normal((10, 4))
+    poses[20:30, 7:] = rng.uniform(0.5, 2, (10, 3))
+    poses[30:40] = rng.standard_normal((10, 10))
+    poses[40:45, [0, 3]] = -0.0
+    poses[45:50, 9] = 1.0 + 1e-15
+    at_once, one_by_one = [{} for _ in poses], [{} for _ in poses]
+    _Scene._write_poses(at_once, poses)
+    for spec, pose in zip(one_by_one, poses.tolist()):
+        _Scene._write_trs(spec, pose)
+    assert at_once == one_by_one
+    assert [list(spec) for spec in at_once] == [list(spec) for spec in one_by_one]
+    assert at_once[0] == {} and "scale" in at_once[45]
+
+
+def test_compact_json_of_random_documents_is_json_dumps_text():
+    """compact_json against json.dumps on random documents: floats of every size among names
+    made of what a number is written with, and of JSON's own punctuation and escapes."""
+    import random
+
+    from viewer.gltf import writer
+
+    rng = random.Random(9)
+    alphabet = '0123456789.-+e,:[]{}" \\ab'
+    for _ in range(300):
+        nodes = []
+        for _ in range(rng.randint(1, 8)):
+            node = {"name": "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))}
+            for key in rng.sample(["translation", "rotation", "scale"], rng.randint(0, 3)):
+                node[key] = [rng.choice([0.0, 1.0, -0.0]) if rng.random() < 0.3
+                             else rng.uniform(-1, 1) * 10.0 ** rng.randint(-12, 18) for _ in range(3)]
+            nodes.append(node)
+        document = {"nodes": nodes, "count": rng.randint(0, 10 ** 6)}
+        assert writer.compact_json(document) == json.dumps(document, separators=(",", ":"), allow_nan=False).encode()

@@ -15,6 +15,7 @@ from .container import GltfFile
 from .validate import short
 
 FLOAT, BYTE, UNSIGNED_BYTE, SHORT, UNSIGNED_SHORT = 5126, 5120, 5121, 5122, 5123
+VECTORS = {3: "VEC3", 4: "VEC4"}  # a path's accessor type by its width
 
 
 def read_clips(file: GltfFile, nodes: list[TransformNode], morphed: dict | None = None) -> list[AnimationClip]:
@@ -89,20 +90,22 @@ def _read_clips_at_once(file: GltfFile, indices, nodes: list[TransformNode], mor
     firsts = (ends - key_counts).tolist()
     result, start, piece, rotations, weights = [], 0, 0, [], []
     for (name, entries), first_input in zip(clips, starts):
-        at = {}  # input accessor -> (its first time's place in times_read, key count)
+        # input accessor -> (its keyframe times, key count): a view of times_read, one per input,
+        # which the channels reading it share (keyframe arrays are replaced, never written into)
+        at = {}
         channels, morph_channels = [], []
         for target, path, interpolation, input_index, _, width, what in entries:
             place = at.get(input_index)
             if place is None:
                 k = first_input + len(at)
-                place = at[input_index] = (firsts[k], key_counts[k])
-            first, keys = place
+                first, keys = firsts[k], key_counts[k]
+                place = at[input_index] = (times_read[first:first + keys], keys)
+            times, keys = place
             cubic = interpolation == "CUBICSPLINE"
             count = value_pieces[piece][2]
             piece += 1
             if count != keys * width * (3 if cubic else 1):
                 return None
-            times = times_read[first:first + keys]  # a view: keyframe arrays are replaced, never written into
             channel_values = values[start:start + count]
             start += count
             if path == "weights":  # the meshes' own checks raise (and the clip is read channel by channel)
@@ -155,7 +158,7 @@ def _clip_channels(file: GltfFile, index: int, nodes: list[TransformNode], morph
                             f"animation {index} ({short(name)}) channel {c}"))
             continue
         width = PATHS[path]
-        if values_spec["type"] != f"VEC{width}" or values_spec["componentType"] != FLOAT:
+        if values_spec["type"] != VECTORS[width] or values_spec["componentType"] != FLOAT:
             return None
         entries.append((nodes[node], path, interpolation, input_index, output_index, width, None))
     return name, entries

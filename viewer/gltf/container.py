@@ -316,7 +316,7 @@ class GltfFile:
             raise self.error(f"{label}: the model's accessors add up to more than {limits.MAX_TOTAL_BYTES} bytes")
         view_index = spec.get("bufferView")
         if index in self._provided:
-            array = self._provided[index]
+            array = np.array(self._provided[index])  # each read its own array, as a buffer's are
             if array.shape != (count, components):
                 raise self.error(f"{label}: decoded data has shape {array.shape}, the accessor declares {count} "
                                  f"{kind}")

@@ -120,7 +120,9 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
         parts["weights"] = [w if w.shape[1] == width else np.pad(w, ((0, 0), (0, width - w.shape[1])))
                             for w in parts["weights"]]
     tangent_parts, normal_parts = parts.pop("tangents"), parts.pop("normals")
-    joined = {key: np.concatenate(value) if value else None for key, value in parts.items()}
+    # One primitive (most meshes): its arrays as they are, made here for this mesh alone.
+    joined = {key: (value[0] if len(value) == 1 else np.concatenate(value)) if value else None
+              for key, value in parts.items()}
     tangents = None
     if any(t is not None for t in tangent_parts):  # primitives without tangents get +x, w +1 (unused)
         tangents = np.concatenate([t if t is not None else np.tile(np.float32([1, 0, 0, 1]), (len(p), 1))
@@ -129,9 +131,12 @@ def read_mesh(file: GltfFile, mesh_index: int, node_index: int, skeleton: Skelet
     if any(n is not None for n in normal_parts):
         smooth = None if all(n is not None for n in normal_parts) else vertex_normals(joined["positions"],
                                                                                        joined["indices"])
-        starts = np.cumsum([0] + [len(p) for p in parts["positions"]])
-        normals = np.concatenate([n if n is not None else smooth[start:end]
-                                  for n, start, end in zip(normal_parts, starts, starts[1:])])
+        if smooth is None and len(normal_parts) == 1:
+            normals = normal_parts[0]
+        else:
+            starts = np.cumsum([0] + [len(p) for p in parts["positions"]])
+            normals = np.concatenate([n if n is not None else smooth[start:end]
+                                      for n, start, end in zip(normal_parts, starts, starts[1:])])
     weights = joined["weights"]
     if weights is not None:
         sums = weights.sum(axis=1)
@@ -250,7 +255,10 @@ def skin_attributes(file: GltfFile, attributes: dict, count: int, what: str, joi
         weights.append(w)
     if not joints:
         raise file.error(f"{what}: a skinned mesh primitive needs JOINTS_0 and WEIGHTS_0")
-    joints, weights = np.concatenate(joints, axis=1), np.concatenate(weights, axis=1)
+    if len(joints) > 1:  # JOINTS_1/WEIGHTS_1 beside the first set (each set's arrays are new ones)
+        joints, weights = np.concatenate(joints, axis=1), np.concatenate(weights, axis=1)
+    else:
+        joints, weights = joints[0], weights[0]
     empty = weights.sum(axis=1) <= 0
     if empty.any():
         raise file.error(f"{what} WEIGHTS: vertex {int(np.flatnonzero(empty)[0])} has no bone weight (all 0)")

@@ -196,6 +196,17 @@ def _scene_nodes(file: GltfFile, scene: int, hierarchy) -> set[int]:
 def _transform_nodes(file: GltfFile, specs: list[dict], hierarchy: NodeHierarchy) -> list[TransformNode]:
     """A TransformNode per node, linked as the file says, children in the file's order."""
     table = NodeTable(len(specs))  # the scene's nodes as rows of one table
+    # Made and linked at once (the hierarchy is a checked forest): _linked_nodes, node by node,
+    # is the reference.
+    nodes = TransformNode.forest([spec.get("name") or f"node{i}" for i, spec in enumerate(specs)], table,
+                                 [spec.get("children") for spec in specs])
+    _set_node_transforms(file, nodes, specs)
+    return nodes
+
+
+def _linked_nodes(specs: list[dict], hierarchy: NodeHierarchy, table: NodeTable) -> list[TransformNode]:
+    """The nodes made and linked one by one, through TransformNode's own setters: what
+    TransformNode.forest gives at once (the tests compare the two)."""
     nodes = [TransformNode(spec.get("name") or f"node{i}", table=table) for i, spec in enumerate(specs)]
     parent, depth = hierarchy.parent, hierarchy.depth
     # Link deepest first, so each link's cycle check in TransformNode stops at once; then
@@ -207,7 +218,6 @@ def _transform_nodes(file: GltfFile, specs: list[dict], hierarchy: NodeHierarchy
         if len(node.children) > 1:
             rank = {child: k for k, child in enumerate(spec["children"])}
             node.children.sort(key=lambda c: rank[position[id(c)]])
-    _set_node_transforms(file, nodes, specs)
     return nodes
 
 
@@ -340,33 +350,17 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
         file.warn("no inverse binds", f"{what} has no inverseBindMatrices; using identity")
         inverse_binds = np.broadcast_to(np.eye(4), (len(joints), 4, 4))
 
-    # Every ancestor of every joint (walks stop at nodes already seen: linear time), and how
-    # many joints lie under each: the common ancestors are those above all of them.
-    visited = set()
-    for joint in joints:
-        n = joint
-        while n is not None and n not in visited:
-            visited.add(n)
-            n = parent_of.get(n)
-    below = dict.fromkeys(visited, 0)
-    for joint in joints:
-        below[joint] += 1
-    for n in sorted(visited, key=depth.__getitem__, reverse=True):  # deepest first
-        parent = parent_of.get(n)
-        if parent is not None:
-            below[parent] += below[n]
-    common = [n for n in visited if below[n] == len(joints)]
-    # The skeleton root: skin.skeleton when it is a common ancestor of every joint, else the
-    # nearest common ancestor (None when the joints lie in separate trees).
-    nearest = max(common, key=depth.__getitem__, default=None)
     declared_root = skin.get("skeleton")
-    root = declared_root if declared_root in common else nearest
-    if declared_root is not None and declared_root != root:
-        file.warn("skeleton root", f"{what}: skeleton node {declared_root} is not a common root of its joints; "
-                  f"using {root}")
+    members = _below_root(joints, declared_root, parent_of, depth)
+    if members is not None:  # skin.skeleton is a common root of the joints (most files)
+        root = declared_root
+    else:
+        root, members = _common_root(joints, parent_of, depth)
+        if declared_root is not None:
+            file.warn("skeleton root", f"{what}: skeleton node {declared_root} is not a common root of its joints; "
+                      f"using {root}")
     # Bones: every joint and every node between a joint and the root (index -1, not
     # uploaded), parents first.
-    members = visited if root is None else {n for n in visited if depth[n] >= depth[root]}
     order = sorted(sorted(members), key=depth.__getitem__)  # by (depth, node): stable sorts without a Python key
     joint_row = {n: i for i, n in enumerate(joints)}
     # Each bone's absolute bind (the inverse of its joint's inverse bind matrix; identity for
@@ -377,8 +371,7 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     inverses = _inverses(usable)
     inverse_absolute = dict(zip(order, inverses))  # a singular one stops the loop below
     finite = dict(zip(order, np.isfinite(usable).all(axis=(1, 2)).tolist()))
-    skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"])
-    skeleton.batch.reserve(len(order))
+    skeleton = Skeleton(f"skin{skin_index}" if skin.get("name") is None else skin["name"], capacity=len(order))
     # The file's own inverse binds (joint order), which a writer gives back exactly while the bind is unchanged.
     skeleton.inverse_bind_matrices = np.array(inverse_binds)
     # Each bone's bind first (a problem is raised once the bones before it are made, as when
@@ -408,8 +401,14 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     parent_place = np.array(parent_place, dtype=np.intp)
     child = np.flatnonzero(parent_place >= 0)
     if child.size:
-        binds[child] = np.matmul(binds[child], np.array([inverses[k] for k in parent_place[child].tolist()]))
+        parents = parent_place[child]
+        binds[child] = np.matmul(binds[child], inverses[parents] if isinstance(inverses, np.ndarray)
+                                 else np.array([inverses[k] for k in parents.tolist()]))
     checked, near_singular = _usable_bone_matrices(local[made], binds, usable)
+    if all(checked):  # every bone passed: made at once (the loop below is the reference)
+        Bone.linked_checked(skeleton, [nodes[n].name for n in made], parent_place.tolist(), local[made], binds,
+                            [joint_row.get(n, -1) for n in made], [nodes[n] for n in made])
+        checked = ()
     bones = {}
     for n, bind, ok in zip(made, binds, checked):
         parent = parent_of.get(n) if n != root else None
@@ -436,26 +435,83 @@ def _skeleton(file: GltfFile, skin_index: int, nodes: list[TransformNode], local
     return Skin(skeleton, placement, len(joints))
 
 
+def _below_root(joints: list[int], root: int | None, parent_of: dict, depth: list[int]) -> set[int] | None:
+    """The nodes from ``root`` down to every joint (root and joints included) when ``root`` is
+    an ancestor of every joint or one of them, else None: each joint walked up to the root or
+    to a node already seen, never above the root (a skin deep in a big hierarchy)."""
+    if root is None:
+        return None
+    inside, top = {root}, depth[root]
+    for joint in joints:
+        path, n = [], joint
+        while n not in inside:
+            if n is None or depth[n] <= top:
+                return None
+            path.append(n)
+            n = parent_of.get(n)
+        inside.update(path)
+    return inside
+
+
+def _common_root(joints: list[int], parent_of: dict, depth: list[int]) -> tuple[int | None, set[int]]:
+    """(the nearest common ancestor of the joints, None when they lie in separate trees; every
+    node from it down to each joint, or every ancestor of a joint when None)."""
+    # Every ancestor of every joint (walks stop at nodes already seen: linear time), and how
+    # many joints lie under each: the common ancestors are those above all of them.
+    visited = set()
+    for joint in joints:
+        n = joint
+        while n is not None and n not in visited:
+            visited.add(n)
+            n = parent_of.get(n)
+    below = dict.fromkeys(visited, 0)
+    for joint in joints:
+        below[joint] += 1
+    for n in sorted(visited, key=depth.__getitem__, reverse=True):  # deepest first
+        parent = parent_of.get(n)
+        if parent is not None:
+            below[parent] += below[n]
+    common = [n for n in visited if below[n] == len(joints)]
+    root = max(common, key=depth.__getitem__, default=None)
+    return root, (visited if root is None else {n for n in visited if depth[n] >= depth[root]})
+
+
 def _usable_bone_matrices(local: np.ndarray, bind: np.ndarray, absolutes: np.ndarray) -> tuple[list[bool], bool]:
     """(per bone, whether its local and bind matrices pass Bone's checks, tested for all at
-    once: numbers in the model's range and a bind clearly invertible (transforms.singularity,
+    once: numbers in the model's range and a bind clearly invertible (_singularity_screen,
     which may differ from Bone's own measure in the last bits: a bind near the limit is left to
     Bone); whether any of the bones' ``absolutes`` comes anywhere near the batch's singular
     limit), the two measured in one call."""
     if not len(bind):
         return [], False
-    usable = (np.abs(local) <= MAX_MAGNITUDE).all(axis=(1, 2)) & (np.abs(bind) <= MAX_MAGNITUDE).all(axis=(1, 2))
-    quality = transforms.singularity(np.concatenate([bind, absolutes])) > 2 * SINGULAR_BIND
-    return (usable & quality[:len(bind)]).tolist(), not quality[len(bind):].all()
+    count = len(bind)
+    usable = ((np.abs(local.reshape(count, 16)) <= MAX_MAGNITUDE).all(axis=1)
+              & (np.abs(bind.reshape(count, 16)) <= MAX_MAGNITUDE).all(axis=1))
+    quality = _singularity_screen(np.concatenate([bind, absolutes])) > 2 * SINGULAR_BIND
+    return (usable & quality[:count]).tolist(), not quality[count:].all()
 
 
-def _inverses(matrices: np.ndarray) -> list:
-    """Each 4x4 matrix's inverse, None for a singular one (numpy inverts a stack matrix by
-    matrix, so the results are those of inverting each alone)."""
+def _singularity_screen(m: np.ndarray) -> np.ndarray:
+    """transforms.singularity of a stack of matrices (|det| of the 3x3 parts over the product of
+    their row lengths) written out: the determinant by cofactors, not LAPACK's LU, so equal up
+    to rounding (1e-15 relative). It only screens, with a margin of 2x around the limit: a
+    matrix it passes or not is then checked, or taken, where the real measure would also pass."""
+    a = m[:, :3, :3]
+    with np.errstate(all="ignore"):  # overflow and NaN fail the screen (NaN > x is False)
+        norms = np.sqrt((a * a).sum(axis=2)).prod(axis=1)
+        x, y, z = a[:, 0], a[:, 1], a[:, 2]
+        det = (x[:, 0] * (y[:, 1] * z[:, 2] - y[:, 2] * z[:, 1]) - x[:, 1] * (y[:, 0] * z[:, 2] - y[:, 2] * z[:, 0])
+               + x[:, 2] * (y[:, 0] * z[:, 1] - y[:, 1] * z[:, 0]))
+        return np.where(norms > 0, np.abs(det) / norms, 0.0)
+
+
+def _inverses(matrices: np.ndarray) -> np.ndarray | list:
+    """Each 4x4 matrix's inverse (numpy inverts a stack matrix by matrix, so the results are
+    those of inverting each alone): the stack, or where one is singular a list with None for it."""
     if len(matrices) == 0:
         return []
     try:
-        return list(np.linalg.inv(matrices))
+        return np.linalg.inv(matrices)
     except np.linalg.LinAlgError:  # one is singular: find which, one by one
         inverses = []
         for matrix in matrices:

@@ -186,9 +186,10 @@ class _Checker:
             value = document.get(key, [])
             if not isinstance(value, list):
                 self.fail(f"{key!r} must be an array, got {short(value)}")
-            for i, item in enumerate(value):
-                if not isinstance(item, dict):
-                    self.fail(f"{LABELS[key]} {i} must be an object, got {short(item)}")
+            if not set(map(type, value)) <= _DICT:  # the common case in one pass; else find the first
+                for i, item in enumerate(value):
+                    if not isinstance(item, dict):
+                        self.fail(f"{LABELS[key]} {i} must be an object, got {short(item)}")
             arrays[key] = value
             self.lengths[key] = len(value)
         hierarchy = node_hierarchy(self.node_children(arrays["nodes"]), self.fail_with)
@@ -441,7 +442,7 @@ _INLINE = {
              "    if x is None:\n        return None\n    clean.append(x)\nv = clean"),
 }
 _CHECKERS: dict = {}  # id(schema) -> its compiled checker
-_INT, _FLOAT, _FLOAT_OR_INT = {int}, {float}, {float, int}
+_INT, _FLOAT, _FLOAT_OR_INT, _DICT = {int}, {float}, {float, int}, {dict}
 
 
 def _finite_floats(values, length):

@@ -132,9 +132,9 @@ class Layout:
 class BoneBatch:
     """The bones of one skeleton as rows: storage, layout, change tracking and the update."""
 
-    def __init__(self, owner: str):
+    def __init__(self, owner: str, capacity: int = 8):
         self.owner = owner               # for error messages: "skeleton 'x'"
-        self.rows = RowArrays(8)
+        self.rows = RowArrays(max(int(capacity), 1))  # room for that many bones before the arrays grow
         self.count = 0
         self.bones: list = []            # skeleton order (Babylon's skeleton.bones)
         self.by_slot: list = []          # the same bones in row order
@@ -185,6 +185,27 @@ class BoneBatch:
         self.by_slot.append(bone)
         self.mark_structure()
         return slot
+
+    def add_bones(self, bones: list, parents: list[int], local, rest, bind) -> range:
+        """``add_bone`` for each of ``bones`` in turn, at once: ``parents[k]`` the position of
+        bone k's parent among them (before k), -1 for a root; its slots."""
+        count = len(bones)
+        capacity = self.rows.capacity
+        while capacity < self.count + count:  # as add_bone grows the arrays, by doubling
+            capacity *= 2
+        self.reserve(capacity)
+        start = self.count
+        block = slice(start, start + count)
+        rows = self.rows
+        rows.local[block], rows.rest[block], rows.bind[block] = local, rest, bind
+        rows.need_decompose[block] = True
+        parents = np.asarray(parents, dtype=np.intp)
+        rows.parent[block] = np.where(parents < 0, -1, parents + start)
+        self.count += count
+        self.bones.extend(bones)
+        self.by_slot.extend(bones)
+        self.mark_structure()
+        return range(start, start + count)
 
     def reserve(self, capacity: int) -> None:
         """Room for ``capacity`` bones, so that adding that many grows the arrays at most once

@@ -55,12 +55,7 @@ class Bone:
             self._check_bind(bind)
         if index is not None and not isinstance(index, (int, np.integer)):
             raise ViewerError(f"bone {self.name!r}: index must be an integer or None, got {index!r}")
-        self._index = None if index is None else int(index)
-        self._parent: Bone | None = parent
-        self.children: list[Bone] = []
-        self._linked_node: TransformNode | None = None
-        self._file_pose: np.ndarray | None = None  # see get_file_pose_matrix
-        self._batch = skeleton.batch
+        self._setup(None if index is None else int(index), parent)
         # The bone's row in the skeleton's arrays; the batch moves rows (and updates this)
         # when it reorders them by depth.
         self.slot = self._batch.add_bone(self, -1 if parent is None else parent.slot, local, rest, bind)
@@ -68,6 +63,37 @@ class Bone:
             parent.children.append(self)
         # Babylon computes the absolute bind matrices here; they are computed lazily in one
         # batch instead (each bind was checked invertible above, so their products are too).
+
+    def _setup(self, index: int | None, parent: "Bone | None") -> None:
+        """The fields besides name, skeleton and slot."""
+        self._index = index
+        self._parent: Bone | None = parent
+        self.children: list[Bone] = []
+        self._linked_node: TransformNode | None = None
+        self._file_pose: np.ndarray | None = None  # see get_file_pose_matrix
+        self._batch = self._skeleton.batch
+
+    @classmethod
+    def linked_checked(cls, skeleton: Skeleton, names: list[str], parents: list[int], local: np.ndarray,
+                       bind: np.ndarray, indices: list[int], nodes: list[TransformNode]) -> list["Bone"]:
+        """What ``Bone(names[k], skeleton, parent, local_matrix=local[k], bind_matrix=bind[k],
+        index=indices[k], checked=True).link_transform_node(nodes[k])`` for k = 0, 1, ... makes,
+        at once (a loader's hundreds of bones; its rows written in one call per array):
+        ``parents[k]`` is the position among these bones of bone k's parent (before k), -1 for a
+        root; ``local`` and ``bind`` (n, 4, 4) float64 matrices checked as ``checked=True`` says."""
+        bones = []
+        for name, parent, index, node in zip(names, parents, indices, nodes):
+            bone = cls.__new__(cls)
+            bone.name = str(name)
+            bone._skeleton = skeleton
+            bone._setup(int(index), None if parent < 0 else bones[parent])
+            bone._linked_node = node
+            bones.append(bone)
+        for bone, slot in zip(bones, skeleton.batch.add_bones(bones, parents, local, local, bind)):
+            bone.slot = slot
+            if bone._parent is not None:
+                bone._parent.children.append(bone)
+        return bones
 
     def __repr__(self) -> str:
         return f"Bone({self.name!r})"

@@ -198,10 +198,11 @@ class SkinnedMesh:
             return self.positions
         return self.morph_targets.apply(self.positions)[0]
 
-    def update_world_matrix(self) -> None:
-        """Follow the placement node, when there is one (glTF: the skeleton root's parent)."""
+    def update_world_matrix(self, walked: dict | None = None) -> None:
+        """Follow the placement node, when there is one (glTF: the skeleton root's parent);
+        ``walked``: as TransformNode.get_world_matrix's, for many meshes at once."""
         if self.world_node is not None:
-            self.world_matrix = self.world_node.get_world_matrix()
+            self.world_matrix = self.world_node.get_world_matrix(walked)
 
     def skinned(self, matrices=None, tangents: bool = False) -> tuple:
         """World-space (positions, normals) morphed and skinned on the CPU with ``matrices``

@@ -75,8 +75,9 @@ class Scene:
         """Bring skeletons (once each) and node-placed mesh world matrices up to date."""
         for skeleton in self.skeletons:
             skeleton.prepare()
+        walked = {}  # the placement nodes' ancestors, walked once for all the meshes
         for mesh in self.meshes:
-            mesh.update_world_matrix()
+            mesh.update_world_matrix(walked)
 
     def current_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """World-space bounds of the CPU-skinned meshes as they are now."""

@@ -21,9 +21,10 @@ __all__ = ["SINGULAR_BIND", "Skeleton"]
 
 
 class Skeleton:
-    def __init__(self, name: str):
+    def __init__(self, name: str, *, capacity: int = 8):
+        """``capacity``: the bones it has room for before its arrays grow (a loader knows the count)."""
         self.name = str(name)
-        self.batch = BoneBatch(f"skeleton {self.name!r}")
+        self.batch = BoneBatch(f"skeleton {self.name!r}", capacity)
         # (joints, 4, 4) inverse bind matrices as a file gave them (glTF), or None: a writer
         # gives them back exactly while the bind is unchanged.
         self.inverse_bind_matrices = None

@@ -69,6 +69,24 @@ class NodeTable:
         self.version[row] += 1
         return row
 
+    def allocate_many(self, count: int) -> list[int]:
+        """``count`` rows as ``allocate`` gives them one by one (the free rows first, in its
+        order), the fresh ones set at rest in one call per array."""
+        rows = [self.allocate() for _ in range(min(count, len(self._free)))]
+        fresh = count - len(rows)
+        if fresh > 0:
+            while self.count + fresh > self.capacity:
+                self._arrays(self.capacity * 2)
+            start = self.count
+            self.count += fresh
+            block = slice(start, start + fresh)
+            self.position[block] = 0.0
+            self.quaternion[block] = (0.0, 0.0, 0.0, 1.0)
+            self.scaling[block] = 1.0
+            self.version[block] += 1
+            rows += range(start, start + fresh)
+        return rows
+
     def release(self, row: int) -> None:
         self._free.append(row)
 
@@ -87,20 +105,46 @@ SHARED_TABLE = NodeTable(64)  # nodes made without a table (a loader gives a sce
 
 class TransformNode:
     def __init__(self, name: str, parent: "TransformNode | None" = None, table: NodeTable | None = None):
-        self.name = str(name)
+        table = SHARED_TABLE if table is None else table
+        self._setup(str(name), table, table.allocate())
+        if parent is not None:
+            self.parent = parent
+
+    def _setup(self, name: str, table: NodeTable, row: int) -> None:
+        self.name = name
         self._parent: TransformNode | None = None
         self.children: list[TransformNode] = []
         # The TRS is row _row of _table (see NodeTable); its version is bumped on every TRS
         # change, so linked bones and caches can skip unchanged nodes.
-        self._table = SHARED_TABLE if table is None else table
-        self._row = self._table.allocate()
+        self._table = table
+        self._row = row
         self._local_version = -1              # _version that _local was composed from
         self._local = None
         self._world_key = None                # (_version, parent's world stamp) of _world
         self._world = None
         self._world_stamp = 0
-        if parent is not None:
-            self.parent = parent
+
+    @classmethod
+    def forest(cls, names: list[str], table: NodeTable, children: list) -> list["TransformNode"]:
+        """Nodes named ``names`` in new rows of ``table``, node i's children being the nodes
+        ``children[i]`` (indices, in that order): what making each node and setting each child's
+        parent would give (rows, versions, children's order), for a loader's thousands at once.
+        The caller has checked that the links form a forest (one parent each, no cycle)."""
+        nodes = []
+        for name, row in zip(names, table.allocate_many(len(names))):
+            node = cls.__new__(cls)
+            node._setup(str(name), table, row)
+            nodes.append(node)
+        linked = []
+        for node, kids in zip(nodes, children):
+            if kids:
+                node.children = [nodes[k] for k in kids]
+                for child in node.children:
+                    child._parent = node
+                linked += kids
+        if linked:
+            table.version[[nodes[k]._row for k in linked]] += 1  # a parent set bumps the child's row
+        return nodes
 
     def __repr__(self) -> str:
         return f"TransformNode({self.name!r})"
@@ -248,20 +292,31 @@ class TransformNode:
         self._local = matrix
         self._local_version = self._version
 
-    def get_world_matrix(self) -> np.ndarray:
+    def get_world_matrix(self, walked: dict | None = None) -> np.ndarray:
         """local @ parent.world @ ... up to the root (world space), read-only.
 
         Each node keeps its world matrix with the versions it came from, so an unchanged chain
         costs a walk up and back, without a matrix product (deep glTF hierarchies ask often).
+        ``walked`` (id(node) -> (world, stamp), filled here): the nodes already brought up to
+        date in this pass, where a walk stops (many nodes asked at once, nothing changed
+        between: their shared ancestors are walked once).
         """
         chain = []
         node = self
-        while node is not None:
+        if walked is None:
+            while node is not None:
+                chain.append(node)
+                node = node.parent
+            world, stamp = None, 0
+            for node in reversed(chain):
+                world, stamp = node.world_after(world, stamp)
+            return world
+        while node is not None and id(node) not in walked:
             chain.append(node)
             node = node.parent
-        world, stamp = None, 0
+        world, stamp = (None, 0) if node is None else walked[id(node)]
         for node in reversed(chain):
-            world, stamp = node.world_after(world, stamp)
+            world, stamp = walked[id(node)] = node.world_after(world, stamp)
         return world
 
     def world_after(self, parent_world, parent_stamp: int):
