@@ -272,7 +272,7 @@ class HeadlessApp(App):
         if clip is not None:
             if playback.playing:
                 playback.time = clip_time(self.clock, clip.duration)
-            clip.apply(playback.time)
+            self._editor.seek(playback.time)  # through the mixer: the clip, with the layers over it
 
 
 def _finite(value, what: str) -> float:
