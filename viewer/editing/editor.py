@@ -146,7 +146,7 @@ class Editor:
 
     def _layers_state(self) -> list:
         """Every layer's tracks (an edit replaces a track's entry, never changes it in place)."""
-        mixer = _mixer_of(self.scene)
+        mixer = self.mixer if self.clip is not None else _mixer_of(self.scene)  # with a clip, edits go there
         return [] if mixer is None else [(layer, dict(layer.tracks)) for layer in mixer.layers]
 
     @staticmethod
@@ -339,9 +339,16 @@ class Editor:
             self._edit_open = False
             self._turned = []
             snapshot = self._undo.pop()
-            if snapshot[3] != self._layers_state():
+            now = {id(layer): tracks for layer, tracks in self._layers_state()}
+            if any(tracks.keys() != now.get(id(layer), {}).keys()
+                   or any(entry is not now[id(layer)][key] for key, entry in tracks.items())
+                   for layer, tracks in snapshot[3]):
+                shown = _pose_values(self.scene)[0]   # as the gesture put them back, bit for bit
                 self._restore_layers(snapshot[3])
-                self._refresh(pose_of(self.scene))
+                self._refresh()
+                if not self._clip_shown:
+                    for target, (position, rotation, scaling) in shown.items():
+                        target.position, target.rotation_quaternion, target.scaling = position, rotation, scaling
 
     def mirror_bone(self, bone) -> None:
         """The bone's mirror (leftArm -> rightArm, Palm2.L -> Palm2.R, ...) takes its pose,
@@ -921,15 +928,13 @@ class Editor:
         time = playback.time + dt
         if not playback.loop and not 0.0 <= time <= clip.duration:
             playback.playing = False  # played to an end
-        playback.time = clip_time(time, clip.duration, playback.loop)
         action = self._sync_action()
         if not (self._clip_shown and action.playing):
+            playback.time = clip_time(time, clip.duration, playback.loop)
             self._show(playback.time)   # the first frame shown: the clip at the playhead
             return
         self.mixer.update(dt)   # every running action on by dt, the blend and the layers written
-        shown = action.sample_time()
-        if abs(shown - playback.time) > 1e-9 and not (playback.time > clip.duration and shown == clip.duration):
-            playback.time = shown   # an action's time set elsewhere (the mixer's own settings) leads
+        playback.time = action.sample_time()   # the action's time (wrapped, or held at an end) is the playhead
 
 
     # --- keyframes -------------------------------------------------------------------------------
