@@ -189,11 +189,13 @@ class Editor:
         """The current clip's action (played in the mixer); a previous clip's action is stopped."""
         clip, action = self.clip, self._action
         if action is not None and (clip is None or action.clip is not clip):
+            # Another clip (chosen, new, or the same one remade with new channels): the old one stops
+            # and what it left on the bones stays (the mixer's own value, where no clip drives them);
+            # the new one shows from the next seek or frame of playback.
             action.stop()
             self._action = None
-            if clip is None or not self._clip_shown:
-                self._clip_shown = False
-                self.mixer.rebase()  # what the old clip left on the bones stays (the mixer's own value)
+            self._clip_shown = False
+            self.mixer.rebase()
         if clip is None:
             return None
         action = self.mixer.action(clip)
