@@ -270,10 +270,16 @@ class Editor:
                 path = _LAYER_PATHS[part]
                 has_keys = track is not None and path in track[1] and track[1][path][0] is not None
                 (keyed if has_keys else held).setdefault(target, {})[part] = value
+        # The mix written after the change would put a clip's morph weights back: a bone edit leaves
+        # the weights shown as they are (set by a slider or a pose file, which paused the clip).
+        weights = [(mesh, np.array(mesh.morph_weights)) for mesh in self.scene.morph_meshes]
         if held:
             self.mixer.set_poses(held, layer=layer)
         if keyed:
             self.mixer.set_poses(keyed, key=True, layer=layer)
+        for mesh, values in weights:
+            if not np.array_equal(mesh.morph_weights, values):
+                mesh.morph_weights = values
 
     def write_pose(self, bones, positions=None, rotations=None, scalings=None, writer=None) -> None:
         """A pose of many bones at once, not an undo step (a remote client's stream): rows of
@@ -319,7 +325,8 @@ class Editor:
             self._redo.clear()
             self._edit_open = True
             self._turned = []
-        self._turned += list(turned)
+        # with the rotation each had: a gesture that ends where it began (a click) adds nothing
+        self._turned += [(bone, np.array(bone.get_pose_target().rotation_quaternion)) for bone in turned]
         if self.edit_layer is None:
             self.pause()  # nothing holds the edit: the next frame of a playing clip would overwrite it
 
@@ -328,9 +335,10 @@ class Editor:
         if self._edit_open and turned:
             layer = self.edit_layer
             if layer is not None:
-                self._hold(layer, {bone.get_pose_target(): {"rotation_quaternion":
-                                                            np.array(bone.get_pose_target().rotation_quaternion)}
-                                   for bone in turned})
+                self._hold(layer, {bone.get_pose_target(): {"rotation_quaternion": now}
+                                   for bone, began in turned
+                                   if not np.array_equal(now := np.array(bone.get_pose_target().rotation_quaternion),
+                                                         began)})
         self._edit_open = False
 
     def drop_edit(self) -> None:
