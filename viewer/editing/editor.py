@@ -270,13 +270,19 @@ class Editor:
                 path = _LAYER_PATHS[part]
                 has_keys = track is not None and path in track[1] and track[1][path][0] is not None
                 (keyed if has_keys else held).setdefault(target, {})[part] = value
-        # The mix written after the change would put a clip's morph weights back: a bone edit leaves
-        # the weights shown as they are (set by a slider or a pose file, which paused the clip).
+        def write():
+            if held:
+                self.mixer.set_poses(held, layer=layer)
+            if keyed:
+                self.mixer.set_poses(keyed, key=True, layer=layer)
+        self._keeping_morph(write)
+
+    def _keeping_morph(self, write) -> None:
+        """``write()`` a layer change: the mix it writes would put a clip's morph weights back, but a
+        bone edit leaves the weights shown as they are (set by a slider or a pose file, which paused
+        the clip)."""
         weights = [(mesh, np.array(mesh.morph_weights)) for mesh in self.scene.morph_meshes]
-        if held:
-            self.mixer.set_poses(held, layer=layer)
-        if keyed:
-            self.mixer.set_poses(keyed, key=True, layer=layer)
+        write()
         for mesh, values in weights:
             if not np.array_equal(mesh.morph_weights, values):
                 mesh.morph_weights = values
@@ -292,6 +298,11 @@ class Editor:
 
             (writer or PoseWriter(bones)).write(positions, rotations, scalings)
             self.pause()
+            return
+        keyed = any(times is not None for _, paths in layer.tracks.values() for times, _ in paths.values())
+        if not keyed:   # all held: the rows go in as they are (a stream's case)
+            self._sync_action()
+            self._keeping_morph(lambda: self.mixer.set_pose_rows(bones, positions, rotations, scalings, layer=layer))
             return
         poses = {}
         for i, bone in enumerate(bones):

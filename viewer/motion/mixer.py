@@ -838,14 +838,13 @@ class Mixer:
         given, to rounding, however far from unit the clip's own is. Returns the one Edit that
         undoes them all."""
         layer = self.layer(layer)
-        checked = {}
+        entries = {path: ([], []) for path in PATHS}
         for bone, parts in poses.items():
             target = self.target(bone)
             unknown = set(parts) - set(_POSE_PATHS)
             if unknown:
                 raise ViewerError(f"mixer set_poses {target.name!r}: unknown part {sorted(unknown)[0]!r} "
                                   f"(position, rotation_quaternion, scaling)")
-            given = {}
             for name, value in parts.items():
                 if value is None:
                     continue
@@ -856,19 +855,45 @@ class Mixer:
                                       f"got {value!r}")
                 if path == "rotation" and not np.any(array):
                     raise ViewerError(f"mixer set_pose {target.name!r}: the zero quaternion is not a rotation")
-                given[path] = array
-            if given:
-                checked.setdefault(id(target), [target, {}])[1].update(given)  # a target named twice: the later wins
+                entries[path][0].append(target)
+                entries[path][1].append(array)
+        return self._set_offsets(layer, {path: (targets, np.array(values)) for path, (targets, values)
+                                         in entries.items() if targets}, key, time)
+
+    def set_pose_rows(self, bones, positions=None, rotation_quaternions=None, scalings=None, *, key: bool = False,
+                      time=None, layer=None) -> Edit:
+        """``set_poses`` with the values as rows: (N, 3), (N, 4), (N, 3) arrays (or None) for the N
+        ``bones`` (Bones, nodes or names; one named twice: the later row wins), checked whole. What
+        a streamed pose costs: no Python work per value, only per bone."""
+        layer = self.layer(layer)
+        targets = [self.target(bone) for bone in bones]
+        entries = {}
+        for path, values, width in (("translation", positions, 3), ("rotation", rotation_quaternions, 4),
+                                    ("scale", scalings, 3)):
+            if values is None:
+                continue
+            array = np.asarray(values, dtype=np.float64)
+            if array.shape != (len(targets), width) or not np.isfinite(array).all():
+                raise ViewerError(f"mixer set_pose_rows: {path} must be {len(targets)} rows of {width} finite numbers")
+            if path == "rotation" and not array.any(axis=1).all():
+                bad = targets[int(np.argmin(array.any(axis=1)))].name
+                raise ViewerError(f"mixer set_pose {bad!r}: the zero quaternion is not a rotation")
+            entries[path] = (targets, array)
+        return self._set_offsets(layer, entries, key, time)
+
+    def _set_offsets(self, layer, entries, key, time) -> Edit:
+        """The offsets that make each target show its value now, into ``layer`` (see set_pose);
+        ``entries``: {path: (targets, (n, width) values)}, checked."""
         w = layer.weight
         if w <= 0:
             raise ViewerError(f"mixer set_pose: layer {layer.name!r} has weight 0, an offset there would not show")
         at = self.time if time is None else finite_number(time, "mixer set_pose time")
         if key and at < 0:
             raise ViewerError(f"mixer set_pose: a key time must be >= 0, got {at}")
-        if not checked:
+        if not entries:
             return Edit(layer, {}, [])
         layout = self.layout
-        missing = [target for target, _ in checked.values() if not layout.has(target)]
+        missing = [target for targets, _ in entries.values() for target in targets if not layout.has(target)]
         if missing:
             self._relayout(missing)
             layout = self._layout
@@ -884,13 +909,10 @@ class Mixer:
                 for action, when, finished in saved:
                     action._time, action.finished = when, finished
         below = {"translation": T, "rotation": R, "scale": S}
-        offsets = {}  # id(target) -> {path: offset}
-        for path in PATHS:
-            chosen = [(key_id, given[path]) for key_id, (_, given) in checked.items() if path in given]
-            if not chosen:
-                continue
-            rows = np.array([layout.row(checked[key_id][0]) for key_id, _ in chosen], dtype=np.int64)
-            values = np.array([value for _, value in chosen])
+        tracks = layer.tracks
+        before, order = {}, []
+        for path, (targets, values) in entries.items():
+            rows = np.fromiter((layout.row(target) for target in targets), dtype=np.int64, count=len(targets))
             now = below[path][rows]
             if path == "rotation":  # set_pose's arithmetic, row by row
                 unit = quat.normalize(values)
@@ -903,19 +925,17 @@ class Mixer:
             else:
                 delta = (values - now) / w
                 out = delta if layer.mode == "additive" else now + delta
-            for (key_id, _), value in zip(chosen, out):
-                offsets.setdefault(key_id, {})[path] = value
-        before = {}
-        for key_id, paths_given in offsets.items():
-            target = checked[key_id][0]
-            if key_id in layer.tracks:
-                before[key_id] = layer.tracks[key_id]
-            paths = dict(layer.tracks[key_id][1]) if key_id in layer.tracks else {}
-            for path, value in paths_given.items():
+            for target, value in zip(targets, out):
+                key_id = id(target)
+                old = tracks.get(key_id)
+                if key_id not in before:
+                    before[key_id] = old
+                    order.append(key_id)
+                paths = dict(old[1]) if old is not None else {}
                 paths[path] = _track_with(paths.get(path), value, key, at)
-            layer.tracks[key_id] = (target, paths)
+                tracks[key_id] = (target, paths)
         self.evaluate()
-        return Edit(layer, before, list(offsets))
+        return Edit(layer, {key_id: old for key_id, old in before.items() if old is not None}, order)
 
     def clear_bone(self, bone, layer=None) -> Edit:
         """Remove ``bone``'s tracks from ``layer`` (default the active one): it follows its clip again."""
