@@ -12,6 +12,7 @@ import pytest
 from samples import ROBOT
 from viewer.editing.editor import Editor
 from viewer.editing.script_app import HeadlessApp
+from viewer.errors import ViewerError
 from viewer.loaders import load_model
 from viewer.remote import protocol
 from viewer.remote.server import _read_request
@@ -219,8 +220,9 @@ def test_with_no_clip_an_edit_poses_the_bone_directly():
 
 
 def test_set_poses_is_set_pose_for_many_bones_at_once():
-    """Mixer.set_poses (one blend for all) lands where set_pose one bone after another does."""
-    scenes = [load_model(ROBOT) for _ in range(2)]
+    """Mixer.set_poses (one blend for all) and set_pose_rows (the values as rows) land where
+    set_pose one bone after another does; a bad row is one ViewerError and changes nothing."""
+    scenes = [load_model(ROBOT) for _ in range(3)]
     for scene in scenes:
         scene.mixer.action(CLIP).play()
         scene.mixer.update(0.4)
@@ -231,12 +233,24 @@ def test_set_poses_is_set_pose_for_many_bones_at_once():
     edit = scenes[0].mixer.set_poses(poses)
     for name, parts in poses.items():
         scenes[1].mixer.set_pose(name, **parts)
+    rows = scenes[2].mixer
+    bad = np.array([poses[name]["rotation_quaternion"] for name in names])
+    bad[2, 1] = np.nan
+    with pytest.raises(ViewerError, match="finite"):
+        rows.set_pose_rows(names, rotation_quaternions=bad)
+    with pytest.raises(ViewerError, match="zero quaternion"):
+        rows.set_pose_rows(names[:1], rotation_quaternions=np.zeros((1, 4)))
+    assert not rows.active_layer.tracks
+    rows.set_pose_rows(names, positions=np.array([poses[name]["position"] for name in names]),
+                       rotation_quaternions=np.array([poses[name]["rotation_quaternion"] for name in names]))
     for _ in range(5):
         for scene in scenes:
             scene.mixer.update(0.21)
         for name in names:
-            a, b = (scene.find_bone(name).get_pose_target() for scene in scenes)
+            a, b, c = (scene.find_bone(name).get_pose_target() for scene in scenes)
             assert close(a.rotation_quaternion, b.rotation_quaternion, 1e-6)
             np.testing.assert_allclose(a.position, b.position, atol=1e-12)
+            assert np.array_equal(a.rotation_quaternion, c.rotation_quaternion)
+            assert np.array_equal(a.position, c.position)
     edit.undo()
     assert not scenes[0].mixer.active_layer.tracks
