@@ -110,13 +110,13 @@ def test_linked_bones_are_edited_through_their_node():
     mesh = editor.scene.skinned_meshes[0]
     before = mesh.skinned_positions()
     editor.set_rotation_quaternion(bone, [0.0, 0.0, np.sin(0.3), np.cos(0.3)])
-    np.testing.assert_allclose(node.rotation_quaternion, [0.0, 0.0, np.sin(0.3), np.cos(0.3)])
+    np.testing.assert_allclose(node.rotation_quaternion, [0.0, 0.0, np.sin(0.3), np.cos(0.3)], atol=1e-12)
     assert np.abs(mesh.skinned_positions() - before).max() > 0.1  # the edit is not undone by prepare()
     editor.undo()
     np.testing.assert_allclose(mesh.skinned_positions(), before, atol=1e-6)
 
 
-def test_playback_advances_loops_and_editing_pauses():
+def test_playback_advances_loops_and_editing_keeps_it_playing():
     editor = Editor(load_gltf(FOX))
     assert editor.clip.name == "Survey"
     editor.choose_clip(1)
@@ -131,6 +131,9 @@ def test_playback_advances_loops_and_editing_pauses():
     editor.advance(1.0)
     assert editor.playback.time == pytest.approx(editor.clip.duration) and not editor.playback.playing
     editor.play()
+    editor.set_rotation_quaternion(editor.bones()[3], [0, 0, 0, 1])
+    assert editor.playback.playing   # the edit went into the mixer's layer: the clip plays on with it
+    editor.mixer.active_layer.mute = True   # a muted layer holds nothing: an edit pauses, as it used to
     editor.set_rotation_quaternion(editor.bones()[3], [0, 0, 0, 1])
     assert not editor.playback.playing
     editor.seek(0.25)
@@ -155,15 +158,30 @@ def test_pose_files_from_the_panel(editor, tmp_path):
     np.testing.assert_allclose(arm.rotation_quaternion, turn(-30), atol=1e-12)
 
 
-def test_load_pose_undo_and_redo_pause_a_playing_clip(tmp_path):
-    """Else the next frame of the clip overwrites the pose they set."""
+def test_load_pose_undo_and_redo_keep_a_playing_clip_playing_with_the_pose_on_it(tmp_path):
+    """A loaded pose goes into the mixer's layer: the clip plays on with it; undo and redo take
+    the layer back and forth. With the layer muted they pose the bones and pause, as before
+    (else the next frame of the clip would overwrite the pose they set)."""
     editor = Editor(load_gltf(FOX))
     bone = editor.bones()[5]
+    target = bone.get_pose_target()
+    layer = editor.mixer.active_layer
     editor.set_rotation_quaternion(bone, turn(40))
-    posed = pose_of(editor.scene)
     editor.save_pose(tmp_path / "posed.json")
     editor.return_all_to_rest()
+    assert not layer.tracks
     steps = {"load pose": lambda: editor.load_pose(tmp_path / "posed.json"), "undo": editor.undo, "redo": editor.redo}
+    for name, step in steps.items():
+        editor.play()
+        step()
+        assert editor.playback.playing, name
+        assert (id(target) in layer.tracks) == (name != "undo"), name
+        if name == "load pose":   # the pose as loaded, now; later, the clip turned as the pose turned it
+            assert same_rotation(target.rotation_quaternion, turn(40), atol=1e-9), name
+        editor.advance(0.25)   # a frame goes by: the clip moves on, the layer with it
+    editor.load_pose(tmp_path / "missing.json")  # a failed load changes nothing, playback included
+    assert editor.playback.playing and editor.status.is_error
+    layer.mute = True
     for name, step in steps.items():
         editor.play()
         step()
@@ -171,10 +189,6 @@ def test_load_pose_undo_and_redo_pause_a_playing_clip(tmp_path):
         shown = pose_of(editor.scene)
         editor.advance(0.25)  # a frame goes by: a paused clip leaves the pose alone
         assert pose_of(editor.scene) == shown, name
-    assert shown == posed  # load, undo (back to rest), redo (the loaded pose again)
-    editor.play()
-    editor.load_pose(tmp_path / "missing.json")  # a failed load changes nothing, playback included
-    assert editor.playback.playing and editor.status.is_error
 
 
 def test_toggle_playback(editor):
@@ -209,6 +223,7 @@ def robot(robot_scene):
     yield Editor(robot_scene)
     from viewer.editing.pose import apply_pose
     apply_pose(robot_scene, pose)
+    robot_scene.__dict__.pop("_mixer", None)  # and its mixer: the next test's edits start with an empty layer
 
 
 def unit(v):
@@ -287,7 +302,7 @@ def test_ik_target_is_reached_and_the_elbow_bends_toward_the_pole(robot):
         reach = sum(robot.controller_of(lower).controller.lengths)
         target = shoulder + unit(direction) * 0.7 * reach
         assert robot.set_ik_target(lower, target, pole=pole), robot.status
-        assert not robot.playback.playing                             # editing paused the clip
+        assert robot.playback.playing              # the edit went into the mixer's layer: the clip plays on
         robot.update_controllers()
         assert np.linalg.norm(robot.chain_end(lower) - target) < 1e-3 * reach
         entry = robot.controller_of(lower)
@@ -394,23 +409,39 @@ def test_ik_markers_show_target_chain_pole_and_bend_axis(robot):
     assert all(len(m.color) == 4 for m in robot.display.markers)
 
 
-@pytest.mark.parametrize("hold", [False, True])
-def test_a_posed_bone_is_held_over_the_clip_only_when_asked_until_keyed(hold):
-    """hold_posed (the notebook's): a bone posed, then the time changed, keeps the rotation it
-    was given; keyed, the clip drives it again. Without it (the window's timeline) the clip
-    overwrites it, as before."""
-    editor = Editor(load_gltf(FOX), hold_posed=hold)
+def qmul(a, b):
+    """The Hamilton product a * b of (x, y, z, w) quaternions (b first, then a)."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array([aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz])
+
+
+def qinv(q):
+    q = np.asarray(q, dtype=np.float64)
+    return np.array([-q[0], -q[1], -q[2], q[3]]) / (q @ q)
+
+
+def test_a_posed_bone_rides_on_the_clip_until_keyed_into_it():
+    """With a clip, an edit goes into the mixer's active layer ("Tweaks", additive): a bone
+    posed at 0.5 s shows, at another time, the clip's rotation turned as it was turned at 0.5 s;
+    keyed (I), the pose is the clip's at 0.5 s and the layer lets go of the bone."""
+    editor = Editor(load_gltf(FOX))
     editor.seek(0.1)
     rotated = {id(c.node) for c in editor.clip.channels if c.path == "rotation"}
     bone = next(b for b in editor.bones() if id(b.get_pose_target()) in rotated)
     animated = np.array(bone.rotation_quaternion)
     editor.seek(0.5)
+    at_05 = np.array(bone.rotation_quaternion)
     editor.set_rotation_quaternion(bone, turn(50))
     editor.seek(0.1)
     assert not np.allclose(animated, turn(50), atol=1e-3)
-    np.testing.assert_allclose(bone.get_pose_target().rotation_quaternion, turn(50) if hold else animated, atol=1e-6)
+    expected = qmul(animated, qmul(qinv(at_05), turn(50)))   # the clip at 0.1 s, turned as the edit turned it
+    assert same_rotation(bone.get_pose_target().rotation_quaternion, expected / np.linalg.norm(expected))
     editor.seek(0.5)
     editor.set_rotation_quaternion(bone, turn(50))
     editor.key_bones([bone])
+    assert not editor.mixer.active_layer.tracks
+    np.testing.assert_allclose(bone.get_pose_target().rotation_quaternion, turn(50), atol=1e-6)
     editor.seek(0.1)   # keyed at 0.5 only: at 0.1 the clip's own keys, as before
     np.testing.assert_allclose(bone.get_pose_target().rotation_quaternion, animated, atol=1e-5)  # float32 keys

@@ -410,3 +410,52 @@ def test_gestures_cost_little_per_frame(context):
         assert np.median(times) < 0.040, np.median(times)
     finally:
         session.release()
+
+
+def test_r_on_a_playing_clip_keeps_it_playing_with_the_turn_on_it(context):
+    """R while the clip plays: the rest of the body plays on during the gesture; once confirmed,
+    the turn is an offset in the mixer's active layer, and every later frame shows the clip's
+    rotation times it; Ctrl+Z gives the clip's own numbers back, exactly."""
+    session = make_session(context, FOX)
+    editor = session.editor
+    reference = load_model(FOX)
+    clip = reference.animations[editor.playback.clip_index]
+    rotated = {c.node.name for c in clip.channels if c.path == "rotation"}
+    bone = next(b for b in editor.bones() if b.get_pose_target().name in rotated and b.children and b.get_parent())
+    editor.select(bone)
+    editor.play()
+    session.run(3)
+    center = project(session, world(session, bone))
+    move(session, center + (60, 0))
+    key(session, imgui.Key.r)
+    move(session, center + (0, -60), frames=3)
+    press(session, 0, True)    # a click confirms
+    press(session, 0, False)
+    assert session.gestures.operator is None and editor.playback.playing
+    target = bone.get_pose_target()
+    tracks = editor.mixer.active_layer.tracks
+    assert list(tracks) == [id(target)]
+    turn = tracks[id(target)][1]["rotation"][1][0]
+    assert abs(turn[3]) < math.cos(math.radians(10) / 2)   # turned by more than 10 degrees
+
+    def clip_rotation(t):
+        clip.apply(t)
+        return np.array(reference.find_bone(bone.name).get_pose_target().rotation_quaternion)
+
+    times = set()
+    for _ in range(10):
+        session.run()
+        t = editor.playback.time
+        times.add(round(t, 6))
+        x, y, z, w = clip_rotation(t)
+        a, b, c, d = turn
+        expected = np.array([w * a + x * d + y * c - z * b, w * b - x * c + y * d + z * a,
+                             w * c + x * b - y * a + z * d, w * d - x * a - y * b - z * c])
+        got = np.array(target.rotation_quaternion)
+        assert min(np.abs(got - expected).max(), np.abs(got + expected).max()) < 1e-6, t
+    assert len(times) == 10   # the clip went on playing
+    key(session, imgui.Key.z, ctrl=True)
+    assert not editor.mixer.active_layer.tracks and editor.playback.playing
+    session.run()
+    assert np.array_equal(target.rotation_quaternion, clip_rotation(editor.playback.time))
+    session.release()

@@ -379,8 +379,8 @@ def test_undo_after_setting_the_time_shows_the_time_it_says(cesium):
 
 
 def test_a_pose_then_the_time_keeps_the_pose_until_a_return_to_rest(cesium):
-    """v.pose, v.time = 0.4: the clip at 0.4 with the arm as posed (the parts the pose set; the
-    clip moves the rest), at other times and as it plays too."""
+    """v.pose, v.time = 0.4: the clip at 0.4 with the arm as posed (the parts the pose set, held
+    in the mixer's layer; the clip moves the rest), at other times and as it plays too."""
     clip_only, posed_after, v = cesium
     posed_at_04 = posed_after.snapshot()
     assert changed(clip_only.snapshot(), posed_at_04) > 0.5
@@ -399,7 +399,8 @@ def test_a_pose_then_the_time_keeps_the_pose_until_a_return_to_rest(cesium):
     v.return_to_rest(CESIUM_ARM)   # the clip drives the arm again from the next time on
     v.time = 0.4
     assert np.allclose(arm_rotation(v), arm_rotation(clip_only), atol=1e-9)
-    # A part posed as it already was is held too: the hips' position (which the walk moves) at 0.4 s.
+    # A part posed as it already was is held too (the notebook's layer, "Pose", is an override layer):
+    # the hips' position (which the walk moves) at 0.4 s.
     target = v.scene.find_bone("Skeleton_torso_joint_1").get_pose_target()
     at_04 = target.position.tolist()
     v.pose({"Skeleton_torso_joint_1": {"position": at_04}})

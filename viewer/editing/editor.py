@@ -82,23 +82,22 @@ class Editor:
     space: Space = Space.LOCAL                    # the panel's Local/World toggle for the pose fields
     key_interpolation: str = "LINEAR"             # what new keys get (the panel's LINEAR/STEP choice)
     timeline_end: float = 0.0                     # the playhead may go this far past a shorter clip (to key there)
-    # Whether what a pose edit sets is held over the clip: the clip, applied at a new time or as
-    # it plays, drives every bone but the ones posed since (and morph weights set since), which
-    # keep the parts they were given until an undo takes them back, a return to rest lets the
-    # clip drive them again, or a key puts them in the clip.
-    # The notebook's ``v.pose(...); v.time = 0.4`` (a pose, then the time: the pose stays); off,
-    # the clip overwrites every bone it animates, as the window's timeline does.
-    hold_posed: bool = False
+
+    # Playback goes through the scene's mixer (viewer.motion): the current clip is one action of
+    # it, so a seek is ``mixer.time = t`` and playing is ``mixer.update(dt)`` (a clip alone gives
+    # clip.apply's numbers). With a clip, a pose edit goes into the mixer's active layer as an
+    # offset from what the actions give at that instant (see ``edit_layer``), so the clip keeps
+    # playing with the edit on it; with no clip, or the active layer muted, edits pose the bones.
 
     def __post_init__(self):
-        self._undo: list[tuple] = []   # (pose, controllers, clips, held) before each step
+        self._undo: list[tuple] = []   # (pose, controllers, clips, layer tracks) before each step
         self._redo: list[tuple] = []
         self._edit_open = False
+        self._turned: list = []        # bones a gesture of the open edit turns itself (begin_edit)
         self._controllers: dict = {}   # Bone -> BoneController, in the order they were set
         self._weight_check: WeightCheck | None = None  # counted on first use
-        self._held: dict = {}          # pose target -> {part: value} held over the clip
-        self._held_morph: dict = {}    # mesh -> morph weights held over the clip
-        self._clip_shown = False       # whether the clip has been applied since the model opened
+        self._action = None            # the mixer action playing the current clip, once shown
+        self._clip_shown = False       # whether the clip has been shown (seek, play) since it was chosen
         if self.scene.animations and self.playback.clip_index is None:
             self.playback.clip_index = 0
         bones = self.bones()
@@ -143,68 +142,234 @@ class Editor:
     # --- pose edits (undoable) ---------------------------------------------------------------------
     def _snapshot(self) -> tuple:
         return (pose_of(self.scene), dict(self._controllers), _clips_state(self.scene, self.playback),
-                (dict(self._held), dict(self._held_morph)))
+                self._layers_state())
+
+    def _layers_state(self) -> list:
+        """Every layer's tracks (an edit replaces a track's entry, never changes it in place)."""
+        mixer = self.mixer if self.clip is not None else _mixer_of(self.scene)  # with a clip, edits go there
+        return [] if mixer is None else [(layer, dict(layer.tracks)) for layer in mixer.layers]
+
+    @staticmethod
+    def _restore_layers(state) -> None:
+        for layer, tracks in state:
+            layer.tracks = dict(tracks)
 
     def _restore(self, snapshot) -> None:
-        pose, controllers, clips, (held, held_morph) = snapshot
+        pose, controllers, clips, layers = snapshot
         _restore_clips(self.scene, self.playback, clips)
+        self._restore_layers(layers)
         apply_pose(self.scene, pose)
         self._controllers = dict(controllers)
-        self._held, self._held_morph = dict(held), dict(held_morph)
-        if self.hold_posed and self._clip_shown and self.clip is not None:
-            # The playhead is no undo step: the step's pose (what it held) over the clip at the
-            # time shown now, not the clip at the time the step was made.
-            self._apply_clip(self.playback.time)
+        # The playhead is no undo step: the step's layers over the clip at the time shown now,
+        # not the clip at the time the step was made.
+        self._refresh(pose)
         self.display.markers = self.markers()
 
-    def _holding(self, change) -> None:
-        """Run ``change``; with ``hold_posed``, the bones and morph weights it changed are held."""
-        if not self.hold_posed:
-            change()
+    # --- playback through the mixer ------------------------------------------------------------
+    @property
+    def mixer(self):
+        """The scene's animation mixer (viewer.motion.Mixer): the current clip plays as one of its
+        actions, and pose edits go into its active layer."""
+        return self.scene.mixer
+
+    @property
+    def edit_layer(self):
+        """The mixer layer a pose edit goes into: the active layer when there is a current clip
+        and that layer shows (not muted, weight above 0); else None, and edits pose the bones
+        directly (pausing a playing clip, whose next frame would overwrite them): the classic
+        keyframe editing, where Key (I) keys the pose into the clip."""
+        if self.clip is None:
+            return None
+        layer = self.mixer.active_layer
+        if layer is None or layer.mute or layer.weight <= 0:
+            return None
+        return layer
+
+    def _sync_action(self):
+        """The current clip's action (played in the mixer); a previous clip's action is stopped."""
+        clip, action = self.clip, self._action
+        if action is not None and (clip is None or action.clip is not clip):
+            # Another clip (chosen, new, or the same one remade with new channels): the old one stops
+            # and what it left on the bones stays (the mixer's own value, where no clip drives them);
+            # the new one shows from the next seek or frame of playback.
+            action.stop()
+            self._action = None
+            self._clip_shown = False
+            self.mixer.rebase()
+        if clip is None:
+            return None
+        action = self.mixer.action(clip)
+        action.loop = "repeat" if self.playback.loop else "once"
+        if self._action is not action:
+            self._action = action
+        return action
+
+    def _show(self, time: float) -> None:
+        """The current clip at ``time`` (``mixer.time = t``: the clip, the other running actions and
+        the layers); past the clip's end (the timeline may reach further, to key there) its last frame."""
+        action = self._sync_action()
+        if action is None:
             return
+        action.play()
+        self._clip_shown = True
+        duration = action.clip.duration
+        self.mixer.time = min(float(time), duration) if duration > 0 else 0.0
+
+    def _refresh(self, pose=None) -> None:
+        """After the clip or the layers changed: the mix at the playhead when the clip is shown;
+        else the layers over the bones as they are, then ``pose`` (the bones as a step left them)."""
+        if self.clip is not None and self._clip_shown:
+            self._show(self.playback.time)
+            return
+        self._sync_action()
+        mixer = _mixer_of(self.scene)
+        if mixer is not None:
+            mixer.evaluate()
+        if pose is not None:
+            apply_pose(self.scene, pose)
+
+    # --- edits into the layer --------------------------------------------------------------------
+    def _routed(self, change, named=None) -> None:
+        """Run ``change`` (which sets bones through the model's API). With an ``edit_layer``, the
+        parts it changed (and those ``named()`` returns: {pose target: parts}) go into that layer,
+        offsets from what the actions give now; a changed morph weight pauses a playing clip
+        (layers hold bones and nodes, not morph weights). Without one, a playing clip pauses."""
+        layer = self.edit_layer
+        if layer is None:
+            change()
+            self.pause()  # else the next frame of a playing clip overwrites the edit
+            return
+        self._sync_action()
+        self.mixer.layout  # the mixer's own values (its base) taken before the change, not after
         before = _pose_values(self.scene)
         change()
-        bones, morph = _pose_values(self.scene)
-        for source, values in bones.items():
-            # only the parts the edit set: a rotation keeps the clip's position and scaling moving
-            changed = {part: value for part, value, old in zip(PARTS, values, before[0][source])
-                       if not np.array_equal(value, old)}
-            if changed:
-                self._held[source] = {**self._held.get(source, {}), **changed}
-        for mesh, weights in morph.items():
-            if not np.array_equal(weights, before[1][mesh]):
-                self._held_morph[mesh] = weights
+        after = _pose_values(self.scene)
+        also = named() if named is not None else {}
+        poses = {}
+        for target, values in after[0].items():
+            old = before[0].get(target)
+            # a part changed (not only by the rounding of a setter that recomposes the others)
+            parts = {part: value for part, value, was in zip(PARTS, values, old if old is not None else (None,) * 3)
+                     if was is None or part in also.get(target, ()) or np.abs(value - was).max() > 1e-12}
+            if parts:
+                poses[target] = parts
+        if any(not np.array_equal(weights, before[1].get(mesh)) for mesh, weights in after[1].items()):
+            self.pause()
+        self._hold(layer, poses)
 
-    def _apply_clip(self, time: float) -> None:
-        """The current clip at ``time``, then (with ``hold_posed``) what the user's edits hold."""
-        self.clip.apply(time)
-        self._clip_shown = True
-        if self.hold_posed:
-            for source, parts in self._held.items():
-                for part, value in parts.items():
-                    setattr(source, part, np.array(value))
-            for mesh, weights in self._held_morph.items():
-                mesh.morph_weights = weights
+    def _hold(self, layer, poses) -> None:
+        """``poses`` ({pose target: {part: value}}) into ``layer``: held over the clip, or keyed at
+        the current time where that bone's part already has keys in the layer (then interpolated)."""
+        if not poses:
+            return
+        self._sync_action()
+        held, keyed = {}, {}
+        for target, parts in poses.items():
+            track = layer.tracks.get(id(target))
+            for part, value in parts.items():
+                path = _LAYER_PATHS[part]
+                has_keys = track is not None and path in track[1] and track[1][path][0] is not None
+                (keyed if has_keys else held).setdefault(target, {})[part] = value
+        def write():
+            if held:
+                self.mixer.set_poses(held, layer=layer)
+            if keyed:
+                self.mixer.set_poses(keyed, key=True, layer=layer)
+        self._keeping_morph(write)
 
-    def begin_edit(self) -> None:
-        """Start one undoable edit; a drag calls this once, then changes values many times."""
+    def _keeping_morph(self, write) -> None:
+        """``write()`` a layer change: the mix it writes would put a clip's morph weights back, but a
+        bone edit leaves the weights shown as they are (set by a slider or a pose file, which paused
+        the clip)."""
+        weights = [(mesh, np.array(mesh.morph_weights)) for mesh in self.scene.morph_meshes]
+        write()
+        for mesh, values in weights:
+            if not np.array_equal(mesh.morph_weights, values):
+                mesh.morph_weights = values
+
+    def write_pose(self, bones, positions=None, rotations=None, scalings=None, writer=None) -> None:
+        """A pose of many bones at once, not an undo step (a remote client's stream): rows of
+        (N, 3) / (N, 4) / (N, 3) values, checked, for ``bones``. With an ``edit_layer`` it goes
+        into that layer (the clip keeps playing with it); else it is written (by ``writer``, a
+        PoseWriter of those bones) and a playing clip pauses. A row written twice: the later wins."""
+        layer = self.edit_layer
+        if layer is None:
+            from ..model.pose_writer import PoseWriter
+
+            (writer or PoseWriter(bones)).write(positions, rotations, scalings)
+            self.pause()
+            return
+        keyed = any(times is not None for _, paths in layer.tracks.values() for times, _ in paths.values())
+        if not keyed:   # all held: the rows go in as they are (a stream's case)
+            self._sync_action()
+            self._keeping_morph(lambda: self.mixer.set_pose_rows(bones, positions, rotations, scalings, layer=layer))
+            return
+        poses = {}
+        for i, bone in enumerate(bones):
+            parts = poses.setdefault(bone.get_pose_target(), {})
+            for part, values in (("position", positions), ("rotation_quaternion", rotations), ("scaling", scalings)):
+                if values is not None:
+                    parts[part] = values[i]
+        self._hold(layer, poses)
+
+    def stream_pose(self, pose: dict, source: str = "pose") -> None:
+        """``set_pose`` without an undo step (a remote client's pose dict)."""
+        self._routed(lambda: apply_pose(self.scene, pose, source), lambda: self._named(pose))
+
+    def _named(self, pose) -> dict:
+        """{pose target: the parts a pose (in the pose file's structure) names}."""
+        bones = pose["bones"] if isinstance(pose, dict) and "bones" in pose else pose
+        named = {}
+        for name, parts in bones.items():
+            bone = self.scene.find_bone(name)
+            if bone is not None and isinstance(parts, dict):
+                named.setdefault(bone.get_pose_target(), set()).update(part for part in parts if part in PARTS)
+        return named
+
+    def begin_edit(self, turned=()) -> None:
+        """Start one undoable edit; a drag calls this once, then changes values many times.
+        ``turned``: bones a viewport gesture turns itself (not through this editor's setters);
+        their rotations go into the edit layer when the edit ends."""
         if not self._edit_open:
             self._undo.append(self._snapshot())
             del self._undo[:-UNDO_LIMIT]
             self._redo.clear()
             self._edit_open = True
-        if self.playback.playing:
-            self.playback.playing = False  # editing a bone while a clip plays pauses it
+            self._turned = []
+        # with the rotation each had: a gesture that ends where it began (a click) adds nothing
+        self._turned += [(bone, np.array(bone.get_pose_target().rotation_quaternion)) for bone in turned]
+        if self.edit_layer is None:
+            self.pause()  # nothing holds the edit: the next frame of a playing clip would overwrite it
 
     def end_edit(self) -> None:
+        turned, self._turned = self._turned, []
+        if self._edit_open and turned:
+            layer = self.edit_layer
+            if layer is not None:
+                self._hold(layer, {bone.get_pose_target(): {"rotation_quaternion": now}
+                                   for bone, began in turned
+                                   if not np.array_equal(now := np.array(bone.get_pose_target().rotation_quaternion),
+                                                         began)})
         self._edit_open = False
 
     def drop_edit(self) -> None:
         """Close the open edit and forget its undo step, leaving the pose as it is: a cancelled
-        viewport gesture, which has put back the bones it touched itself (bit for bit)."""
+        viewport gesture, which has put back the bones it touched itself (bit for bit); the
+        layers go back to the step's."""
         if self._edit_open:
             self._edit_open = False
-            self._undo.pop()
+            self._turned = []
+            snapshot = self._undo.pop()
+            now = {id(layer): tracks for layer, tracks in self._layers_state()}
+            if any(tracks.keys() != now.get(id(layer), {}).keys()
+                   or any(entry is not now[id(layer)][key] for key, entry in tracks.items())
+                   for layer, tracks in snapshot[3]):
+                shown = _pose_values(self.scene)[0]   # as the gesture put them back, bit for bit
+                self._restore_layers(snapshot[3])
+                self._refresh()
+                if not self._clip_shown:
+                    for target, (position, rotation, scaling) in shown.items():
+                        target.position, target.rotation_quaternion, target.scaling = position, rotation, scaling
 
     def mirror_bone(self, bone) -> None:
         """The bone's mirror (leftArm -> rightArm, Palm2.L -> Palm2.R, ...) takes its pose,
@@ -230,12 +395,16 @@ class Editor:
         self._edit(change)
         self.status = Status(message)
 
-    def _edit(self, change) -> None:
-        """One undo step, unless the panel holds an edit open for a whole drag."""
+    def _edit(self, change, named=None, route: bool = True) -> None:
+        """One undo step, unless the panel holds an edit open for a whole drag; what ``change``
+        sets goes into the edit layer (``_routed``) unless ``route`` is False."""
         opened_here = not self._edit_open
         self.begin_edit()
         try:
-            self._holding(change)
+            if route:
+                self._routed(change, named)
+            else:
+                change()
         except BaseException:
             if opened_here:  # the model refused the change and kept its pose: no empty undo step
                 self._undo.pop()
@@ -293,18 +462,23 @@ class Editor:
         self._edit(lambda: set_bone_pose(bone, scaling=scaling))
 
     def return_bone_to_rest(self, bone) -> None:
-        """The bone back to its rest pose; no longer held over the clip (``hold_posed``)."""
-        self._edit(bone.return_to_rest)
-        self._held.pop(bone.get_pose_target(), None)
+        """The bone back to its rest pose, its tracks in the active layer cleared: the clip drives
+        it again (from the next time it is shown: a playing clip's next frame). One undo step."""
+        def change():
+            if self.edit_layer is not None:
+                self.mixer.clear_bone(bone)
+            bone.return_to_rest()
+        self._edit(change, route=False)
 
     def return_all_to_rest(self) -> None:
-        """Every bone back to its rest pose; none held over the clip any more (``hold_posed``):
-        the clip drives them again from the next time it is applied."""
+        """Every bone back to its rest pose, the active layer cleared: the clip drives them again
+        from the next time it is shown. One undo step."""
         def change():
+            if self.edit_layer is not None:
+                self.mixer.clear_layer()
             for skeleton in self.scene.skeletons:
                 skeleton.return_to_rest()
-        self._edit(change)
-        self._held.clear()
+        self._edit(change, route=False)
 
     # --- morph targets (undoable) ------------------------------------------------------------------
     def morph_meshes(self) -> list:
@@ -313,8 +487,8 @@ class Editor:
 
     def set_morph_weight(self, mesh, target, weight) -> None:
         """One morph target's weight (``target``: its name or index); a slider drag is one
-        undo step, and, like a bone edit, it pauses playback (a clip's weights channels would
-        overwrite it)."""
+        undo step; it pauses playback (the mixer's layers hold bones, not morph weights: a clip's
+        weights channels would overwrite it)."""
         if getattr(mesh, "morph_targets", None) is None:
             raise ViewerError(f"mesh {getattr(mesh, 'name', mesh)!r} has no morph targets")
         self._edit(lambda: mesh.set_morph_weight(target, weight))
@@ -612,14 +786,16 @@ class Editor:
             self._redo.append(self._snapshot())
             self._restore(self._undo.pop())
             self._edit_open = False
-            self.pause()  # else the next frame of a playing clip overwrites the pose
+            if self.edit_layer is None:
+                self.pause()  # else the next frame of a playing clip overwrites the pose
 
     def redo(self) -> None:
         if self._redo:
             self._undo.append(self._snapshot())
             self._restore(self._redo.pop())
             self._edit_open = False
-            self.pause()
+            if self.edit_layer is None:
+                self.pause()
 
     # --- the look ------------------------------------------------------------------------------
     def set_look(self, name: str, value, what: str | None = None) -> None:
@@ -672,34 +848,27 @@ class Editor:
     def load_pose(self, path) -> None:
         """Apply a pose file; a bad file leaves the pose as it was and says why in the status."""
         before = self._snapshot()
+        loaded = []
+
+        def change():
+            loaded.append(read_pose_file(path))
+            apply_pose(self.scene, loaded[0], f"pose file {path}")
         try:
-            self._holding(lambda: self._apply_pose(read_pose_file(path), f"pose file {path}"))
+            self._routed(change, lambda: self._named({"bones": loaded[0]}))
         except ViewerError as error:
             self.status = Status.error(error)
             return
         self._undo.append(before)
         self._redo.clear()
-        self.pause()  # else the next frame of a playing clip overwrites the pose
         self.status = Status(f"pose loaded from {path}")
 
     def set_pose(self, pose, source: str = "pose") -> None:
         """Apply a pose in the pose file's structure ({bone: {"rotation_quaternion": ..., "position":
-        ..., "scaling": ...}}, or the whole file's {"bones": ...}) as one undo step, pausing
-        playback; a bad pose (a name the model lacks, a value out of range) raises a ViewerError
+        ..., "scaling": ...}}, or the whole file's {"bones": ...}) as one undo step: with a clip,
+        every part it names goes into the edit layer (one it left as it was too) and the clip
+        plays on; a bad pose (a name the model lacks, a value out of range) raises a ViewerError
         and changes nothing."""
-        self._edit(lambda: self._apply_pose(pose, source))
-        self.pause()  # else the next frame of a playing clip overwrites the pose
-
-    def _apply_pose(self, pose: dict, source: str) -> None:
-        """apply_pose; with ``hold_posed`` every part the pose names is held, one it left as it
-        was too (a straightened arm stays straight)."""
-        apply_pose(self.scene, pose, source)   # every name checked before anything changed
-        if self.hold_posed:
-            for name, parts in (pose["bones"] if "bones" in pose else pose).items():
-                target = self.scene.find_bone(name).get_pose_target()
-                held = self._held.setdefault(target, {})
-                for part in parts:
-                    held[part] = np.array(getattr(target, part))
+        self._edit(lambda: apply_pose(self.scene, pose, source), lambda: self._named(pose))
 
     # --- animation -------------------------------------------------------------------------------
     @property
@@ -764,7 +933,7 @@ class Editor:
         if clip is None:
             return
         self.playback.time = float(np.clip(time, 0.0, self.timeline_length()))
-        self._apply_clip(self.playback.time)
+        self._show(self.playback.time)
 
     def timeline_length(self) -> float:
         """How far the playhead goes: the clip's duration, or ``timeline_end`` when longer."""
@@ -776,11 +945,17 @@ class Editor:
         clip, playback = self.clip, self.playback
         if clip is None or not playback.playing:
             return
-        time = playback.time + seconds * playback.speed
+        dt = seconds * playback.speed
+        time = playback.time + dt
         if not playback.loop and not 0.0 <= time <= clip.duration:
             playback.playing = False  # played to an end
-        playback.time = clip_time(time, clip.duration, playback.loop)
-        self._apply_clip(playback.time)
+        action = self._sync_action()
+        if not (self._clip_shown and action.playing):
+            playback.time = clip_time(time, clip.duration, playback.loop)
+            self._show(playback.time)   # the first frame shown: the clip at the playhead
+            return
+        self.mixer.update(dt)   # every running action on by dt, the blend and the layers written
+        playback.time = action.sample_time()   # the action's time (wrapped, or held at an end) is the playhead
 
 
     # --- keyframes -------------------------------------------------------------------------------
@@ -818,22 +993,61 @@ class Editor:
         time = self.playback.time if clip is not None else 0.0
 
         def change():
+            shown = pose_of(self.scene)
             self.scene.insert_keyframe(name, time, bones, self.key_interpolation)
-            # what is keyed is the clip's now: the clip drives it, no longer held over it
-            if bones is None:
-                self._held.clear()
-                self._held_morph.clear()
-            else:
-                for bone in bones:
-                    self._held.pop(bone.get_pose_target(), None)
+            # What is keyed is the clip's now: the active layer's tweak of it moves into the clip
+            # (the pose shown is the clip's at this time, the tracks in the layer are cleared).
+            layer = self.edit_layer
+            if layer is not None:
+                if bones is None:
+                    self.mixer.clear_layer(layer)
+                else:
+                    for bone in bones:
+                        self.mixer.clear_bone(bone, layer)
             # a clip that gained morph weights is a new object in the same place
             self.playback.clip_index = self.scene.animations.index(self.scene.find_animation(name))
             self.playback.time = time
-        self._edit(change)
+            self._refresh(shown)
+        self._edit(change, route=False)
         if clip is None:
             self.timeline_end = max(self.timeline_end, 2.0)
         what = "every bone" if bones is None else (bones[0].name if len(bones) == 1 else f"{len(bones)} bones")
         self.status = Status(f"keyed {what} at {time:.3f} s in {name!r}")
+
+    def key_layer(self, bones=None) -> None:
+        """Key ``bones`` (default every bone the edit layer holds) in the edit layer at the current
+        time (the K key): each bone's pose now becomes a key of its offset there, and the layer
+        interpolates between its keys (a held offset becomes the first key); later edits of a
+        keyed bone key it at the time they are made. One undo step."""
+        layer = self.edit_layer
+        if layer is None:
+            self.status = Status.error("no layer to key into: a clip and an active layer that is not muted "
+                                       "(Key (I) keys the clip)")
+            return
+        if bones is None:
+            targets = [target for target, _ in layer.tracks.values()]
+            if not targets:
+                self.status = Status.error(f"layer {layer.name!r} holds no bone: nothing to key")
+                return
+        else:
+            targets = [bone.get_pose_target() for bone in bones]
+        poses = {}
+        for target in targets:
+            track = layer.tracks.get(id(target))
+            paths = list(track[1]) if track is not None else ["rotation"]
+            parts = {part: np.array(getattr(target, part)) for part, path in _LAYER_PATHS.items() if path in paths}
+            poses[target] = parts
+        time = self.mixer.time
+        self._edit(lambda: self.mixer.set_poses(poses, key=True, layer=layer), route=False)
+        what = f"{len(targets)} bones" if len(targets) != 1 else repr(targets[0].name)
+        self.status = Status(f"keyed {what} at {time:.3f} s in layer {layer.name!r}")
+
+    def key_layer_selected(self) -> None:
+        """Key the selected bone in the edit layer at the current time (the K key)."""
+        if self.selected is None:
+            self.status = Status.error("select a bone to key it")
+            return
+        self.key_layer([self.selected])
 
     def key_selected(self) -> None:
         """Key the selected bone (the I key)."""
@@ -929,6 +1143,14 @@ def _restore_clips(scene, playback, state) -> None:
             channel.set_keys(times, values, interpolation)
         clip.keys_changed()
     playback.clip_index = clip_index
+
+
+_LAYER_PATHS = {"position": "translation", "rotation_quaternion": "rotation", "scaling": "scale"}
+
+
+def _mixer_of(scene):
+    """The scene's mixer if it has been made (asking ``scene.mixer`` makes one)."""
+    return scene.__dict__.get("_mixer")
 
 
 def _pose_values(scene) -> tuple[dict, dict]:

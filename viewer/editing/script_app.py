@@ -56,6 +56,8 @@ class App:
     - ``app.project(point)``: a world point's (x, y) in window pixels, origin at the top-left of the
       content area as mouse events use, or None when it is behind the camera or off the window.
     - ``app.screenshot(path)``: save this frame to a PNG once it is drawn.
+    - ``app.pose({"BONE": {"rotation_quaternion": [x, y, z, w], ...}})``: pose bones as the panel
+      does (an undo step; with a clip, into the mixer's active layer, the clip playing on).
     - ``app.log(message)``: a line on the console and in the panel's status line.
     - ``app.close()``: close the window after this frame (in render: end the sequence).
     - The look, read and written: ``app.environment`` ("studio", "none" or an .hdr file's path; a
@@ -179,6 +181,12 @@ class App:
             setattr(current, "fov_y" if key == "fov" else key, item)
         return current
 
+    def pose(self, pose) -> None:
+        """Pose bones as a pose file does ({"BONE": {"rotation_quaternion": [x, y, z, w], "position":
+        [x, y, z], "scaling": [...]}}): one undoable edit of the editing session, the panel's. With
+        a clip it goes into the mixer's active layer, and the clip plays on with it."""
+        self.editor.set_pose(pose, "app.pose")
+
     def project(self, point):
         width, height = self.window_size
         camera = self.camera
@@ -280,7 +288,7 @@ class HeadlessApp(App):
         if clip is not None:
             if playback.playing:
                 playback.time = clip_time(self.clock, clip.duration)
-            clip.apply(playback.time)
+            self._editor.seek(playback.time)  # through the mixer: the clip, with the layers over it
 
 
 def _finite(value, what: str) -> float:

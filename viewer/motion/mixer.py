@@ -851,6 +851,114 @@ class Mixer:
         """``set_pose(..., key=True)``: the offset keyed at ``time`` (default ``mixer.time``)."""
         return self.set_pose(bone, position, rotation_quaternion, scaling, key=True, time=time, layer=layer)
 
+    def set_poses(self, poses, *, key: bool = False, time=None, layer=None) -> Edit:
+        """``set_pose`` for many bones at once (what an editor's gesture or a streamed pose sets):
+        ``poses`` maps a bone (a Bone, a node or a name) to {"position": ..., "rotation_quaternion":
+        ..., "scaling": ...} (any of them). Every value is checked before anything changes; the
+        actions and the layers below are blended once and the mix written once, so a pose of a
+        whole skeleton costs about what one bone does. A rotation shows as the unit quaternion
+        given, to rounding, however far from unit the clip's own is. Returns the one Edit that
+        undoes them all."""
+        layer = self.layer(layer)
+        entries = {path: ([], []) for path in PATHS}
+        for bone, parts in poses.items():
+            target = self.target(bone)
+            unknown = set(parts) - set(_POSE_PATHS)
+            if unknown:
+                raise ViewerError(f"mixer set_poses {target.name!r}: unknown part {sorted(unknown)[0]!r} "
+                                  f"(position, rotation_quaternion, scaling)")
+            for name, value in parts.items():
+                if value is None:
+                    continue
+                path, width = _POSE_PATHS[name]
+                array = np.asarray(value, dtype=np.float64) if not isinstance(value, str) else None
+                if array is None or array.shape != (width,) or not np.isfinite(array).all():
+                    raise ViewerError(f"mixer set_pose {target.name!r}: {path} must be {width} finite numbers, "
+                                      f"got {value!r}")
+                if path == "rotation" and not np.any(array):
+                    raise ViewerError(f"mixer set_pose {target.name!r}: the zero quaternion is not a rotation")
+                entries[path][0].append(target)
+                entries[path][1].append(array)
+        return self._set_offsets(layer, {path: (targets, np.array(values)) for path, (targets, values)
+                                         in entries.items() if targets}, key, time)
+
+    def set_pose_rows(self, bones, positions=None, rotation_quaternions=None, scalings=None, *, key: bool = False,
+                      time=None, layer=None) -> Edit:
+        """``set_poses`` with the values as rows: (N, 3), (N, 4), (N, 3) arrays (or None) for the N
+        ``bones`` (Bones, nodes or names; one named twice: the later row wins), checked whole. What
+        a streamed pose costs: no Python work per value, only per bone."""
+        layer = self.layer(layer)
+        targets = [self.target(bone) for bone in bones]
+        entries = {}
+        for path, values, width in (("translation", positions, 3), ("rotation", rotation_quaternions, 4),
+                                    ("scale", scalings, 3)):
+            if values is None:
+                continue
+            array = np.asarray(values, dtype=np.float64)
+            if array.shape != (len(targets), width) or not np.isfinite(array).all():
+                raise ViewerError(f"mixer set_pose_rows: {path} must be {len(targets)} rows of {width} finite numbers")
+            if path == "rotation" and not array.any(axis=1).all():
+                bad = targets[int(np.argmin(array.any(axis=1)))].name
+                raise ViewerError(f"mixer set_pose {bad!r}: the zero quaternion is not a rotation")
+            entries[path] = (targets, array)
+        return self._set_offsets(layer, entries, key, time)
+
+    def _set_offsets(self, layer, entries, key, time) -> Edit:
+        """The offsets that make each target show its value now, into ``layer`` (see set_pose);
+        ``entries``: {path: (targets, (n, width) values)}, checked."""
+        w = layer.weight
+        if w <= 0:
+            raise ViewerError(f"mixer set_pose: layer {layer.name!r} has weight 0, an offset there would not show")
+        at = self.time if time is None else finite_number(time, "mixer set_pose time")
+        if key and at < 0:
+            raise ViewerError(f"mixer set_pose: a key time must be >= 0, got {at}")
+        if not entries:
+            return Edit(layer, {}, [])
+        layout = self.layout
+        missing = [target for targets, _ in entries.values() for target in targets if not layout.has(target)]
+        if missing:
+            self._relayout(missing)
+            layout = self._layout
+        if time is None:
+            T, R, S, _ = self._blend(upto=self.layers.index(layer))[:4]
+        else:  # as set_pose: every action at that time for the moment
+            saved = [(action, action._time, action.finished) for action in self._actions.values()]
+            try:
+                for action, _, _ in saved:
+                    action._time, action.finished = at, False
+                T, R, S, _ = self._blend(upto=self.layers.index(layer))[:4]
+            finally:
+                for action, when, finished in saved:
+                    action._time, action.finished = when, finished
+        below = {"translation": T, "rotation": R, "scale": S}
+        tracks = layer.tracks
+        before, order = {}, []
+        for path, (targets, values) in entries.items():
+            rows = np.fromiter((layout.row(target) for target in targets), dtype=np.int64, count=len(targets))
+            now = below[path][rows]
+            if path == "rotation":  # set_pose's arithmetic, row by row
+                unit = quat.normalize(values)
+                # now's inverse (set_pose takes its conjugate, normalized): a clip's float32 rotations
+                # are not quite unit, and the bone must show the unit rotation asked for, not |now| times it
+                delta = quat.multiply(_inverse(now), unit)
+                if w != 1.0:
+                    delta = quat.power(delta, 1.0 / w)
+                out = delta if layer.mode == "additive" else (unit if w == 1.0 else quat.multiply(now, delta))
+            else:
+                delta = (values - now) / w
+                out = delta if layer.mode == "additive" else now + delta
+            for target, value in zip(targets, out):
+                key_id = id(target)
+                old = tracks.get(key_id)
+                if key_id not in before:
+                    before[key_id] = old
+                    order.append(key_id)
+                paths = dict(old[1]) if old is not None else {}
+                paths[path] = _track_with(paths.get(path), value, key, at)
+                tracks[key_id] = (target, paths)
+        self.evaluate()
+        return Edit(layer, {key_id: old for key_id, old in before.items() if old is not None}, order)
+
     def clear_bone(self, bone, layer=None) -> Edit:
         """Remove ``bone``'s tracks from ``layer`` (default the active one): it follows its clip again."""
         layer = self.layer(layer)
@@ -1239,3 +1347,27 @@ def _layer_name(name) -> str:
     if not isinstance(name, str) or not name.strip():
         raise ViewerError(f"a layer name must be a non-empty string, got {name!r}")
     return name
+
+
+def _inverse(q):
+    """Quaternion inverses, row-wise: conj(q) / |q|^2 (q * inverse(q) is the identity, unit or not)."""
+    q = np.asarray(q, dtype=np.float64)
+    return quat.conjugate(q) / (q * q).sum(axis=-1, keepdims=True)
+
+
+def _track_with(old, value, key: bool, at: float):
+    """A layer track (times or None, values) with ``value`` held (``key`` False: the track
+    replaced) or keyed at ``at`` (a key there replaced, else one inserted in time order)."""
+    if not key or old is None or old[0] is None:
+        return (None, value[None].copy()) if not key else (np.array([at]), value[None].copy())
+    times, values = old
+    same = np.flatnonzero(np.abs(times - at) <= KEY_TOLERANCE)
+    if same.size:
+        values = values.copy()
+        values[same[0]] = value
+        return times, values
+    i = int(np.searchsorted(times, at))
+    return np.insert(times, i, at), np.insert(values, i, value, axis=0)
+
+
+_POSE_PATHS = {"position": ("translation", 3), "rotation_quaternion": ("rotation", 4), "scaling": ("scale", 3)}

@@ -73,7 +73,12 @@ class Viewer(RemoteFrameBuffer):
             loaded = model
         else:
             loaded = load_model(None if model is None else Path(model), scene)
-        editor = Editor(loaded, hold_posed=True)   # v.pose(...) then v.time = t keeps the pose
+        editor = Editor(loaded)
+        if loaded.animations:
+            # v.pose(...) then v.time = t keeps the pose: edits go into an override layer, "Pose",
+            # which holds what they set over the clip (the clip moves every part they did not set).
+            mixer = loaded.mixer
+            mixer.active_layer = mixer.add_layer("Pose", mode="override")
         editor.use_look(checked_look(look))
         _set_overlay(editor.display, skeleton, grid, background)
         description = _camera_description(camera)

@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 from ..camera import VIEW_PITCH, VIEW_YAW, OrbitCamera, framed_camera
-from ..editing.pose import apply_pose
 from ..errors import ViewerError
 from ..model.checks import OUT_OF_RANGE, finite_number, first_bad_row, fits
 from ..model.pose_writer import PoseWriter
@@ -80,8 +79,8 @@ class RemoteTarget:
             rotations = rotations / norms[:, None]
         positions = _finite_rows(pose.positions, chosen, "position")
         scalings = _finite_rows(pose.scalings, chosen, "scaling")
-        writer.write(positions, rotations, scalings)
-        self.editor.pause()  # as a loaded pose file: a playing clip would overwrite it next frame
+        # With a clip: into the editor's edit layer, the clip playing on with it; else written here.
+        self.editor.write_pose(chosen, positions, rotations, scalings, writer)
 
     def _writer(self, pose) -> PoseWriter:
         """The PoseWriter for the pose's bones (all, in bones() order, or the named ones), kept per
@@ -111,8 +110,7 @@ class RemoteTarget:
         return writer
 
     def set_pose_dict(self, pose: dict) -> None:
-        apply_pose(self.scene, pose, "set_pose_dict")
-        self.editor.pause()
+        self.editor.stream_pose(pose, "set_pose_dict")
 
     def set_time(self, seconds: float) -> None:
         if self.editor.clip is None:

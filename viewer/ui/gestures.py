@@ -83,11 +83,12 @@ class Operator:
     """A gesture: ``update(pixel, ctrl)`` every frame, then ``confirm()`` or ``cancel()``."""
 
     modal_keys = False   # R and G: X/Y/Z constrain, the mouse moves without a button held
+    turns = False        # it turns its bones itself: the editor puts their rotations in its layer at the end
 
     def __init__(self, editor, bones):
         self.editor = editor
         self.saved = _Saved(bones)
-        editor.begin_edit()
+        editor.begin_edit(bones if self.turns else ())
 
     def confirm(self) -> None:
         self.editor.end_edit()
@@ -104,6 +105,8 @@ class Operator:
 class RotateOperator(Operator):
     """Turn a bone about a world axis through its position by the angle swept on screen
     around it (the gizmo's rings, or R). ``axis`` None is the view axis (towards the camera)."""
+
+    turns = True
 
     def __init__(self, editor, bone, view, start_pixel, axis=None, name="view", modal_keys=False):
         super().__init__(editor, [bone])
@@ -195,6 +198,8 @@ class TranslateOperator(Operator):
 class IKDragOperator(Operator):
     """Drag a chain's end in the plane facing the camera; its parent and grandparent follow
     through BoneIKController, the pole taken from the chain's current bend."""
+
+    turns = True
 
     def __init__(self, editor, end, view, start_pixel):
         lower = end.get_parent()

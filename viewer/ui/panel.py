@@ -271,6 +271,8 @@ class PosePanel:
             editor.key_selected()
         if keyboard_is_free() and imgui.is_key_chord_pressed(imgui.Key.mod_shift | imgui.Key.i):
             editor.key_posed()
+        if keyboard_is_free() and imgui.is_key_chord_pressed(imgui.Key.k):
+            editor.key_layer_selected()   # the selected bone's tweak keyed in the active layer
         if imgui.is_key_chord_pressed(ctrl | imgui.Key.z):
             editor.undo()
         if imgui.is_key_chord_pressed(ctrl | imgui.Key.y) or imgui.is_key_chord_pressed(ctrl | imgui.Key.mod_shift | imgui.Key.z):

@@ -100,7 +100,7 @@ class ViewerSession:
         points = []
         if play and clip is not None:
             for time in np.linspace(0.0, clip.duration, START_FRAMING_SAMPLES):
-                clip.apply(time)
+                self.editor.seek(time)
                 points.append(framing.deciding_points(drawn_points(scene), self.view_aspect))
             self.editor.seek(0.0)
             self.editor.play()
