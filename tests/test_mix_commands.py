@@ -326,3 +326,32 @@ def test_a_motion_clip_is_one_the_mix_can_name(tmp_path):
     same_pose(pose(load_model(str(out))), pose(expected), size_of(expected), 1e-6)
     without = tmp_path / "without.glb"
     assert main(["export", str(ROBOT), "--mix", str(path), "--out", str(without)]) == 2
+
+
+def test_the_mixing_page_commands_run_in_order(tmp_path, cli):
+    """docs/mixing.md's block of commands, in one folder as the page gives them (synth with 4
+    images instead of 100): each writes what it says, and the baked file plays one clip, `mix`."""
+    import re
+    import shlex
+
+    from PIL import Image
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "mixing.md").read_text()
+    blocks = [block for block in re.findall(r"```sh\n(.*?)```", page, re.S) if "--mix" in block]
+    assert len(blocks) == 1
+    (tmp_path / "tests").symlink_to(root / "tests")
+    for line in blocks[0].splitlines():
+        words = shlex.split(line)[1:]
+        if words[0] == "synth":
+            words += ["--count", "4"]
+        result = cli(*words, cwd=tmp_path, timeout=300)
+        assert result.returncode == 0, (line, result.stderr[-2000:])
+    with Image.open(tmp_path / "mixed.png") as still:
+        pixels = np.asarray(still.convert("RGB")).astype(int)
+    assert (np.abs(pixels - pixels[0, 0]).max(axis=2) > 40).mean() > 0.05  # the robot is drawn
+    with Image.open(tmp_path / "mixed.gif") as gif:
+        assert gif.n_frames > 10
+    baked = load_model(tmp_path / "baked.glb")
+    assert [clip.name for clip in baked.animations] == ["mix"]
+    assert len(list((tmp_path / "robot-set").rglob("*.png"))) >= 4

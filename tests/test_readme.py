@@ -82,6 +82,7 @@ IN_ORDER = {
     "docs/export.md": "tests/test_export_readme.py",
     "docs/fbx-usd.md": "tests/test_usd.py (test_the_readme_conversion_commands_run_in_order)",
     "docs/mocap.md": "tests/test_retarget_formats.py (test_the_mocap_page_commands_run_in_order)",
+    "docs/mixing.md": "tests/test_mix_commands.py (test_the_mixing_page_commands_run_in_order)",
 }
 
 

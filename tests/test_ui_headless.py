@@ -319,6 +319,8 @@ def test_ik_from_the_panel_reaches_a_dragged_target_and_undoes(session, tmp_path
     click(session, "IK")
     entry = editor.controller_of(lower)
     assert entry is not None and entry.kind == "ik" and editor.playback.playing  # the clip plays on (the edit is in the layer)
+    click(session, "Morph targets")  # make room (the panel scrolls; the Mixer section's header takes a row)
+    session.run()
     for label in ("target from", "target xyz", "pole from", "bend axis"):
         assert visible(session, label), label
     reach = sum(entry.controller.lengths)
