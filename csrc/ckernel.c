@@ -40,6 +40,14 @@
  *     summed influence by influence from zero, then x, y, z and the translation row). Declined
  *     (nothing written) for another shape or type, or a joint index outside 0..J-1.
  *
+ * skin_points_dq(positions, joints, weights, packed, out) -> 0, or -1 when declined
+ *     skin_positions' dual-quaternion branch (viewer/model/dual_quaternions.py, dq_blend, the
+ *     reference, equal within rounding): packed (J, 4, 4) float64 per bone is its rotation
+ *     quaternion, its dual part and its symmetric scale/shear (bone_dual_quaternions); per
+ *     vertex the scale blended linearly and the quaternions as libigl's igl::dqs blends them
+ *     (a weight negated where the quaternion's dot with the sum so far is negative; both sums
+ *     divided by the real sum's length). Declined as skin_points declines.
+ *
  * LinkSync(node_rows, slots, position, quaternion, scaling, need_compose, need_decompose,
  *          linked_version).sync(table_position, table_quaternion, table_scaling, table_version)
  *     BoneBatch.sync_linked() for the bones linked to the nodes of one NodeTable: for each pair k
@@ -67,7 +75,7 @@
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 8
+#define KERNEL_VERSION 9
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -1141,11 +1149,101 @@ done:
     return PyLong_FromLong(result);
 }
 
+/* The vertex through the blend of its influences' dual quaternions and scale/shear
+ * (skin_points_dq; the maths is dual_quaternions.dq_blend's). */
+static inline void
+dq_point(const double *pos, const int32_t *joints, const float *weights, Py_ssize_t influences,
+         const double *packed, double *out)
+{
+    double b0[4] = {0}, be[4] = {0}, s[6] = {0};
+    for (Py_ssize_t k = 0; k < influences; k++) {
+        const double *m = packed + 16 * (Py_ssize_t)joints[k];
+        double w = (double)weights[k];
+        double signed_w = (b0[0] * m[0] + b0[1] * m[1] + b0[2] * m[2] + b0[3] * m[3]) < 0 ? -w : w;
+        for (int e = 0; e < 4; e++) {
+            b0[e] += signed_w * m[e];
+            be[e] += signed_w * m[4 + e];
+        }
+        for (int e = 0; e < 6; e++)
+            s[e] += w * m[8 + e];
+    }
+    double length = sqrt(b0[0] * b0[0] + b0[1] * b0[1] + b0[2] * b0[2] + b0[3] * b0[3]);
+    double x = b0[0] / length, y = b0[1] / length, z = b0[2] / length, a0 = b0[3] / length;
+    double ex = be[0] / length, ey = be[1] / length, ez = be[2] / length, ae = be[3] / length;
+    /* scale/shear first: p @ P (P symmetric: s = P00 P01 P02 P11 P12 P22) */
+    double px = pos[0] * s[0] + pos[1] * s[1] + pos[2] * s[2];
+    double py = pos[0] * s[1] + pos[1] * s[3] + pos[2] * s[4];
+    double pz = pos[0] * s[2] + pos[1] * s[4] + pos[2] * s[5];
+    /* then libigl's: v + 2 d0 x (d0 x v + a0 v) + 2 (a0 de - ae d0 + d0 x de) */
+    double cx = y * pz - z * py + a0 * px, cy = z * px - x * pz + a0 * py, cz = x * py - y * px + a0 * pz;
+    out[0] = px + 2.0 * (y * cz - z * cy) + 2.0 * (a0 * ex - ae * x + (y * ez - z * ey));
+    out[1] = py + 2.0 * (z * cx - x * cz) + 2.0 * (a0 * ey - ae * y + (z * ex - x * ez));
+    out[2] = pz + 2.0 * (x * cy - y * cx) + 2.0 * (a0 * ez - ae * z + (x * ey - y * ex));
+}
+
+static PyObject *
+skin_points_dq(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "skin_points_dq(positions, joints, weights, packed, out)");
+        return NULL;
+    }
+    Py_buffer v[5];
+    static const char formats[5] = {'f', 'i', 'f', 'd', 'd'};
+    int got = 0, flags[5] = {PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                             PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                             PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT};
+    long result = -1;
+    for (int k = 0; k < 5; k++) {
+        if (PyObject_GetBuffer(args[k], &v[k], flags[k]) < 0) {
+            PyErr_Clear();
+            goto done;
+        }
+        got = k + 1;
+        if ((format_char(&v[k]) != formats[k] && !(k == 0 && format_char(&v[k]) == 'd')) || v[k].ndim < 1)
+            goto done;
+    }
+    {
+        Py_ssize_t count = v[0].shape[0];
+        if (v[0].ndim != 2 || v[0].shape[1] != 3 || v[1].ndim != 2 || v[1].shape[0] != count || v[1].itemsize != 4
+            || v[2].ndim != 2 || v[2].shape[0] != count || v[2].shape[1] != v[1].shape[1] || v[3].ndim != 3
+            || v[3].shape[1] != 4 || v[3].shape[2] != 4 || v[4].ndim != 2 || v[4].shape[0] != count
+            || v[4].shape[1] != 3)
+            goto done;
+        const int wide = format_char(&v[0]) == 'd';
+        const float *positions32 = (const float *)v[0].buf, *weights = (const float *)v[2].buf;
+        const double *positions64 = (const double *)v[0].buf;
+        const int32_t *joints = (const int32_t *)v[1].buf;
+        const double *packed = (const double *)v[3].buf;
+        double *out = (double *)v[4].buf;
+        Py_ssize_t influences = v[1].shape[1], joint_count = v[3].shape[0];
+        for (Py_ssize_t i = 0; i < count * influences; i++)
+            if (joints[i] < 0 || joints[i] >= joint_count)
+                goto done;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < count; i++) {
+            const Py_ssize_t p = 3 * i;
+            double pos[3] = {wide ? positions64[p] : positions32[p], wide ? positions64[p + 1] : positions32[p + 1],
+                             wide ? positions64[p + 2] : positions32[p + 2]};
+            dq_point(pos, joints + i * influences, weights + i * influences, influences, packed, out + p);
+        }
+        Py_END_ALLOW_THREADS
+        result = 0;
+    }
+done:
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return PyLong_FromLong(result);
+}
+
 static PyMethodDef module_methods[] = {
     {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_FASTCALL,
      "parse_rows(text, out, columns) -> -1, or the index of the first bad row (see the module's docstring)."},
     {"skin_points", (PyCFunction)(void (*)(void))skin_points, METH_FASTCALL,
      "skin_points(positions, joints, weights, matrices, out) -> 0, or -1 when declined (see the module's docstring)."},
+    {"skin_points_dq", (PyCFunction)(void (*)(void))skin_points_dq, METH_FASTCALL,
+     "skin_points_dq(positions, joints, weights, packed, out) -> 0, or -1 when declined (see the module's docstring)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,0 +1,96 @@
+"""Dual-quaternion skinning (numpy only): the other branch of the CPU skinning, and the per-bone
+data the skinning shader's SKINNING_DQ reads.
+
+Each bone's final matrix F (row vectors: ``v @ F``) is split as libigl, Maya and Kavan et al.
+("Geometric skinning with approximate dual quaternion blending", 2008, section 4.3) split it:
+its linear part by the polar decomposition into a symmetric scale/shear P applied first and a
+rotation R after it (``v @ F[:3,:3] == (v @ P) @ R``), and its translation t. A vertex is moved
+by the P of its joints blended linearly, then by the rigid parts (R, t) blended as dual
+quaternions, as libigl's ``igl::dqs`` blends them: influence by influence, a quaternion whose dot
+product with the sum so far is negative is added with its weight negated (antipodality), then
+the real and dual sums are both divided by the real sum's length (Kavan's approximate blend,
+without making the dual part orthogonal). For rigid bones (P the identity) that is exactly
+``igl::dqs``; libigl takes its bones in index order, this takes a vertex's influences in its
+slot order (the order the shader reads them), the same sums unless two of a vertex's bones turn
+about 180 degrees apart.
+
+The blend is the affine map ``v -> rotate(c0, v @ Pb) + t``; ``dq_blend`` returns it as one
+(V,4,4) matrix per vertex, so positions, normals (inverse transpose) and tangents go through the
+same code as linear blend skinning's blended matrices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .transforms import compose, quaternion_from_rotation_matrix
+
+
+def bone_dual_quaternions(matrices) -> np.ndarray:
+    """(J,4,4) final matrices -> (J,4,4) float64 packed as the shader reads them: row 0 the
+    rotation quaternion (x, y, z, w), row 1 the dual part (x, y, z, w: half the translation
+    times the rotation), row 2 (P00, P01, P02, P11) and row 3 (P12, P22, 0, 0): the symmetric
+    scale/shear applied before the rotation (the identity for a rigid bone). One batched SVD
+    for all bones: A = U S Vt, R = U Vt, P = U S Ut (with U's last column negated, and S's last
+    value, when A mirrors: R stays a rotation and P keeps the mirror)."""
+    matrices = np.asarray(matrices, dtype=np.float64)
+    linear = matrices[:, :3, :3]
+    u, s, vt = np.linalg.svd(linear)
+    mirror = np.linalg.det(u) * np.linalg.det(vt) < 0
+    if mirror.any():
+        u = u.copy()
+        s = s.copy()
+        u[mirror, :, 2] *= -1.0
+        s[mirror, 2] *= -1.0
+    rotation = u @ vt
+    scale = (u * s[:, None, :]) @ np.swapaxes(u, 1, 2)
+    real = quaternion_from_rotation_matrix(rotation)
+    t = matrices[:, 3, :3]
+    x, y, z, w = real[:, 0], real[:, 1], real[:, 2], real[:, 3]
+    tx, ty, tz = t[:, 0], t[:, 1], t[:, 2]
+    packed = np.zeros((len(matrices), 4, 4))
+    packed[:, 0] = real
+    # libigl's dual part: 0.5 * (t, 0) * q
+    packed[:, 1, 0] = 0.5 * (tx * w + ty * z - tz * y)
+    packed[:, 1, 1] = 0.5 * (-tx * z + ty * w + tz * x)
+    packed[:, 1, 2] = 0.5 * (tx * y - ty * x + tz * w)
+    packed[:, 1, 3] = -0.5 * (tx * x + ty * y + tz * z)
+    packed[:, 2, :3] = scale[:, 0]
+    packed[:, 2, 3] = scale[:, 1, 1]
+    packed[:, 3, 0], packed[:, 3, 1] = scale[:, 1, 2], scale[:, 2, 2]
+    return packed
+
+
+def dq_blend(joints, weights, packed) -> np.ndarray:
+    """Per vertex the (V,4,4) affine matrix (row vectors) of the dual-quaternion blend of its
+    influences (``packed``: ``bone_dual_quaternions``' array)."""
+    packed = np.asarray(packed, dtype=np.float64)
+    real, dual = packed[:, 0], packed[:, 1]
+    scale = packed[:, 2:].reshape(len(packed), 8)[:, :6]
+    count = len(joints)
+    b0, be, s = np.zeros((count, 4)), np.zeros((count, 4)), np.zeros((count, 6))
+    for k in range(joints.shape[1]):
+        j = joints[:, k]
+        w = weights[:, k].astype(np.float64)
+        q = real[j]
+        signed = np.where(np.einsum("vi,vi->v", b0, q) < 0, -w, w)[:, None]
+        b0 += signed * q
+        be += signed * dual[j]
+        s += w[:, None] * scale[j]
+    length = np.sqrt(np.einsum("vi,vi->v", b0, b0))[:, None]
+    c0, ce = b0 / length, be / length
+    d0, de, a0, ae = c0[:, :3], ce[:, :3], c0[:, 3:], ce[:, 3:]
+    out = compose(np.ones(3), c0, 2.0 * (a0 * de - ae * d0 + np.cross(d0, de)))
+    blended_scale = np.empty((count, 3, 3))
+    blended_scale[:, 0] = s[:, 0:3]
+    blended_scale[:, 1, 0], blended_scale[:, 1, 1], blended_scale[:, 1, 2] = s[:, 1], s[:, 3], s[:, 4]
+    blended_scale[:, 2, 0], blended_scale[:, 2, 1], blended_scale[:, 2, 2] = s[:, 2], s[:, 4], s[:, 5]
+    out[:, :3, :3] = blended_scale @ out[:, :3, :3]  # scale/shear first, then the rotation
+    return out
+
+
+def dq_skin_positions(positions, joints, weights, packed):
+    """(skinned (V,3) float64, the blended (V,4,4) matrices)."""
+    blended = dq_blend(joints, weights, packed)
+    positions = np.asarray(positions, dtype=np.float64)
+    return np.einsum("vi,vij->vj", positions, blended[:, :3, :3]) + blended[:, 3, :3], blended
