@@ -1,0 +1,364 @@
+"""Dual-quaternion skinning (mesh.skinning = "dq"): against libigl's dqs (recorded by
+tests/make_libigl_dqs_reference.py), the twisted limb that keeps its radius, scale blended
+linearly, the GPU picture against the CPU path's, and the option in every command."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from make_libigl_dqs_reference import CASES, REFERENCE, input_digest, posed
+from twisted_limb import RADIUS, build_limb, joint_ring, twist
+from viewer.errors import ViewerError
+from viewer.model import Bone, Scene, Skeleton, SkinnedMesh, native
+from viewer.model.dual_quaternions import bone_dual_quaternions, dq_skin_positions
+from viewer.model.mesh import bounds, place_points, skin, skin_positions
+from viewer.model.transforms import compose
+
+ROOT = Path(__file__).resolve().parents[1]
+CESIUM_MAN = ROOT / "tests" / "data" / "gltf-samples" / "CesiumMan" / "CesiumMan.glb"
+KEYS = [f"{name}/{time:g}" for name, _, times in CASES for time in times]
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with np.load(REFERENCE) as data:
+        return {key: data[key] for key in data.files}
+
+
+@pytest.fixture(params=["C", "numpy"])
+def kernel(request, monkeypatch):
+    """Each test twice: the compiled kernel (where it is built) and numpy's reference."""
+    if request.param == "numpy":
+        monkeypatch.setattr(native, "ckernel", None)
+    return request.param
+
+
+def clip_time(key: str):
+    name, time = key.split("/")
+    clip = next(clip for model, clip, _ in CASES if model == name)
+    return name, clip, float(time)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_equals_libigls_dqs_on_the_same_weights_bones_and_rest_vertices(key, reference, kernel):
+    """Each skinned mesh at each recorded frame: the inputs are the recorded ones (the rest
+    vertices, joints and weights bit for bit; each bone's rigid part within rounding), and
+    ``mesh.skinned_positions()`` with skinning "dq" is libigl's result placed by the mesh's
+    world matrix, within 1e-5 of the mesh's size; linear blend skinning is not (the comparison
+    tells the two apart)."""
+    _, meshes = posed(*clip_time(key))
+    assert meshes
+    for index, mesh, finals in meshes:
+        case = f"{key}/{index}"
+        assert input_digest(mesh) == str(reference[f"{case}/sha256"])
+        expected = reference[f"{case}/result"]
+        size = float(np.linalg.norm(np.subtract(*bounds(expected))))
+        # the bones libigl was given are this model's now: the same rotations (q or -q) and translations
+        packed = bone_dual_quaternions(finals)
+        dots = np.abs(np.einsum("ji,ji->j", packed[:, 0], reference[f"{case}/quaternions"]))
+        np.testing.assert_allclose(dots, 1.0, atol=1e-6)
+        np.testing.assert_allclose(finals[:, 3, :3], reference[f"{case}/translations"], atol=1e-6 * size)
+        assert np.abs(skin_positions(mesh.positions, mesh.joints, mesh.weights, finals, mode="dq")
+                      - expected).max() <= 1e-5 * size
+        mesh.skinning = "dq"
+        ours = mesh.skinned_positions()
+        placed = place_points(expected, mesh.world_matrix)
+        assert np.abs(ours - placed).max() <= 1e-5 * float(np.linalg.norm(np.subtract(*bounds(placed))))
+        positions, _ = mesh.skinned()
+        np.testing.assert_allclose(positions, ours, atol=1e-9 * max(1.0, np.abs(ours).max()))
+        linear = skin_positions(mesh.positions, mesh.joints, mesh.weights, finals)
+        assert np.abs(linear - expected).max() > 1e-4 * size
+
+
+def test_the_sign_of_a_bones_quaternion_changes_nothing(kernel):
+    """q and -q are one rotation: negating any bones' dual quaternions leaves every vertex where
+    it was (libigl's hemisphere check: the sum so far decides each influence's sign)."""
+    _, meshes = posed("CesiumMan", 0, 1.0)
+    _, mesh, finals = meshes[0]
+    packed = bone_dual_quaternions(finals)
+    flipped = packed.copy()
+    flipped[::2, :2] *= -1.0
+    a = dq_skin_positions(mesh.positions, mesh.joints, mesh.weights, packed)[0]
+    b = dq_skin_positions(mesh.positions, mesh.joints, mesh.weights, flipped)[0]
+    np.testing.assert_allclose(a, b, atol=1e-12)
+    if native.ckernel is not None:
+        out = np.empty((len(mesh.positions), 3))
+        assert native.ckernel.skin_points_dq(mesh.positions, mesh.joints, mesh.weights, flipped, out) == 0
+        np.testing.assert_allclose(out, a, atol=1e-12)
+
+
+@pytest.mark.parametrize("influences", [4, 8])
+def test_the_compiled_twin_is_numpys_and_declines_what_it_cannot_take(influences):
+    rng = np.random.default_rng(influences)
+    positions = rng.normal(size=(400, 3)).astype(np.float32)
+    joints = rng.integers(0, 20, (400, influences)).astype(np.int32)
+    weights = rng.random((400, influences)).astype(np.float32)
+    # quaternions not of unit length: linear parts with shear, the polar decomposition's work
+    matrices = compose(rng.uniform(0.5, 2.0, (20, 3)), rng.normal(size=(20, 4)), rng.normal(size=(20, 3)))
+    packed = bone_dual_quaternions(matrices)
+    reference = dq_skin_positions(positions, joints, weights, packed)[0]
+    np.testing.assert_allclose(skin_positions(positions, joints, weights, matrices, mode="dq"), reference,
+                               atol=1e-12)
+    if native.ckernel is not None:
+        out = np.full((400, 3), 7.0)
+        assert native.ckernel.skin_points_dq(positions, joints + 20, weights, packed, out) == -1
+        assert (out == 7.0).all()
+        assert native.ckernel.skin_points_dq(positions, joints.astype(np.int64), weights, packed, out) == -1
+        assert native.ckernel.skin_points_dq(positions.astype(np.float64), joints, weights, packed, out) == 0
+        np.testing.assert_allclose(out, reference, atol=1e-12)
+
+
+def test_a_limb_twisted_90_degrees_keeps_its_radius(kernel):
+    """The ring at the joint (weights 0.5 / 0.5), the lower bone turned 90 degrees about the
+    limb: dual quaternions keep the radius; linear blend skinning shrinks it to cos 45 degrees
+    of it (the candy wrapper). On the CPU paths a user reaches: skinned_positions and skinned."""
+    scene = build_limb()
+    twist(scene, 90.0)
+    mesh = scene.skinned_meshes[0]
+    ring = joint_ring(scene)
+    assert len(ring) and np.allclose(mesh.weights[ring, :2], 0.5)
+    for mode, expected in (("lbs", np.cos(np.radians(45.0))), ("dq", 1.0)):
+        mesh.skinning = mode
+        for positions in (mesh.skinned_positions(), mesh.skinned()[0]):
+            radius = np.linalg.norm(positions[ring, 1:], axis=1) / RADIUS
+            np.testing.assert_allclose(radius, expected, atol=1e-6)
+            np.testing.assert_allclose(positions[ring, 0], 1.0, atol=1e-6)  # no slide along the limb
+    # the normals of the twisted ring still point away from the axis
+    positions, normals = mesh.skinned()
+    outward = positions[ring, 1:] / np.linalg.norm(positions[ring, 1:], axis=1, keepdims=True)
+    np.testing.assert_allclose(np.einsum("vi,vi->v", normals[ring, 1:], outward), 1.0, atol=1e-6)
+
+
+def scaled_pair(scale):
+    """Two bones that do not turn: the second scaled by ``scale`` about its origin at x = 1; a
+    vertex at x = 1.5 weighted 0.5 / 0.5."""
+    skeleton = Skeleton("pair")
+    root = Bone("a", skeleton)
+    Bone("b", skeleton, root, local_matrix=compose([1.0, 1.0, 1.0], [0, 0, 0, 1], [1.0, 0.0, 0.0]))
+    skeleton.bones[1].scaling = scale
+    mesh = SkinnedMesh("pair", [[1.5, 0.2, 0.1], [1.5, -0.3, 0.2], [2.0, 0.0, 0.3]], [0, 1, 2], skeleton,
+                       joints=[[0, 1, 0, 0]] * 3, weights=[[0.5, 0.5, 0, 0], [0.3, 0.7, 0, 0], [0, 1, 0, 0]])
+    return Scene("pair", [mesh]), mesh
+
+
+@pytest.mark.parametrize("scale", [(2.0, 2.0, 2.0), (1.0, 3.0, 0.5)])
+def test_scale_is_blended_linearly(scale, kernel):
+    """As libigl and Maya split a bone: the rigid part as dual quaternions, the rest linearly;
+    so bones that do not turn give linear blend skinning's vertices, scaled uniformly or not."""
+    _, mesh = scaled_pair(scale)
+    mesh.skinning = "lbs"
+    linear = mesh.skinned_positions()
+    mesh.skinning = "dq"
+    np.testing.assert_allclose(mesh.skinned_positions(), linear, atol=1e-12)
+    np.testing.assert_allclose(mesh.skinned()[0], linear, atol=1e-12)
+    assert not np.allclose(linear, mesh.positions)  # the scale moved them
+
+
+def test_a_mirrored_bone_moves_its_own_vertices_as_its_matrix(kernel):
+    """A mirror (negative determinant) goes into the scale part; a vertex of that bone alone
+    goes through the bone's matrix. (Blending a mirrored bone with an unmirrored one has no one
+    answer in dual-quaternion skinning: libigl and Maya take rotations only.)"""
+    _, mesh = scaled_pair((-1.0, 1.0, 1.0))
+    mesh.skinning = "lbs"
+    linear = mesh.skinned_positions()
+    mesh.skinning = "dq"
+    np.testing.assert_allclose(mesh.skinned_positions()[2], linear[2], atol=1e-12)
+    np.testing.assert_allclose(linear[2], [0.0, 0.0, 0.3], atol=1e-6)
+
+
+def test_a_rigid_bone_alone_moves_its_vertices_exactly_as_its_matrix():
+    """One influence of weight 1: the vertex goes through the bone's own matrix (turned,
+    scaled and moved), whatever the skinning."""
+    rng = np.random.default_rng(5)
+    quaternions = rng.normal(size=(6, 4))
+    matrices = compose(np.ones((6, 3)) * [[1.5, 0.7, 1.2]], quaternions / np.linalg.norm(quaternions, axis=1)[:, None],
+                       rng.normal(size=(6, 3)))
+    positions = rng.normal(size=(60, 3)).astype(np.float32)
+    joints = np.c_[rng.integers(0, 6, 60), np.zeros((60, 3), int)].astype(np.int32)
+    weights = np.tile(np.float32([1, 0, 0, 0]), (60, 1))
+    expected = np.einsum("vi,vij->vj", positions.astype(np.float64), matrices[joints[:, 0], :3, :3]) \
+        + matrices[joints[:, 0], 3, :3]
+    np.testing.assert_allclose(skin_positions(positions, joints, weights, matrices, mode="dq"), expected, atol=1e-12)
+
+
+def test_bad_skinning_is_one_error_line():
+    scene = build_limb()
+    mesh = scene.skinned_meshes[0]
+    for value in ("quat", "", None, 1, "dual"):
+        with pytest.raises(ViewerError) as error:
+            mesh.skinning = value
+        assert str(error.value).startswith("mesh 'limb' skinning: expected lbs") and "\n" not in str(error.value)
+    assert mesh.skinning == "lbs"
+    mesh.skinning = "DQ"
+    assert mesh.skinning == "dq"
+    with pytest.raises(ViewerError, match="skinning: expected lbs"):
+        scene.set_skinning("volume")
+    scene.set_skinning("lbs")
+    assert mesh.skinning == "lbs"
+
+
+# --- the GPU path ------------------------------------------------------------------------------
+SIZE = (160, 160)
+
+
+@pytest.fixture(scope="module")
+def headless():
+    from viewer.render.headless import HeadlessRenderer
+
+    with HeadlessRenderer(SIZE) as renderer:
+        yield renderer
+
+
+def picture(headless, scene, camera, storage: str, cpu: bool) -> np.ndarray:
+    from viewer.options import RenderOptions
+    from viewer.render.renderer import Renderer
+
+    renderer = Renderer(headless.ctx, bone_storage=storage, cpu_skinning=cpu)
+    try:
+        headless.target.framebuffer.use()
+        renderer.render(scene, camera, SIZE, RenderOptions(show_skeleton=False, show_grid=False))
+        return headless.target.read().astype(int)
+    finally:
+        renderer.release()
+
+
+def differing(a, b, threshold=24) -> float:
+    return float((np.abs(a - b).max(axis=-1) > threshold).mean())
+
+
+def limb_camera():
+    from viewer.camera import OrbitCamera
+
+    return OrbitCamera(target=(1.0, 0.0, 0.0), distance=3.2, yaw=0.0, pitch=0.0, fov_y=35)
+
+
+@pytest.mark.parametrize("model", ["limb", "CesiumMan"])
+def test_the_gpu_picture_equals_the_cpu_paths(headless, model):
+    """Uniform array and bone texture against numpy's dual-quaternion vertices, within the
+    rasteriser's tolerance; and the dual-quaternion picture is not the linear blend one."""
+    from viewer.camera import framed_camera
+    from viewer.loaders import load_model
+
+    if model == "limb":
+        scene = build_limb()
+        twist(scene, 120.0)
+        camera = limb_camera()
+    else:
+        scene = load_model(CESIUM_MAN)
+        scene.animations[0].apply(1.0)
+        camera = framed_camera(scene)
+    scene.set_skinning("dq")
+    cpu = picture(headless, scene, camera, "auto", True)
+    for storage in ("uniform", "texture"):
+        assert differing(picture(headless, scene, camera, storage, False), cpu) < 0.002, storage
+    scene.set_skinning("lbs")
+    linear = picture(headless, scene, camera, "auto", False)
+    assert differing(linear, cpu) > (0.02 if model == "limb" else 0.001)
+    # a mesh switched back and forth redraws as it is now (no stale program or upload)
+    scene.set_skinning("dq")
+    assert differing(picture(headless, scene, camera, "auto", False), cpu) < 0.002
+
+
+def test_picking_follows_the_skinning(headless):
+    """The ID pass draws the mesh as the frame does: with dual quaternions the twisted joint is
+    round, so a pixel just inside the kept radius hits the limb, and misses it with LBS."""
+    from viewer.render.renderer import Renderer
+
+    scene = build_limb()
+    twist(scene, 180.0)
+    camera = limb_camera()
+    renderer = Renderer(headless.ctx)
+    try:
+        view, projection = camera.view_matrix(), camera.projection_matrix(SIZE[0] / SIZE[1])
+        point = np.array([1.0, 0.9 * RADIUS, 0.0, 1.0]) @ view @ projection
+        x = (point[0] / point[3] + 1.0) / 2.0 * SIZE[0]
+        y = (1.0 - point[1] / point[3]) / 2.0 * SIZE[1]
+        scene.set_skinning("dq")
+        assert renderer.pick(scene, camera, SIZE, x, y) is not None
+        scene.set_skinning("lbs")  # LBS collapses the ring at 180 degrees to the axis
+        assert renderer.pick(scene, camera, SIZE, x, y) is None
+    finally:
+        renderer.release()
+
+
+# --- the option, in every command that draws frames -------------------------------------------
+COMMANDS = ("render", "view", "serve", "batch", "synth")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_refuses_a_bad_skinning_in_one_line(command, cli, tmp_path):
+    result = cli(command, "--skinning", "quat", *(["--listen", "0"] if command == "serve" else []),
+                 *([str(tmp_path), "--out", str(tmp_path / "out")] if command in ("batch", "synth") else []))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "--skinning: expected lbs (linear blend) or dq (dual quaternions), got 'quat'" in lines[0]
+    assert result.stdout == ""
+
+
+@pytest.fixture
+def drawn_skinning(monkeypatch):
+    """Each mesh's skinning when the headless renderer draws, in this process."""
+    from viewer.render.headless import HeadlessRenderer
+
+    seen = []
+    original = HeadlessRenderer.render
+
+    def render(self, scene, camera, options, *args, **kwargs):
+        seen.append([mesh.skinning for mesh in scene.skinned_meshes])
+        return original(self, scene, camera, options, *args, **kwargs)
+
+    monkeypatch.setattr(HeadlessRenderer, "render", render)
+    return seen
+
+
+def test_render_and_view_draw_with_the_skinning_asked(tmp_path, drawn_skinning, monkeypatch, capsys):
+    from PIL import Image
+
+    from viewer.cli import main
+
+    args = [str(CESIUM_MAN), "--time", "1", "--size", "120x120", "--no-grid", "--no-skeleton"]
+    assert main(["render", *args, "--out", str(tmp_path / "lbs.png")]) == 0
+    assert main(["render", *args, "--out", str(tmp_path / "dq.png"), "--skinning", "dq"]) == 0
+    assert drawn_skinning == [["lbs"], ["dq"]]
+    lbs, dq = (np.asarray(Image.open(tmp_path / f"{name}.png")).astype(int) for name in ("lbs", "dq"))
+    assert differing(lbs, dq) > 0.001
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    drawn_skinning.clear()
+    assert main(["view", str(CESIUM_MAN), "--frames", "1", "--screenshot", str(tmp_path / "v.png"), "--size", "32x32",
+                 "--skinning", "dq"]) == 0
+    assert drawn_skinning == [["dq"]]
+
+
+def test_batch_and_synth_take_the_skinning(tmp_path, cli):
+    library = tmp_path / "library"
+    library.mkdir()
+    shutil.copy(CESIUM_MAN, library)
+    result = cli("batch", library, "--out", tmp_path / "report", "--workers", "1", "--size", "32x32",
+                 "--gif-seconds", "0.2", "--skinning", "dq")
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "report" / "report.json").read_text())["options"]["skinning"] == "dq"
+    result = cli("synth", library, "--out", tmp_path / "synth", "--count", "1", "--size", "32x32", "--workers", "1",
+                 "--skinning", "dq")
+    assert result.returncode == 0, result.stderr
+    annotations = json.loads((tmp_path / "synth" / "annotations.json").read_text())
+    assert annotations["info"]["ranges"]["skinning"] == "dq"
+
+
+def test_the_recorded_reference_names_its_inputs(reference):
+    """Every recorded case keeps libigl's inputs beside its output, and the sha256 of the inputs
+    that travel bit for bit."""
+    assert str(reference["libigl_version"]) == "2.5.1"
+    for key in KEYS:
+        case = f"{key}/0"
+        digest = hashlib.sha256()
+        for name in ("rest", "joints", "weights"):
+            array = reference[f"{case}/{name}"]
+            digest.update(np.ascontiguousarray(array.astype(np.float32) if name == "rest" else array).tobytes())
+        assert digest.hexdigest() == str(reference[f"{case}/sha256"])
