@@ -16,7 +16,7 @@ from make_libigl_dqs_reference import CASES, REFERENCE, input_digest, posed
 from twisted_limb import RADIUS, build_limb, joint_ring, twist
 from viewer.errors import ViewerError
 from viewer.model import Bone, Scene, Skeleton, SkinnedMesh, native
-from viewer.model.dual_quaternions import bone_dual_quaternions, dq_skin_positions
+from viewer.model.dual_quaternions import bone_dual_quaternions, dq_skin_positions, reference_bone_dual_quaternions
 from viewer.model.mesh import bounds, place_points, skin, skin_positions
 from viewer.model.transforms import compose
 
@@ -101,7 +101,11 @@ def test_the_compiled_twin_is_numpys_and_declines_what_it_cannot_take(influences
     weights = rng.random((400, influences)).astype(np.float32)
     # quaternions not of unit length: linear parts with shear, the polar decomposition's work
     matrices = compose(rng.uniform(0.5, 2.0, (20, 3)), rng.normal(size=(20, 4)), rng.normal(size=(20, 3)))
+    matrices[:5, :3, :3] *= [[-1.0], [1.0], [1.0]]  # mirrored bones
+    matrices[5, :3, 2] = 0.0  # a singular one: no polar factor but numpy's SVD
     packed = bone_dual_quaternions(matrices)
+    # the compiled per-bone conversion (Newton's polar factor) is numpy's (an SVD's) within rounding
+    np.testing.assert_allclose(packed, reference_bone_dual_quaternions(matrices), atol=1e-10)
     reference = dq_skin_positions(positions, joints, weights, packed)[0]
     np.testing.assert_allclose(skin_positions(positions, joints, weights, matrices, mode="dq"), reference,
                                atol=1e-12)
@@ -112,6 +116,9 @@ def test_the_compiled_twin_is_numpys_and_declines_what_it_cannot_take(influences
         assert native.ckernel.skin_points_dq(positions, joints.astype(np.int64), weights, packed, out) == -1
         assert native.ckernel.skin_points_dq(positions.astype(np.float64), joints, weights, packed, out) == 0
         np.testing.assert_allclose(out, reference, atol=1e-12)
+        general = np.zeros(20, bool)
+        assert native.ckernel.dq_bones(matrices, out := np.empty((20, 4, 4)), general) == 1 and general[5]
+        assert native.ckernel.dq_bones(matrices[:, :3], out, general) == -1
 
 
 def test_a_limb_twisted_90_degrees_keeps_its_radius(kernel):

@@ -13,9 +13,11 @@ SEGMENT = 1.0
 RADIUS = 0.25
 
 
-def build_limb(rings: int = 81, sides: int = 48, blend: float = 0.3, color=(0.8, 0.55, 0.35, 1.0)) -> Scene:
+def build_limb(rings: int = 81, sides: int = 48, blend: float = 0.3, color=(0.8, 0.55, 0.35, 1.0),
+               stripes=None) -> Scene:
     """The limb; ``blend``: the half-width of the hand-over (smoothstep from SEGMENT - blend to
-    SEGMENT + blend); ``rings`` odd puts a ring on the joint."""
+    SEGMENT + blend); ``rings`` odd puts a ring on the joint; ``stripes`` (a second colour):
+    eight stripes along the limb, alternating with ``color``, so a twist shows."""
     skeleton = Skeleton("limb")
     upper = Bone("upper", skeleton)
     Bone("lower", skeleton, upper, local_matrix=compose([1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], [SEGMENT, 0.0, 0.0]))
@@ -34,8 +36,12 @@ def build_limb(rings: int = 81, sides: int = 48, blend: float = 0.3, color=(0.8,
             a, b = r * sides + s, r * sides + (s + 1) % sides
             c, d = a + sides, b + sides
             quads += [a, c, b, b, c, d]
+    colors = np.tile(color, (len(positions), 1))
+    if stripes is not None:
+        sector = np.tile((np.arange(sides) * 8 // sides) % 2 == 1, rings)
+        colors[sector] = stripes
     mesh = SkinnedMesh("limb", positions, np.array(quads), skeleton, joints=joints, weights=weights,
-                       normals=normals, colors=np.tile(color, (len(positions), 1)))
+                       normals=normals, colors=colors)
     return Scene("twisted limb", [mesh])
 
 
