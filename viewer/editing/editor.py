@@ -637,6 +637,18 @@ class Editor:
             if name in settings:
                 setattr(self.display, name, settings[name])
 
+    # --- skinning ------------------------------------------------------------------------------
+    @property
+    def skinning(self) -> str:
+        """"dq" when every skinned mesh is skinned with dual quaternions, else "lbs"."""
+        meshes = self.scene.skinned_meshes
+        return "dq" if meshes and all(mesh.skinning == "dq" for mesh in meshes) else "lbs"
+
+    def set_skinning(self, mode) -> None:
+        """Every skinned mesh's skinning: "lbs" (linear blend) or "dq" (dual quaternions)."""
+        self.scene.set_skinning(mode)
+        self.status = Status("skinning: " + ("dual quaternions" if self.skinning == "dq" else "linear blend"))
+
     # --- skin views ------------------------------------------------------------------------------
     def set_paint(self, paint) -> None:
         """What colours the mesh: a Paint or its value ("shaded", "weights" (the selected bone's,

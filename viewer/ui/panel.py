@@ -273,6 +273,16 @@ class PosePanel:
         _, display.cpu_skinning = imgui.checkbox("CPU skinning", display.cpu_skinning)
         imgui.same_line(240)
         _, display.bone_texture = imgui.checkbox("Bone texture", display.bone_texture)
+        if editor.scene.skinned_meshes:
+            imgui.text("Skinning")
+            for offset, (label, mode) in ((130, ("Linear blend", "lbs")), (240, ("Dual quat.", "dq"))):
+                imgui.same_line(offset)
+                if imgui.radio_button(label, editor.skinning == mode) and editor.skinning != mode:
+                    editor.set_skinning(mode)
+                self._record(label)
+                if imgui.is_item_hovered():
+                    imgui.set_tooltip("linear blend skinning (as Babylon.js draws), or dual quaternions: the volume "
+                                      "kept where a joint twists (--skinning lbs|dq)")
         _, display.show_gizmo = imgui.checkbox("Gizmo", display.show_gizmo)
         self._record("Gizmo")
         imgui.same_line(130)

@@ -86,6 +86,8 @@ class ViewerSession:
         self.editor = Editor(scene)
         if previous is not None:
             self.editor.use_look(previous.display.look())  # the light and exposure are the view's, not the model's
+            if previous.skinning == "dq":
+                scene.set_skinning("dq")  # as the view's choice: the next model opens with it too
         self.camera = None
         if getattr(self, "gestures", None) is not None:
             self.gestures = Gestures()  # a new model: no gesture or hover carries over
