@@ -377,10 +377,10 @@ def test_the_panel_switches_the_skinning_and_an_opened_model_keeps_it(panel_sess
     session = panel_session
     (mesh,) = session.scene.skinned_meshes
     assert mesh.skinning == "lbs" and session.editor.skinning == "lbs"
-    click(session, "Dual quat.", near_left=True)
+    click(session, "DQ", near_left=True)
     assert mesh.skinning == "dq" and "dual quaternions" in str(session.editor.status)
     session.open_model(CESIUM_MAN)
     assert [m.skinning for m in session.scene.skinned_meshes] == ["dq"]
     session.run(2)
-    click(session, "Linear blend", near_left=True)
+    click(session, "LBS", near_left=True)
     assert [m.skinning for m in session.scene.skinned_meshes] == ["lbs"]

@@ -273,16 +273,6 @@ class PosePanel:
         _, display.cpu_skinning = imgui.checkbox("CPU skinning", display.cpu_skinning)
         imgui.same_line(240)
         _, display.bone_texture = imgui.checkbox("Bone texture", display.bone_texture)
-        if editor.scene.skinned_meshes:
-            imgui.text("Skinning")
-            for offset, (label, mode) in ((130, ("Linear blend", "lbs")), (240, ("Dual quat.", "dq"))):
-                imgui.same_line(offset)
-                if imgui.radio_button(label, editor.skinning == mode) and editor.skinning != mode:
-                    editor.set_skinning(mode)
-                self._record(label)
-                if imgui.is_item_hovered():
-                    imgui.set_tooltip("linear blend skinning (as Babylon.js draws), or dual quaternions: the volume "
-                                      "kept where a joint twists (--skinning lbs|dq)")
         _, display.show_gizmo = imgui.checkbox("Gizmo", display.show_gizmo)
         self._record("Gizmo")
         imgui.same_line(130)
@@ -293,6 +283,15 @@ class PosePanel:
         imgui.same_line()
         if self._button("Copy camera"):
             requests.copy_camera = True
+        if editor.scene.skinned_meshes:  # on this row: the rows below keep their place
+            for label, mode in (("LBS", "lbs"), ("DQ", "dq")):
+                imgui.same_line()
+                if imgui.radio_button(label, editor.skinning == mode) and editor.skinning != mode:
+                    editor.set_skinning(mode)
+                self._record(label)
+                if imgui.is_item_hovered():
+                    imgui.set_tooltip("skinning: LBS, linear blend (as Babylon.js and three.js draw), or DQ, dual "
+                                      "quaternions: the volume kept where a joint twists (--skinning lbs|dq)")
         self._skin_views(editor)
         # The look folds, so the sections below keep their place on a small window.
         opened = imgui.tree_node_ex("Light and tone mapping", imgui.TreeNodeFlags_.span_avail_width)
