@@ -384,3 +384,31 @@ def test_the_panel_switches_the_skinning_and_an_opened_model_keeps_it(panel_sess
     session.run(2)
     click(session, "LBS", near_left=True)
     assert [m.skinning for m in session.scene.skinned_meshes] == ["lbs"]
+
+
+def test_an_instanced_crowd_of_twisted_limbs_equals_drawing_each(headless):
+    """A crowd's mesh with skinning "dq": one instanced draw from the packed bone texture
+    equals the limbs drawn one by one with dual quaternions (not with linear blend)."""
+    from viewer import Crowd
+    from viewer.options import RenderOptions
+
+    options = RenderOptions(show_skeleton=False, show_grid=False)
+    scenes = [build_limb() for _ in range(3)]
+    worlds = np.array([compose([1.0, 1.0, 1.0], [0, 0, 0, 1], [0.0, 0.7 * k - 0.7, 0.0]) for k in range(3)])
+    meshes = []
+    for k, (scene, world) in enumerate(zip(scenes, worlds)):
+        twist(scene, 60.0 * (k + 1))
+        mesh = scene.skinned_meshes[0]
+        mesh.world_matrix, mesh.skinning = world, "dq"
+        meshes.append(mesh)
+    one_by_one = Scene("limbs", meshes)
+    base = build_limb().skinned_meshes[0]
+    base.skinning = "dq"
+    crowd = Crowd(base, [scene.skeletons[0] for scene in scenes], worlds)
+    camera = limb_camera()
+    reference = headless.render(one_by_one, camera, options).astype(int)
+    instanced = headless.render_crowd(crowd, camera, options).astype(int)
+    assert differing(reference, instanced) < 0.003
+    for mesh in meshes:
+        mesh.skinning = "lbs"
+    assert differing(headless.render(one_by_one, camera, options).astype(int), instanced) > 0.01
