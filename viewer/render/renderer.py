@@ -680,7 +680,8 @@ class GpuMesh:
         """Upload this frame's bone matrices and morph weights to ``program`` (a drawing program
         or the ID pass's) or the bone texture (or CPU-morphed and -skinned vertices). With
         dual-quaternion skinning on the GPU, each bone's mat4 is its dual quaternion and scale
-        (bone_dual_quaternions, numpy over the bones), uploaded where the matrices go."""
+        (bone_dual_quaternions: the compiled kernel's loop, or numpy over the bones), uploaded where
+        the matrices go."""
         mesh = self.mesh
         if self.morph_targets:
             self._morph_weights[: self.morph_targets] = mesh.morph_weights
