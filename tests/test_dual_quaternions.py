@@ -448,3 +448,20 @@ def test_an_instanced_crowd_of_twisted_limbs_equals_drawing_each():
         for mesh in meshes:
             mesh.skinning = "lbs"
         assert differing(headless.render(one_by_one, camera, options).astype(int), instanced) > 0.01
+
+
+def test_apply_pose_as_bind_writes_the_shape_drawn_with_dual_quaternions(tmp_path):
+    """save_gltf(apply_pose_as_bind=True) bakes the shape as drawn: a dq mesh's twisted joint
+    keeps its radius in the written file."""
+    from viewer.gltf import load_gltf
+    from viewer.gltf.writer import save_gltf
+
+    scene = build_limb()
+    twist(scene, 90.0)
+    scene.set_skinning("dq")
+    drawn = scene.skinned_meshes[0].skinned_positions()
+    baked = load_gltf(save_gltf(scene, tmp_path / "baked.glb", apply_pose_as_bind=True))
+    (mesh,) = baked.skinned_meshes
+    np.testing.assert_allclose(mesh.positions, drawn, atol=1e-6)
+    radius = np.linalg.norm(mesh.positions[joint_ring(scene), 1:], axis=1) / RADIUS
+    np.testing.assert_allclose(radius, 1.0, atol=1e-6)
