@@ -9,7 +9,8 @@ by the P of its joints blended linearly, then by the rigid parts (R, t) blended 
 quaternions, as libigl's ``igl::dqs`` blends them: influence by influence, a quaternion whose dot
 product with the sum so far is negative is added with its weight negated (antipodality), then
 the real and dual sums are both divided by the real sum's length (Kavan's approximate blend,
-without making the dual part orthogonal). For rigid bones (P the identity) that is exactly
+without making the dual part orthogonal). The hemisphere check is libigl's since 2024 (pull
+request 2390); its 2.5.1 wheel, the tests' reference, sums the signs it is given. For rigid bones (P the identity) that is exactly
 ``igl::dqs``; libigl takes its bones in index order, this takes a vertex's influences in its
 slot order (the order the shader reads them), the same sums unless two of a vertex's bones turn
 about 180 degrees apart.
