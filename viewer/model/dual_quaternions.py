@@ -1,19 +1,20 @@
-"""Dual-quaternion skinning (numpy only): the other branch of the CPU skinning, and the per-bone
-data the skinning shader's SKINNING_DQ reads.
+"""Dual-quaternion skinning: the other branch of the CPU skinning, and the per-bone data the
+skinning shader's SKINNING_DQ reads (numpy; the compiled kernel's dq_bones where it is built).
 
-Each bone's final matrix F (row vectors: ``v @ F``) is split as libigl, Maya and Kavan et al.
-("Geometric skinning with approximate dual quaternion blending", 2008, section 4.3) split it:
-its linear part by the polar decomposition into a symmetric scale/shear P applied first and a
+Each bone's final matrix F (row vectors: ``v @ F``) is split as Kavan et al. ("Geometric
+skinning with approximate dual quaternion blending", 2008, section 4.3) and Maya split it: its
+linear part by the polar decomposition into a symmetric scale/shear P applied first and a
 rotation R after it (``v @ F[:3,:3] == (v @ P) @ R``), and its translation t. A vertex is moved
 by the P of its joints blended linearly, then by the rigid parts (R, t) blended as dual
-quaternions, as libigl's ``igl::dqs`` blends them: influence by influence, a quaternion whose dot
-product with the sum so far is negative is added with its weight negated (antipodality), then
-the real and dual sums are both divided by the real sum's length (Kavan's approximate blend,
-without making the dual part orthogonal). The hemisphere check is libigl's since 2024 (pull
-request 2390); its 2.5.1 wheel, the tests' reference, sums the signs it is given. For rigid bones (P the identity) that is exactly
-``igl::dqs``; libigl takes its bones in index order, this takes a vertex's influences in its
-slot order (the order the shader reads them), the same sums unless two of a vertex's bones turn
-about 180 degrees apart.
+quaternions, as libigl's ``igl::dqs`` (which takes rotations and translations only) blends
+them: influence by influence, a quaternion whose dot product with the sum so far is negative is
+added with its weight negated (antipodality), then the real and dual sums are both divided by
+the real sum's length (Kavan's approximate blend, without making the dual part orthogonal). The
+hemisphere check is libigl's since 2024 (pull request 2390); its 2.5.1 wheel, the tests'
+reference, sums the signs it is given. For rigid bones (P the identity) that is ``igl::dqs``;
+libigl takes its bones in index order, this takes a vertex's influences in its slot order (the
+order the shader reads them), the same sums unless two of a vertex's bones turn about 180
+degrees apart.
 
 The blend is the affine map ``v -> rotate(c0, v @ Pb) + t``; ``dq_blend`` returns it as one
 (V,4,4) matrix per vertex, so positions, normals (inverse transpose) and tangents go through the
