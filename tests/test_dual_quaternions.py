@@ -411,13 +411,53 @@ def test_the_panel_switches_the_skinning_and_an_opened_model_keeps_it(panel_sess
     session = panel_session
     (mesh,) = session.scene.skinned_meshes
     assert mesh.skinning == "lbs" and session.editor.skinning == "lbs"
-    click(session, "DQ", near_left=True)
+    choose(session, "DQ")
     assert mesh.skinning == "dq" and "dual quaternions" in str(session.editor.status)
     session.open_model(CESIUM_MAN)
     assert [m.skinning for m in session.scene.skinned_meshes] == ["dq"]
     session.run(2)
-    click(session, "LBS", near_left=True)
+    choose(session, "LBS")
     assert [m.skinning for m in session.scene.skinned_meshes] == ["lbs"]
+
+
+def choose(session, label):
+    """The skinning combo opened and ``label`` chosen."""
+    from panel_driver import click
+
+    click(session, "skinning")
+    session.run()
+    click(session, f"skinning {label}")
+    session.run()
+
+
+def test_side_by_side_draws_linear_blend_left_and_dual_quaternions_right(tmp_path):
+    """The panel's "LBS | DQ": the view right of the panel split in two, the left half as the
+    LBS view draws that part of the model and the right half as the DQ view; the meshes keep
+    their own skinning."""
+    from panel_driver import headless_session
+
+    scene = build_limb(stripes=(0.12, 0.3, 0.6, 1.0))
+    twist(scene, 150.0)
+    with headless_session(scene=scene) as session:
+        session.editor.display.show_skeleton = session.editor.display.show_grid = False
+        choose(session, "LBS | DQ")
+        assert session.editor.skinning == "both" and session.scene.skinned_meshes[0].skinning == "lbs"
+        session.run(2)
+        both = session.target.read().astype(int)
+        width = both.shape[1]
+        left = int(round(session.camera.screen_offset * width))
+        half = (width - left) // 2
+        halves = []
+        for mode in ("lbs", "dq"):
+            session.editor.set_skinning(mode)  # the single view, in a camera as wide as a half
+            session.run(2)
+            halves.append(session.target.read().astype(int))
+        assert session.editor.skinning == "dq"
+        # The twisted joint, in the middle of each half: thin on the left, as thick as the limb on the right.
+        column = lambda image, x: (np.ptp(image[:, x, :3], axis=1) > 60).sum()  # noqa: E731  (the limb's saturated colours)
+        lbs_joint, dq_joint = column(both, left + half // 2), column(both, left + half + half // 2)
+        assert dq_joint > 1.5 * lbs_joint > 0
+        assert differing(halves[0], halves[1]) > 0.005  # the single views differ too
 
 
 def test_an_instanced_crowd_of_twisted_limbs_equals_drawing_each():

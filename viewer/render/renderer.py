@@ -161,6 +161,9 @@ class Renderer:
         self._grid_key = None
         self._grid_vertices = np.zeros((0, 7), np.float32)
         self._pick_target = None  # (id texture, depth renderbuffer, framebuffer), made on the first pick
+        # "lbs" or "dq" while RenderOptions.compare_skinning draws one of its two views (every
+        # mesh drawn so, whatever its own mesh.skinning: the model is not changed); else None.
+        self.skinning_override = None
         self._environments: dict = {}  # source: Environment, loaded on first use
 
     # --- resources -----------------------------------------------------------------------------
@@ -331,14 +334,39 @@ class Renderer:
         """Draw into the currently bound framebuffer, whose size is ``size`` (width, height).
 
         The scene is drawn as it is: the app calls ``scene.prepare()`` once per frame first.
+        With ``options.compare_skinning`` the view is drawn twice side by side, each half as
+        wide, in the room right of ``camera.screen_offset`` (a side panel's): every skinned mesh
+        with linear blend skinning on the left, with dual quaternions on the right.
         """
+        options = options or RenderOptions()
+        if not options.compare_skinning:
+            self._render_view(scene, camera, size, options)
+            return
+        import copy
+
+        width, height = size
+        left = int(round(camera.screen_offset * width))
+        half = max((width - left) // 2, 1)
+        self._begin_frame(camera, size, options, self.frame_light(scene, options))  # the whole frame's background
+        single = copy.copy(camera)
+        single.screen_offset = 0.0
+        try:
+            for k, mode in enumerate(("lbs", "dq")):
+                self.skinning_override = mode
+                self._render_view(scene, single, (half, height), options, origin=(left + k * half, 0))
+        finally:
+            self.skinning_override = None
+            self.ctx.viewport = (0, 0, width, height)
+
+    def _render_view(self, scene, camera, size, options: RenderOptions, origin=None) -> None:
+        """``render``'s one view, into the viewport at ``origin`` (x, y; None: the framebuffer's
+        corner, the whole of it cleared) of ``size``."""
         import moderngl
 
-        options = options or RenderOptions()
         ctx = self.ctx
         height = size[1]
         light = self.frame_light(scene, options)
-        view, projection = self._begin_frame(camera, size, options, light)
+        view, projection = self._begin_frame(camera, size, options, light, origin)
         self._draw_meshes(scene, view, projection, camera.position, options, light)
 
         ctx.enable(moderngl.BLEND)
@@ -473,26 +501,28 @@ class Renderer:
             self.ctx.depth_mask = True
             self.ctx.disable(moderngl.BLEND)
 
-    def _begin_frame(self, camera, size, options: RenderOptions, light=None):
+    def _begin_frame(self, camera, size, options: RenderOptions, light=None, origin=None):
         """Viewport, cleared depth, background (the gradient, or the environment when
-        ``options.show_environment``), depth test on: (view, projection)."""
+        ``options.show_environment``), depth test on: (view, projection). ``origin``: the
+        viewport's corner, the clear kept inside it (None: (0, 0), the whole framebuffer)."""
         import moderngl
 
         ctx = self.ctx
         width, height = size
-        ctx.viewport = (0, 0, width, height)
+        ctx.viewport = (0, 0, width, height) if origin is None else (*origin, width, height)
+        area = None if origin is None else ctx.viewport  # the clears' own rectangle
         ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.BLEND)
         ctx.front_face = "ccw"
         view, projection = camera.view_matrix(), camera.projection_matrix(width / max(height, 1))
         environment = light.environment if light is not None else None
         if options.transparent_background:
-            ctx.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+            ctx.clear(0.0, 0.0, 0.0, 0.0, depth=1.0, viewport=area)
         elif options.show_environment and environment is not None:
-            ctx.clear(depth=1.0)
+            ctx.clear(depth=1.0, viewport=area)
             environment.draw_background(view, projection, options.environment_rotation, options.exposure,
                                         options.tone_mapping)
         else:
-            ctx.clear(depth=1.0)
+            ctx.clear(depth=1.0, viewport=area)
             self._background["u_top"].value = tuple(options.background_top)
             self._background["u_bottom"].value = tuple(options.background_bottom)
             self._background_vao.render(moderngl.TRIANGLES, vertices=3)
@@ -672,9 +702,14 @@ class GpuMesh:
                                               index_element_size=4)
 
     @property
+    def skinning_mode(self) -> str:
+        """How the mesh is skinned now: the renderer's side-by-side override, else ``mesh.skinning``
+        (read each frame)."""
+        return self.renderer.skinning_override or self.mesh.skinning
+
+    @property
     def dual_quaternions(self) -> bool:
-        """The mesh is skinned with dual quaternions now (``mesh.skinning``, read each frame)."""
-        return self.mesh.skinning == "dq"
+        return self.skinning_mode == "dq"
 
     def update(self, program) -> None:
         """Upload this frame's bone matrices and morph weights to ``program`` (a drawing program
@@ -705,13 +740,14 @@ class GpuMesh:
             # skinning changed since the last upload (a paused frame, or the ID pass after the
             # frame, reuses them).
             uploaded = self._uploaded_skin
+            mode = self.skinning_mode
             if (uploaded is not None and np.array_equal(uploaded[0], matrices)
-                    and np.array_equal(uploaded[1], mesh.morph_weights) and uploaded[2] == mesh.skinning):
+                    and np.array_equal(uploaded[1], mesh.morph_weights) and uploaded[2] == mode):
                 return
             positions, normals, tangents = mesh.morphed(tangents=True)
             self._write_vertices(*skin(positions, normals, mesh.joints, mesh.weights, matrices, tangents=tangents,
-                                       mode=mesh.skinning))
-            self._uploaded_skin = (matrices.copy(), np.array(mesh.morph_weights, copy=True), mesh.skinning)
+                                       mode=mode))
+            self._uploaded_skin = (matrices.copy(), np.array(mesh.morph_weights, copy=True), mode)
 
     def _write_vertices(self, positions, normals, tangents=None) -> None:
         self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())

@@ -236,6 +236,8 @@ class ViewerSession:
         self.camera.screen_offset = min(PANEL_WIDTH * framebuffer_scale[0], width / 2) / width if show_panel else 0.0
         self.view_aspect = width / max(height, 1) * (1.0 - self.camera.screen_offset)  # for F
         display = self.editor.display
+        if display.compare_skinning:
+            self.view_aspect /= 2.0  # F frames the model in each half of the side-by-side view
         self.scene.prepare()  # gestures read world positions of the pose as it is now
         gesture_markers = self.gestures.update(self)   # gizmo, hover, IK handles: drawn, not the editor's
         display.selected_bone = self.editor.selected
