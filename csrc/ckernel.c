@@ -40,6 +40,23 @@
  *     summed influence by influence from zero, then x, y, z and the translation row). Declined
  *     (nothing written) for another shape or type, or a joint index outside 0..J-1.
  *
+ * skin_points_dq(positions, joints, weights, packed, out) -> 0, or -1 when declined
+ *     skin_positions' dual-quaternion branch (viewer/model/dual_quaternions.py, dq_blend, the
+ *     reference, equal within rounding): packed (J, 4, 4) float64 per bone is its rotation
+ *     quaternion, its dual part and its symmetric scale/shear (bone_dual_quaternions); per
+ *     vertex the scale blended linearly and the quaternions as libigl's igl::dqs blends them
+ *     (a weight negated where the quaternion's dot with the sum so far is negative; both sums
+ *     divided by the real sum's length). Declined as skin_points declines.
+ *
+ * dq_bones(matrices, out, general) -> how many bones are left to numpy, or -1 when declined
+ *     viewer/model/dual_quaternions.py's reference_bone_dual_quaternions, within rounding:
+ *     float64 out (J, 4, 4) in its packing; bones with orthogonal rows the short way (the
+ *     rotation is the rows normalized, the scale their lengths), the others by the polar factor
+ *     from Newton's iteration (numpy takes it from an SVD: the same factor, it is unique); both
+ *     negated where the rotation mirrors. A singular bone (no polar factor) is flagged in bool
+ *     general (J,) and counted, for numpy. matrices: float32 or float64 (J, 4, 4). Declined
+ *     (-1, nothing written) for another shape or type.
+ *
  * LinkSync(node_rows, slots, position, quaternion, scaling, need_compose, need_decompose,
  *          linked_version).sync(table_position, table_quaternion, table_scaling, table_version)
  *     BoneBatch.sync_linked() for the bones linked to the nodes of one NodeTable: for each pair k
@@ -82,7 +99,7 @@
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 9
+#define KERNEL_VERSION 10
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -1403,6 +1420,258 @@ layer_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromLong(result);
 }
 
+/* The vertex through the blend of its influences' dual quaternions and scale/shear
+ * (skin_points_dq; the maths is dual_quaternions.dq_blend's). */
+static inline void
+dq_point(const double *pos, const int32_t *joints, const float *weights, Py_ssize_t influences,
+         const double *packed, double *out)
+{
+    double b0[4] = {0}, be[4] = {0}, s[6] = {0};
+    for (Py_ssize_t k = 0; k < influences; k++) {
+        const double *m = packed + 16 * (Py_ssize_t)joints[k];
+        double w = (double)weights[k];
+        double signed_w = (b0[0] * m[0] + b0[1] * m[1] + b0[2] * m[2] + b0[3] * m[3]) < 0 ? -w : w;
+        for (int e = 0; e < 4; e++) {
+            b0[e] += signed_w * m[e];
+            be[e] += signed_w * m[4 + e];
+        }
+        for (int e = 0; e < 6; e++)
+            s[e] += w * m[8 + e];
+    }
+    double length = sqrt(b0[0] * b0[0] + b0[1] * b0[1] + b0[2] * b0[2] + b0[3] * b0[3]);
+    double x = b0[0] / length, y = b0[1] / length, z = b0[2] / length, a0 = b0[3] / length;
+    double ex = be[0] / length, ey = be[1] / length, ez = be[2] / length, ae = be[3] / length;
+    /* scale/shear first: p @ P (P symmetric: s = P00 P01 P02 P11 P12 P22) */
+    double px = pos[0] * s[0] + pos[1] * s[1] + pos[2] * s[2];
+    double py = pos[0] * s[1] + pos[1] * s[3] + pos[2] * s[4];
+    double pz = pos[0] * s[2] + pos[1] * s[4] + pos[2] * s[5];
+    /* then libigl's: v + 2 d0 x (d0 x v + a0 v) + 2 (a0 de - ae d0 + d0 x de) */
+    double cx = y * pz - z * py + a0 * px, cy = z * px - x * pz + a0 * py, cz = x * py - y * px + a0 * pz;
+    out[0] = px + 2.0 * (y * cz - z * cy) + 2.0 * (a0 * ex - ae * x + (y * ez - z * ey));
+    out[1] = py + 2.0 * (z * cx - x * cz) + 2.0 * (a0 * ey - ae * y + (z * ex - x * ez));
+    out[2] = pz + 2.0 * (x * cy - y * cx) + 2.0 * (a0 * ez - ae * z + (x * ey - y * ex));
+}
+
+static PyObject *
+skin_points_dq(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "skin_points_dq(positions, joints, weights, packed, out)");
+        return NULL;
+    }
+    Py_buffer v[5];
+    static const char formats[5] = {'f', 'i', 'f', 'd', 'd'};
+    int got = 0, flags[5] = {PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                             PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                             PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT};
+    long result = -1;
+    for (int k = 0; k < 5; k++) {
+        if (PyObject_GetBuffer(args[k], &v[k], flags[k]) < 0) {
+            PyErr_Clear();
+            goto done;
+        }
+        got = k + 1;
+        if ((format_char(&v[k]) != formats[k] && !(k == 0 && format_char(&v[k]) == 'd')) || v[k].ndim < 1)
+            goto done;
+    }
+    {
+        Py_ssize_t count = v[0].shape[0];
+        if (v[0].ndim != 2 || v[0].shape[1] != 3 || v[1].ndim != 2 || v[1].shape[0] != count || v[1].itemsize != 4
+            || v[2].ndim != 2 || v[2].shape[0] != count || v[2].shape[1] != v[1].shape[1] || v[3].ndim != 3
+            || v[3].shape[1] != 4 || v[3].shape[2] != 4 || v[4].ndim != 2 || v[4].shape[0] != count
+            || v[4].shape[1] != 3)
+            goto done;
+        const int wide = format_char(&v[0]) == 'd';
+        const float *positions32 = (const float *)v[0].buf, *weights = (const float *)v[2].buf;
+        const double *positions64 = (const double *)v[0].buf;
+        const int32_t *joints = (const int32_t *)v[1].buf;
+        const double *packed = (const double *)v[3].buf;
+        double *out = (double *)v[4].buf;
+        Py_ssize_t influences = v[1].shape[1], joint_count = v[3].shape[0];
+        for (Py_ssize_t i = 0; i < count * influences; i++)
+            if (joints[i] < 0 || joints[i] >= joint_count)
+                goto done;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < count; i++) {
+            const Py_ssize_t p = 3 * i;
+            double pos[3] = {wide ? positions64[p] : positions32[p], wide ? positions64[p + 1] : positions32[p + 1],
+                             wide ? positions64[p + 2] : positions32[p + 2]};
+            dq_point(pos, joints + i * influences, weights + i * influences, influences, packed, out + p);
+        }
+        Py_END_ALLOW_THREADS
+        result = 0;
+    }
+done:
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return PyLong_FromLong(result);
+}
+
+/* The orthogonal polar factor of the 3x3 a (row-major) into r by Newton's iteration with
+ * Higham's scaling, X <- (g X + X^-T / g) / 2: the U of numpy's SVD (u @ vt), within rounding.
+ * 0 for a singular matrix or one that does not converge (left to numpy). */
+static int
+polar_factor(const double *a, double *r)
+{
+    double x[9];
+    memcpy(x, a, sizeof x);
+    int settled = 0;
+    for (int iteration = 0; iteration < 60; iteration++) {
+        double c[9] = {x[4] * x[8] - x[5] * x[7], x[5] * x[6] - x[3] * x[8], x[3] * x[7] - x[4] * x[6],
+                       x[2] * x[7] - x[1] * x[8], x[0] * x[8] - x[2] * x[6], x[1] * x[6] - x[0] * x[7],
+                       x[1] * x[5] - x[2] * x[4], x[2] * x[3] - x[0] * x[5], x[0] * x[4] - x[1] * x[3]};
+        double det = x[0] * c[0] + x[1] * c[1] + x[2] * c[2];
+        if (!(fabs(det) > 0) || !isfinite(det))
+            return 0;
+        double nx = 0.0, nc = 0.0;
+        for (int e = 0; e < 9; e++) {
+            nx += x[e] * x[e];
+            nc += c[e] * c[e];
+        }
+        /* g = sqrt(|X^-1|_F / |X|_F); 1 once close (quadratic convergence needs no scaling) */
+        double g = settled ? 1.0 : sqrt(sqrt(nc) / fabs(det) / sqrt(nx)), change = 0.0;
+        for (int e = 0; e < 9; e++) {
+            double next = 0.5 * (g * x[e] + c[e] / (det * g));
+            change = fmax(change, fabs(next - x[e]));
+            x[e] = next;
+        }
+        if (settled && change < 1e-15)
+            break;
+        if (change < 1e-8)
+            settled++;
+        if (settled > 3) {
+            memcpy(r, x, sizeof x);
+            return 1;
+        }
+    }
+    if (!settled)
+        return 0;
+    memcpy(r, x, sizeof x);
+    return 1;
+}
+
+/* bone_dual_quaternions for one bone (dual_quaternions.py's steps: the short way where its
+ * rows are orthogonal, else the polar factor); 0 when left to numpy. */
+static int
+dq_bone(const double *m, double *out)
+{
+    double a[9], length[3], r[9], p[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            a[3 * i + j] = m[4 * i + j];
+    int orthogonal = 1;
+    for (int i = 0; i < 3; i++) {
+        length[i] = sqrt(a[3 * i] * a[3 * i] + a[3 * i + 1] * a[3 * i + 1] + a[3 * i + 2] * a[3 * i + 2]);
+        if (!(length[i] > 0))
+            orthogonal = 0;
+        for (int j = 0; j < 3; j++)
+            r[3 * i + j] = length[i] > 0 ? a[3 * i + j] / length[i] : 0.0;
+    }
+    for (int i = 0; i < 3 && orthogonal; i++)
+        for (int j = 0; j < 3; j++) {
+            double g = r[3 * i] * r[3 * j] + r[3 * i + 1] * r[3 * j + 1] + r[3 * i + 2] * r[3 * j + 2];
+            if (!(fabs(g - (i == j ? 1.0 : 0.0)) < 1e-6)) /* dual_quaternions.ORTHOGONAL */
+                orthogonal = 0;
+        }
+    if (orthogonal) {
+        memset(p, 0, sizeof p);
+        p[0] = length[0], p[4] = length[1], p[8] = length[2];
+    } else {
+        if (!polar_factor(a, r))
+            return 0;
+        for (int i = 0; i < 3; i++) /* P = A R^T */
+            for (int j = 0; j < 3; j++)
+                p[3 * i + j] = a[3 * i] * r[3 * j] + a[3 * i + 1] * r[3 * j + 1] + a[3 * i + 2] * r[3 * j + 2];
+    }
+    double det = r[0] * (r[4] * r[8] - r[5] * r[7]) - r[1] * (r[3] * r[8] - r[5] * r[6])
+                 + r[2] * (r[3] * r[7] - r[4] * r[6]);
+    if (det < 0)
+        for (int e = 0; e < 9; e++) {
+            r[e] = -r[e];
+            p[e] = -p[e];
+        }
+    /* Shepperd's method from the largest of K's diagonal, K[a][b] = 4 q_a q_b (M = R^T) */
+    double m00 = r[0], m11 = r[4], m22 = r[8];
+    double m01 = r[3], m10 = r[1], m02 = r[6], m20 = r[2], m12 = r[7], m21 = r[5];
+    double k[4][4];
+    k[0][0] = 1.0 + m00 - m11 - m22;
+    k[1][1] = 1.0 - m00 + m11 - m22;
+    k[2][2] = 1.0 - m00 - m11 + m22;
+    k[3][3] = 1.0 + m00 + m11 + m22;
+    k[0][1] = k[1][0] = m01 + m10;
+    k[0][2] = k[2][0] = m02 + m20;
+    k[1][2] = k[2][1] = m12 + m21;
+    k[0][3] = k[3][0] = m21 - m12;
+    k[1][3] = k[3][1] = m02 - m20;
+    k[2][3] = k[3][2] = m10 - m01;
+    int largest = 0;
+    for (int i = 1; i < 4; i++)
+        if (k[i][i] > k[largest][largest])
+            largest = i;
+    double q[4], root = 2.0 * sqrt(k[largest][largest]), norm = 0.0;
+    for (int i = 0; i < 4; i++) {
+        q[i] = k[largest][i] / root;
+        norm += q[i] * q[i];
+    }
+    norm = sqrt(norm);
+    for (int i = 0; i < 4; i++)
+        q[i] /= norm;
+    double x = q[0], y = q[1], z = q[2], w = q[3], tx = m[12], ty = m[13], tz = m[14];
+    out[0] = x, out[1] = y, out[2] = z, out[3] = w;
+    out[4] = 0.5 * (tx * w + ty * z - tz * y);
+    out[5] = 0.5 * (-tx * z + ty * w + tz * x);
+    out[6] = 0.5 * (tx * y - ty * x + tz * w);
+    out[7] = -0.5 * (tx * x + ty * y + tz * z);
+    out[8] = p[0], out[9] = (p[1] + p[3]) / 2.0, out[10] = (p[2] + p[6]) / 2.0, out[11] = p[4];
+    out[12] = (p[5] + p[7]) / 2.0, out[13] = p[8], out[14] = 0.0, out[15] = 0.0;
+    return 1;
+}
+
+static PyObject *
+dq_bones(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "dq_bones(matrices, out, general)");
+        return NULL;
+    }
+    Py_buffer v[3];
+    int got = 0, flags[3] = {PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                             PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT};
+    long result = -1;
+    for (int k = 0; k < 3; k++) {
+        if (PyObject_GetBuffer(args[k], &v[k], flags[k]) < 0) {
+            PyErr_Clear();
+            goto done;
+        }
+        got = k + 1;
+    }
+    {
+        char kind = format_char(&v[0]);
+        Py_ssize_t count = v[0].ndim == 3 ? v[0].shape[0] : -1;
+        if ((kind != 'f' && kind != 'd') || count < 0 || v[0].shape[1] != 4 || v[0].shape[2] != 4
+            || format_char(&v[1]) != 'd' || v[1].ndim != 3 || v[1].shape[0] != count || v[1].shape[1] != 4
+            || v[1].shape[2] != 4 || format_char(&v[2]) != '?' || v[2].ndim != 1 || v[2].shape[0] != count)
+            goto done;
+        double *out = (double *)v[1].buf;
+        char *general = (char *)v[2].buf;
+        long left = 0;
+        for (Py_ssize_t j = 0; j < count; j++) {
+            double m[16];
+            for (int e = 0; e < 16; e++)
+                m[e] = kind == 'f' ? (double)((const float *)v[0].buf)[16 * j + e] : ((const double *)v[0].buf)[16 * j + e];
+            general[j] = !dq_bone(m, out + 16 * j);
+            left += general[j];
+        }
+        result = left;
+    }
+done:
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return PyLong_FromLong(result);
+}
+
 static PyMethodDef module_methods[] = {
     {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_FASTCALL,
      "parse_rows(text, out, columns) -> -1, or the index of the first bad row (see the module's docstring)."},
@@ -1414,6 +1683,10 @@ static PyMethodDef module_methods[] = {
      "(see the module's docstring)."},
     {"skin_points", (PyCFunction)(void (*)(void))skin_points, METH_FASTCALL,
      "skin_points(positions, joints, weights, matrices, out) -> 0, or -1 when declined (see the module's docstring)."},
+    {"dq_bones", (PyCFunction)(void (*)(void))dq_bones, METH_FASTCALL,
+     "dq_bones(matrices, out, general) -> bones left to numpy, or -1 when declined (see the module's docstring)."},
+    {"skin_points_dq", (PyCFunction)(void (*)(void))skin_points_dq, METH_FASTCALL,
+     "skin_points_dq(positions, joints, weights, packed, out) -> 0, or -1 when declined (see the module's docstring)."},
     {NULL, NULL, 0, NULL},
 };
 

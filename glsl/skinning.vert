@@ -5,6 +5,11 @@
 //   BONE_COUNT    number of bone matrices (uniform array size)
 //   INFLUENCES    4 or 8 joint influences per vertex
 //   BONES_PER_ROW matrices per row of the bone texture (4 texels each)
+//   SKINNING_DQ   1: dual-quaternion skinning (optional, default 0: linear blend skinning). Each
+//                 bone's mat4 (uniform array or texture alike) then holds, as columns, its rotation
+//                 quaternion, its dual part and its symmetric scale/shear (P00 P01 P02 P11, P12
+//                 P22 0 0), packed on the CPU (viewer/model/dual_quaternions.py, which is also the
+//                 CPU path's maths): the scale blended linearly, the quaternions as libigl's dqs blends them
 //   INSTANCED     1: a crowd, one instance per character (optional, default 0): instance i
 //                 reads its bones from texture rows i * BONES_PER_INSTANCE + joint (with
 //                 SKINNING_BONE_TEXTURE) and its world matrix from the per-instance in_instance_world
@@ -103,6 +108,38 @@ mat4 bone_matrix(int j) {
 }
 #endif
 
+#ifndef SKINNING_DQ
+#define SKINNING_DQ 0
+#endif
+#if SKINNING != SKINNING_CPU && SKINNING_DQ
+// One influence into the sums: a quaternion on the other hemisphere from the sum so far is
+// added with its weight negated (q and -q are one rotation); the scale with the weight as is.
+void dq_add(int joint, float weight, inout vec4 real, inout vec4 dual, inout vec4 scale0, inout vec4 scale1) {
+    mat4 bone = bone_matrix(joint);
+    float signed_weight = dot(real, bone[0]) < 0.0 ? -weight : weight;
+    real += signed_weight * bone[0];
+    dual += signed_weight * bone[1];
+    scale0 += weight * bone[2];
+    scale1 += weight * bone[3];
+}
+
+// The blend as one affine matrix (column vectors): the blended scale/shear, then the rotation
+// of the normalized real part, then the translation libigl's dqs takes from the dual part.
+mat4 dq_matrix(vec4 real, vec4 dual, vec4 scale0, vec4 scale1) {
+    float len = length(real);
+    vec4 c0 = real / len, ce = dual / len;
+    vec3 d0 = c0.xyz, de = ce.xyz;
+    vec3 t = 2.0 * (c0.w * de - ce.w * d0 + cross(d0, de));
+    float x = c0.x, y = c0.y, z = c0.z, w = c0.w;
+    mat3 rotation = mat3(1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y),
+                         2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x),
+                         2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y));
+    mat3 scale = mat3(scale0.xyz, vec3(scale0.y, scale0.w, scale1.x), vec3(scale0.z, scale1.x, scale1.y));
+    mat3 linear = rotation * scale;
+    return mat4(vec4(linear[0], 0.0), vec4(linear[1], 0.0), vec4(linear[2], 0.0), vec4(t, 1.0));
+}
+#endif
+
 #ifndef MORPH_TARGETS
 #define MORPH_TARGETS 0
 #endif
@@ -153,7 +190,18 @@ void main() {
 #else
     mat4 world = u_world;
 #endif
-#if SKINNING != SKINNING_CPU
+#if SKINNING != SKINNING_CPU && SKINNING_DQ
+    vec4 real = vec4(0.0), dual = vec4(0.0), scale0 = vec4(0.0), scale1 = vec4(0.0);
+    for (int k = 0; k < 4; ++k) {
+        dq_add(in_joints0[k], in_weights0[k], real, dual, scale0, scale1);
+    }
+#if INFLUENCES == 8
+    for (int k = 0; k < 4; ++k) {
+        dq_add(in_joints1[k], in_weights1[k], real, dual, scale0, scale1);
+    }
+#endif
+    mat4 model = world * dq_matrix(real, dual, scale0, scale1);
+#elif SKINNING != SKINNING_CPU
     mat4 skin = in_weights0.x * bone_matrix(in_joints0.x)
               + in_weights0.y * bone_matrix(in_joints0.y)
               + in_weights0.z * bone_matrix(in_joints0.z)

@@ -34,6 +34,7 @@ class RenderOptions:
     wireframe: bool = False
     cpu_skinning: bool = False            # skin vertices in numpy instead of the shader
     bone_texture: bool = False            # bone matrices in a texture even when a uniform array fits
+    compare_skinning: bool = False        # the view twice side by side: linear blend left, dual quaternions right
     selected_bone: object = None          # a Bone to highlight in the overlay
     markers: list = field(default_factory=list)   # Markers the overlay draws (the editor's controllers)
     paint: Paint = Paint.SHADED           # what colours the mesh (WEIGHTS shows selected_bone's)

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from ..words import counted
-from .common import (Progress, add_look_options, add_pool_options, check_creatable_folder, check_pool_options,
-                     look_options, positive_finite, size)
+from .common import (Progress, add_look_options, add_pool_options, add_skinning_option, check_creatable_folder,
+                     check_pool_options, look_options, positive_finite, size)
 
 
 def add_parser(commands, common):
@@ -30,6 +30,7 @@ def add_parser(commands, common):
                        help="a model taking longer than S seconds gets a failed row (default: no limit)")
     batch.add_argument("--force", action="store_true", help="redo every model, changed or not")
     add_look_options(batch)
+    add_skinning_option(batch)
     batch.set_defaults(run=run)
 
 
@@ -59,7 +60,7 @@ def run(args) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ViewerError(f"--out {args.out}: cannot create it: {error.strerror}") from None
-    options = BatchOptions(size=tuple(args.size), gif_seconds=args.gif_seconds, **look,
+    options = BatchOptions(size=tuple(args.size), gif_seconds=args.gif_seconds, skinning=args.skinning, **look,
                            environment_sha256=environment_digest(look["environment"]))
     todo, kept = plan(args.dir, args.out, options, args.force)
     rows = {model.name: model.row for model in kept}

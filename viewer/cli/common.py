@@ -281,6 +281,26 @@ def start_listening(args):
     shown = f"[{host}]" if ":" in host else host
     print(f"listening on {shown}:{server.address[1]} token {server.token}", flush=True)
     return server
+# --- skinning: linear blend or dual quaternions (every command that draws frames) -----------------
+def skinning(text: str) -> str:
+    from ..errors import ViewerError
+    from ..model.mesh import skinning_mode
+
+    try:
+        return skinning_mode(text)
+    except ViewerError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("skinning: ")) from None
+
+
+def add_skinning_option(parser) -> None:
+    """--skinning lbs|dq, as render, view, serve, batch and synth take it (every skinned mesh's
+    ``mesh.skinning``)."""
+    parser.add_argument("--skinning", type=skinning, default="lbs", metavar="lbs|dq",
+                        help="how vertices follow their bones: lbs (linear blend skinning, as Babylon.js and "
+                             "three.js draw) or dq (dual quaternions, Blender's 'Preserve Volume': no candy wrapper "
+                             "where a joint twists; scale and shear still blended linearly) (default lbs)")
+
+
 # --- loading a model, BVH options and --motion (every command that opens a model) ---------------
 BVH_UP_AXES = ("x", "y", "z", "-x", "-y", "-z", "+x", "+y", "+z")
 BVH_DESTS = ("bvh_scale", "bvh_up", "bvh_forward")
@@ -374,6 +394,8 @@ def load_scene(args):
     _split_bone_map(args)
     bvh = bvh_options(args)
     scene = load_model(args.model, getattr(args, "scene", None), **bvh)
+    if getattr(args, "skinning", None) is not None:
+        scene.set_skinning(args.skinning)
     _say_bvh(args.model, scene)
     _say_axes(args.model, scene)
     motion = getattr(args, "motion", None)

@@ -10,10 +10,10 @@ from pathlib import Path
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
 from ..look import TRANSPARENT, apply_frame
-from .common import (Progress, add_frame_options, add_look_options, add_mix_option, add_motion_options, apply_mix,
-                     apply_pose_data, check_creatable_folder, finite, frame_options, frames, input_files, load_scene,
-                     logger, look_options, named_bone, pitch, positive_finite, positive_int, read_mix, read_pose,
-                     scene_index, select_animation, size)
+from .common import (Progress, add_frame_options, add_look_options, add_mix_option, add_motion_options,
+                     add_skinning_option, apply_mix, apply_pose_data, check_creatable_folder, finite, frame_options,
+                     frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
+                     positive_int, read_mix, read_pose, scene_index, select_animation, size)
 
 DEFAULT_CLIP_FPS = 30.0  # --frames all
 
@@ -62,6 +62,7 @@ def add_parser(commands, common):
     render.add_argument("--pose", type=Path, help="pose JSON file to apply (after the animation, over it)")
     render.add_argument("--cpu-skinning", action="store_true", help="skin vertices in numpy instead of the shader")
     render.add_argument("--bone-texture", action="store_true", help="bone matrices in a texture, not a uniform array")
+    add_skinning_option(render)
     render.add_argument("--animation", metavar="NAME|INDEX",
                         help="animation to sample (default: the first, when the model has any)")
     render.add_argument("--time", type=finite, help="animation time in seconds (default 0; loops past the end)")

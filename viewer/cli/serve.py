@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from .common import (add_bvh_options, add_frame_options, add_listen_options, add_look_options, frame_options,
-                     look_options, scene_index)
+from .common import (add_bvh_options, add_frame_options, add_listen_options, add_look_options, add_skinning_option,
+                     frame_options, look_options, scene_index)
 
 IDLE_WAIT = 0.5            # seconds between polls when nothing plays and nothing comes
 PLAYING_WAIT = 1.0 / 60.0  # a playing clip moves on at about 60 steps a second
@@ -27,6 +27,7 @@ def add_parser(commands, common):
     add_listen_options(serve, required=True)
     add_frame_options(serve)  # what every render shows unless the client's render() says otherwise
     add_look_options(serve)
+    add_skinning_option(serve)
     add_bvh_options(serve.add_argument_group("BVH, FBX and USD files"))
     serve.set_defaults(run=run)
 

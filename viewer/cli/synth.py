@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import (BVH_DESTS, Progress, add_bvh_options, add_look_options, add_pool_options, bvh_options,
-                     check_creatable_folder, check_pool_options, finite, positive_int, size)
+from .common import (BVH_DESTS, Progress, add_bvh_options, add_look_options, add_pool_options, add_skinning_option,
+                     bvh_options, check_creatable_folder, check_pool_options, finite, positive_int, size)
 
 
 def range_of(low: float, high: float, unit: str = ""):
@@ -110,6 +110,7 @@ def add_parser(commands, common):
                         help="a folder of images (.png, .jpg): for each image, one of them drawn at random, "
                              "scaled to cover the frame and cropped at random behind the character")
     add_look_options(synth, draws=True)
+    add_skinning_option(synth)
     run_group = synth.add_argument_group("workers")
     add_pool_options(run_group, "render as Ray tasks: on a local Ray runtime, or on the cluster at ADDRESS (its "
                                 "nodes read the models at the same paths)")
@@ -190,7 +191,8 @@ def run(args) -> int:
                            min_visible=args.min_visible, min_area=args.min_area,
                            backgrounds=backgrounds, environments=environments,
                            environment_rotation=tuple(args.environment_rotation), exposure=tuple(args.exposure),
-                           tone_mapping=args.tone_mapping, environment_filter=args.environment_filter)
+                           tone_mapping=args.tone_mapping, environment_filter=args.environment_filter,
+                           skinning=args.skinning)
     if args.model.is_dir() or (args.motion is not None and args.motion.is_dir()):
         load = {name: getattr(args, name) for name in BVH_DESTS}  # for the .bvh files among them
         load["file_axes"] = bool(args.file_axes)  # and the .fbx files

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..images import check_png_path
-from .common import (DEFAULT_PNG, add_frame_options, add_listen_options, add_look_options, add_motion_options,
+from .common import (DEFAULT_PNG, add_skinning_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
                      apply_pose_data, frame_options, has_display, load_scene, look_namespace, look_options,
                      motion_namespace, positive_int, read_pose, scene_index, size)
 from .render import add_camera_arguments, camera_description, render_command
@@ -35,6 +35,7 @@ def add_parser(commands, common):
     view.add_argument("--watch", action="store_true",
                       help="reload --script (and --pose) in the running window when the file is saved")
     add_camera_arguments(view)
+    add_skinning_option(view)
     add_frame_options(view)  # how the window starts (the panel's Display section changes it)
     add_look_options(view)
     add_listen_options(view, required=False)
@@ -117,7 +118,7 @@ def render_instead(args, reason: str) -> int:
         no_skeleton=args.no_skeleton, no_grid=args.no_grid, yaw=args.yaw, pitch=args.pitch, target=args.target, distance=args.distance,
         fov=args.fov, camera=args.camera, background=args.background, show_environment=args.show_environment,
         animation=None, time=None,
-        rest=args.rest, frames=None, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
+        rest=args.rest, frames=None, skinning=args.skinning, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
         debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None,
         **motion_namespace(args), **look_namespace(args))
     status = render_command(render_args)

@@ -813,6 +813,28 @@ class Editor:
             if name in settings:
                 setattr(self.display, name, settings[name])
 
+    # --- skinning ------------------------------------------------------------------------------
+    @property
+    def skinning(self) -> str:
+        """"both" while the view shows the two side by side (display.compare_skinning); else
+        "dq" when every skinned mesh is skinned with dual quaternions, else "lbs"."""
+        if self.display.compare_skinning:
+            return "both"
+        meshes = self.scene.skinned_meshes
+        return "dq" if meshes and all(mesh.skinning == "dq" for mesh in meshes) else "lbs"
+
+    def set_skinning(self, mode) -> None:
+        """"lbs" (linear blend) or "dq" (dual quaternions): every skinned mesh's skinning, one
+        view; "both": the view twice side by side, linear blend left and dual quaternions right
+        (the meshes keep their own skinning for everything else)."""
+        if isinstance(mode, str) and mode.strip().lower() == "both":
+            self.display.compare_skinning = True
+            self.status = Status("skinning: linear blend (left) and dual quaternions (right)")
+            return
+        self.scene.set_skinning(mode)
+        self.display.compare_skinning = False
+        self.status = Status("skinning: " + ("dual quaternions" if self.skinning == "dq" else "linear blend"))
+
     # --- skin views ------------------------------------------------------------------------------
     def set_paint(self, paint) -> None:
         """What colours the mesh: a Paint or its value ("shaded", "weights" (the selected bone's,

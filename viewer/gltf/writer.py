@@ -42,6 +42,7 @@ from ..errors import ViewerError
 from ..gcpause import collector_paused
 from ..model.checks import OUT_OF_RANGE, first_bad_row, fits
 from ..model.material import Sampler
+from ..model.dual_quaternions import bone_dual_quaternions, dq_blend
 from ..model.mesh import skin
 from ..model.morph import MorphAnimationClip
 from ..model.transforms import decompose_one
@@ -765,13 +766,17 @@ def _posed(mesh, finals: np.ndarray):
     by ``finals``. Morph deltas turn with each vertex's blended matrix, so targets still move the
     posed shape."""
     positions, normals, tangents = mesh.morphed(tangents=True)
-    posed, posed_normals, *posed_tangents = skin(positions, normals, mesh.joints, mesh.weights, finals, tangents)
+    posed, posed_normals, *posed_tangents = skin(positions, normals, mesh.joints, mesh.weights, finals, tangents,
+                                                 mode=mesh.skinning)
     posed_tangents = posed_tangents[0] if posed_tangents else None
     deltas = None
     if mesh.morph_targets is not None:
-        blend = np.zeros((len(positions), 3, 3))
-        for k in range(mesh.joints.shape[1]):
-            blend += mesh.weights[:, k, None, None] * finals[mesh.joints[:, k], :3, :3]
+        if mesh.skinning == "dq":
+            blend = dq_blend(mesh.joints, mesh.weights, bone_dual_quaternions(finals))[:, :3, :3]
+        else:
+            blend = np.zeros((len(positions), 3, 3))
+            for k in range(mesh.joints.shape[1]):
+                blend += mesh.weights[:, k, None, None] * finals[mesh.joints[:, k], :3, :3]
         targets = mesh.morph_targets
         moved = np.einsum("tvi,vij->tvj", targets.positions, blend)
         moved_normals = None if targets.normals is None else np.einsum("tvi,vij->tvj", targets.normals, blend)

@@ -40,6 +40,7 @@ class BatchOptions:
     exposure: float = RenderOptions.exposure
     environment_filter: str = RenderOptions.environment_filter
     environment_sha256: str | None = None
+    skinning: str = "lbs"        # every skinned mesh's (--skinning): "lbs" or "dq"
 
     def as_json(self) -> dict:
         return {**asdict(self), "size": list(self.size), "fps": GIF_FPS, "job_version": JOB_VERSION}
@@ -134,6 +135,7 @@ def _process(path: Path, out: Path, options: BatchOptions) -> dict:
         scene = load_model(path)
     finally:
         logger.disabled = False
+    scene.set_skinning(options.skinning)
     clips = _render(scene, out, options)
     summary = report.summary()
     for clip, gif in zip(summary["clips"], clips):

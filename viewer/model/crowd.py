@@ -93,7 +93,8 @@ class Crowd:
         offsets = self.group.offsets
         mesh, lows, highs = self.mesh, [], []
         for k, world in enumerate(self.world_matrices):
-            positions = skin_positions(mesh.positions, mesh.joints, mesh.weights, matrices[offsets[k]:offsets[k + 1]])
+            positions = skin_positions(mesh.positions, mesh.joints, mesh.weights, matrices[offsets[k]:offsets[k + 1]],
+                                       mode=mesh.skinning)
             low, high = bounds(place_points(positions, world))
             lows.append(low)
             highs.append(high)

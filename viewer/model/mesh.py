@@ -12,10 +12,16 @@ import numpy as np
 from ..errors import ViewerError
 from ..words import counted
 from .checks import finite_array
+from .dual_quaternions import bone_dual_quaternions, dq_skin_positions
 from .material import Material, TextureSlot
 from . import native
 from .morph import MorphTargets
 from .skeleton import Skeleton
+
+# How a mesh's vertices follow its bones (SkinnedMesh.skinning): linear blend skinning (every
+# web engine's, the default) or dual quaternions (Blender's "Preserve Volume", Maya's): the
+# rigid part of each bone blended as dual quaternions, its scale and shear linearly.
+SKINNINGS = ("lbs", "dq")
 
 
 class Submesh:
@@ -82,6 +88,8 @@ class SkinnedMesh:
     vertex's sum as given. ``extra_influences`` (V,) counts, per vertex, the weights beyond the
     8 influences the shader reads that a loader had to leave out (zeros by default).
     ``morph_targets``: a MorphTargets over the same vertices, or None (see ``morph_weights``).
+    ``skinning``: "lbs" (linear blend skinning, the default) or "dq" (dual quaternions), on the
+    GPU and the CPU alike.
     """
 
     def __init__(self, name: str, positions, indices, skeleton: Skeleton | None, joints=None, weights=None,
@@ -130,6 +138,17 @@ class SkinnedMesh:
             if morph_targets.vertex_count != count:
                 raise ViewerError(f"{what}: morph targets over {morph_targets.vertex_count} vertices for {count}")
         self.morph_targets = morph_targets
+        self._skinning = "lbs"
+
+    @property
+    def skinning(self) -> str:
+        """"lbs" (linear blend skinning) or "dq" (dual-quaternion skinning): how the renderer
+        (shader or CPU) and ``skinned()`` / ``skinned_positions()`` move this mesh's vertices."""
+        return self._skinning
+
+    @skinning.setter
+    def skinning(self, value) -> None:
+        self._skinning = skinning_mode(value, f"mesh {self.name!r} skinning")
 
     @property
     def normals(self) -> np.ndarray:
@@ -219,7 +238,8 @@ class SkinnedMesh:
             if matrices is None:
                 self.skeleton.prepare()
                 matrices = self.skeleton.get_transform_matrices()
-            skinned = skin(positions, normals, self.joints, self.weights, matrices, vertex_tangents)
+            skinned = skin(positions, normals, self.joints, self.weights, matrices, vertex_tangents,
+                           mode=self.skinning)
             positions, normals = skinned[:2]
             vertex_tangents = skinned[2] if vertex_tangents is not None else None
         moved = transform_points(positions, normals, self.world_matrix, vertex_tangents)
@@ -235,31 +255,51 @@ class SkinnedMesh:
             positions = positions.astype(np.float64)
         else:
             self.skeleton.prepare()
-            positions = skin_positions(positions, self.joints, self.weights, self.skeleton.get_transform_matrices())
+            positions = skin_positions(positions, self.joints, self.weights, self.skeleton.get_transform_matrices(),
+                                       mode=self.skinning)
         return place_points(positions, self.world_matrix)
 
 
-def skin(positions, normals, joints, weights, matrices, tangents=None):
-    """Linear blend skinning: (positions, normals) in skeleton-root space; with ``tangents``
-    ((V,4): xyz and the bitangent sign w), (positions, normals, tangents).
+def skinning_mode(value, what: str = "skinning") -> str:
+    """``value`` as one of SKINNINGS ("lbs", "dq"; any case), or one ViewerError line."""
+    if isinstance(value, str) and value.strip().lower() in SKINNINGS:
+        return value.strip().lower()
+    raise ViewerError(f"{what}: expected lbs (linear blend) or dq (dual quaternions), got {value!r}")
+
+
+def skin(positions, normals, joints, weights, matrices, tangents=None, mode: str = "lbs"):
+    """Linear blend skinning (``mode`` "lbs"), or dual-quaternion skinning ("dq", see
+    viewer/model/dual_quaternions.py): (positions, normals) in skeleton-root space; with
+    ``tangents`` ((V,4): xyz and the bitangent sign w), (positions, normals, tangents).
 
     Blends one (V,4,4) matrix stack influence by influence, so memory stays at one stack
     however many influences there are. Normals use the inverse transpose of the blend;
     tangents (directions in the surface) the blend itself, renormalized, their w kept.
     """
-    skinned_positions, blended = _skin_positions(positions, joints, weights, matrices)
+    if mode == "dq":
+        skinned_positions, blended = dq_skin_positions(positions, joints, weights, bone_dual_quaternions(matrices))
+    else:
+        skinned_positions, blended = _skin_positions(positions, joints, weights, matrices)
     skinned_normals = _transform_normals(normals, blended[:, :3, :3])
     if tangents is None:
         return skinned_positions, skinned_normals
     return skinned_positions, skinned_normals, _transform_tangents(tangents, blended[:, :3, :3])
 
 
-def skin_positions(positions, joints, weights, matrices) -> np.ndarray:
+def skin_positions(positions, joints, weights, matrices, mode: str = "lbs") -> np.ndarray:
     """Linear blend skinning of positions alone: each vertex through the weighted sum of its
-    joints' matrices ((J,4,4), row vectors), as float64 (V,3). The compiled kernel's loop
-    (csrc/ckernel.c's skin_points) where it is built and takes the arrays; ``_skin_positions``,
-    the reference, otherwise."""
+    joints' matrices ((J,4,4), row vectors), as float64 (V,3); with ``mode`` "dq", dual-quaternion
+    skinning. The compiled kernel's loop (csrc/ckernel.c's skin_points, skin_points_dq) where
+    it is built and takes the arrays; ``_skin_positions`` or ``dq_skin_positions``, the
+    references, otherwise."""
     module = native.ckernel
+    if mode == "dq":
+        packed = bone_dual_quaternions(matrices)
+        if module is not None:
+            out = np.empty((len(positions), 3))
+            if module.skin_points_dq(positions, joints, weights, packed, out) == 0:
+                return out
+        return dq_skin_positions(positions, joints, weights, packed)[0]
     if module is not None:
         out = np.empty((len(positions), 3))
         if module.skin_points(positions, joints, weights, np.ascontiguousarray(matrices, dtype=np.float64), out) == 0:

@@ -86,6 +86,14 @@ class Scene:
         points = [mesh.skinned_positions() for mesh in self.meshes]
         return bounds(np.concatenate(points) if points else np.zeros((0, 3)))
 
+    def set_skinning(self, mode) -> None:
+        """Every skinned mesh's ``skinning``: "lbs" (linear blend) or "dq" (dual quaternions)."""
+        from .mesh import skinning_mode
+
+        mode = skinning_mode(mode)
+        for mesh in self.skinned_meshes:
+            mesh.skinning = mode
+
     def find_bone(self, name: str):
         """The first bone of that name in any skeleton, or None."""
         for skeleton in self.skeletons:

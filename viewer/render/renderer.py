@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ViewerError
+from ..model.dual_quaternions import bone_dual_quaternions
 from ..model.mesh import bounds, skin
 from ..model.weights import joint_row, triangle_bone
 from ..options import Axes, Paint, RenderOptions
@@ -69,11 +70,13 @@ class ShaderPaint(enum.IntEnum):
 
 def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
                      morph_targets: int = 0, morph_normals: bool = False, pick: bool = False,
-                     labels: bool = False, morph_tangents: bool = False) -> dict:
+                     labels: bool = False, morph_tangents: bool = False, dual_quaternions: bool = False) -> dict:
     """The skinning shader's #defines. ``morph_targets`` > 0 morphs on the GPU (MORPH_TARGETS,
     MORPH_NORMALS, MORPH_TANGENTS, MORPH_TEXELS texels per vertex and target,
     MORPH_TEXTURE_WIDTH); ``pick`` builds it for the ID pass (PICK_IDS); ``labels`` for the
-    labelled draw (LABELS: the part index and the depth beside the colour)."""
+    labelled draw (LABELS: the part index and the depth beside the colour);
+    ``dual_quaternions`` skins with dual quaternions (SKINNING_DQ: the bones' mat4s hold
+    bone_dual_quaternions' packing)."""
     defines = {f"SKINNING_{member.name}": int(member) for member in SkinningMode}
     defines.update({f"PAINT_{member.name}": int(member) for member in ShaderPaint})
     defines.update(SKINNING=int(mode), BONE_COUNT=max(bone_count, 1), INFLUENCES=max(influences, 4),
@@ -86,6 +89,8 @@ def skinning_defines(mode: SkinningMode, bone_count: int, influences: int, bones
         defines["PICK_IDS"] = 1
     if labels:
         defines["LABELS"] = 1
+    if dual_quaternions and mode is not SkinningMode.CPU:
+        defines["SKINNING_DQ"] = 1
     return defines
 
 
@@ -156,20 +161,24 @@ class Renderer:
         self._grid_key = None
         self._grid_vertices = np.zeros((0, 7), np.float32)
         self._pick_target = None  # (id texture, depth renderbuffer, framebuffer), made on the first pick
+        # "lbs" or "dq" while RenderOptions.compare_skinning draws one of its two views (every
+        # mesh drawn so, whatever its own mesh.skinning: the model is not changed); else None.
+        self.skinning_override = None
         self._environments: dict = {}  # source: Environment, loaded on first use
 
     # --- resources -----------------------------------------------------------------------------
     def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
                 morph_targets: int = 0, morph_normals: bool = False, morph_tangents: bool = False,
-                pick: bool = False, labels: bool = False, shading: tuple = ()):
+                pick: bool = False, labels: bool = False, shading: tuple = (), dual_quaternions: bool = False):
         """The skinning program for these #defines (``pick``: skinning.vert with PICK_IDS and
         pick.frag, the ID pass; ``labels``: with LABELS, the labelled draw; ``shading``: the
-        material's and the frame's ((name, value), ...), see skinning.frag), built once per renderer."""
+        material's and the frame's ((name, value), ...), see skinning.frag; ``dual_quaternions``:
+        SKINNING_DQ), built once per renderer."""
         key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals, morph_tangents, pick,
-               labels, shading)
+               labels, shading, dual_quaternions)
         if key not in self._programs:
             defines = skinning_defines(skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals,
-                                       pick, labels, morph_tangents)
+                                       pick, labels, morph_tangents, dual_quaternions)
             defines.update(shading)
             fragment = "pick.frag" if pick else "skinning.frag"
             self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines)
@@ -325,14 +334,39 @@ class Renderer:
         """Draw into the currently bound framebuffer, whose size is ``size`` (width, height).
 
         The scene is drawn as it is: the app calls ``scene.prepare()`` once per frame first.
+        With ``options.compare_skinning`` the view is drawn twice side by side, each half as
+        wide, in the room right of ``camera.screen_offset`` (a side panel's): every skinned mesh
+        with linear blend skinning on the left, with dual quaternions on the right.
         """
+        options = options or RenderOptions()
+        if not options.compare_skinning:
+            self._render_view(scene, camera, size, options)
+            return
+        import copy
+
+        width, height = size
+        left = int(round(camera.screen_offset * width))
+        half = max((width - left) // 2, 1)
+        self._begin_frame(camera, size, options, self.frame_light(scene, options))  # the whole frame's background
+        single = copy.copy(camera)
+        single.screen_offset = 0.0
+        try:
+            for k, mode in enumerate(("lbs", "dq")):
+                self.skinning_override = mode
+                self._render_view(scene, single, (half, height), options, origin=(left + k * half, 0))
+        finally:
+            self.skinning_override = None
+            self.ctx.viewport = (0, 0, width, height)
+
+    def _render_view(self, scene, camera, size, options: RenderOptions, origin=None) -> None:
+        """``render``'s one view, into the viewport at ``origin`` (x, y; None: the framebuffer's
+        corner, the whole of it cleared) of ``size``."""
         import moderngl
 
-        options = options or RenderOptions()
         ctx = self.ctx
         height = size[1]
         light = self.frame_light(scene, options)
-        view, projection = self._begin_frame(camera, size, options, light)
+        view, projection = self._begin_frame(camera, size, options, light, origin)
         self._draw_meshes(scene, view, projection, camera.position, options, light)
 
         ctx.enable(moderngl.BLEND)
@@ -467,26 +501,28 @@ class Renderer:
             self.ctx.depth_mask = True
             self.ctx.disable(moderngl.BLEND)
 
-    def _begin_frame(self, camera, size, options: RenderOptions, light=None):
+    def _begin_frame(self, camera, size, options: RenderOptions, light=None, origin=None):
         """Viewport, cleared depth, background (the gradient, or the environment when
-        ``options.show_environment``), depth test on: (view, projection)."""
+        ``options.show_environment``), depth test on: (view, projection). ``origin``: the
+        viewport's corner, the clear kept inside it (None: (0, 0), the whole framebuffer)."""
         import moderngl
 
         ctx = self.ctx
         width, height = size
-        ctx.viewport = (0, 0, width, height)
+        ctx.viewport = (0, 0, width, height) if origin is None else (*origin, width, height)
+        area = None if origin is None else ctx.viewport  # the clears' own rectangle
         ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.BLEND)
         ctx.front_face = "ccw"
         view, projection = camera.view_matrix(), camera.projection_matrix(width / max(height, 1))
         environment = light.environment if light is not None else None
         if options.transparent_background:
-            ctx.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+            ctx.clear(0.0, 0.0, 0.0, 0.0, depth=1.0, viewport=area)
         elif options.show_environment and environment is not None:
-            ctx.clear(depth=1.0)
+            ctx.clear(depth=1.0, viewport=area)
             environment.draw_background(view, projection, options.environment_rotation, options.exposure,
                                         options.tone_mapping)
         else:
-            ctx.clear(depth=1.0)
+            ctx.clear(depth=1.0, viewport=area)
             self._background["u_top"].value = tuple(options.background_top)
             self._background["u_bottom"].value = tuple(options.background_bottom)
             self._background_vao.render(moderngl.TRIANGLES, vertices=3)
@@ -655,8 +691,8 @@ class GpuMesh:
         self.textures: dict = {}
         self.materials = submesh_materials(ctx, mesh, self.textures)
         self.centers = submesh_centers(mesh)
-        self._builds: dict = {}  # (shading defines, labels): (program, vertex array)
-        self.pick_program = self.pick_vao = None  # the ID pass's, made on the first pick
+        self._builds: dict = {}  # (shading defines, labels, dual quaternions): (program, vertex array)
+        self._picks: dict = {}  # dual quaternions: the ID pass's (program, vertex array), made on the first pick
         self.part_buffer = None  # the labelled draw's in_part, made on its first
         self._parts = None  # the part array part_buffer holds
 
@@ -665,9 +701,22 @@ class GpuMesh:
         return self.renderer.ctx.vertex_array(program, content + list(extra), index_buffer=self.index_buffer,
                                               index_element_size=4)
 
+    @property
+    def skinning_mode(self) -> str:
+        """How the mesh is skinned now: the renderer's side-by-side override, else ``mesh.skinning``
+        (read each frame)."""
+        return self.renderer.skinning_override or self.mesh.skinning
+
+    @property
+    def dual_quaternions(self) -> bool:
+        return self.skinning_mode == "dq"
+
     def update(self, program) -> None:
         """Upload this frame's bone matrices and morph weights to ``program`` (a drawing program
-        or the ID pass's) or the bone texture (or CPU-morphed and -skinned vertices)."""
+        or the ID pass's) or the bone texture (or CPU-morphed and -skinned vertices). With
+        dual-quaternion skinning on the GPU, each bone's mat4 is its dual quaternion and scale
+        (bone_dual_quaternions: the compiled kernel's loop, or numpy over the bones), uploaded where
+        the matrices go."""
         mesh = self.mesh
         if self.morph_targets:
             self._morph_weights[: self.morph_targets] = mesh.morph_weights
@@ -679,21 +728,26 @@ class GpuMesh:
                 self._uploaded_morph = mesh.morph_targets.version
             return
         matrices = skeleton.get_transform_matrices()
+        if self.skinning is not SkinningMode.CPU and self.dual_quaternions:
+            matrices = bone_dual_quaternions(matrices).astype(np.float32)
         if self.skinning is SkinningMode.UNIFORM_ARRAY:
             program["u_bones"].write(matrices.tobytes())
         elif self.skinning is SkinningMode.BONE_TEXTURE:
             self._texture_data[: len(matrices)] = matrices
             self.bone_texture.write(self._texture_data.tobytes())
         else:
-            # The vertices are skinned again only when the pose or the morph weights changed
-            # since the last upload (a paused frame, or the ID pass after the frame, reuses them).
+            # The vertices are skinned again only when the pose, the morph weights or the
+            # skinning changed since the last upload (a paused frame, or the ID pass after the
+            # frame, reuses them).
             uploaded = self._uploaded_skin
+            mode = self.skinning_mode
             if (uploaded is not None and np.array_equal(uploaded[0], matrices)
-                    and np.array_equal(uploaded[1], mesh.morph_weights)):
+                    and np.array_equal(uploaded[1], mesh.morph_weights) and uploaded[2] == mode):
                 return
             positions, normals, tangents = mesh.morphed(tangents=True)
-            self._write_vertices(*skin(positions, normals, mesh.joints, mesh.weights, matrices, tangents=tangents))
-            self._uploaded_skin = (matrices.copy(), np.array(mesh.morph_weights, copy=True))
+            self._write_vertices(*skin(positions, normals, mesh.joints, mesh.weights, matrices, tangents=tangents,
+                                       mode=mode))
+            self._uploaded_skin = (matrices.copy(), np.array(mesh.morph_weights, copy=True), mode)
 
     def _write_vertices(self, positions, normals, tangents=None) -> None:
         self.buffers["in_position"][0].write(positions.astype(np.float32).tobytes())
@@ -736,11 +790,12 @@ class GpuMesh:
             if self._parts is not parts:
                 self.part_buffer.write(np.ascontiguousarray(parts, dtype=np.int32).tobytes())
                 self._parts = parts
-        entry = self._builds.get((shading, labels))
+        dual = self.dual_quaternions
+        entry = self._builds.get((shading, labels, dual))
         if entry is None:
-            program = self.renderer.program(*self._program_key, labels=labels, shading=shading)
+            program = self.renderer.program(*self._program_key, labels=labels, shading=shading, dual_quaternions=dual)
             extra = [(self.part_buffer, "1i", "in_part")] if labels else []
-            entry = self._builds[(shading, labels)] = (program, self._vertex_array(program, extra))
+            entry = self._builds[(shading, labels, dual)] = (program, self._vertex_array(program, extra))
         return entry
 
     def bind(self, view, projection, camera_position, options: RenderOptions, scene, light: FrameLight,
@@ -818,10 +873,11 @@ class GpuMesh:
         every submesh drawn with the PICK_IDS program, writing ``number`` and its triangles'."""
         import moderngl
 
-        if self.pick_vao is None:
-            self.pick_program = self.renderer.program(*self._program_key, pick=True)
-            self.pick_vao = self._vertex_array(self.pick_program)
-        program = self.pick_program
+        dual = self.dual_quaternions
+        if dual not in self._picks:
+            pick_program = self.renderer.program(*self._program_key, pick=True, dual_quaternions=dual)
+            self._picks[dual] = (pick_program, self._vertex_array(pick_program))
+        program, vao = self._picks[dual]
         self.update(program)
         program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
         program["u_view"].write(view.astype(np.float32).tobytes())
@@ -831,12 +887,13 @@ class GpuMesh:
         for submesh in self.mesh.submeshes:
             if "u_first_triangle" in program:
                 program["u_first_triangle"].value = submesh.first_index // 3
-            self.pick_vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
+            vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
 
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
-        for resource in (self.index_buffer, self.pick_vao, self.part_buffer, self.bone_texture, self.morph_texture,
+        for resource in (self.index_buffer, *(vao for _, vao in self._picks.values()), self.part_buffer,
+                         self.bone_texture, self.morph_texture,
                          *(vao for _, vao in self._builds.values()), *self.textures.values()):
             if resource is not None:
                 resource.release()
@@ -858,7 +915,7 @@ class GpuCrowd:
         self._defines = skinning_defines(SkinningMode.BONE_TEXTURE, self.bones_per_instance, self.influences,
                                          self.bones_per_row)
         self._defines.update(INSTANCED=1, BONES_PER_INSTANCE=self.bones_per_instance)
-        self._builds: dict = {}  # shading defines: (program, vertex array)
+        self._builds: dict = {}  # (shading defines, dual quaternions): (program, vertex array)
         self.bone_texture = ctx.texture((4 * self.bones_per_row, rows), 4, dtype="f4")
         self.bone_texture.filter = (ctx.NEAREST, ctx.NEAREST)
         self._texture_data = np.zeros((rows * self.bones_per_row, 4, 4), np.float32)
@@ -871,7 +928,8 @@ class GpuCrowd:
         # Corners of the first copy's box in mesh space, as posed now: placed by each world
         # matrix, they give the ground's extent without skinning every copy each frame.
         matrices = crowd.group.get_transform_matrices()[: crowd.bones_per_instance]
-        low, high = bounds(skin(mesh.positions, mesh.normals, mesh.joints, mesh.weights, matrices)[0])
+        low, high = bounds(skin(mesh.positions, mesh.normals, mesh.joints, mesh.weights, matrices,
+                                mode=mesh.skinning)[0])
         self._corners = np.array([[x, y, z] for x in (low[0], high[0]) for y in (low[1], high[1])
                                   for z in (low[2], high[2])])
 
@@ -884,6 +942,8 @@ class GpuCrowd:
     def update(self) -> None:
         """Upload this frame's bone matrices (one texture) and instance world matrices."""
         matrices = self.crowd.group.get_transform_matrices()
+        if self.mesh.skinning == "dq":
+            matrices = bone_dual_quaternions(matrices)
         self._texture_data[: len(matrices)] = matrices
         self.bone_texture.write(self._texture_data)
         self._world_data[...] = self.crowd.world_matrices
@@ -894,14 +954,17 @@ class GpuCrowd:
         its material's and the frame's #defines."""
         shading = (self.materials[index].defines + light.defines
                    + (("HAS_TANGENTS", int(self.mesh.tangents is not None)),))
-        entry = self._builds.get(shading)
+        dual = self.mesh.skinning == "dq"
+        entry = self._builds.get((shading, dual))
         if entry is None:
             ctx = self.renderer.ctx
-            program = load_program(ctx, "skinning.vert", "skinning.frag", {**self._defines, **dict(shading)})
+            program = load_program(ctx, "skinning.vert", "skinning.frag",
+                                   {**self._defines, **({"SKINNING_DQ": 1} if dual else {}), **dict(shading)})
             content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
             content.append((self.world_buffer, "16f/i", "in_instance_world"))
-            entry = self._builds[shading] = (program, ctx.vertex_array(program, content, index_buffer=self.index_buffer,
-                                                                       index_element_size=4))
+            entry = self._builds[(shading, dual)] = (program, ctx.vertex_array(program, content,
+                                                                               index_buffer=self.index_buffer,
+                                                                               index_element_size=4))
         return entry
 
     def draw(self, view, projection, camera_position, options: RenderOptions, light: FrameLight) -> None:

@@ -55,6 +55,7 @@ class SynthOptions:
     exposure: tuple = DRAWN_EXPOSURE
     tone_mapping: str = RenderOptions.tone_mapping
     environment_filter: str = RenderOptions.environment_filter
+    skinning: str = "lbs"                # every skinned mesh's (--skinning): "lbs" or "dq"
 
     def as_json(self) -> dict:
         from ..look import environment_name
@@ -388,6 +389,7 @@ class Attempt:
         self.choice = choice = draw(options.seed, index, options, catalogue, attempt)
         self.entry = entry = catalogue.models[choice.model]
         self.loaded = loaded = state.model(entry, catalogue)
+        loaded.scene.set_skinning(options.skinning)
         loaded.pose(choice, catalogue)
         camera = camera_for(loaded, choice, options)
         width, height = options.size

@@ -43,7 +43,8 @@ OPTION_FLAGS = {"size": "--size", "seed": "--seed", "pitch": "--pitch", "fill": 
                 "target_offset": "--target-offset", "fov": "--fov", "occlusion_distance": "--occlusion-distance",
                 "min_visible": "--min-visible", "min_area": "--min-area", "backgrounds": "--backgrounds",
                 "environments": "--environment", "environment_rotation": "--environment-rotation",
-                "exposure": "--exposure", "tone_mapping": "--tone-mapping", "environment_filter": "--environment-filter"}
+                "exposure": "--exposure", "tone_mapping": "--tone-mapping", "environment_filter": "--environment-filter",
+                "skinning": "--skinning"}
 LOAD_FLAGS = {"bvh_scale": "--bvh-scale", "bvh_up": "--bvh-up", "bvh_forward": "--bvh-forward",
               "file_axes": "--keep-file-axes"}
 IMAGES_PER_TASK = 8  # images a worker renders per task: its writer thread overlaps them

@@ -300,6 +300,21 @@ class PosePanel:
         imgui.same_line()
         if self._button("Copy camera"):
             requests.copy_camera = True
+        if editor.scene.skinned_meshes:  # on this row: the rows below keep their place
+            imgui.same_line()
+            current = editor.skinning
+            imgui.set_next_item_width(-1)
+            if imgui.begin_combo("##skinning", dict(self.SKINNINGS)[current]):
+                for mode, label in self.SKINNINGS:
+                    if imgui.selectable(label, current == mode)[0] and current != mode:
+                        editor.set_skinning(mode)
+                    self._record(f"skinning {label}")
+                imgui.end_combo()
+            self._record("skinning")
+            if imgui.is_item_hovered():
+                imgui.set_tooltip("skinning: LBS, linear blend (as Babylon.js and three.js draw), or DQ, dual "
+                                  "quaternions: the volume kept where a joint twists (--skinning lbs|dq);\n"
+                                  "LBS | DQ: the view twice side by side (mouse editing follows the single view)")
         self._skin_views(editor)
         # The look folds, so the sections below keep their place on a small window.
         opened = imgui.tree_node_ex("Light and tone mapping", imgui.TreeNodeFlags_.span_avail_width)
@@ -308,6 +323,7 @@ class PosePanel:
             self._look(editor)
             imgui.tree_pop()
 
+    SKINNINGS = (("lbs", "LBS"), ("dq", "DQ"), ("both", "LBS | DQ"))  # (editor.skinning, shown)
     EXPOSURE_RANGE = (1.0 / 16.0, 16.0)  # the slider's reach, four stops either way (Ctrl+click types any)
 
     def _look(self, editor) -> None:

@@ -91,6 +91,8 @@ class ViewerSession:
         self._start_recovery(scene)
         if previous is not None:
             self.editor.use_look(previous.display.look())  # the light and exposure are the view's, not the model's
+            if previous.skinning == "dq":
+                scene.set_skinning("dq")  # as the view's choice: the next model opens with it too
         self.camera = None
         if getattr(self, "gestures", None) is not None:
             self.gestures = Gestures()  # a new model: no gesture or hover carries over
@@ -271,6 +273,8 @@ class ViewerSession:
         self.camera.screen_offset = min(PANEL_WIDTH * framebuffer_scale[0], width / 2) / width if show_panel else 0.0
         self.view_aspect = width / max(height, 1) * (1.0 - self.camera.screen_offset)  # for F
         display = self.editor.display
+        if display.compare_skinning:
+            self.view_aspect /= 2.0  # F frames the model in each half of the side-by-side view
         self.scene.prepare()  # gestures read world positions of the pose as it is now
         gesture_markers = self.gestures.update(self)   # gizmo, hover, IK handles: drawn, not the editor's
         display.selected_bone = self.editor.selected
