@@ -24,15 +24,15 @@ side of its rest bounds).
   frames named are those where it moves (from 10 % to 90 % of the drift, one frame either side).
 - ``ground-penetration``: the skinned mesh's lowest point more than PENETRATION below the ground.
 - ``jitter``: a joint whose third difference of position (TransPose's and AGRoL's jitter, in
-  m/s^3) stands out from the clip's own over a few frames; named at the highest joint of a
-  trembling chain (its children follow it).
+  m/s^3), relative to its parent joint, stands out from the clip's own for 10 frames or more,
+  and is rough as noise is (its fourth difference larger than its third).
 - ``loop-seam``: a looping clip whose first pose is not where its last pose (held, or moving
   on at its last velocity) leads, by more than DRIFT and three times the joint's usual change
   of velocity.
 - ``rotation-flip``: consecutive rotation keys with a negative dot product, or a turn larger
   than FLIP_FACTOR times the channel's usual step (and more than FLIP_DEGREES).
-- ``bone-stretch``: a bone with translation keys whose length strays more than STRETCH from its
-  usual length in the clip.
+- ``bone-stretch``: a bone with translation keys whose length (from its parent joint) strays
+  more than STRETCH from its length in the file's pose.
 - ``key-non-finite``, ``key-denormal``: keys holding NaN, infinity or numbers float32 keeps
   only as denormals (slow on CPUs, flushed to zero on GPUs), with their frame.
 """
@@ -57,7 +57,7 @@ KEY_TIME_TOLERANCE = 1e-5   # s: keys closer than this are one frame
 MAX_FRAMES = 200_000        # more is not a clip to check frame by frame
 JITTER_FACTOR = 3.0         # a joint's windowed third difference over the clip's own level
 JITTER_FLOOR = 0.002        # m: the least windowed third difference that is jitter
-JITTER_ROUGHNESS = 1.2      # the fourth difference over the third where it is noise
+JITTER_ROUGHNESS = 1.65      # the fourth difference over the third where it is noise
 JITTER_WINDOW = 5           # frames the differences are averaged over
 STRETCH = 0.05              # of a bone's usual length
 FLIP_FACTOR = 8.0           # a key's turn over its channel's usual turn (95th percentile)
@@ -533,8 +533,8 @@ class ClipCheck:
         found = []
         for i, bone in enumerate(frames.bones):
             for a, b in _ranges(above[:, i]):
-                if b - a + 1 < JITTER_WINDOW:
-                    continue  # a blip (an impact, a corner of the keys), not trembling
+                if b - a + 1 < 2 * JITTER_WINDOW:
+                    continue  # a blip (an impact, a corner of the keys) smeared by the window, not trembling
                 # A window of 5 centred on third differences that span frames f..f+3.
                 first, last = min(a + 2, len(positions) - 1), min(b + 1, len(positions) - 1)
                 peak = float(w3[a:b + 1, i].max() * fps ** 3)
@@ -552,15 +552,17 @@ class ClipCheck:
             parent = frames.parents[i]
             if parent < 0 or i not in self.moving or not self._has_translation(bone):
                 continue
+            if frames.parents[parent] < 0 and not self._has_translation(frames.bones[parent]):
+                continue  # placed under a root the clip leaves still: the body, an IK target, no length
             length = np.linalg.norm(positions[:, i] - positions[:, parent], axis=1)
-            usual = float(np.median(length))
-            if usual <= 1e-3 * self.height:
-                continue
-            off = np.abs(length / usual - 1.0) > STRETCH
-            for a, b in _ranges(off):
-                worst = float((length[a:b + 1] / usual - 1.0)[np.argmax(np.abs(length[a:b + 1] / usual - 1.0))])
+            rest = float(np.linalg.norm(frames.rest_world[i, 3, :3] - frames.rest_world[parent, 3, :3]))
+            if rest <= 1e-3 * self.height:
+                continue  # no length to keep (a joint on its parent)
+            change = length / rest - 1.0
+            for a, b in _ranges(np.abs(change) > STRETCH):
+                worst = float(change[a:b + 1][np.argmax(np.abs(change[a:b + 1]))])
                 found.append(finding("bone-stretch", f"clip {self.clip.name!r}, bone {bone.name!r}: its length "
-                                     f"changes by {worst * 100:+.1f} % (usually {usual:.4g})",
+                                     f"changes by {worst * 100:+.1f} % (from {rest:.4g} as the file poses it)",
                                      self.pointer(bone.name, _frames(a, b))))
         return found
 
