@@ -382,7 +382,8 @@ class ClipCheck:
                 members = np.flatnonzero(main == joint)
                 used = np.unique(joints[members][weights[members] > 0])
                 q = np.zeros((len(members), len(used), 4))
-                slot = np.searchsorted(used, joints[members])
+                weighted = weights[members] > 0  # an unweighted influence may name any joint: it adds nothing
+                slot = np.where(weighted, np.minimum(np.searchsorted(used, joints[members]), len(used) - 1), 0)
                 for k in range(joints.shape[1]):
                     np.add.at(q, (np.arange(len(members)), slot[:, k]), weights[members, k, None] * points[members, k])
                 spread = points[members][weights[members] > 0][:, :3]
@@ -436,7 +437,10 @@ class ClipCheck:
             placed = positions @ np.asarray(mesh.world_matrix, dtype=np.float64)  # as frames' placement
             placement = self.frames.placement
             if not np.allclose(mesh.world_matrix, placement, atol=1e-9 * self.height):
-                positions = placed @ np.linalg.inv(placement)
+                try:
+                    positions = placed @ np.linalg.inv(placement)
+                except np.linalg.LinAlgError:
+                    return None  # a skeleton placed by a singular matrix: nothing of it has a height
             points = np.einsum("va,vkab->vkb", positions, binds[mesh.joints])
             return np.maximum(index[mesh.joints], 0), mesh.weights, points
         node = mesh.world_node
@@ -446,7 +450,10 @@ class ClipCheck:
             return None
         bone = by_target[id(node)]
         mesh.update_world_matrix()
-        into = np.asarray(mesh.world_matrix, dtype=np.float64) @ np.linalg.inv(node.get_world_matrix())
+        try:
+            into = np.asarray(mesh.world_matrix, dtype=np.float64) @ np.linalg.inv(node.get_world_matrix())
+        except np.linalg.LinAlgError:
+            return None  # under a bone scaled to nothing
         points = (positions @ into)[:, None, :]
         return np.full((len(positions), 1), bone), np.ones((len(positions), 1)), points
 
