@@ -124,7 +124,11 @@ def clip_frame_times(clip) -> tuple[np.ndarray, float]:
     arrays = list({id(a): a for a in arrays if len(a)}.values())  # a BVH clip's channels share one array
     if not arrays:
         raise ViewerError(f"clip {clip.name!r} has no keys: nothing to check")
-    keys = arrays[0] if len(arrays) == 1 else np.unique(np.concatenate(arrays))
+    first = arrays[0]
+    if all(len(a) == len(first) and np.array_equal(a, first) for a in arrays[1:]):
+        keys = first  # every channel keyed at the same times (a capture, a baked clip)
+    else:
+        keys = np.unique(np.concatenate(arrays))
     keys = keys[np.isfinite(keys)]
     steps = np.diff(keys)
     steps = steps[steps > KEY_TIME_TOLERANCE]  # one key, written as float32 by one file and float64 by another
@@ -158,6 +162,16 @@ def motion_findings(scene, options: MotionOptions | None = None, clips=None) -> 
     return found, figures
 
 
+def _moving_mean(values: np.ndarray, width: int) -> np.ndarray:
+    """The mean of ``width`` rows centred on each row (zeros beyond the ends: np.convolve's
+    "same"), every column at once."""
+    half = width // 2
+    padded = np.zeros((len(values) + 2 * half + 1,) + values.shape[1:])
+    np.cumsum(values, axis=0, out=padded[half + 1:len(values) + half + 1])
+    padded[len(values) + half + 1:] = padded[len(values) + half]
+    return (padded[width:] - padded[:-width]) / width
+
+
 def _ranges(mask: np.ndarray) -> list[tuple[int, int]]:
     """[(first, last)] of each run of True in a 1-d mask."""
     if not mask.any():
@@ -183,9 +197,9 @@ def gmd_skating(height: np.ndarray, plane: np.ndarray, fps: float, contact_heigh
 
 
 def _rotations(q: np.ndarray) -> np.ndarray:
-    """(3, 3, ...) rotation parts of unit quaternions (..., 4) as (x, y, z, w), component first
-    (elementwise products over the frames are then contiguous); rows as transforms.compose."""
-    x, y, z, w = (np.asarray(q[..., k]) for k in range(4))
+    """(3, 3, ...) rotation parts of unit quaternions (4, ...) as (x, y, z, w), components
+    first (elementwise products over the frames are then contiguous); rows as transforms.compose."""
+    x, y, z, w = q
     return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y)],
                      [2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x)],
                      [2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)]])
@@ -232,17 +246,23 @@ class FramePoses:
         frames = len(times)
         rotation = [None] * len(bones)   # (3, 3, F) or (3, 3, 1) each
         where = [None] * len(bones)      # (3, F) or (3, 1)
+        # The keyed bones' local rotations, all at once: (3, 3, K, F), scale included.
+        moved = sorted(keyed)
+        quaternions = np.empty((4, len(moved), frames))
+        scales = np.empty((3, len(moved), frames))
+        for k, i in enumerate(moved):
+            quaternions[:, k] = np.asarray(keyed[i].get("rotation", rest_rotation[i][None])).T
+            scales[:, k] = np.asarray(keyed[i].get("scale", rest_scaling[i][None])).T
+        quaternions /= np.sqrt((quaternions ** 2).sum(axis=0))
+        local_rotations = _rotations(quaternions) * scales[:, None]
+        slot = {i: k for k, i in enumerate(moved)}
         for i in self.order:
             parent = self.parents[i]
-            fields = keyed.get(i)
-            if fields is None:
+            if i not in slot:
                 local_rotation, local_position = rest_local[i, :3, :3, None], rest_local[i, 3, :3, None]
             else:
-                q = np.asarray(fields.get("rotation", rest_rotation[i][None]))
-                q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-                scale = np.asarray(fields.get("scale", rest_scaling[i][None])).T  # (3, F)
-                local_rotation = _rotations(q) * scale[:, None, :]
-                local_position = np.asarray(fields.get("translation", rest_translation[i][None])).T
+                local_rotation = local_rotations[:, :, slot[i]]
+                local_position = np.asarray(keyed[i].get("translation", rest_translation[i][None])).T
             if parent < 0:
                 above, at = placement[:3, :3, None], placement[3, :3, None]
             else:
@@ -313,16 +333,17 @@ class ClipCheck:
             name = channel.node.name
             values = channel.values[:, 1] if channel.interpolation == "CUBICSPLINE" else channel.values
             values = values.reshape(len(channel.times), -1)
-            bad = ~np.isfinite(values).all(axis=1) | ~np.isfinite(channel.times)
-            if bad.any():
+            if not (np.isfinite(values).all() and np.isfinite(channel.times).all()):
+                bad = ~np.isfinite(values).all(axis=1) | ~np.isfinite(channel.times)
                 k = int(np.argmax(bad))
                 frame = self.frame_of(float(channel.times[k])) if np.isfinite(channel.times[k]) else 0
                 found.append(finding("key-non-finite", f"clip {self.clip.name!r}, bone {name!r}: {channel.path} key "
                                      f"{k} holds NaN or infinity ({int(bad.sum())} such keys)",
                                      self.pointer(name, _frames(frame, frame))))
                 continue
-            small = (values != 0) & (np.abs(values) < FLOAT32_TINY)
-            if small.any():
+            magnitude = np.abs(values)
+            if ((magnitude < FLOAT32_TINY) & (magnitude > 0)).any():
+                small = (magnitude < FLOAT32_TINY) & (magnitude > 0)
                 rows = small.any(axis=1)
                 k = int(np.argmax(rows))
                 frame = self.frame_of(float(channel.times[k]))
@@ -334,13 +355,18 @@ class ClipCheck:
         return found
 
     def _flip_findings(self, channel, values) -> list:
-        norm = np.linalg.norm(values, axis=1, keepdims=True)
-        unit = values / np.where(norm > 0, norm, 1.0)
-        dots = np.einsum("ij,ij->i", unit[:-1], unit[1:])
-        turn = np.degrees(2.0 * np.arccos(np.minimum(np.abs(dots), 1.0)))
-        usual = float(np.partition(turn, int(0.95 * (len(turn) - 1)))[int(0.95 * (len(turn) - 1))])
-        fast = turn > max(FLIP_DEGREES, FLIP_FACTOR * usual)
+        norm = np.sqrt(np.einsum("ij,ij->i", values, values))
+        dots = np.einsum("ij,ij->i", values[:-1], values[1:]) / np.maximum(norm[:-1] * norm[1:], 1e-300)
         negative = dots < 0
+        # The turn between keys, 2 acos|dot|, falls as |dot| rises: its 95th percentile is |dot|'s 5th.
+        closeness = np.minimum(np.abs(dots), 1.0)
+        k = int(0.05 * (len(closeness) - 1))
+        usual = float(np.degrees(2.0 * np.arccos(np.partition(closeness, k)[k])))
+        limit = max(FLIP_DEGREES, FLIP_FACTOR * usual)
+        fast = closeness < np.cos(np.radians(limit) / 2.0) if limit < 180.0 else np.zeros(len(closeness), bool)
+        if not (fast.any() or negative.any()):
+            return []
+        turn = np.degrees(2.0 * np.arccos(closeness))
         found, name = [], channel.node.name
         for mask, why in ((negative, "the keys' dot product is negative (the same turn written the other way "
                                      "round: a blend or a spline between them takes the long way)"),
@@ -384,8 +410,9 @@ class ClipCheck:
                 q = np.zeros((len(members), len(used), 4))
                 weighted = weights[members] > 0  # an unweighted influence may name any joint: it adds nothing
                 slot = np.where(weighted, np.minimum(np.searchsorted(used, joints[members]), len(used) - 1), 0)
-                for k in range(joints.shape[1]):
-                    np.add.at(q, (np.arange(len(members)), slot[:, k]), weights[members, k, None] * points[members, k])
+                rows = np.arange(len(members))
+                for k in range(joints.shape[1]):  # one influence at a time: no row twice in one +=
+                    q[rows, slot[:, k]] += weights[members, k, None] * points[members, k]
                 spread = points[members][weights[members] > 0][:, :3]
                 centre = spread.mean(axis=0)
                 radius = float(np.linalg.norm(spread - centre, axis=1).max())
@@ -393,25 +420,23 @@ class ClipCheck:
         if not groups:
             lowest = self.positions[:, :, 1].argmin(axis=1)
             return self.positions[np.arange(count), lowest, 1], lowest
-        columns = np.empty((count, len(bones), 4))  # each bone's world up column (its y row) per frame
-        columns[:, :, :3] = frames.up.transpose(2, 0, 1)
-        columns[:, :, 3] = frames.heights.T
-        flat = columns.reshape(count, len(bones) * 4)
-        reach = np.sqrt((columns[:, :, :3] ** 2).sum(axis=2))  # how far a unit of bone space reaches up or down
+        # Each bone's world up column (its y row) per frame, bone-major: (N, 4, F).
+        columns = np.concatenate((frames.up, frames.heights[:, None, :]), axis=1)
+        reach = np.sqrt((frames.up ** 2).sum(axis=1))  # (N, F): how far a unit of bone space reaches up or down
         best = np.full(count, np.inf)
         best_bone = np.zeros(count, dtype=np.int64)
         bounds = []
         for q, used, centre, radius, joint in groups:
-            cols = (used[:, None] * 4 + np.arange(4)).ravel()
-            centre_height = columns[:, used, :3] @ centre + columns[:, used, 3]
-            bounds.append(((centre_height - radius * reach[:, used]).min(axis=1), cols))
-            lows = (flat[:, cols] @ q[:: max(1, len(q) // 8)].T).min(axis=1)  # a few of its vertices
+            block = columns[used].reshape(len(used) * 4, count).T.copy()  # (F, 4u), matching q's columns
+            centre_height = np.einsum("a,uaf->uf", centre, frames.up[used]) + frames.heights[used]
+            bounds.append(((centre_height - radius * reach[used]).min(axis=0), block))
+            lows = (block @ q[:: max(1, len(q) // 8)].T).min(axis=1)  # a few of its vertices
             better = lows < best
             best[better], best_bone[better] = lows[better], joint
-        for (q, used, centre, radius, joint), (bound, cols) in zip(groups, bounds):
+        for (q, used, centre, radius, joint), (bound, block) in zip(groups, bounds):
             needed = np.flatnonzero(bound < best)
             if len(needed):
-                low = (flat[np.ix_(needed, cols)] @ q.T).min(axis=1)
+                low = (block[needed] @ q.T).min(axis=1)
                 better = low < best[needed]
                 best[needed[better]] = low[better]
                 best_bone[needed[better]] = joint
@@ -525,15 +550,16 @@ class ClipCheck:
         positions, fps, frames = self.positions, self.fps, self.frames
         if len(positions) < 5 + JITTER_WINDOW:
             return []
+        world = np.diff(positions, n=3, axis=0)  # (F-3, N, 3)
         figures.jitter = {bone.name: round(float(value), 6) for bone, value in zip(
-            frames.bones, np.linalg.norm(np.diff(positions, n=3, axis=0), axis=2).mean(axis=0) * fps ** 3)}
+            frames.bones, np.sqrt((world ** 2).sum(axis=2)).mean(axis=0) * fps ** 3)}
+        # Differences are linear: the joint's own is its world one less its parent's.
         parents = np.array(frames.parents)
-        relative = positions - np.where(parents[None, :, None] >= 0, positions[:, np.maximum(parents, 0)], 0.0)
-        third = np.linalg.norm(np.diff(relative, n=3, axis=0), axis=2)  # (F-3, N)
-        fourth = np.linalg.norm(np.diff(relative, n=4, axis=0), axis=2)  # (F-4, N)
-        kernel = np.ones(JITTER_WINDOW) / JITTER_WINDOW
-        smooth = lambda values: np.apply_along_axis(lambda c: np.convolve(c, kernel, mode="same"), 0, values)
-        w3, w4 = smooth(third)[:-1], smooth(fourth)
+        own = world - np.where(parents[None, :, None] >= 0, world[:, np.maximum(parents, 0)], 0.0)
+        third = np.sqrt((own ** 2).sum(axis=2))  # (F-3, N)
+        fourth_own = np.diff(own, axis=0)
+        fourth = np.sqrt((fourth_own ** 2).sum(axis=2))  # (F-4, N)
+        w3, w4 = _moving_mean(third, JITTER_WINDOW)[:-1], _moving_mean(fourth, JITTER_WINDOW)
         usual = float(np.median(np.median(w3, axis=0)))
         limit = max(JITTER_FACTOR * usual, JITTER_FLOOR * self.scale)
         above = (w3 > limit) & (w4 > JITTER_ROUGHNESS * w3)
