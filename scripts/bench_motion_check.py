@@ -4,8 +4,8 @@ motion takes at most 2x the time to load it; a benchmark, not a test: it prints 
     python scripts/bench_motion_check.py [--rounds 5]
 
 The capture is scripts/bench_bvh.py's (4,000 frames, 31 joints, every joint turning). Load and
-check are timed in interleaved rounds (a busy shared machine weighs on both alike); the ratio is
-the median of the rounds' ratios.
+check are timed in interleaved rounds; the figures are the least time of each (a busy shared
+machine only adds to them), and the median of the rounds' ratios is printed too.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ def best_of(function, runs: int = 3) -> float:
 
 
 def measure(rounds: int, frames: int = 4000) -> dict:
-    """{"load", "check", "ratio", "frames", "findings"}: seconds (the median of ``rounds``)."""
+    """{"load", "check", "ratio", "median_ratio", "frames", "findings"}: the least time of each
+    over ``rounds`` interleaved rounds (what the work costs when the machine lets it run; a busy
+    shared machine only adds to it), their ratio, and the median of the rounds' ratios."""
     with tempfile.TemporaryDirectory() as folder:
         capture = Path(folder) / "capture.bvh"
         write_bvh(capture, body(fingers=False), frames)
@@ -46,8 +48,8 @@ def measure(rounds: int, frames: int = 4000) -> dict:
         for _ in range(rounds):
             loads.append(best_of(lambda: load_bvh(capture)))
             checks.append(best_of(lambda: motion_findings(scene)))
-    return {"load": statistics.median(loads), "check": statistics.median(checks), "frames": frames,
-            "ratio": statistics.median(c / l for c, l in zip(checks, loads)), "findings": len(found)}
+    return {"load": min(loads), "check": min(checks), "frames": frames, "ratio": min(checks) / min(loads),
+            "median_ratio": statistics.median(c / l for c, l in zip(checks, loads)), "findings": len(found)}
 
 
 def main() -> int:
@@ -55,10 +57,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     figures = measure(args.rounds)
-    print(f"a {figures['frames']}-frame, 31-joint capture, median of {args.rounds} rounds (best of 3 each):")
+    print(f"a {figures['frames']}-frame, 31-joint capture, the least of {args.rounds} interleaved rounds (3 runs each):")
     print(f"  load (viewer.load_bvh)       {figures['load'] * 1000:8.1f} ms")
     print(f"  motion checks                {figures['check'] * 1000:8.1f} ms   ({figures['findings']} findings)")
-    print(f"  check / load                 {figures['ratio']:8.2f} x    (target at most 2x)")
+    print(f"  check / load                 {figures['ratio']:8.2f} x    (target at most 2x; the median of the "
+          f"rounds' ratios: {figures['median_ratio']:.2f} x)")
     return 0
 
 

@@ -163,13 +163,13 @@ def motion_findings(scene, options: MotionOptions | None = None, clips=None) -> 
 
 
 def _moving_mean(values: np.ndarray, width: int) -> np.ndarray:
-    """The mean of ``width`` rows centred on each row (zeros beyond the ends: np.convolve's
-    "same"), every column at once."""
-    half = width // 2
-    padded = np.zeros((len(values) + 2 * half + 1,) + values.shape[1:])
-    np.cumsum(values, axis=0, out=padded[half + 1:len(values) + half + 1])
-    padded[len(values) + half + 1:] = padded[len(values) + half]
-    return (padded[width:] - padded[:-width]) / width
+    """The mean of ``width`` values centred on each along the last axis (zeros beyond the ends:
+    np.convolve's "same"), every row at once."""
+    half, count = width // 2, values.shape[-1]
+    padded = np.zeros(values.shape[:-1] + (count + 2 * half + 1,))
+    np.cumsum(values, axis=-1, out=padded[..., half + 1:count + half + 1])
+    padded[..., count + half + 1:] = padded[..., count + half:count + half + 1]
+    return (padded[..., width:] - padded[..., :-width]) / width
 
 
 def _ranges(mask: np.ndarray) -> list[tuple[int, int]]:
@@ -267,8 +267,8 @@ class FramePoses:
                 above, at = placement[:3, :3, None], placement[3, :3, None]
             else:
                 above, at = rotation[parent], where[parent]
-            rotation[i] = (local_rotation[:, :, None, :] * above[None, :, :, :]).sum(axis=1)
-            where[i] = (local_position[:, None, :] * above).sum(axis=0) + at
+            rotation[i] = np.einsum("abf,bcf->acf", local_rotation, above)
+            where[i] = np.einsum("af,abf->bf", local_position, above) + at
         # Bone-major (N, 3, F) for the skinning's columns, frame-major (F, N, 3) for the rest.
         self.up = np.empty((len(bones), 3, frames))
         positions = np.empty((len(bones), 3, frames))
@@ -276,6 +276,7 @@ class FramePoses:
             self.up[i] = rotation[i][:, 1, :]
             positions[i] = where[i]
         self.heights = positions[:, 1]  # (N, F)
+        self.by_bone = positions  # (N, 3, F)
         self.positions = positions.transpose(2, 0, 1).copy()
 
 
@@ -391,21 +392,32 @@ class ClipCheck:
         column: one product over the vertices and frames. Vertices are grouped by their main
         joint; a group whose bounding sphere, under each of its joints, stays above the lowest
         height found so far (from a few of its vertices) is skipped at that frame, so the result
-        is exact at a fraction of the products."""
+        is exact at a fraction of the products. A group that follows one joint alone is moved
+        rigidly: its centre's height is then the mean of its vertices', so no lower than their
+        lowest, which makes a first lowest height found without a product."""
         frames = self.frames
         bones = frames.bones
         count = len(self.positions)
         by_target = {id(b.get_pose_target()): i for i, b in enumerate(bones)}
-        groups = []
+        rigid, blended = [], []  # (points (V, 4) or q (V, 4u), joint or used joints, centre, radius, main joint)
         for mesh in self.scene.meshes:
             influences = self._influences(mesh, by_target)
             if influences is None:
                 continue
             joints, weights, points = influences  # (V, K) bone indices, (V, K), (V, K, 4)
+            strongest = weights.argmax(axis=1)
             vertices = np.arange(len(joints))
-            main = joints[vertices, weights.argmax(axis=1)]
-            for joint in np.unique(main):
-                members = np.flatnonzero(main == joint)
+            main = joints[vertices, strongest]
+            alone = weights[vertices, strongest] >= 1.0 - 1e-6  # one joint moves the vertex
+            order = np.argsort(main, kind="stable")
+            starts = np.flatnonzero(np.r_[True, np.diff(main[order]) != 0])
+            for members in np.split(order, starts[1:]):
+                joint = int(main[members[0]])
+                if alone[members].all():
+                    own = points[members, strongest[members]]  # (V, 4)
+                    centre = own[:, :3].mean(axis=0)
+                    rigid.append((own, joint, centre, float(np.sqrt(((own[:, :3] - centre) ** 2).sum(axis=1)).max())))
+                    continue
                 used = np.unique(joints[members][weights[members] > 0])
                 q = np.zeros((len(members), len(used), 4))
                 weighted = weights[members] > 0  # an unweighted influence may name any joint: it adds nothing
@@ -413,30 +425,39 @@ class ClipCheck:
                 rows = np.arange(len(members))
                 for k in range(joints.shape[1]):  # one influence at a time: no row twice in one +=
                     q[rows, slot[:, k]] += weights[members, k, None] * points[members, k]
-                spread = points[members][weights[members] > 0][:, :3]
+                spread = points[members][weighted][:, :3]
                 centre = spread.mean(axis=0)
-                radius = float(np.linalg.norm(spread - centre, axis=1).max())
-                groups.append((q.reshape(len(members), -1), used, centre, radius, int(joint)))
-        if not groups:
+                radius = float(np.sqrt(((spread - centre) ** 2).sum(axis=1)).max())
+                blended.append((q.reshape(len(members), -1), used, centre, radius, joint))
+        if not rigid and not blended:
             lowest = self.positions[:, :, 1].argmin(axis=1)
             return self.positions[np.arange(count), lowest, 1], lowest
-        # Each bone's world up column (its y row) per frame, bone-major: (N, 4, F).
-        columns = np.concatenate((frames.up, frames.heights[:, None, :]), axis=1)
+        columns = np.concatenate((frames.up, frames.heights[:, None, :]), axis=1)  # (N, 4, F): each bone's y row
         reach = np.sqrt((frames.up ** 2).sum(axis=1))  # (N, F): how far a unit of bone space reaches up or down
         best = np.full(count, np.inf)
         best_bone = np.zeros(count, dtype=np.int64)
-        bounds = []
-        for q, used, centre, radius, joint in groups:
-            block = columns[used].reshape(len(used) * 4, count).T.copy()  # (F, 4u), matching q's columns
+        candidates = []  # (bound (F,), block (4u, F), q (V, 4u), joint)
+        if rigid:
+            joint_of = np.array([joint for _, joint, _, _ in rigid])
+            centres = np.array([centre for _, _, centre, _ in rigid])
+            radii = np.array([radius for _, _, _, radius in rigid])
+            centre_heights = np.einsum("ga,gaf->gf", centres, frames.up[joint_of]) + frames.heights[joint_of]
+            first = centre_heights.argmin(axis=0)
+            best[:] = centre_heights[first, np.arange(count)]
+            best_bone[:] = joint_of[first]
+            bounds = centre_heights - radii[:, None] * reach[joint_of]
+            candidates += [(bound, columns[joint], own, joint) for bound, (own, joint, _, _) in zip(bounds, rigid)]
+        for q, used, centre, radius, joint in blended:
+            block = columns[used].reshape(len(used) * 4, count)  # matching q's columns
             centre_height = np.einsum("a,uaf->uf", centre, frames.up[used]) + frames.heights[used]
-            bounds.append(((centre_height - radius * reach[used]).min(axis=0), block))
-            lows = (block @ q[:: max(1, len(q) // 8)].T).min(axis=1)  # a few of its vertices
+            candidates.append(((centre_height - radius * reach[used]).min(axis=0), block, q, joint))
+            lows = (q[:: max(1, len(q) // 8)] @ block).min(axis=0)  # a few of its vertices
             better = lows < best
             best[better], best_bone[better] = lows[better], joint
-        for (q, used, centre, radius, joint), (bound, block) in zip(groups, bounds):
+        for bound, block, q, joint in candidates:
             needed = np.flatnonzero(bound < best)
             if len(needed):
-                low = (block[needed] @ q.T).min(axis=1)
+                low = (block[:, needed].T @ q.T).min(axis=1)
                 better = low < best[needed]
                 best[needed[better]] = low[better]
                 best_bone[needed[better]] = joint
@@ -550,27 +571,28 @@ class ClipCheck:
         positions, fps, frames = self.positions, self.fps, self.frames
         if len(positions) < 5 + JITTER_WINDOW:
             return []
-        world = np.diff(positions, n=3, axis=0)  # (F-3, N, 3)
+        world = np.diff(frames.by_bone, n=3, axis=2)  # (N, 3, F-3)
         figures.jitter = {bone.name: round(float(value), 6) for bone, value in zip(
-            frames.bones, np.sqrt((world ** 2).sum(axis=2)).mean(axis=0) * fps ** 3)}
+            frames.bones, np.sqrt((world ** 2).sum(axis=1)).mean(axis=1) * fps ** 3)}
         # Differences are linear: the joint's own is its world one less its parent's.
         parents = np.array(frames.parents)
-        own = world - np.where(parents[None, :, None] >= 0, world[:, np.maximum(parents, 0)], 0.0)
-        third = np.sqrt((own ** 2).sum(axis=2))  # (F-3, N)
-        fourth_own = np.diff(own, axis=0)
-        fourth = np.sqrt((fourth_own ** 2).sum(axis=2))  # (F-4, N)
-        w3, w4 = _moving_mean(third, JITTER_WINDOW)[:-1], _moving_mean(fourth, JITTER_WINDOW)
-        usual = float(np.median(np.median(w3, axis=0)))
+        own = world - np.where(parents[:, None, None] >= 0, world[np.maximum(parents, 0)], 0.0)
+        third = np.sqrt((own ** 2).sum(axis=1))  # (N, F-3)
+        fourth = np.sqrt((np.diff(own, axis=2) ** 2).sum(axis=1))  # (N, F-4)
+        w3 = _moving_mean(third, JITTER_WINDOW)[:, :-1]  # (N, F-4)
+        w4 = _moving_mean(fourth, JITTER_WINDOW)
+        usual = float(np.median(np.median(w3, axis=1)))
         limit = max(JITTER_FACTOR * usual, JITTER_FLOOR * self.scale)
         above = (w3 > limit) & (w4 > JITTER_ROUGHNESS * w3)
         found = []
-        for i, bone in enumerate(frames.bones):
-            for a, b in _ranges(above[:, i]):
+        for i in np.flatnonzero(above.any(axis=1)):
+            bone = frames.bones[i]
+            for a, b in _ranges(above[i]):
                 if b - a + 1 < 2 * JITTER_WINDOW:
                     continue  # a blip (an impact, a corner of the keys) smeared by the window, not trembling
                 # A window of 5 centred on third differences that span frames f..f+3.
                 first, last = min(a + 2, len(positions) - 1), min(b + 1, len(positions) - 1)
-                peak = float(w3[a:b + 1, i].max() * fps ** 3)
+                peak = float(w3[i, a:b + 1].max() * fps ** 3)
                 level = float(usual * fps ** 3) or 1.0
                 found.append(finding("jitter", f"clip {self.clip.name!r}, joint {bone.name!r}: jitters at "
                                      f"{peak / self.scale:.4g} m/s^3 (at 1.75 m), {peak / level:.0f}x the clip's own "
