@@ -423,6 +423,7 @@ def test_check_motion_checks_a_retargeted_clip(cli):
     (["--ground", "low"], "argument --ground: expected a number, got 'low'"),
     (["--ground", "nan"], "argument --ground:"),
     (["--motion", "EMPTY"], "has no animation"),
+    (["--bvh-scale", "2"], "--bvh-scale goes with --motion FILE"),
 ])
 def test_bad_input_is_one_line(cli, tmp_path, words, said):
     empty = tmp_path / "empty.bvh"

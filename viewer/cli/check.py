@@ -55,9 +55,13 @@ def run(args) -> int:
         if len(files) != 1:
             raise ViewerError(f"--motion checks its clip on one model; {counted(len(files), 'model')} given")
         clips = motion_clip(args)
-    elif args.motion_clip is not None or args.motion_bone_map is not None:
-        raise ViewerError(f"{'--motion-clip' if args.motion_clip is not None else '--bone-map'} goes with --motion FILE: "
-                          "give the file to take the motion from")
+    else:
+        given = [option for option, dest in (("--motion-clip", "motion_clip"), ("--bone-map", "motion_bone_map"),
+                                             ("--bvh-scale", "bvh_scale"), ("--bvh-up", "bvh_up"),
+                                             ("--bvh-forward", "bvh_forward"), ("--keep-file-axes", "file_axes"))
+                 if getattr(args, dest, None) not in (None, False)]
+        if given:  # check reads each model as its file says; these say how to read --motion's
+            raise ViewerError(f"{given[0]} goes with --motion FILE: give the file to take the motion from")
     reports = [check_file(path, motion=options, clips=clips) for path in files]
     if args.json:
         print(json.dumps([report.as_json() for report in reports], indent=1))
