@@ -4,9 +4,9 @@ not numbers a GPU can use. Findings as the rig checks make them (``findings``), 
 figures behind them (``ClipFigures.as_json``), so anyone can recompute a finding.
 
 Every clip is sampled at its own key rate (the median step between its keys; 30 frames/s where
-it has one key), all frames at once: the skeleton's world matrices over the frames
-(retarget.SkeletonFrames), the joints' positions read from them, and the skinned mesh's height
-over the frames as one matrix product (only the up coordinate of each vertex is needed).
+it has one key), all frames at once: the joints' world positions and rotations over the frames,
+bone by bone (FramePoses: retarget.SkeletonFrames's numbers), and the meshes' lowest point over
+the frames from one product per group of vertices (only the up coordinate of each is needed).
 
 Thresholds are scaled to the character: the figures below are for one 1.75 m tall (the largest
 side of its rest bounds).
@@ -22,7 +22,7 @@ side of its rest bounds).
   that step and in the mean of the 5 steps around it (scipy's uniform_filter1d, zeros outside).
 - ``foot-skating``: a foot that drifts more than DRIFT along the ground during one contact; the
   frames named are those where it moves (from 10 % to 90 % of the drift, one frame either side).
-- ``ground-penetration``: the skinned mesh's lowest point more than PENETRATION below the ground.
+- ``ground-penetration``: the meshes' lowest point more than PENETRATION below the ground.
 - ``jitter``: a joint whose third difference of position (TransPose's and AGRoL's jitter, in
   m/s^3), relative to its parent joint, stands out from the clip's own for 10 frames or more,
   and is rough as noise is (its fourth difference larger than its third).
@@ -57,9 +57,9 @@ KEY_TIME_TOLERANCE = 1e-5   # s: keys closer than this are one frame
 MAX_FRAMES = 200_000        # more is not a clip to check frame by frame
 JITTER_FACTOR = 3.0         # a joint's windowed third difference over the clip's own level
 JITTER_FLOOR = 0.002        # m: the least windowed third difference that is jitter
-JITTER_ROUGHNESS = 1.65      # the fourth difference over the third where it is noise
+JITTER_ROUGHNESS = 1.65     # the fourth difference over the third where it is noise
 JITTER_WINDOW = 5           # frames the differences are averaged over
-STRETCH = 0.05              # of a bone's usual length
+STRETCH = 0.05              # of a bone's length in the file's pose
 FLIP_FACTOR = 8.0           # a key's turn over its channel's usual turn (95th percentile)
 FLIP_DEGREES = 30.0         # the least turn between keys that can be too fast
 FLOAT32_TINY = float(np.finfo(np.float32).tiny)
@@ -308,8 +308,9 @@ class ClipCheck:
         s = self.scale
         figures.thresholds = {"contact_height": CONTACT_HEIGHT * s, "contact_speed": CONTACT_SPEED * s,
                               "drift": DRIFT * s, "penetration": PENETRATION * s, "stretch": STRETCH,
-                              "jitter_factor": JITTER_FACTOR, "flip_factor": FLIP_FACTOR,
-                              "flip_degrees": FLIP_DEGREES}
+                              "speed_window": GMD_WINDOW, "jitter_factor": JITTER_FACTOR,
+                              "jitter_floor": JITTER_FLOOR * s, "jitter_roughness": JITTER_ROUGHNESS,
+                              "jitter_window": JITTER_WINDOW, "flip_factor": FLIP_FACTOR, "flip_degrees": FLIP_DEGREES}
         lowest, lowest_bone = self.lowest_points()
         found += self.feet_findings(figures, lowest, lowest_bone)
         found += self.jitter_findings(figures)
