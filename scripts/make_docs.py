@@ -34,7 +34,8 @@ Every command and option of `boneviewer`, as `boneviewer COMMAND --help` gives t
 of this site say what the options do together, with examples: [the viewer](viewer.md),
 [rendering headless](rendering.md), [the look](look.md), [seeing the rig](rig-views.md),
 [`info`](info.md), [export](export.md), [the remote connection](remote.md),
-[`check` and `batch`](check-batch.md), [`synth`](synth.md), [performance](performance.md).
+[`check` and `batch`](check-batch.md), [checking motion](motion-checks.md), [`synth`](synth.md),
+[performance](performance.md).
 """
 
 # Markdown's own characters in help text (outside `code` spans, which the help text uses for

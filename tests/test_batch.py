@@ -9,9 +9,10 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from viewer.checks import check_file
+from viewer.checks import MotionOptions, check_file
 
 SAMPLES = Path(__file__).parent / "data" / "gltf-samples"
 BVH = Path(__file__).parent / "data" / "bvh"
@@ -58,15 +59,18 @@ def test_the_report_has_every_model_and_a_failed_row_for_the_broken_one(local_re
         folder = out / name
         clip_gifs = {clip["gif"] for clip in row["clips"]}
         assert len(clip_gifs) == len(row["clips"]) == 1
-        assert set(row["outputs"]) == OUTPUTS | clip_gifs
-        assert set(p.name for p in folder.iterdir()) == OUTPUTS | clip_gifs | {"index.html"}
+        plots = {plot["file"] for plot in row["plots"]}  # one motion plot per clip
+        assert plots == {"motion-0.png"}
+        assert set(row["outputs"]) == OUTPUTS | clip_gifs | plots
+        assert set(p.name for p in folder.iterdir()) == OUTPUTS | clip_gifs | plots | {"index.html"}
         check = json.loads((folder / "check.json").read_text())
-        expected = check_file(library / name)
+        expected = check_file(library / name, motion=MotionOptions())
         assert check["findings"] == [f.as_json() for f in expected.findings]
+        assert [clip["clip"] for clip in check["motion"]] == [clip["name"] for clip in row["clips"]]
         assert (row["bones"], row["vertices"]) == (expected.bones, expected.vertices)
         assert [clip["name"] for clip in row["clips"]] == [name for name, _ in expected.clips]
     bvh = rows["mocap/asf.bvh"]
-    assert bvh["bones"] == 23 and bvh["vertices"] > 0 and bvh["errors"] == bvh["warnings"] == 0
+    assert bvh["bones"] == 23 and bvh["vertices"] > 0 and bvh["errors"] == 0  # its warnings: its motion's
     # its clip is named after the file
     assert [(clip["name"], clip["gif"]) for clip in bvh["clips"]] == [("asf", "clip-00-asf.gif")]
     from PIL import Image
@@ -83,6 +87,63 @@ def test_the_report_has_every_model_and_a_failed_row_for_the_broken_one(local_re
         assert not np.array_equal(np.asarray(bone_map), np.asarray(thumb))
     with Image.open(out / "RiggedSimple.gltf/turntable.gif") as gif:
         assert gif.n_frames == 1 and gif.size == (32, 32)
+
+
+def test_a_models_page_shows_each_clips_motion_plot(local_report):
+    from PIL import Image
+
+    out, _ = local_report
+    folder = out / "mocap/asf.bvh"
+    page = (folder / "index.html").read_text()
+    assert 'src="motion-0.png"' in page and "asf: feet and jitter" in page
+    with Image.open(folder / "motion-0.png") as plot:
+        assert plot.size == (560, 528)
+
+
+def _tinted(png: bytes, colour) -> int:
+    """How many pixels have ``colour`` at the shading's 18 % over white."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        pixels = np.asarray(image.convert("RGB")).reshape(-1, 3).astype(int)
+    tint = np.round(255 + 0.18 * (np.array(colour) - 255))
+    return int((np.abs(pixels - tint).max(axis=1) <= 3).sum())
+
+
+def test_the_motion_plot_shades_the_findings_frames_from_check_json():
+    """CesiumMan's walk skates and sinks in (check's findings): the plot shades those frames in
+    their colours; the same figures without the findings shade nothing."""
+    from viewer.library.plots import PLOT_CODES, motion_plots
+
+    check = check_file(SAMPLES / "CesiumMan" / "CesiumMan.glb", motion=MotionOptions()).as_json()
+    assert {"foot-skating", "ground-penetration"} <= {f["code"] for f in check["findings"]}
+    shaded = motion_plots(check)["motion-0.png"]
+    bare = motion_plots({**check, "findings": []})["motion-0.png"]
+    for code, (colour, _) in PLOT_CODES.items():
+        colour = tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+        assert _tinted(shaded, colour) > 500, code
+        assert _tinted(bare, colour) == 0, code
+
+
+def test_the_motion_plot_loads_in_headless_chromium(local_report):
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("chromium is missing: scripts/setup.sh installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    out, _ = local_report
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto((out / "mocap/asf.bvh/index.html").as_uri(), wait_until="load")
+            plots = page.evaluate("Array.from(document.querySelectorAll('figure.plot img')).map(i => "
+                                  "[i.getAttribute('src'), i.complete, i.naturalWidth])")
+            assert plots == [["motion-0.png", True, 560]]
+        finally:
+            browser.close()
 
 
 def test_the_index_is_a_table_with_a_row_per_model_and_no_network(local_report):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .findings import CODES, ERROR, INFO, SEVERITIES, WARNING, FileReport, Finding, finding
+from .findings import CODES, ERROR, INFO, MOTION_CODES, SEVERITIES, WARNING, FileReport, Finding, finding
+from .motion import MotionOptions, motion_findings
 from .bvh import check_bvh
 from .formats import check_fbx, check_usd
 from .gltf import check_gltf
@@ -15,14 +16,22 @@ CHECKERS = {".gltf": check_gltf, ".glb": check_gltf, ".bvh": check_bvh, ".fbx": 
             **dict.fromkeys((".usd", ".usda", ".usdc", ".usdz"), check_usd)}
 MODEL_SUFFIXES = tuple(CHECKERS)
 
-__all__ = ["CHECKERS", "CODES", "ERROR", "INFO", "MODEL_SUFFIXES", "SEVERITIES", "WARNING", "FileReport", "Finding",
-           "check_file", "finding", "model_files"]
+__all__ = ["CHECKERS", "CODES", "ERROR", "INFO", "MODEL_SUFFIXES", "MOTION_CODES", "SEVERITIES", "WARNING",
+           "FileReport", "Finding", "MotionOptions", "check_file", "finding", "model_files", "motion_findings"]
 
 
-def check_file(path, scene=None) -> FileReport:
-    """The findings on one model file (by its extension)."""
+def check_file(path, scene=None, motion: MotionOptions | None = None, clips=None) -> FileReport:
+    """The findings on one model file (by its extension); with ``motion``, the motion checks'
+    too on its clips (or on ``clips``, a callable given the loaded scene that returns the clips
+    to check: ``check --motion``'s retargeted one)."""
     path = Path(path)
-    return CHECKERS[path.suffix.lower()](path, scene)
+    report = CHECKERS[path.suffix.lower()](path, scene)
+    if motion is not None and report.loaded:
+        scene = report.scene
+        found, report.motion = motion_findings(scene, motion, None if clips is None else clips(scene))
+        report.findings += found
+    report.scene = None  # a folder's reports are kept together: not their models
+    return report
 
 
 def model_files(folder, suffixes=MODEL_SUFFIXES) -> list[Path]:

@@ -40,7 +40,7 @@ def check_bvh(path, scene=None) -> FileReport:
     # The capsule mesh is generated: an End Site (or a joint without children) moves none of it
     # by construction, so "joint-unused" says nothing about the file.
     report.findings += [f for f in rig_findings(scene, BvhWhere(motion)) if f.code != "joint-unused"]
-    report.loaded = True
+    report.loaded, report.scene = True, scene
     report.bones = sum(1 for skeleton in scene.skeletons for bone in skeleton.bones if bone.get_index() >= 0)
     report.vertices = sum(len(mesh.positions) for mesh in scene.meshes)
     report.clips = [(clip.name, round(float(clip.duration), 6)) for clip in scene.animations]

@@ -46,6 +46,15 @@ CODES = {
     "bvh-joint-renamed": (WARNING, "a BVH joint named as another joint or a generated End Site (<parent>_end) "
                                    "is, renamed <name>_2 (bone maps and poses must use that name)"),
     "loader-warning": (WARNING, "another flaw the loader tolerates (the message says which)"),
+    "foot-skating": (WARNING, "a planted foot drifts along the ground (more than 2 cm at 1.75 m) during one contact"),
+    "ground-penetration": (WARNING, "the skinned mesh's lowest point goes below the ground (more than 1 cm at 1.75 m)"),
+    "jitter": (WARNING, "a joint whose third difference of position (m/s^3) stands out from the clip's own"),
+    "loop-seam": (WARNING, "a looping clip whose first pose or velocity does not follow on from its last"),
+    "rotation-flip": (WARNING, "consecutive rotation keys with a negative dot product, or a turn far faster than "
+                               "the channel's usual step"),
+    "bone-stretch": (WARNING, "translation keys that change a bone's length by more than 5 %"),
+    "key-non-finite": (ERROR, "a clip's key holding NaN or infinity (the message names the clip, bone and frame)"),
+    "key-denormal": (WARNING, "a clip's key holding a float32 denormal (slow on CPUs, zero on GPUs)"),
     "joint-unused": (INFO, "a joint that no vertex uses"),
     "no-inverse-binds": (INFO, "a skin without inverseBindMatrices (identity is used)"),
 }
@@ -77,6 +86,8 @@ class FileReport:
     vertices: int = 0
     clips: list = field(default_factory=list)   # (name, duration in seconds)
     loaded: bool = False                         # whether the loader read it (else an error says why)
+    motion: list | None = None                   # the motion checks' figures per clip (ClipFigures), when run
+    scene: object = field(default=None, repr=False, compare=False)  # the Scene loaded, for the motion checks
 
     def count(self, severity: str) -> int:
         return sum(f.severity == severity for f in self.findings)
@@ -93,8 +104,12 @@ class FileReport:
         return self.errors > 0 or (strict and self.warnings > 0)
 
     def as_json(self) -> dict:
-        """The ``--json`` object: {"file", "findings": [{"severity", "code", "message", "pointer"}]}."""
-        return {"file": self.file, "findings": [f.as_json() for f in self.findings]}
+        """The ``--json`` object: {"file", "findings": [{"severity", "code", "message", "pointer"}]},
+        and "motion": [per clip figures] where the motion checks ran (see motion.ClipFigures)."""
+        data = {"file": self.file, "findings": [f.as_json() for f in self.findings]}
+        if self.motion is not None:
+            data["motion"] = [figures.as_json() for figures in self.motion]
+        return data
 
     def summary(self) -> dict:
         return {"bones": self.bones, "vertices": self.vertices,
@@ -102,4 +117,8 @@ class FileReport:
                 "errors": self.errors, "warnings": self.warnings, "infos": self.count(INFO)}
 
 
-__all__ = ["CODES", "ERROR", "FileReport", "Finding", "INFO", "SEVERITIES", "WARNING", "finding"]
+# The motion checks' codes (motion.py), as opposed to the file's and the rig's.
+MOTION_CODES = ("foot-skating", "ground-penetration", "jitter", "loop-seam", "rotation-flip", "bone-stretch",
+                "key-non-finite", "key-denormal")
+
+__all__ = ["CODES", "ERROR", "FileReport", "Finding", "INFO", "MOTION_CODES", "SEVERITIES", "WARNING", "finding"]

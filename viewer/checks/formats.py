@@ -52,7 +52,7 @@ def _check(path, load, refused: str, not_errors: set) -> FileReport:
     # Weights that do not sum to 1 are glTF's error, not FBX's: a cluster's default link mode
     # (Normalize) divides by the sum, as Maya, Blender and the loader do.
     report.findings += [f for f in rig_findings(scene) if f.code not in not_errors]
-    report.loaded = True
+    report.loaded, report.scene = True, scene
     report.bones = sum(1 for skeleton in scene.skeletons for bone in skeleton.bones if bone.get_index() >= 0)
     report.vertices = sum(len(mesh.positions) for mesh in scene.meshes)
     report.clips = [(clip.name, round(float(clip.duration), 6)) for clip in scene.animations]

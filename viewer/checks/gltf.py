@@ -108,7 +108,7 @@ def check_gltf(path, scene=None) -> FileReport:
             report.findings.append(finding(code, message, pointer_of(message)))
     report.findings += _layout_findings(file.document)
     report.findings += rig_findings(scene, GltfWhere(file.document, scene))
-    report.loaded = True
+    report.loaded, report.scene = True, scene
     report.bones = sum(1 for skeleton in scene.skeletons for bone in skeleton.bones if bone.get_index() >= 0)
     report.vertices = sum(len(mesh.positions) for mesh in scene.meshes)
     report.clips = [(clip.name, round(float(clip.duration), 6)) for clip in scene.animations]

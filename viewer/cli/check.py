@@ -2,32 +2,67 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 from ..words import counted
+from .common import add_motion_options, finite
 
 
 def add_parser(commands, common):
-    check = commands.add_parser("check", parents=[common], help="check model files for errors and rig problems",
+    check = commands.add_parser("check", parents=[common], help="check model files for errors, rig and motion problems",
                                 description="Check model files (or every .gltf, .glb, .fbx, .usd, .usda, .usdc, .usdz and .bvh under folders, "
                                             "recursively) for what makes them invalid or undrawable (errors) and for "
                                             "rig problems (warnings, infos): weights, joints, inverse binds, scales, "
-                                            "keyframes, exploding clips, extensions, textures. Exit 0 without "
-                                            "errors, 2 with any.")
+                                            "keyframes, exploding clips, extensions, textures; and every clip for "
+                                            "motion problems: foot skating, the mesh below the ground, jitter, loop "
+                                            "seams, rotation flips, stretching bones, keys that are no numbers. "
+                                            "Exit 0 without errors, 2 with any.")
     check.add_argument("paths", nargs="+", metavar="PATH", type=Path, help="model files or folders")
     check.add_argument("--json", action="store_true",
                        help='print one JSON document: [{"file", "findings": [{"severity", "code", "message", '
-                            '"pointer"}]}]')
+                            '"pointer"}], "motion": [{"clip", "fps", "frames", "thresholds", "ground", "feet": '
+                            '[{"bone", "height", "speed", "contact", ...}], "foot_skate_ratio", "jitter", ...}]}]')
     check.add_argument("--strict", action="store_true", help="warnings count as errors (exit 2)")
+    motion = check.add_argument_group("motion checks")
+    motion.add_argument("--ground", type=finite, metavar="Y",
+                        help="the ground's height (default: y = 0 where the feet rest there, else their usual height "
+                             "in contact)")
+    motion.add_argument("--feet", type=feet_names, metavar="LEFT,RIGHT",
+                        help="the left and right foot bones (default: found by the naming schemes)")
+    motion.add_argument("--loop", action="store_true",
+                        help="every clip is meant to loop: check that its end runs on into its start")
+    add_motion_options(check)
     check.set_defaults(run=run)
 
 
+def feet_names(text: str) -> tuple[str, str]:
+    names = [name.strip() for name in text.split(",")]
+    if len(names) != 2 or not all(names):
+        raise argparse.ArgumentTypeError(f"expected two bone names, LEFT,RIGHT, got {text!r}")
+    return names[0], names[1]
+
+
 def run(args) -> int:
-    from ..checks import check_file
+    from ..checks import MotionOptions, check_file
+    from ..errors import ViewerError
 
     files = checked_files(args.paths)
-    reports = [check_file(path) for path in files]
+    options = MotionOptions(ground=args.ground, feet=args.feet, loop=args.loop)
+    clips = None
+    if args.motion is not None:
+        if len(files) != 1:
+            raise ViewerError(f"--motion checks its clip on one model; {counted(len(files), 'model')} given")
+        clips = motion_clip(args)
+    else:
+        given = [option for option, dest in (("--motion-clip", "motion_clip"), ("--bone-map", "motion_bone_map"),
+                                             ("--bvh-scale", "bvh_scale"), ("--bvh-up", "bvh_up"),
+                                             ("--bvh-forward", "bvh_forward"), ("--keep-file-axes", "file_axes"))
+                 if getattr(args, dest, None) not in (None, False)]
+        if given:  # check reads each model as its file says; these say how to read --motion's
+            raise ViewerError(f"{given[0]} goes with --motion FILE: give the file to take the motion from")
+    reports = [check_file(path, motion=options, clips=clips) for path in files]
     if args.json:
         print(json.dumps([report.as_json() for report in reports], indent=1))
     else:
@@ -36,10 +71,52 @@ def run(args) -> int:
             for f in report.findings:
                 where = f" {f.pointer}" if f.pointer else ""
                 print(f"  {f.severity} {f.code}{where}: {f.message}")
+            for figures in report.motion or ():
+                print(f"  motion {_figures(figures)}")
         failing = sum(report.fails(args.strict) for report in reports)
         print(f"checked {counted(len(reports), 'file')}: {failing} "
               f"{'fail' if failing != 1 else 'fails'}{' (--strict: warnings count)' if args.strict else ''}")
     return 2 if any(report.fails(args.strict) for report in reports) else 0
+
+
+def motion_clip(args):
+    """The clips to check on the model: --motion's clip retargeted onto it (as render does)."""
+    from ..errors import ViewerError, why_missing
+    from ..loaders import MODEL_SUFFIXES, load_model
+    from ..model.retarget import read_bone_map, retarget
+    from .common import bvh_options
+
+    motion = args.motion
+    if Path(motion).suffix.lower() not in MODEL_SUFFIXES:
+        raise ViewerError(f"--motion {motion}: expected a .bvh, .glb, .gltf, .fbx or USD (.usd, .usda, .usdc, .usdz) "
+                          "file")
+    if not Path(motion).exists():
+        raise ViewerError(f"--motion {motion}: {why_missing(motion)}")
+    args.model = args.paths[0]
+    bvh = bvh_options(args)
+    mapping = None if args.motion_bone_map is None else read_bone_map(args.motion_bone_map)
+    source = load_model(motion, None, **bvh)
+
+    def clips(scene):
+        try:
+            clip = retarget(source, scene, clip=args.motion_clip, bone_map=mapping)
+        except ViewerError as error:
+            raise ViewerError(f"--motion {motion}: {error}") from None
+        return [clip]
+
+    return clips
+
+
+def _figures(figures) -> str:
+    """One line of what the motion checks measured on a clip."""
+    text = f"{figures.clip!r}: {figures.frames} frames at {figures.fps:.4g} frames/s"
+    if figures.ground is not None:
+        text += f", ground y = {figures.ground:.4g} ({figures.ground_from})"
+    if figures.feet:
+        text += f", feet {', '.join(foot['bone'] for foot in figures.feet)}"
+    if figures.foot_skate_ratio is not None:
+        text += f", foot skate ratio {figures.foot_skate_ratio:.3f}"
+    return text
 
 
 def checked_files(paths) -> list[Path]:

@@ -24,7 +24,7 @@ import numpy as np
 from ..options import RenderOptions
 
 GIF_FPS = 10.0
-JOB_VERSION = 5  # bump when the outputs for the same inputs change: a second run then redoes every model
+JOB_VERSION = 6  # bump when the outputs for the same inputs change: a second run then redoes every model
 
 
 @dataclass(frozen=True)
@@ -117,13 +117,18 @@ def _in_folder(text: str, folder: Path) -> str:
 def _process(path: Path, out: Path, options: BatchOptions) -> dict:
     from dataclasses import replace
 
-    from ..checks import check_file
+    from ..checks import MotionOptions, check_file
     from ..loaders import load_model
+    from .plots import motion_plots
 
-    report = check_file(path)
+    report = check_file(path, motion=MotionOptions())
     report.findings = [replace(f, message=_in_folder(f.message, path.parent)) for f in report.findings]
     check = {**report.as_json(), "file": path.name, **report.summary()}  # the name: the worker knows no more
     (out / "check.json").write_text(json.dumps(check, indent=1) + "\n")
+    plots = motion_plots(check)  # drawn from check.json's data
+    for name, data in plots.items():
+        (out / name).write_bytes(data)
+    plotted = [{"clip": clip["clip"], "file": name} for clip, name in zip(check.get("motion") or [], plots)]
     if not report.loaded:  # the check's error says why
         message = next((f.message for f in report.findings if f.severity == "error"), "the model does not load")
         return {"status": "failed", "error": message, **report.summary()}
@@ -140,7 +145,7 @@ def _process(path: Path, out: Path, options: BatchOptions) -> dict:
     summary = report.summary()
     for clip, gif in zip(summary["clips"], clips):
         clip["gif"] = gif
-    return {"status": "ok", "error": None, **summary}
+    return {"status": "ok", "error": None, **summary, "plots": plotted}
 
 
 def _renderer(size):

@@ -70,6 +70,16 @@ def model_html(row: dict, findings: list) -> str:
             caption = f"{clip['name']} ({clip['duration']:g} s)"
             pictures.append(f'<figure><img src="{quote(gif)}" alt="{escape(caption)}"><figcaption>{escape(caption)}'
                             f'</figcaption></figure>')
+    plots = [plot for plot in row.get("plots", []) if plot["file"] in outputs]
+    for plot in plots:
+        caption = f"{plot['clip']}: feet and jitter"
+        pictures.append(f'<figure class="plot"><img src="{quote(plot["file"])}" alt="{escape(caption)}">'
+                        f'<figcaption>{escape(caption)}</figcaption></figure>')
+    if row.get("clips") and not plots and row["status"] == "ok":
+        from .plots import available
+
+        if not available():
+            pictures.append("<p>The motion plots need matplotlib: pip install 'boneviewer[plots]'.</p>")
     facts = (f"{counted(row['bones'], 'bone')}, {counted(row['vertices'], 'vertex', 'vertices')}, "
              f"{counted(len(row['clips']), 'clip')}")
     failure = "" if row["status"] == "ok" else f'<p class="failed">Failed: {escape(row.get("error") or "")}</p>'
