@@ -181,10 +181,30 @@ def test_a_png_is_written_whole_or_the_old_one_stays(tmp_path):
     with Image.open(tmp_path / "a.png") as image:
         np.testing.assert_array_equal(np.asarray(image), pixels)
     before = (tmp_path / "a.png").read_bytes()
-    with pytest.raises(TypeError):  # Pillow refuses pixels that are no RGBA image (the temporary is open)
+    with pytest.raises(ValueError):  # pixels that are no RGBA image (refused while the temporary is open)
         write_png(tmp_path / "a.png", np.zeros((4, 3, 4, 2), np.uint8))
     assert (tmp_path / "a.png").read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["a.png"]  # no temporary left behind
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (5, 1), (37, 53), (256, 300)])
+def test_a_written_png_reads_back_as_the_pixels_it_was_given(tmp_path, shape):
+    """write_png encodes with zlib itself (no Pillow at startup): Pillow, an independent decoder,
+    reads back every byte, on random pixels and on a render-like image with flat areas."""
+    import numpy as np
+    from PIL import Image
+
+    from viewer.images import write_png
+
+    rng = np.random.default_rng(sum(shape))
+    noise = rng.integers(0, 256, size=(*shape, 4), dtype=np.uint8)
+    flat = np.zeros((*shape, 4), np.uint8)
+    flat[shape[0] // 3:, shape[1] // 2:] = (200, 120, 80, 255)
+    for name, pixels in (("noise", noise), ("flat", flat)):
+        write_png(tmp_path / f"{name}.png", pixels)
+        with Image.open(tmp_path / f"{name}.png") as image:
+            assert image.mode == "RGBA" and image.size == (shape[1], shape[0])
+            np.testing.assert_array_equal(np.asarray(image), pixels)
 
 
 # --- modes: the user's umask, never mkstemp's 0600 or mkdtemp's 0700 ---------------------------
