@@ -82,7 +82,7 @@
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 9
+#define KERNEL_VERSION 10
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -1175,6 +1175,93 @@ quat_multiply(double *out, const double *a, const double *b)
     out[3] = w;
 }
 
+/* One path of the blend (see blend_rows): out (n, width) from base, the A actions' values v[a] (n, width),
+ * their references ref[a] (read for additive actions only), weights wt, driven d (A, n), additive add (A,);
+ * row_flags (n,), when not NULL, is set where some action drives the row. */
+static void
+blend_path(double *o_all, const double *b_all, const double *const *v, const double *const *ref, const double *wt,
+           const char *d, const char *add, char *row_flags, Py_ssize_t A, Py_ssize_t n, long width, int rotation,
+           const Py_ssize_t *list, Py_ssize_t listed)
+{
+    const Py_ssize_t count_rows = list != NULL ? listed : n;
+    for (Py_ssize_t i = 0; i < count_rows; i++) {
+        const Py_ssize_t r = list != NULL ? list[i] : i;
+        double W = 0.0;
+        int count = 0, any = 0;
+        for (Py_ssize_t a = 0; a < A; a++) {
+            if (d[a * n + r]) {
+                any = 1;
+                if (!add[a]) {
+                    W += wt[a];
+                    count++;
+                }
+            }
+        }
+        if (any && row_flags != NULL)
+            row_flags[r] = 1;
+        const double *b = b_all + r * width;
+        double *o = o_all + r * width;
+        if (!rotation) {
+            const int low = W < 1.0;
+            const double f = low ? 1.0 - W : 0.0, norm = low ? 1.0 : W;
+            for (long k = 0; k < width; k++)
+                o[k] = b[k] * f;
+            for (Py_ssize_t a = 0; a < A; a++) {
+                if (add[a] || !d[a * n + r])
+                    continue;
+                const double scale = wt[a] / norm;
+                const double *x = v[a] + r * width;
+                for (long k = 0; k < width; k++)
+                    o[k] = o[k] + x[k] * scale;
+            }
+            for (Py_ssize_t a = 0; a < A; a++) {
+                if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
+                    continue;
+                const double *x = v[a] + r * width, *y = ref[a] + r * width;
+                for (long k = 0; k < width; k++)
+                    o[k] = o[k] + (x[k] - y[k]) * wt[a];
+            }
+            continue;
+        }
+        double cum[4] = {b[0], b[1], b[2], b[3]};
+        if (count >= 1) {
+            const int low = W < 1.0, shortcut = !low && count == 2;
+            const double norm = low ? 1.0 : W;
+            int started = low && count >= 2, seen = 0;
+            double amount = started ? 1.0 - W : 0.0;
+            for (Py_ssize_t a = 0; a < A; a++) {
+                if (add[a] || !d[a * n + r])
+                    continue;
+                const double wn = wt[a] / norm;
+                const double *q = v[a] + r * width;
+                if (!started) {
+                    memcpy(cum, q, sizeof cum);
+                    amount = wn;
+                    started = 1;
+                } else {
+                    amount += wn;
+                    double u = amount > 0 ? wn / amount : 0.0;
+                    if (shortcut && seen == 1)
+                        u = wn;
+                    slerp(cum, cum, q, u);
+                }
+                seen++;
+            }
+            if (count == 1 && W < 1.0)
+                slerp(cum, b, cum, W);
+        }
+        for (Py_ssize_t a = 0; a < A; a++) {
+            if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
+                continue;
+            double delta[4], turned[4];
+            quat_multiply(delta, ref[a] + r * width, v[a] + r * width);
+            quat_multiply(turned, cum, delta);
+            slerp(cum, cum, turned, wt[a]);
+        }
+        memcpy(o, cum, sizeof cum);
+    }
+}
+
 static PyObject *
 blend_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1238,81 +1325,7 @@ blend_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             ref[a] = refs[a].buf;
         }
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t r = 0; r < n; r++) {
-            double W = 0.0;
-            int count = 0, any = 0;
-            for (Py_ssize_t a = 0; a < A; a++) {
-                if (d[a * n + r]) {
-                    any = 1;
-                    if (!add[a]) {
-                        W += wt[a];
-                        count++;
-                    }
-                }
-            }
-            if (any)
-                row_flags[r] = 1;
-            const double *b = b_all + r * width;
-            double *o = o_all + r * width;
-            if (!rotation) {
-                const int low = W < 1.0;
-                const double f = low ? 1.0 - W : 0.0, norm = low ? 1.0 : W;
-                for (long k = 0; k < width; k++)
-                    o[k] = b[k] * f;
-                for (Py_ssize_t a = 0; a < A; a++) {
-                    if (add[a] || !d[a * n + r])
-                        continue;
-                    const double scale = wt[a] / norm;
-                    const double *x = v[a] + r * width;
-                    for (long k = 0; k < width; k++)
-                        o[k] = o[k] + x[k] * scale;
-                }
-                for (Py_ssize_t a = 0; a < A; a++) {
-                    if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
-                        continue;
-                    const double *x = v[a] + r * width, *y = ref[a] + r * width;
-                    for (long k = 0; k < width; k++)
-                        o[k] = o[k] + (x[k] - y[k]) * wt[a];
-                }
-                continue;
-            }
-            double cum[4] = {b[0], b[1], b[2], b[3]};
-            if (count >= 1) {
-                const int low = W < 1.0, shortcut = !low && count == 2;
-                const double norm = low ? 1.0 : W;
-                int started = low && count >= 2, seen = 0;
-                double amount = started ? 1.0 - W : 0.0;
-                for (Py_ssize_t a = 0; a < A; a++) {
-                    if (add[a] || !d[a * n + r])
-                        continue;
-                    const double wn = wt[a] / norm;
-                    const double *q = v[a] + r * width;
-                    if (!started) {
-                        memcpy(cum, q, sizeof cum);
-                        amount = wn;
-                        started = 1;
-                    } else {
-                        amount += wn;
-                        double u = amount > 0 ? wn / amount : 0.0;
-                        if (shortcut && seen == 1)
-                            u = wn;
-                        slerp(cum, cum, q, u);
-                    }
-                    seen++;
-                }
-                if (count == 1 && W < 1.0)
-                    slerp(cum, b, cum, W);
-            }
-            for (Py_ssize_t a = 0; a < A; a++) {
-                if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
-                    continue;
-                double delta[4], turned[4];
-                quat_multiply(delta, ref[a] + r * width, v[a] + r * width);
-                quat_multiply(turned, cum, delta);
-                slerp(cum, cum, turned, wt[a]);
-            }
-            memcpy(o, cum, sizeof cum);
-        }
+        blend_path(o_all, b_all, v, ref, wt, d, add, row_flags, A, n, width, rotation, NULL, 0);
         Py_END_ALLOW_THREADS
         result = PyLong_FromLong(0);
     }
@@ -1327,6 +1340,39 @@ done:
     return result;
 }
 
+
+/* One layer's m tracks of one path (see layer_rows): row at[k] of out takes values[k]; flags (n,), when not
+ * NULL, is set at the rows written; mask (n,), when not NULL, leaves out the rows it does not hold. */
+static void
+layer_apply(double *o_all, const double *v_all, const int64_t *at, Py_ssize_t m, long width, double weight,
+            int additive, int rotation, char *flags, const char *mask)
+{
+    for (Py_ssize_t k = 0; k < m; k++) {
+        if (mask != NULL && !mask[at[k]])
+            continue;
+        double *o = o_all + at[k] * width;
+        const double *v = v_all + k * width;
+        if (flags != NULL)
+            flags[at[k]] = 1;
+        if (rotation) {
+            double target[4];
+            if (additive)
+                quat_multiply(target, o, v);
+            else
+                memcpy(target, v, sizeof target);
+            if (weight == 1.0)
+                memcpy(o, target, sizeof target);
+            else
+                slerp(o, o, target, weight);
+        } else if (additive) {
+            for (long c = 0; c < width; c++)
+                o[c] = o[c] + v[c] * weight;
+        } else {
+            for (long c = 0; c < width; c++)
+                o[c] = weight == 1.0 ? v[c] : o[c] * (1.0 - weight) + v[c] * weight;
+        }
+    }
+}
 
 static PyObject *
 layer_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -1369,39 +1415,507 @@ layer_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (Py_ssize_t k = 0; k < m; k++)
         if (at[k] < 0 || at[k] >= n)
             result = -1;
-    if (result == 0) {
-        double *o_all = out.buf;
-        const double *v_all = values.buf;
-        char *flags = rows.buf;
-        for (Py_ssize_t k = 0; k < m; k++) {
-            double *o = o_all + at[k] * width;
-            const double *v = v_all + k * width;
-            flags[at[k]] = 1;
-            if (rotation) {
-                double target[4];
-                if (additive)
-                    quat_multiply(target, o, v);
-                else
-                    memcpy(target, v, sizeof target);
-                if (weight == 1.0)
-                    memcpy(o, target, sizeof target);
-                else
-                    slerp(o, o, target, weight);
-            } else if (additive) {
-                for (long c = 0; c < width; c++)
-                    o[c] = o[c] + v[c] * weight;
-            } else {
-                for (long c = 0; c < width; c++)
-                    o[c] = weight == 1.0 ? v[c] : o[c] * (1.0 - weight) + v[c] * weight;
-            }
-        }
-    }
+    if (result == 0)
+        layer_apply(out.buf, values.buf, at, m, width, weight, additive, rotation, rows.buf, NULL);
     PyBuffer_Release(&out);
     PyBuffer_Release(&values);
     PyBuffer_Release(&index);
     PyBuffer_Release(&rows);
     return PyLong_FromLong(result);
 }
+
+/* --- the mixer's step as one call (viewer/motion/mixer.py's MixPlan) ------------------------ */
+
+/* One sampler call of a plan: an action's channel batch into its pose buffer (rows: the sampler's), or a
+ * layer's keyed tracks into their scratch (rows NULL). */
+typedef struct {
+    Sampler *sampler;
+    double *target;
+    int use_rows;
+} PlanSample;
+
+/* One layer track group of a plan: m tracks of one path into out[path]. */
+typedef struct {
+    Py_ssize_t layer;
+    int path, additive;
+    Py_ssize_t sample;  /* index into samples, or -1 for held values */
+    const double *values;
+    const int64_t *index;
+    Py_ssize_t m;
+    const char *mask;
+} PlanLayerOp;
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer *views;
+    Py_ssize_t n_views, max_views;
+    PyObject *owned;  /* a list: the samplers, morph views and targets the plan uses */
+    Py_ssize_t n, K, A, L, cap;
+    double *base[4], *out[4];
+    const double *values[4][MAX_BLEND_ACTIONS], *refs[4][MAX_BLEND_ACTIONS];
+    const char *driven[4];
+    char additive[MAX_BLEND_ACTIONS];
+    Py_ssize_t *active[4], n_active[4];  /* per path the rows blended (the others hold the base) */
+    Py_ssize_t *first_sample;  /* (A + 1): action a's samples are [first_sample[a], first_sample[a + 1]) */
+    PlanSample *samples;
+    Py_ssize_t n_samples;
+    PlanLayerOp *ops;
+    Py_ssize_t n_ops;
+    double *table[3];
+    int64_t *version;
+    const char *rows[3];
+    Py_ssize_t n_morph;
+    PyObject *morph;  /* tuple of (view, targets tuple) */
+    int ready;
+} Plan;
+
+#define MAX_PLAN_LAYERS 64
+
+static PyObject *str_copy, *str_weights_attr, *str_version_attr, *long_one;
+
+static void
+Plan_clear(Plan *self)
+{
+    for (Py_ssize_t k = 0; k < self->n_views; k++)
+        PyBuffer_Release(&self->views[k]);
+    PyMem_Free(self->views);
+    PyMem_Free(self->first_sample);
+    PyMem_Free(self->samples);
+    PyMem_Free(self->ops);
+    for (int k = 0; k < 4; k++) {
+        PyMem_Free(self->active[k]);
+        self->active[k] = NULL;
+        self->n_active[k] = 0;
+    }
+    self->views = NULL;
+    self->first_sample = NULL;
+    self->samples = NULL;
+    self->ops = NULL;
+    self->n_views = self->max_views = self->n_samples = self->n_ops = 0;
+    Py_CLEAR(self->owned);
+    Py_CLEAR(self->morph);
+    self->ready = 0;
+}
+
+static void
+Plan_dealloc(Plan *self)
+{
+    Plan_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+plan_room(Plan *self)
+{
+    if (self->n_views == self->max_views) {
+        Py_ssize_t grown = self->max_views ? 2 * self->max_views : 32;
+        Py_buffer *views = PyMem_Realloc(self->views, (size_t)grown * sizeof(Py_buffer));
+        if (views == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->views = views;
+        self->max_views = grown;
+    }
+    return 0;
+}
+
+/* A buffer held for the plan's life (released at dealloc); its data, or NULL with a Python error. */
+static void *
+plan_buffer(Plan *self, PyObject *obj, char kind, Py_ssize_t count, int writable, const char *name)
+{
+    if (plan_room(self) < 0)
+        return NULL;
+    if (acquire(obj, &self->views[self->n_views], kind, count, writable, name) < 0)
+        return NULL;
+    return self->views[self->n_views++].buf;
+}
+
+/* A NodeTable array of at least `rows` rows held for the plan's life (writable). */
+static void *
+plan_table(Plan *self, PyObject *obj, char kind, int width, Py_ssize_t rows)
+{
+    if (plan_room(self) < 0)
+        return NULL;
+    if (acquire_table(obj, &self->views[self->n_views], kind, width, rows, 1, "table") < 0)
+        return NULL;
+    return self->views[self->n_views++].buf;
+}
+
+static Sampler *
+plan_sampler(Plan *self, PyObject *obj, int width, Py_ssize_t limit, const char *what)
+{
+    if (!PyObject_TypeCheck(obj, &SamplerType) || !((Sampler *)obj)->held[S_ROWS]) {
+        PyErr_Format(PyExc_TypeError, "Plan: %s: expected an initialised Sampler", what);
+        return NULL;
+    }
+    Sampler *sampler = (Sampler *)obj;
+    if (sampler->width != width || sampler->max_row >= limit) {
+        PyErr_Format(PyExc_ValueError, "Plan: %s: a sampler of width %d and rows below %zd expected", what, width,
+                     limit);
+        return NULL;
+    }
+    if (PyList_Append(self->owned, obj) < 0)
+        return NULL;
+    return sampler;
+}
+
+static const int PATH_WIDTH[4] = {3, 4, 3, 1};
+
+static int
+Plan_init(Plan *self, PyObject *args, PyObject *kwargs)
+{
+    Py_ssize_t n, K;
+    PyObject *base, *out, *actions, *driven, *additive, *layers, *table, *rows, *morph;
+    if (!PyArg_ParseTuple(args, "nnO!O!O!O!OO!OO!O!:Plan", &n, &K, &PyTuple_Type, &base, &PyTuple_Type, &out,
+                          &PyTuple_Type, &actions, &PyTuple_Type, &driven, &additive, &PyTuple_Type, &layers, &table,
+                          &PyTuple_Type, &rows, &PyTuple_Type, &morph))
+        return -1;
+    Plan_clear(self);
+    self->owned = PyList_New(0);
+    if (self->owned == NULL)
+        return -1;
+    const Py_ssize_t A = PyTuple_GET_SIZE(actions), L = PyTuple_GET_SIZE(layers);
+    if (n < 0 || K < 0 || A > MAX_BLEND_ACTIONS || L > MAX_PLAN_LAYERS || PyTuple_GET_SIZE(base) != 4 || PyTuple_GET_SIZE(out) != 4
+        || PyTuple_GET_SIZE(driven) != 4 || PyTuple_GET_SIZE(rows) != 3) {
+        PyErr_SetString(PyExc_ValueError, "Plan: n, K >= 0, at most 64 actions and 64 layers, base and out (T, R, S, M), driven "
+                                          "per path (4), rows (3)");
+        return -1;
+    }
+    self->n = n;
+    self->K = K;
+    self->A = A;
+    self->L = L;
+    const Py_ssize_t length[4] = {n, n, n, K};
+    for (int k = 0; k < 4; k++) {
+        if ((self->base[k] = plan_buffer(self, PyTuple_GET_ITEM(base, k), 'd', length[k] * PATH_WIDTH[k], 0,
+                                         "base")) == NULL)
+            return -1;
+        if ((self->out[k] = plan_buffer(self, PyTuple_GET_ITEM(out, k), 'd', length[k] * PATH_WIDTH[k], 1,
+                                        "out")) == NULL)
+            return -1;
+        if ((self->driven[k] = plan_buffer(self, PyTuple_GET_ITEM(driven, k), '?', A * length[k], 0, "driven"))
+            == NULL)
+            return -1;
+    }
+    const char *add = plan_buffer(self, additive, '?', A, 0, "additive");
+    if (add == NULL)
+        return -1;
+    memcpy(self->additive, add, (size_t)A);
+    /* actions: (samples ((Sampler, path), ...), buffers (T, R, S, M), refs (T, R, S, M) or None) */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t a = 0; a < A; a++) {
+        PyObject *entry = PyTuple_GET_ITEM(actions, a);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 0))) {
+            PyErr_SetString(PyExc_TypeError, "Plan: an action is (samples, buffers, refs)");
+            return -1;
+        }
+        total += PyTuple_GET_SIZE(PyTuple_GET_ITEM(entry, 0));
+    }
+    for (Py_ssize_t l = 0; l < L; l++) {
+        PyObject *entry = PyTuple_GET_ITEM(layers, l);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 2))) {
+            PyErr_SetString(PyExc_TypeError, "Plan: a layer is (additive, mask, ops)");
+            return -1;
+        }
+        self->n_ops += PyTuple_GET_SIZE(PyTuple_GET_ITEM(entry, 2));
+    }
+    total += self->n_ops;
+    self->first_sample = PyMem_Calloc((size_t)A + 1, sizeof(Py_ssize_t));
+    self->samples = PyMem_Calloc((size_t)total + 1, sizeof(PlanSample));
+    self->ops = PyMem_Calloc((size_t)self->n_ops + 1, sizeof(PlanLayerOp));
+    if (self->first_sample == NULL || self->samples == NULL || self->ops == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t a = 0; a < A; a++) {
+        PyObject *entry = PyTuple_GET_ITEM(actions, a);
+        PyObject *samples = PyTuple_GET_ITEM(entry, 0), *buffers = PyTuple_GET_ITEM(entry, 1);
+        PyObject *refs = PyTuple_GET_ITEM(entry, 2);
+        if (!PyTuple_Check(buffers) || PyTuple_GET_SIZE(buffers) != 4
+            || (refs != Py_None && (!PyTuple_Check(refs) || PyTuple_GET_SIZE(refs) != 4))
+            || (refs == Py_None && self->additive[a])) {
+            PyErr_SetString(PyExc_TypeError, "Plan: an action's buffers are (T, R, S, M), refs the same or None "
+                                             "(an additive action has them)");
+            return -1;
+        }
+        for (int k = 0; k < 4; k++) {
+            double *buffer = plan_buffer(self, PyTuple_GET_ITEM(buffers, k), 'd', length[k] * PATH_WIDTH[k], 1,
+                                         "buffer");
+            if (buffer == NULL)
+                return -1;
+            self->values[k][a] = buffer;
+            self->refs[k][a] = NULL;
+            if (refs != Py_None && (self->refs[k][a] = plan_buffer(self, PyTuple_GET_ITEM(refs, k), 'd',
+                                                                   length[k] * PATH_WIDTH[k], 0, "ref")) == NULL)
+                return -1;
+        }
+        self->first_sample[a] = self->n_samples;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(samples); i++) {
+            PyObject *pair = PyTuple_GET_ITEM(samples, i);
+            int path;
+            PyObject *obj;
+            if (!PyArg_ParseTuple(pair, "Oi:Plan sample", &obj, &path))
+                return -1;
+            if (path < 0 || path > 3) {
+                PyErr_SetString(PyExc_ValueError, "Plan: a sample's path is 0..3");
+                return -1;
+            }
+            Sampler *sampler = plan_sampler(self, obj, PATH_WIDTH[path], length[path], "an action's sampler");
+            if (sampler == NULL)
+                return -1;
+            PlanSample *s = &self->samples[self->n_samples++];
+            s->sampler = sampler;
+            s->target = (double *)self->values[path][a];
+            s->use_rows = 1;
+        }
+    }
+    self->first_sample[A] = self->n_samples;
+    /* layers: (additive, mask (n,) bool or None, ops ((path, Sampler or None, values, index), ...)) */
+    Py_ssize_t op = 0;
+    for (Py_ssize_t l = 0; l < L; l++) {
+        PyObject *entry = PyTuple_GET_ITEM(layers, l);
+        int layer_additive = PyObject_IsTrue(PyTuple_GET_ITEM(entry, 0));
+        if (layer_additive < 0)
+            return -1;
+        const char *mask = NULL;
+        if (PyTuple_GET_ITEM(entry, 1) != Py_None
+            && (mask = plan_buffer(self, PyTuple_GET_ITEM(entry, 1), '?', n, 0, "layer mask")) == NULL)
+            return -1;
+        PyObject *ops = PyTuple_GET_ITEM(entry, 2);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ops); i++) {
+            PyObject *obj, *values, *index;
+            int path;
+            if (!PyArg_ParseTuple(PyTuple_GET_ITEM(ops, i), "iOOO:Plan layer op", &path, &obj, &values, &index))
+                return -1;
+            if (path < 0 || path > 2) {
+                PyErr_SetString(PyExc_ValueError, "Plan: a layer op's path is 0..2");
+                return -1;
+            }
+            PlanLayerOp *o = &self->ops[op++];
+            Py_ssize_t m = int64_count(index);
+            if (m < 0)
+                return -1;
+            o->layer = l;
+            o->path = path;
+            o->additive = layer_additive;
+            o->m = m;
+            o->mask = mask;
+            o->sample = -1;
+            if ((o->index = plan_buffer(self, index, 'i', m, 0, "layer index")) == NULL)
+                return -1;
+            for (Py_ssize_t k = 0; k < m; k++)
+                if (o->index[k] < 0 || o->index[k] >= n) {
+                    PyErr_SetString(PyExc_ValueError, "Plan: a layer's row is outside 0..n-1");
+                    return -1;
+                }
+            double *v = plan_buffer(self, values, 'd', m * PATH_WIDTH[path], obj != Py_None, "layer values");
+            if (v == NULL)
+                return -1;
+            o->values = v;
+            if (obj != Py_None) {
+                Sampler *sampler = plan_sampler(self, obj, PATH_WIDTH[path], n, "a layer's sampler");
+                if (sampler == NULL)
+                    return -1;
+                if (sampler->channels != m) {
+                    PyErr_SetString(PyExc_ValueError, "Plan: a layer's sampler has another number of tracks");
+                    return -1;
+                }
+                PlanSample *s = &self->samples[self->n_samples];
+                s->sampler = sampler;
+                s->target = v;
+                s->use_rows = 0;
+                o->sample = self->n_samples++;
+            }
+        }
+    }
+    /* the table (position, quaternion, scaling, version, capacity) or None; rows to write (3 of (n,) bool) */
+    self->cap = 0;
+    if (table != Py_None) {
+        if (!PyTuple_Check(table) || PyTuple_GET_SIZE(table) != 5) {
+            PyErr_SetString(PyExc_TypeError, "Plan: table is (position, quaternion, scaling, version, capacity)");
+            return -1;
+        }
+        Py_ssize_t cap = PyLong_AsSsize_t(PyTuple_GET_ITEM(table, 4));
+        if (cap == -1 && PyErr_Occurred())
+            return -1;
+        if (cap < 0 || cap > n) {
+            PyErr_SetString(PyExc_ValueError, "Plan: the table's capacity is outside 0..n");
+            return -1;
+        }
+        for (int k = 0; k < 3; k++)
+            if ((self->table[k] = plan_table(self, PyTuple_GET_ITEM(table, k), 'd', PATH_WIDTH[k], cap)) == NULL)
+                return -1;
+        if ((self->version = plan_table(self, PyTuple_GET_ITEM(table, 3), 'i', 1, cap)) == NULL)
+            return -1;
+        self->cap = cap;
+    }
+    for (int k = 0; k < 3; k++)
+        if ((self->rows[k] = plan_buffer(self, PyTuple_GET_ITEM(rows, k), '?', n, 0, "rows")) == NULL)
+            return -1;
+    /* the rows blended: per path those written (driven by an action or a layer), and the morph columns some
+     * action drives; the others hold the base, copied into out once here */
+    for (int k = 0; k < 4; k++) {
+        const Py_ssize_t size = length[k];
+        memcpy(self->out[k], self->base[k], (size_t)(size * PATH_WIDTH[k]) * sizeof(double));
+        if ((self->active[k] = PyMem_Calloc((size_t)size + 1, sizeof(Py_ssize_t))) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t r = 0; r < size; r++) {
+            int on = 0;
+            if (k < 3)
+                on = self->rows[k][r];
+            else
+                for (Py_ssize_t a = 0; a < A && !on; a++)
+                    on = self->driven[3][a * size + r];
+            if (on)
+                self->active[k][self->n_active[k]++] = r;
+        }
+    }
+    /* morph blocks: ((view of out M, (MorphTargets, ...)), ...) */
+    self->n_morph = PyTuple_GET_SIZE(morph);
+    for (Py_ssize_t b = 0; b < self->n_morph; b++) {
+        PyObject *entry = PyTuple_GET_ITEM(morph, b);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 1))) {
+            PyErr_SetString(PyExc_TypeError, "Plan: a morph block is (view, targets)");
+            return -1;
+        }
+    }
+    Py_INCREF(morph);
+    self->morph = morph;
+    self->ready = 1;
+    return 0;
+}
+
+static int
+plan_floats(PyObject *obj, double *out, Py_ssize_t count, const char *name)
+{
+    if (!(PyTuple_Check(obj) || PyList_Check(obj)) || PySequence_Fast_GET_SIZE(obj) != count) {
+        PyErr_Format(PyExc_TypeError, "Plan.run: %s must be a list or tuple of %zd floats", name, count);
+        return -1;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(obj);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = items[k];
+        out[k] = PyFloat_CheckExact(item) ? PyFloat_AS_DOUBLE(item) : PyFloat_AsDouble(item);
+        if (out[k] == -1.0 && PyErr_Occurred())
+            return -1;
+        if (!isfinite(out[k])) {
+            PyErr_Format(PyExc_ValueError, "Plan.run: %s must be finite", name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+Plan_run(Plan *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!self->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "Plan was not initialised");
+        return NULL;
+    }
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "run(times, weights, layer_time, layer_weights)");
+        return NULL;
+    }
+    double times[MAX_BLEND_ACTIONS], weights[MAX_BLEND_ACTIONS], layer_weights[MAX_PLAN_LAYERS], layer_time;
+    if (plan_floats(args[0], times, self->A, "times") < 0 || plan_floats(args[1], weights, self->A, "weights") < 0
+        || plan_floats(args[3], layer_weights, self->L, "layer_weights") < 0)
+        return NULL;
+    layer_time = PyFloat_AsDouble(args[2]);
+    if ((layer_time == -1.0 && PyErr_Occurred()) || !isfinite(layer_time)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "Plan.run: layer_time must be finite");
+        return NULL;
+    }
+    const Py_ssize_t n = self->n, K = self->K, A = self->A;
+    /* every action's channels into its pose buffer */
+    for (Py_ssize_t a = 0; a < A; a++)
+        for (Py_ssize_t i = self->first_sample[a]; i < self->first_sample[a + 1]; i++) {
+            const PlanSample *s = &self->samples[i];
+            sample_into(s->sampler, times[a], s->target, s->sampler->views[S_ROWS].buf);
+        }
+    /* the blend, path by path */
+    for (int k = 0; k < 4; k++) {
+        const Py_ssize_t rows = k == 3 ? K : n;
+        if (rows)
+            blend_path(self->out[k], self->base[k], self->values[k], self->refs[k], weights, self->driven[k],
+                       self->additive, NULL, A, rows, PATH_WIDTH[k], k == 1, self->active[k], self->n_active[k]);
+    }
+    /* the layers, in order */
+    for (Py_ssize_t i = 0; i < self->n_ops; i++) {
+        const PlanLayerOp *o = &self->ops[i];
+        if (o->sample >= 0) {
+            const PlanSample *s = &self->samples[o->sample];
+            sample_into(s->sampler, layer_time, s->target, NULL);
+        }
+        layer_apply(self->out[o->path], o->values, o->index, o->m, PATH_WIDTH[o->path], layer_weights[o->layer],
+                    o->additive, o->path == 1, NULL, o->mask);
+    }
+    /* the table's rows, each written row's version bumped once */
+    if (self->cap) {
+        const char *r0 = self->rows[0], *r1 = self->rows[1], *r2 = self->rows[2];
+        for (Py_ssize_t r = 0; r < self->cap; r++) {
+            if (!(r0[r] | r1[r] | r2[r]))
+                continue;
+            if (r0[r])
+                memcpy(self->table[0] + 3 * r, self->out[0] + 3 * r, 3 * sizeof(double));
+            if (r1[r])
+                memcpy(self->table[1] + 4 * r, self->out[1] + 4 * r, 4 * sizeof(double));
+            if (r2[r])
+                memcpy(self->table[2] + 3 * r, self->out[2] + 3 * r, 3 * sizeof(double));
+            self->version[r] += 1;
+        }
+    }
+    /* morph blocks: each mesh's weights a new array (as pose.set_weights), its version bumped */
+    for (Py_ssize_t b = 0; b < self->n_morph; b++) {
+        PyObject *entry = PyTuple_GET_ITEM(self->morph, b);
+        PyObject *view = PyTuple_GET_ITEM(entry, 0), *targets = PyTuple_GET_ITEM(entry, 1);
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(targets); j++) {
+            PyObject *target = PyTuple_GET_ITEM(targets, j);
+            PyObject *copy = PyObject_CallMethodNoArgs(view, str_copy);
+            if (copy == NULL)
+                return NULL;
+            int failed = PyObject_SetAttr(target, str_weights_attr, copy);
+            Py_DECREF(copy);
+            if (failed)
+                return NULL;
+            PyObject *version = PyObject_GetAttr(target, str_version_attr);
+            if (version == NULL)
+                return NULL;
+            PyObject *bumped = PyNumber_Add(version, long_one);
+            Py_DECREF(version);
+            if (bumped == NULL)
+                return NULL;
+            failed = PyObject_SetAttr(target, str_version_attr, bumped);
+            Py_DECREF(bumped);
+            if (failed)
+                return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Plan_methods[] = {
+    {"run", (PyCFunction)(void (*)(void))Plan_run, METH_FASTCALL,
+     "run(times, weights, layer_time, layer_weights): one mixer step (see the module's docstring)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PlanType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "viewer.model._ckernel.Plan",
+    .tp_basicsize = sizeof(Plan),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A mixer step compiled: sampling, the blend, layers and the writes in one call (see the module's "
+              "docstring).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Plan_init,
+    .tp_dealloc = (destructor)Plan_dealloc,
+    .tp_methods = Plan_methods,
+};
 
 static PyMethodDef module_methods[] = {
     {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_FASTCALL,
@@ -1431,7 +1945,13 @@ PyMODINIT_FUNC
 PyInit__ckernel(void)
 {
     if (PyType_Ready(&KernelType) < 0 || PyType_Ready(&PoseScatterType) < 0 || PyType_Ready(&LinkSyncType) < 0
-        || PyType_Ready(&SamplerType) < 0)
+        || PyType_Ready(&SamplerType) < 0 || PyType_Ready(&PlanType) < 0)
+        return NULL;
+    str_copy = PyUnicode_InternFromString("copy");
+    str_weights_attr = PyUnicode_InternFromString("_weights");
+    str_version_attr = PyUnicode_InternFromString("version");
+    long_one = PyLong_FromLong(1);
+    if (str_copy == NULL || str_weights_attr == NULL || str_version_attr == NULL || long_one == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
@@ -1461,6 +1981,12 @@ PyInit__ckernel(void)
     Py_INCREF(&SamplerType);
     if (PyModule_AddObject(m, "Sampler", (PyObject *)&SamplerType) < 0) {
         Py_DECREF(&SamplerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&PlanType);
+    if (PyModule_AddObject(m, "Plan", (PyObject *)&PlanType) < 0) {
+        Py_DECREF(&PlanType);
         Py_DECREF(m);
         return NULL;
     }
