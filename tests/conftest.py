@@ -88,3 +88,36 @@ def panel_session():
 
     with headless_session() as session:
         yield session
+
+
+@pytest.fixture
+def compiled_mixer_steps_checked(monkeypatch):
+    """Every step the mixer runs by csrc/ckernel.c's Plan is checked, as it runs, against numpy's
+    blend (the reference) of the mix as it is then: every row of T, R, S and every morph weight
+    within 1e-12, the same rows and morph blocks written, the same running actions and layers (so
+    a change to the mix that the plan missed fails). Yields a list with one entry per checked step."""
+    import numpy as np
+
+    from viewer.motion import mixer as mixer_module
+
+    checked = []
+    run_plan = mixer_module.Mixer._run_plan
+
+    def checked_run_plan(self, plan):
+        run_plan(self, plan)
+        running = sorted((a for a in self._actions.values() if a.playing and a.enabled), key=lambda a: a.order)
+        layers = [layer for layer in self.layers if layer.tracks and not layer.mute and layer.weight > 0]
+        assert plan.running == running and plan.layers == layers, "the compiled step runs a mix that changed"
+        compiled, self.compiled = self.compiled, False
+        try:
+            T, R, S, M, rows, morph = self._blend(running=running, layers=layers)
+        finally:
+            self.compiled = compiled
+        for got, expected in zip(plan.out, (T, R, S, M)):
+            assert got.shape == expected.shape and (np.abs(got - expected).max(initial=0.0) <= 1e-12), \
+                f"compiled step vs numpy: {np.abs(got - expected).max()}"
+        assert all(np.array_equal(a, b) for a, b in zip(plan.written[0], rows)) and plan.written[1] == morph
+        checked.append(len(running))
+
+    monkeypatch.setattr(mixer_module.Mixer, "_run_plan", checked_run_plan)
+    yield checked
