@@ -63,6 +63,20 @@
  *     weight unless it is 1); override, values (blended from out by the weight unless it is 1; slerp for
  *     rotations); rows[index[k]] is set. Declined (nothing written) for an index outside 0..n-1.
  *
+ * Plan(n, K, base, out, actions, driven, additive, layers, table, rows, morph).run(times, weights, layer_time,
+ *                                                                                  layer_weights)
+ *     viewer/motion/mixer.py's whole step for one structure of the mix (made again when the running actions, their
+ *     clips, additive references or masks, the layers or the layout change), run with the actions' sample times
+ *     and weights (A floats each) and the layers' time and weights: every action's channel batches (`actions`:
+ *     per action ((Sampler, path 0..3), ...), its pose buffers (T, R, S, M) and for an additive one its reference)
+ *     sampled into its buffers; the blend of blend_rows, path by path, over the rows written (the others hold
+ *     `base`, copied into `out` once); each layer's tracks as layer_rows applies them (a layer's mask, a bool
+ *     (n,) array, leaves rows out); the rows marked in `rows` (3 bool (n,)) below the table's capacity copied
+ *     into the NodeTable's arrays (`table`: (position, quaternion, scaling, version, capacity) or None), each
+ *     copied row's version bumped once; and each morph block ((view of out's M, (MorphTargets, ...))) given to
+ *     its meshes as pose.set_weights does (a new array each, the version bumped). At most 64 actions and 64
+ *     layers. Linear rotation keys: the angle between two keys is computed once, by slerp's own operations.
+ *
  * Sampler(times, values, rows, width, mode, rotation)
  *     One animation channel batch (viewer/model/animation.py's _ChannelBatch): `channels` channels
  *     sharing keyframe times, interpolation (mode 0 LINEAR, 1 STEP, 2 CUBICSPLINE) and path
@@ -717,7 +731,12 @@ typedef struct {
     Py_ssize_t keys, channels;
     int width, mode, rotation;
     int64_t max_row;
+    /* linear rotations: per key interval and channel, the angle and its sine that slerp computes from the
+     * two keys alone (computed once here by slerp's own operations, so sampling gives the same bits) */
+    double *angles;
 } Sampler;
+
+static inline void slerp_angle(const double *a, const double *b, double *angle, double *sign);
 
 static void
 Sampler_dealloc(Sampler *self)
@@ -725,6 +744,7 @@ Sampler_dealloc(Sampler *self)
     for (int i = 0; i < S_COUNT; i++)
         if (self->held[i])
             PyBuffer_Release(&self->views[i]);
+    PyMem_Free(self->angles);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -777,28 +797,95 @@ Sampler_init(Sampler *self, PyObject *args, PyObject *kwargs)
     self->width = width;
     self->mode = mode;
     self->rotation = rotation;
+    PyMem_Free(self->angles);
+    self->angles = NULL;
+    if (rotation && mode == MODE_LINEAR && keys > 1) {
+        self->angles = PyMem_Malloc((size_t)((keys - 1) * channels * 2 + 1) * sizeof(double));
+        if (self->angles == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        const double *v = self->views[S_VALUES].buf;
+        for (Py_ssize_t i = 0; i + 1 < keys; i++)
+            for (Py_ssize_t c = 0; c < channels; c++) {
+                const double *a = v + (i * channels + c) * 4, *b = a + channels * 4;
+                double sign;
+                slerp_angle(a, b, self->angles + (i * channels + c) * 2, &sign);
+            }
+    }
     return 0;
 }
 
-/* Babylon's Quaternion.Slerp as animation.slerp: shortest path, not renormalized. */
-static inline void
-slerp(double *out, const double *a, const double *b, double u)
+/* Babylon's Quaternion.Slerp as animation.slerp: shortest path, not renormalized. slerp_angle is its part
+ * that depends on a and b alone: the angle (theta, sin theta), or theta = -1 where the two are nearly one
+ * rotation (lerp); slerp_with does the rest. */
+static inline double
+slerp_dot(const double *a, const double *b, double *sign)
 {
     double dot = a[0] * b[0];
     dot = dot + a[1] * b[1];
     dot = dot + a[2] * b[2];
     dot = dot + a[3] * b[3];
-    const double sign = dot < 0.0 ? -1.0 : 1.0;
-    dot = dot * sign;
+    *sign = dot < 0.0 ? -1.0 : 1.0;
+    return dot * *sign;
+}
+
+static inline void
+slerp_angle(const double *a, const double *b, double *angle, double *sign)
+{
+    const double dot = slerp_dot(a, b, sign);
+    if (dot > 0.999999) {
+        angle[0] = -1.0;
+        angle[1] = 0.0;
+    } else {
+        angle[0] = acos(dot < 1.0 ? dot : 1.0);
+        angle[1] = sin(angle[0]);
+    }
+}
+
+static inline void
+slerp_with(double *out, const double *a, const double *b, double u, double sign, const double *angle)
+{
+    double wa, wb;
+    if (angle[0] < 0.0) {
+        wa = 1.0 - u;
+        wb = u;
+    } else {
+        const double theta = angle[0], sin_theta = angle[1];
+        wa = sin((1.0 - u) * theta) / sin_theta;
+        wb = sin(u * theta) / sin_theta;
+    }
+    const double signed_wb = sign * wb;
+    for (int k = 0; k < 4; k++)
+        out[k] = wa * a[k] + signed_wb * b[k];
+}
+
+static inline void
+slerp(double *out, const double *a, const double *b, double u)
+{
+    double sign, angle[2];
+    slerp_angle(a, b, angle, &sign);
+    slerp_with(out, a, b, u, sign, angle);
+}
+
+/* slerp for the blend, where a and b are new every step: the same weights from one angle's sine and cosine
+ * (sin((1 - u) theta) = sin theta cos(u theta) - cos theta sin(u theta), sin theta = sqrt((1 - dot)(1 + dot)),
+ * both within a few ulps of slerp's), two calls to libm where slerp makes four. */
+static inline void
+slerp_blend(double *out, const double *a, const double *b, double u)
+{
+    double sign;
+    const double dot = slerp_dot(a, b, &sign);
     double wa, wb;
     if (dot > 0.999999) {
         wa = 1.0 - u;
         wb = u;
     } else {
-        const double theta = acos(dot < 1.0 ? dot : 1.0);
-        const double sin_theta = sin(theta);
-        wa = sin((1.0 - u) * theta) / sin_theta;
-        wb = sin(u * theta) / sin_theta;
+        const double c = dot < 1.0 ? dot : 1.0;
+        const double theta = acos(c), sin_theta = sqrt((1.0 - c) * (1.0 + c));
+        const double s = sin(u * theta) / sin_theta;
+        wa = cos(u * theta) - c * s;
+        wb = s;
     }
     const double signed_wb = sign * wb;
     for (int k = 0; k < 4; k++)
@@ -870,8 +957,9 @@ sample_into(const Sampler *self, double t, double *target, const int64_t *rows)
     for (Py_ssize_t c = 0; c < C; c++) {
         double *out = target + W * (rows ? rows[c] : c);
         if (self->rotation) {
-            double r[4];
-            slerp(r, v0 + 4 * c, v1 + 4 * c, u);
+            double r[4], sign;
+            slerp_dot(v0 + 4 * c, v1 + 4 * c, &sign);
+            slerp_with(r, v0 + 4 * c, v1 + 4 * c, u, sign, self->angles + (i * C + c) * 2);
             memcpy(out, r, sizeof r);
         } else {
             const double *a = v0 + W * c, *b = v1 + W * c;
@@ -1243,12 +1331,12 @@ blend_path(double *o_all, const double *b_all, const double *const *v, const dou
                     double u = amount > 0 ? wn / amount : 0.0;
                     if (shortcut && seen == 1)
                         u = wn;
-                    slerp(cum, cum, q, u);
+                    slerp_blend(cum, cum, q, u);
                 }
                 seen++;
             }
             if (count == 1 && W < 1.0)
-                slerp(cum, b, cum, W);
+                slerp_blend(cum, b, cum, W);
         }
         for (Py_ssize_t a = 0; a < A; a++) {
             if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
@@ -1256,7 +1344,7 @@ blend_path(double *o_all, const double *b_all, const double *const *v, const dou
             double delta[4], turned[4];
             quat_multiply(delta, ref[a] + r * width, v[a] + r * width);
             quat_multiply(turned, cum, delta);
-            slerp(cum, cum, turned, wt[a]);
+            slerp_blend(cum, cum, turned, wt[a]);
         }
         memcpy(o, cum, sizeof cum);
     }
