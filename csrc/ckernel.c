@@ -1554,12 +1554,15 @@ typedef struct {
     const char *rows[3];
     Py_ssize_t n_morph;
     PyObject *morph;  /* tuple of (view, targets tuple) */
+    PyObject *watch;  /* watch()'s arguments */
     int ready;
 } Plan;
 
 #define MAX_PLAN_LAYERS 64
 
-static PyObject *str_copy, *str_weights_attr, *str_version_attr, *long_one;
+static PyObject *str_copy, *str_weights_attr, *str_version_attr, *long_one, *str_tracks_attr, *str_mute_attr,
+    *str_weight_attr, *str_time_attr, *str_clip_attr, *str_duration_attr, *str_loop_attr, *str_fade_attr,
+    *str_sample_time, *str_effective_weight;
 
 static void
 Plan_clear(Plan *self)
@@ -1582,6 +1585,7 @@ Plan_clear(Plan *self)
     self->n_views = self->max_views = self->n_samples = self->n_ops = 0;
     Py_CLEAR(self->owned);
     Py_CLEAR(self->morph);
+    Py_CLEAR(self->watch);
     self->ready = 0;
 }
 
@@ -1897,6 +1901,9 @@ plan_floats(PyObject *obj, double *out, Py_ssize_t count, const char *name)
     return 0;
 }
 
+static int plan_execute(Plan *self, const double *times, const double *weights, double layer_time,
+                        const double *layer_weights);
+
 static PyObject *
 Plan_run(Plan *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1918,6 +1925,15 @@ Plan_run(Plan *self, PyObject *const *args, Py_ssize_t nargs)
             PyErr_SetString(PyExc_ValueError, "Plan.run: layer_time must be finite");
         return NULL;
     }
+    if (plan_execute(self, times, weights, layer_time, layer_weights) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* One step: sampling, the blend, the layers, the table's rows, the morph weights. -1 with a Python error. */
+static int
+plan_execute(Plan *self, const double *times, const double *weights, double layer_time, const double *layer_weights)
+{
     const Py_ssize_t n = self->n, K = self->K, A = self->A;
     /* every action's channels into its pose buffer */
     for (Py_ssize_t a = 0; a < A; a++)
@@ -1965,30 +1981,270 @@ Plan_run(Plan *self, PyObject *const *args, Py_ssize_t nargs)
             PyObject *target = PyTuple_GET_ITEM(targets, j);
             PyObject *copy = PyObject_CallMethodNoArgs(view, str_copy);
             if (copy == NULL)
-                return NULL;
+                return -1;
             int failed = PyObject_SetAttr(target, str_weights_attr, copy);
             Py_DECREF(copy);
             if (failed)
-                return NULL;
+                return -1;
             PyObject *version = PyObject_GetAttr(target, str_version_attr);
             if (version == NULL)
-                return NULL;
+                return -1;
             PyObject *bumped = PyNumber_Add(version, long_one);
             Py_DECREF(version);
             if (bumped == NULL)
-                return NULL;
+                return -1;
             failed = PyObject_SetAttr(target, str_version_attr, bumped);
             Py_DECREF(bumped);
             if (failed)
-                return NULL;
+                return -1;
         }
     }
+    return 0;
+}
+
+
+/* The value at `name` of obj: a str, or a tuple of str followed one after another (a.b). New reference. */
+static PyObject *
+plan_attr(PyObject *obj, PyObject *name)
+{
+    if (!PyTuple_Check(name))
+        return PyObject_GetAttr(obj, name);
+    Py_INCREF(obj);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(name) && obj != NULL; k++) {
+        PyObject *next = PyObject_GetAttr(obj, PyTuple_GET_ITEM(name, k));
+        Py_DECREF(obj);
+        obj = next;
+    }
+    return obj;
+}
+
+/* 1 when every attribute `names` of obj equals the one recorded in `stamp`, 0 when one differs, -1 on error. */
+static int
+plan_same(PyObject *obj, PyObject *names, PyObject *stamp)
+{
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(names); k++) {
+        PyObject *now = plan_attr(obj, PyTuple_GET_ITEM(names, k));
+        if (now == NULL)
+            return -1;
+        int same = PyObject_RichCompareBool(now, PyTuple_GET_ITEM(stamp, k), Py_EQ);
+        Py_DECREF(now);
+        if (same != 1)
+            return same;
+    }
+    return 1;
+}
+
+static double
+plan_float_attr(PyObject *obj, PyObject *name)
+{
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value == NULL)
+        return -1.0;
+    double x = PyFloat_AsDouble(value);
+    Py_DECREF(value);
+    return x;
+}
+
+static PyObject *
+Plan_watch(Plan *self, PyObject *args)
+{
+    PyObject *actions, *stamps, *names, *running, *layers, *layer_stamps, *layer_names;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!:watch", &PyTuple_Type, &actions, &PyTuple_Type, &stamps,
+                          &PyTuple_Type, &names, &PyTuple_Type, &running, &PyTuple_Type, &layers, &PyTuple_Type,
+                          &layer_stamps, &PyTuple_Type, &layer_names))
+        return NULL;
+    if (!self->ready || PyTuple_GET_SIZE(actions) != PyTuple_GET_SIZE(stamps) || PyTuple_GET_SIZE(running) != self->A
+        || PyTuple_GET_SIZE(layers) != self->L || PyTuple_GET_SIZE(layer_stamps) != self->L) {
+        PyErr_SetString(PyExc_ValueError, "Plan.watch: a stamp per action and layer, the plan's running actions "
+                                          "and layers");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(stamps); k++)
+        if (!PyTuple_Check(PyTuple_GET_ITEM(stamps, k)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(stamps, k))
+                                                                != PyTuple_GET_SIZE(names)) {
+            PyErr_SetString(PyExc_ValueError, "Plan.watch: a stamp has one value per name");
+            return NULL;
+        }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(layer_stamps); k++)
+        if (!PyTuple_Check(PyTuple_GET_ITEM(layer_stamps, k)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(layer_stamps, k))
+                                                                      != PyTuple_GET_SIZE(layer_names)) {
+            PyErr_SetString(PyExc_ValueError, "Plan.watch: a layer stamp has one value per name");
+            return NULL;
+        }
+    PyObject *watch = PyTuple_Pack(7, actions, stamps, names, running, layers, layer_stamps, layer_names);
+    if (watch == NULL)
+        return NULL;
+    Py_XSETREF(self->watch, watch);
     Py_RETURN_NONE;
+}
+
+/* The layers of `all` (a fast sequence) that apply (tracks, not muted, weight > 0) against the watched ones:
+ * 1 when they are those, with the same stamps (their weights into weights), 0 when not, -1 on error. */
+static int
+plan_layers(Plan *self, PyObject *all, PyObject *layers, PyObject *layer_stamps, PyObject *layer_names,
+            double *weights, Py_ssize_t *found)
+{
+    Py_ssize_t j = 0;
+    PyObject **items = PySequence_Fast_ITEMS(all);
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(all); i++) {
+        PyObject *layer = items[i];
+        PyObject *tracks = PyObject_GetAttr(layer, str_tracks_attr);
+        if (tracks == NULL)
+            return -1;
+        const Py_ssize_t count = PyObject_Length(tracks);
+        Py_DECREF(tracks);
+        if (count < 0)
+            return -1;
+        if (count == 0)
+            continue;
+        PyObject *mute = PyObject_GetAttr(layer, str_mute_attr);
+        if (mute == NULL)
+            return -1;
+        const int muted = PyObject_IsTrue(mute);
+        Py_DECREF(mute);
+        if (muted < 0)
+            return -1;
+        if (muted)
+            continue;
+        const double weight = plan_float_attr(layer, str_weight_attr);
+        if (weight == -1.0 && PyErr_Occurred())
+            return -1;
+        if (!(weight > 0))
+            continue;
+        if (j >= self->L || layer != PyTuple_GET_ITEM(layers, j))
+            return 0;
+        const int same = plan_same(layer, layer_names, PyTuple_GET_ITEM(layer_stamps, j));
+        if (same <= 0)
+            return same;
+        weights[j++] = weight;
+    }
+    *found = j;
+    return j == self->L;
+}
+
+/* step(actions, layers, clock) -> True when it ran the step, False (nothing done) when the mix is not the one
+ * watched: `actions` (the mixer's dict of actions) not the watched ones with the same stamps, or the layers of
+ * `layers` (a list) that apply (tracks, not muted, weight > 0) not the watched ones with the same stamps. The
+ * running actions' sample times and weights are read as Action.sample_time and effective_weight give them. */
+static PyObject *
+Plan_step(Plan *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyDict_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "step(actions dict, layers, clock)");
+        return NULL;
+    }
+    if (self->watch == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Plan.step: nothing watched (call watch first)");
+        return NULL;
+    }
+    const double clock = PyFloat_AsDouble(args[2]);
+    if (clock == -1.0 && PyErr_Occurred())
+        return NULL;
+    PyObject *actions = PyTuple_GET_ITEM(self->watch, 0), *stamps = PyTuple_GET_ITEM(self->watch, 1);
+    PyObject *names = PyTuple_GET_ITEM(self->watch, 2), *running = PyTuple_GET_ITEM(self->watch, 3);
+    PyObject *layers = PyTuple_GET_ITEM(self->watch, 4), *layer_stamps = PyTuple_GET_ITEM(self->watch, 5);
+    PyObject *layer_names = PyTuple_GET_ITEM(self->watch, 6);
+    /* the actions, in the dict's order, each with its stamp */
+    if (PyDict_GET_SIZE(args[0]) != PyTuple_GET_SIZE(actions))
+        Py_RETURN_FALSE;
+    Py_ssize_t pos = 0, k = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(args[0], &pos, &key, &value)) {
+        if (value != PyTuple_GET_ITEM(actions, k))
+            Py_RETURN_FALSE;
+        int same = plan_same(value, names, PyTuple_GET_ITEM(stamps, k));
+        if (same < 0)
+            return NULL;
+        if (!same)
+            Py_RETURN_FALSE;
+        k++;
+    }
+    /* the layers that apply, each with its stamp, and their weights */
+    double layer_weights[MAX_PLAN_LAYERS];
+    Py_ssize_t j = 0;
+    PyObject *all_layers = PySequence_Fast(args[1], "Plan.step: layers must be a sequence");
+    if (all_layers == NULL)
+        return NULL;
+    const int fits = plan_layers(self, all_layers, layers, layer_stamps, layer_names, layer_weights, &j);
+    Py_DECREF(all_layers);
+    if (fits < 0)
+        return NULL;
+    if (fits == 0)
+        Py_RETURN_FALSE;
+    /* the running actions' sample times and weights */
+    double times[MAX_BLEND_ACTIONS], weights[MAX_BLEND_ACTIONS];
+    for (Py_ssize_t a = 0; a < self->A; a++) {
+        PyObject *action = PyTuple_GET_ITEM(running, a);
+        double t = plan_float_attr(action, str_time_attr);
+        if (t == -1.0 && PyErr_Occurred())
+            return NULL;
+        PyObject *clip = PyObject_GetAttr(action, str_clip_attr);
+        if (clip == NULL)
+            return NULL;
+        const double duration = plan_float_attr(clip, str_duration_attr);
+        Py_DECREF(clip);
+        if (duration == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (!(0.0 <= t && t <= duration)) {
+            PyObject *loop = PyObject_GetAttr(action, str_loop_attr);
+            if (loop == NULL)
+                return NULL;
+            const int repeat = PyUnicode_Check(loop) && PyUnicode_CompareWithASCIIString(loop, "repeat") == 0;
+            Py_DECREF(loop);
+            if (repeat && duration > 0 && isfinite(t)) {
+                /* Python's float %: fmod, moved to the divisor's sign */
+                double mod = fmod(t, duration);
+                if (mod)
+                    mod = mod < 0 ? mod + duration : mod;
+                else
+                    mod = copysign(0.0, duration);
+                t = mod;
+            } else {
+                PyObject *result = PyObject_CallMethodNoArgs(action, str_sample_time);
+                if (result == NULL)
+                    return NULL;
+                t = PyFloat_AsDouble(result);
+                Py_DECREF(result);
+                if (t == -1.0 && PyErr_Occurred())
+                    return NULL;
+            }
+        }
+        PyObject *fade = PyObject_GetAttr(action, str_fade_attr);
+        if (fade == NULL)
+            return NULL;
+        const int plain = fade == Py_None;
+        Py_DECREF(fade);
+        double w;
+        if (plain)
+            w = plan_float_attr(action, str_weight_attr);
+        else {
+            PyObject *result = PyObject_CallMethodOneArg(action, str_effective_weight, args[2]);
+            if (result == NULL)
+                return NULL;
+            w = PyFloat_AsDouble(result);
+            Py_DECREF(result);
+        }
+        if (w == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (!isfinite(t) || !isfinite(w)) {
+            PyErr_SetString(PyExc_ValueError, "Plan.step: an action's time or weight is not finite");
+            return NULL;
+        }
+        times[a] = t;
+        weights[a] = w;
+    }
+    if (plan_execute(self, times, weights, self->A ? times[0] : clock, layer_weights) < 0)
+        return NULL;
+    Py_RETURN_TRUE;
 }
 
 static PyMethodDef Plan_methods[] = {
     {"run", (PyCFunction)(void (*)(void))Plan_run, METH_FASTCALL,
      "run(times, weights, layer_time, layer_weights): one mixer step (see the module's docstring)."},
+    {"watch", (PyCFunction)Plan_watch, METH_VARARGS,
+     "watch(actions, stamps, names, running, layers, layer_stamps, layer_names): the mix step() runs for."},
+    {"step", (PyCFunction)(void (*)(void))Plan_step, METH_FASTCALL,
+     "step(actions, layers, clock) -> True when it ran, False when the mix changed (see the module's docstring)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2039,7 +2295,20 @@ PyInit__ckernel(void)
     str_weights_attr = PyUnicode_InternFromString("_weights");
     str_version_attr = PyUnicode_InternFromString("version");
     long_one = PyLong_FromLong(1);
-    if (str_copy == NULL || str_weights_attr == NULL || str_version_attr == NULL || long_one == NULL)
+    str_tracks_attr = PyUnicode_InternFromString("_tracks");
+    str_mute_attr = PyUnicode_InternFromString("_mute");
+    str_weight_attr = PyUnicode_InternFromString("_weight");
+    str_time_attr = PyUnicode_InternFromString("_time");
+    str_clip_attr = PyUnicode_InternFromString("clip");
+    str_duration_attr = PyUnicode_InternFromString("duration");
+    str_loop_attr = PyUnicode_InternFromString("_loop");
+    str_fade_attr = PyUnicode_InternFromString("_fade");
+    str_sample_time = PyUnicode_InternFromString("sample_time");
+    str_effective_weight = PyUnicode_InternFromString("effective_weight");
+    if (str_copy == NULL || str_weights_attr == NULL || str_version_attr == NULL || long_one == NULL
+        || str_tracks_attr == NULL || str_mute_attr == NULL || str_weight_attr == NULL || str_time_attr == NULL
+        || str_clip_attr == NULL || str_duration_attr == NULL || str_loop_attr == NULL || str_fade_attr == NULL
+        || str_sample_time == NULL || str_effective_weight == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)

@@ -928,12 +928,9 @@ class Mixer:
             if (self._layout is plan.layout and self._base is plan.base and self.compiled is not False
                     and native.ckernel is plan.module
                     and (table is None or table.generation == plan.generation and table.capacity == plan.capacity)
-                    and list(map(_ACTION_STAMP, self._actions.values())) == plan.stamp
-                    and [layer for layer in self.layers if layer._tracks and not layer._mute and layer._weight > 0]
-                    == plan.layers and list(map(_LAYER_STAMP, plan.layers)) == plan.layer_stamp
                     and (not plan.references or all(clip.keys_version == version for clip, version in plan.references))
-                    and (plan.blended or self._direct_sampler(plan.running[0]) is None)):
-                self._run_plan(plan)
+                    and (plan.blended or self._direct_sampler(plan.running[0]) is None)
+                    and self._run_plan(plan)):  # the actions' and layers' stamps checked there
                 return
             self._plan = None
         running = [a for a in self._actions.values() if a.playing and a.enabled]
@@ -945,18 +942,21 @@ class Mixer:
         if len(running) == 1 and not layers:
             # one action at full weight: the clip sampled straight into the nodes (clip.apply's numbers)
             action = running[0]
-            sampler = self._direct_sampler(action)
-            if sampler is not None:
+            sampler = self._sampler(action.clip)
+            written = self._written
+            if (not action._additive and action._mask is None and sampler.direct
+                    and (action._fade is None and action._weight >= 1.0 or action.effective_weight(self.clock) >= 1.0)
+                    and (written is None or written[0] is sampler.driven or (
+                        all(not (w & ~d).any() for w, d in zip(written[0], sampler.driven))
+                        and written[1] <= set(sampler.morph_keys)))):
                 sampler.sample_direct(action.sample_time())
-                written = self._written
                 if written is None or written[0] is not sampler.driven:
                     self._written = (sampler.driven, set(sampler.morph_keys))
                 return
         if self.compiled is not False and (running or layers):
             plan = self._make_plan(running, layers)
-            if plan is not None:
+            if plan is not None and self._run_plan(plan):
                 self._plan = plan
-                self._run_plan(plan)
                 return
         T, R, S, M, driven, morph = self._blend(running=running, layers=layers)
         rows, morph_all = driven, morph
@@ -969,7 +969,8 @@ class Mixer:
 
     def _direct_sampler(self, action):
         """The sampler that writes ``action``'s clip straight into the table when it plays alone
-        (not additive, no mask, at full weight, nothing else written last time), else None."""
+        (not additive, no mask, at full weight, nothing else written last time), else None: the
+        test ``evaluate`` makes inline (kept in step with it)."""
         sampler = self._sampler(action.clip)
         written = self._written
         if (not action._additive and action._mask is None and sampler.direct
@@ -981,18 +982,13 @@ class Mixer:
         return None
 
     # --- the step compiled ----------------------------------------------------------------------
-    def _run_plan(self, plan) -> None:
-        """One step by csrc/ckernel.c's Plan: every action sampled into its buffer, the blend, the
-        layers, the table's rows written (versions bumped) and the morph weights set, in one call."""
-        clock = self.clock
-        times, weights = [], []
-        for action in plan.running:
-            t, duration = action._time, action.clip.duration
-            if not 0.0 <= t <= duration:  # sample_time, its common case (repeat) inlined
-                t = t % duration if action._loop == "repeat" and duration > 0 else action.sample_time()
-            times.append(t)
-            weights.append(action._weight if action._fade is None else action.effective_weight(clock))
-        plan.run(times, weights, times[0] if times else clock, [layer._weight for layer in plan.layers])
+    def _run_plan(self, plan) -> bool:
+        """One step by csrc/ckernel.c's Plan, if the mix is still the one it was made for (its
+        ``step`` checks the actions' and layers' stamps and reads their times and weights): every
+        action sampled into its buffer, the blend, the layers, the table's rows written (versions
+        bumped) and the morph weights set, in one call. False (nothing done) when the mix changed."""
+        if not plan.step(self._actions, self.layers, self.clock):
+            return False
         if plan.extras:
             T, R, S = plan.out[:3]
             for target, row, translation, rotation, scale in plan.extras:
@@ -1008,6 +1004,7 @@ class Mixer:
                 rows = [w & ~r for w, r in zip(written[0], plan.written[0])]
                 self._layout.write(*plan.out, rows, written[1] - plan.written[1])
             self._written = plan.written
+        return True
 
     def _make_plan(self, running, layers):
         module = native.ckernel
@@ -1076,8 +1073,10 @@ class Mixer:
                        for row in range(cap, N) if rows[0][row] or rows[1][row] or rows[2][row]]
         plan.layout, plan.base, plan.module, plan.table = layout, self._base, module, table
         plan.generation, plan.capacity = (None, None) if table is None else (table.generation, table.capacity)
-        plan.stamp = list(map(_ACTION_STAMP, self._actions.values()))
-        plan.layer_stamp = list(map(_LAYER_STAMP, layers))
+        actions = tuple(self._actions.values())
+        compiled.watch(actions, tuple(map(_ACTION_STAMP, actions)), _ACTION_FIELDS, tuple(running), tuple(layers),
+                       tuple(map(_LAYER_STAMP, layers)), _LAYER_FIELDS)
+        plan.step = compiled.step
         plan.references = [(action._reference_clip, action._reference_clip.keys_version) for action in running
                            if action._additive and action._reference_clip is not None]
         plan.blended = len(running) > 1 or bool(layers)
@@ -1405,14 +1404,17 @@ class _StepPlan:
     """A compiled step (csrc/ckernel.c's Plan's ``run``), its output buffers and what it was made for
     (``Mixer.evaluate`` runs it while these stay as they were)."""
 
-    __slots__ = ("run", "out", "written", "running", "layers", "extras", "layout", "base", "module", "table",
-                 "generation", "capacity", "stamp", "layer_stamp", "references", "blended")
+    __slots__ = ("run", "step", "out", "written", "running", "layers", "extras", "layout", "base", "module", "table",
+                 "generation", "capacity", "references", "blended")
 
 
-# what a compiled step depends on besides times and weights (checked every step: cheap C-level getters)
-_ACTION_STAMP = operator.attrgetter("playing", "enabled", "order", "_additive", "_mask", "_reference_clip",
-                                    "_reference_time", "clip.keys_version")
-_LAYER_STAMP = operator.attrgetter("_mode", "_mask", "_tracks.version")
+# what a compiled step depends on besides times and weights: recorded when the plan is made, compared by
+# the plan's step (csrc/ckernel.c) every step; a name in a tuple is a path (clip.keys_version)
+_ACTION_FIELDS = ("playing", "enabled", "order", "_additive", "_mask", "_reference_clip", "_reference_time",
+                  ("clip", "keys_version"))
+_LAYER_FIELDS = ("_mode", "_mask", ("_tracks", "version"))
+_ACTION_STAMP = operator.attrgetter(*(".".join(f) if isinstance(f, tuple) else f for f in _ACTION_FIELDS))
+_LAYER_STAMP = operator.attrgetter(*(".".join(f) if isinstance(f, tuple) else f for f in _LAYER_FIELDS))
 
 
 def _order(action) -> int:
