@@ -631,7 +631,7 @@ class Mixer:
         self.layers: list[Layer] = [Layer(self, "Tweaks", "additive", 1.0)]
         self.active_layer = self.layers[0]
         self.blends: dict = {}
-        self.compiled = None  # None: the compiled blend when it is built; False: numpy's (the reference)
+        self.compiled = None  # None: the compiled step (and blend) when it is built; False: numpy's (the reference)
         self._stacked = None
         self._plan = None  # _StepPlan: the step compiled for the mix's current structure
 
