@@ -507,3 +507,39 @@ def test_bad_input_is_one_error_and_changes_nothing(bad, message):
         bad(mixer)
     assert "\n" not in str(error.value)
     assert mixer.snapshot() == state and same(pose(scene), before)
+
+
+def test_a_compiled_plan_refuses_buffers_that_do_not_fit_and_blends_what_it_samples():
+    """csrc/ckernel.c's Plan on its own: a sampler writing past the rows, a buffer of the wrong size,
+    a step before watch() are errors (nothing written); two lerped translations blended 0.25 / 0.75."""
+    from viewer.model import _ckernel as module  # the built module, whatever BONEVIEWER_KERNEL says
+
+    n = 2
+    times = np.array([0.0, 1.0])
+    values = np.array([[[0.0, 0, 0], [2.0, 0, 0]], [[4.0, 0, 0], [6.0, 0, 0]]])  # (keys, channels, 3)
+    samplers = [module.Sampler(times, values * (1 + k), np.arange(n, dtype=np.int64), 3, 0, False) for k in range(2)]
+
+    def parts(sampler=samplers[0], out_rows=n):
+        base = (np.zeros((n, 3)), np.tile([0.0, 0, 0, 1], (n, 1)), np.ones((n, 3)), np.zeros(0))
+        out = (np.zeros((out_rows, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros(0))
+        buffers = [(np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros(0)) for _ in range(2)]
+        actions = tuple(((s, 0),) if k == 0 else ((samplers[1], 0),) for k, s in enumerate((sampler, None)))
+        actions = tuple((samples, b, None) for samples, b in zip(actions, buffers))
+        driven = (np.ones((2, n), bool), np.zeros((2, n), bool), np.zeros((2, n), bool), np.zeros((2, 0), bool))
+        rows = (np.ones(n, bool), np.zeros(n, bool), np.zeros(n, bool))
+        return (n, 0, base, out, actions, driven, np.zeros(2, bool), (), None, rows, ()), out
+
+    args, out = parts()
+    plan = module.Plan(*args)
+    with pytest.raises(RuntimeError):
+        plan.step({}, [], 0.0)
+    plan.run([0.5, 0.5], [0.25, 0.75], 0.0, [])
+    expected = 0.25 * np.array([[2.0, 0, 0], [4.0, 0, 0]]) + 0.75 * np.array([[4.0, 0, 0], [8.0, 0, 0]])
+    assert np.allclose(out[0], expected, rtol=0, atol=1e-12)
+    far = module.Sampler(times, values, np.array([0, 5], dtype=np.int64), 3, 0, False)  # row 5 of 2
+    with pytest.raises(ValueError):
+        module.Plan(*parts(sampler=far)[0])
+    with pytest.raises(ValueError):
+        module.Plan(*parts(out_rows=n + 1)[0])
+    with pytest.raises(TypeError):
+        plan.run([0.5], [0.25, 0.75], 0.0, [])  # one time for two actions
