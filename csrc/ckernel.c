@@ -73,9 +73,17 @@
  *     `base`, copied into `out` once); each layer's tracks as layer_rows applies them (a layer's mask, a bool
  *     (n,) array, leaves rows out); the rows marked in `rows` (3 bool (n,)) below the table's capacity copied
  *     into the NodeTable's arrays (`table`: (position, quaternion, scaling, version, capacity) or None), each
- *     copied row's version bumped once; and each morph block ((view of out's M, (MorphTargets, ...))) given to
- *     its meshes as pose.set_weights does (a new array each, the version bumped). At most 64 actions and 64
- *     layers. Linear rotation keys: the angle between two keys is computed once, by slerp's own operations.
+ *     copied row's version bumped once; and each morph block ((view of out's M, (mesh, ...))) given to its
+ *     meshes' morph_targets as pose.set_weights does (a new array each, the version bumped). At most 64 actions and 64
+ *     layers. Linear rotation keys: the angle between two keys is computed once, by slerp's own operations;
+ *     the blend's slerps take their two sines from one sincos (within a few ulps of blend_rows').
+ *     .watch(actions, stamps, names, running, layers, layer_stamps, layer_names) records the mix the plan is
+ *     for: every action (in the mixer's dict order) with the values of `names` (attribute names; a tuple of
+ *     names is a path, clip.keys_version), the running actions (in blend order), the layers that apply with
+ *     theirs. .step(actions dict, layers, clock) -> False, nothing done, when the actions or the layers that
+ *     apply (tracks, not muted, weight > 0) are not those any more; else reads each running action's sample
+ *     time (its _time in [0, duration], a repeat wrapped as Python's %, else sample_time()) and weight
+ *     (_weight, or effective_weight(clock) while it fades) and each layer's weight, runs the step, True.
  *
  * Sampler(times, values, rows, width, mode, rotation)
  *     One animation channel batch (viewer/model/animation.py's _ChannelBatch): `channels` channels
@@ -1553,7 +1561,7 @@ typedef struct {
     int64_t *version;
     const char *rows[3];
     Py_ssize_t n_morph;
-    PyObject *morph;  /* tuple of (view, targets tuple) */
+    PyObject *morph;  /* tuple of (view of out's M, meshes tuple) */
     PyObject *watch;  /* watch()'s arguments */
     int ready;
 } Plan;
@@ -1562,7 +1570,7 @@ typedef struct {
 
 static PyObject *str_copy, *str_weights_attr, *str_version_attr, *long_one, *str_tracks_attr, *str_mute_attr,
     *str_weight_attr, *str_time_attr, *str_clip_attr, *str_duration_attr, *str_loop_attr, *str_fade_attr,
-    *str_sample_time, *str_effective_weight;
+    *str_sample_time, *str_effective_weight, *str_morph_targets_attr;
 
 static void
 Plan_clear(Plan *self)
@@ -1870,7 +1878,7 @@ Plan_init(Plan *self, PyObject *args, PyObject *kwargs)
     for (Py_ssize_t b = 0; b < self->n_morph; b++) {
         PyObject *entry = PyTuple_GET_ITEM(morph, b);
         if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 1))) {
-            PyErr_SetString(PyExc_TypeError, "Plan: a morph block is (view, targets)");
+            PyErr_SetString(PyExc_TypeError, "Plan: a morph block is (view, meshes)");
             return -1;
         }
     }
@@ -1973,28 +1981,24 @@ plan_execute(Plan *self, const double *times, const double *weights, double laye
             self->version[r] += 1;
         }
     }
-    /* morph blocks: each mesh's weights a new array (as pose.set_weights), its version bumped */
+    /* morph blocks: each mesh's weights a new array (as pose.set_weights), the version bumped */
     for (Py_ssize_t b = 0; b < self->n_morph; b++) {
         PyObject *entry = PyTuple_GET_ITEM(self->morph, b);
         PyObject *view = PyTuple_GET_ITEM(entry, 0), *targets = PyTuple_GET_ITEM(entry, 1);
         for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(targets); j++) {
-            PyObject *target = PyTuple_GET_ITEM(targets, j);
+            /* the mesh's MorphTargets as it has them now */
+            PyObject *target = PyObject_GetAttr(PyTuple_GET_ITEM(targets, j), str_morph_targets_attr);
+            if (target == NULL)
+                return -1;
             PyObject *copy = PyObject_CallMethodNoArgs(view, str_copy);
-            if (copy == NULL)
-                return -1;
-            int failed = PyObject_SetAttr(target, str_weights_attr, copy);
-            Py_DECREF(copy);
-            if (failed)
-                return -1;
-            PyObject *version = PyObject_GetAttr(target, str_version_attr);
-            if (version == NULL)
-                return -1;
-            PyObject *bumped = PyNumber_Add(version, long_one);
-            Py_DECREF(version);
-            if (bumped == NULL)
-                return -1;
-            failed = PyObject_SetAttr(target, str_version_attr, bumped);
-            Py_DECREF(bumped);
+            int failed = copy == NULL || PyObject_SetAttr(target, str_weights_attr, copy) < 0;
+            Py_XDECREF(copy);
+            PyObject *version = failed ? NULL : PyObject_GetAttr(target, str_version_attr);
+            PyObject *bumped = version == NULL ? NULL : PyNumber_Add(version, long_one);
+            Py_XDECREF(version);
+            failed = bumped == NULL || PyObject_SetAttr(target, str_version_attr, bumped) < 0;
+            Py_XDECREF(bumped);
+            Py_DECREF(target);
             if (failed)
                 return -1;
         }
@@ -2305,10 +2309,11 @@ PyInit__ckernel(void)
     str_fade_attr = PyUnicode_InternFromString("_fade");
     str_sample_time = PyUnicode_InternFromString("sample_time");
     str_effective_weight = PyUnicode_InternFromString("effective_weight");
+    str_morph_targets_attr = PyUnicode_InternFromString("morph_targets");
     if (str_copy == NULL || str_weights_attr == NULL || str_version_attr == NULL || long_one == NULL
         || str_tracks_attr == NULL || str_mute_attr == NULL || str_weight_attr == NULL || str_time_attr == NULL
         || str_clip_attr == NULL || str_duration_attr == NULL || str_loop_attr == NULL || str_fade_attr == NULL
-        || str_sample_time == NULL || str_effective_weight == NULL)
+        || str_sample_time == NULL || str_effective_weight == NULL || str_morph_targets_attr == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)

@@ -94,8 +94,9 @@ def panel_session():
 def compiled_mixer_steps_checked(monkeypatch):
     """Every step the mixer runs by csrc/ckernel.c's Plan is checked, as it runs, against numpy's
     blend (the reference) of the mix as it is then: every row of T, R, S and every morph weight
-    within 1e-12, the same rows and morph blocks written, the same running actions and layers (so
-    a change to the mix that the plan missed fails). Yields a list with one entry per checked step."""
+    within 1e-12, the same rows and morph blocks written (and the table and the meshes holding them),
+    the same running actions and layers (so a change to the mix that the plan missed fails). Yields a
+    list with one entry per checked step."""
     import numpy as np
 
     from viewer.motion import mixer as mixer_module
@@ -118,6 +119,15 @@ def compiled_mixer_steps_checked(monkeypatch):
             assert got.shape == expected.shape and (np.abs(got - expected).max(initial=0.0) <= 1e-12), \
                 f"compiled step vs numpy: {np.abs(got - expected).max()}"
         assert all(np.array_equal(a, b) for a, b in zip(plan.written[0], rows)) and plan.written[1] == morph
+        layout = self._layout  # what the step wrote: the table's rows and the meshes' morph weights
+        cap = layout.capacity if layout.table is not None else 0
+        for k, field in enumerate(("position", "quaternion", "scaling")):
+            written = np.flatnonzero(rows[k][:cap])
+            assert np.array_equal(getattr(layout.table, field)[written], plan.out[k][written]) if cap else True
+        for key in morph:
+            meshes, offset, count = layout.morph[key]
+            for mesh in meshes:
+                assert np.array_equal(mesh.morph_targets.weights, plan.out[3][offset:offset + count])
         checked.append(len(running))
         return True
 

@@ -1063,7 +1063,7 @@ class Mixer:
         table_arg = None if table is None or not cap else (table.position, table.quaternion, table.scaling,
                                                               table.version, cap)
         morph_keys = {key for key, (_, offset, count) in layout.morph.items() if morph_cols[offset:offset + count].any()}
-        morph = tuple((out[3][offset:offset + count], tuple(mesh.morph_targets for mesh in meshes))
+        morph = tuple((out[3][offset:offset + count], tuple(meshes))
                       for key, (meshes, offset, count) in layout.morph.items() if key in morph_keys)
         compiled = module.Plan(N, K, (*self._base,), out, tuple(entries), driven_all, np.array(flags, dtype=bool),
                                tuple(layer_entries), table_arg, tuple(rows), morph)
