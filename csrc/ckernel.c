@@ -80,6 +80,28 @@
  *     weight unless it is 1); override, values (blended from out by the weight unless it is 1; slerp for
  *     rotations); rows[index[k]] is set. Declined (nothing written) for an index outside 0..n-1.
  *
+ * Plan(n, K, base, out, actions, driven, additive, layers, table, rows, morph).run(times, weights, layer_time,
+ *                                                                                  layer_weights)
+ *     viewer/motion/mixer.py's whole step for one structure of the mix (made again when the running actions, their
+ *     clips, additive references or masks, the layers or the layout change), run with the actions' sample times
+ *     and weights (A floats each) and the layers' time and weights: every action's channel batches (`actions`:
+ *     per action ((Sampler, path 0..3), ...), its pose buffers (T, R, S, M) and for an additive one its reference)
+ *     sampled into its buffers; the blend of blend_rows, path by path, over the rows written (the others hold
+ *     `base`, copied into `out` once); each layer's tracks as layer_rows applies them (a layer's mask, a bool
+ *     (n,) array, leaves rows out); the rows marked in `rows` (3 bool (n,)) below the table's capacity copied
+ *     into the NodeTable's arrays (`table`: (position, quaternion, scaling, version, capacity) or None), each
+ *     copied row's version bumped once; and each morph block ((view of out's M, (mesh, ...))) given to its
+ *     meshes' morph_targets as pose.set_weights does (a new array each, the version bumped). At most 64 actions and 64
+ *     layers. Linear rotation keys: the angle between two keys is computed once, by slerp's own operations;
+ *     the blend's slerps take their two sines from one sincos (within a few ulps of blend_rows').
+ *     .watch(actions, stamps, names, running, layers, layer_stamps, layer_names) records the mix the plan is
+ *     for: every action (in the mixer's dict order) with the values of `names` (attribute names; a tuple of
+ *     names is a path, clip.keys_version), the running actions (in blend order), the layers that apply with
+ *     theirs. .step(actions dict, layers, clock) -> False, nothing done, when the actions or the layers that
+ *     apply (tracks, not muted, weight > 0) are not those any more; else reads each running action's sample
+ *     time (its _time in [0, duration], a repeat wrapped as Python's %, else sample_time()) and weight
+ *     (_weight, or effective_weight(clock) while it fades) and each layer's weight, runs the step, True.
+ *
  * Sampler(times, values, rows, width, mode, rotation)
  *     One animation channel batch (viewer/model/animation.py's _ChannelBatch): `channels` channels
  *     sharing keyframe times, interpolation (mode 0 LINEAR, 1 STEP, 2 CUBICSPLINE) and path
@@ -99,7 +121,7 @@
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 10
+#define KERNEL_VERSION 11
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -734,7 +756,12 @@ typedef struct {
     Py_ssize_t keys, channels;
     int width, mode, rotation;
     int64_t max_row;
+    /* linear rotations: per key interval and channel, the angle and its sine that slerp computes from the
+     * two keys alone (computed once here by slerp's own operations, so sampling gives the same bits) */
+    double *angles;
 } Sampler;
+
+static inline void slerp_angle(const double *a, const double *b, double *angle, double *sign);
 
 static void
 Sampler_dealloc(Sampler *self)
@@ -742,6 +769,7 @@ Sampler_dealloc(Sampler *self)
     for (int i = 0; i < S_COUNT; i++)
         if (self->held[i])
             PyBuffer_Release(&self->views[i]);
+    PyMem_Free(self->angles);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -794,28 +822,95 @@ Sampler_init(Sampler *self, PyObject *args, PyObject *kwargs)
     self->width = width;
     self->mode = mode;
     self->rotation = rotation;
+    PyMem_Free(self->angles);
+    self->angles = NULL;
+    if (rotation && mode == MODE_LINEAR && keys > 1) {
+        self->angles = PyMem_Malloc((size_t)((keys - 1) * channels * 2 + 1) * sizeof(double));
+        if (self->angles == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        const double *v = self->views[S_VALUES].buf;
+        for (Py_ssize_t i = 0; i + 1 < keys; i++)
+            for (Py_ssize_t c = 0; c < channels; c++) {
+                const double *a = v + (i * channels + c) * 4, *b = a + channels * 4;
+                double sign;
+                slerp_angle(a, b, self->angles + (i * channels + c) * 2, &sign);
+            }
+    }
     return 0;
 }
 
-/* Babylon's Quaternion.Slerp as animation.slerp: shortest path, not renormalized. */
-static inline void
-slerp(double *out, const double *a, const double *b, double u)
+/* Babylon's Quaternion.Slerp as animation.slerp: shortest path, not renormalized. slerp_angle is its part
+ * that depends on a and b alone: the angle (theta, sin theta), or theta = -1 where the two are nearly one
+ * rotation (lerp); slerp_with does the rest. */
+static inline double
+slerp_dot(const double *a, const double *b, double *sign)
 {
     double dot = a[0] * b[0];
     dot = dot + a[1] * b[1];
     dot = dot + a[2] * b[2];
     dot = dot + a[3] * b[3];
-    const double sign = dot < 0.0 ? -1.0 : 1.0;
-    dot = dot * sign;
+    *sign = dot < 0.0 ? -1.0 : 1.0;
+    return dot * *sign;
+}
+
+static inline void
+slerp_angle(const double *a, const double *b, double *angle, double *sign)
+{
+    const double dot = slerp_dot(a, b, sign);
+    if (dot > 0.999999) {
+        angle[0] = -1.0;
+        angle[1] = 0.0;
+    } else {
+        angle[0] = acos(dot < 1.0 ? dot : 1.0);
+        angle[1] = sin(angle[0]);
+    }
+}
+
+static inline void
+slerp_with(double *out, const double *a, const double *b, double u, double sign, const double *angle)
+{
+    double wa, wb;
+    if (angle[0] < 0.0) {
+        wa = 1.0 - u;
+        wb = u;
+    } else {
+        const double theta = angle[0], sin_theta = angle[1];
+        wa = sin((1.0 - u) * theta) / sin_theta;
+        wb = sin(u * theta) / sin_theta;
+    }
+    const double signed_wb = sign * wb;
+    for (int k = 0; k < 4; k++)
+        out[k] = wa * a[k] + signed_wb * b[k];
+}
+
+static inline void
+slerp(double *out, const double *a, const double *b, double u)
+{
+    double sign, angle[2];
+    slerp_angle(a, b, angle, &sign);
+    slerp_with(out, a, b, u, sign, angle);
+}
+
+/* slerp for the blend, where a and b are new every step: the same weights from one angle's sine and cosine
+ * (sin((1 - u) theta) = sin theta cos(u theta) - cos theta sin(u theta), sin theta = sqrt((1 - dot)(1 + dot)),
+ * both within a few ulps of slerp's), two calls to libm where slerp makes four. */
+static inline void
+slerp_blend(double *out, const double *a, const double *b, double u)
+{
+    double sign;
+    const double dot = slerp_dot(a, b, &sign);
     double wa, wb;
     if (dot > 0.999999) {
         wa = 1.0 - u;
         wb = u;
     } else {
-        const double theta = acos(dot < 1.0 ? dot : 1.0);
-        const double sin_theta = sin(theta);
-        wa = sin((1.0 - u) * theta) / sin_theta;
-        wb = sin(u * theta) / sin_theta;
+        const double c = dot < 1.0 ? dot : 1.0;
+        const double theta = acos(c), sin_theta = sqrt((1.0 - c) * (1.0 + c));
+        const double s = sin(u * theta) / sin_theta;
+        wa = cos(u * theta) - c * s;
+        wb = s;
     }
     const double signed_wb = sign * wb;
     for (int k = 0; k < 4; k++)
@@ -887,8 +982,9 @@ sample_into(const Sampler *self, double t, double *target, const int64_t *rows)
     for (Py_ssize_t c = 0; c < C; c++) {
         double *out = target + W * (rows ? rows[c] : c);
         if (self->rotation) {
-            double r[4];
-            slerp(r, v0 + 4 * c, v1 + 4 * c, u);
+            double r[4], sign;
+            slerp_dot(v0 + 4 * c, v1 + 4 * c, &sign);
+            slerp_with(r, v0 + 4 * c, v1 + 4 * c, u, sign, self->angles + (i * C + c) * 2);
             memcpy(out, r, sizeof r);
         } else {
             const double *a = v0 + W * c, *b = v1 + W * c;
@@ -1192,6 +1288,93 @@ quat_multiply(double *out, const double *a, const double *b)
     out[3] = w;
 }
 
+/* One path of the blend (see blend_rows): out (n, width) from base, the A actions' values v[a] (n, width),
+ * their references ref[a] (read for additive actions only), weights wt, driven d (A, n), additive add (A,);
+ * row_flags (n,), when not NULL, is set where some action drives the row. */
+static void
+blend_path(double *o_all, const double *b_all, const double *const *v, const double *const *ref, const double *wt,
+           const char *d, const char *add, char *row_flags, Py_ssize_t A, Py_ssize_t n, long width, int rotation,
+           const Py_ssize_t *list, Py_ssize_t listed)
+{
+    const Py_ssize_t count_rows = list != NULL ? listed : n;
+    for (Py_ssize_t i = 0; i < count_rows; i++) {
+        const Py_ssize_t r = list != NULL ? list[i] : i;
+        double W = 0.0;
+        int count = 0, any = 0;
+        for (Py_ssize_t a = 0; a < A; a++) {
+            if (d[a * n + r]) {
+                any = 1;
+                if (!add[a]) {
+                    W += wt[a];
+                    count++;
+                }
+            }
+        }
+        if (any && row_flags != NULL)
+            row_flags[r] = 1;
+        const double *b = b_all + r * width;
+        double *o = o_all + r * width;
+        if (!rotation) {
+            const int low = W < 1.0;
+            const double f = low ? 1.0 - W : 0.0, norm = low ? 1.0 : W;
+            for (long k = 0; k < width; k++)
+                o[k] = b[k] * f;
+            for (Py_ssize_t a = 0; a < A; a++) {
+                if (add[a] || !d[a * n + r])
+                    continue;
+                const double scale = wt[a] / norm;
+                const double *x = v[a] + r * width;
+                for (long k = 0; k < width; k++)
+                    o[k] = o[k] + x[k] * scale;
+            }
+            for (Py_ssize_t a = 0; a < A; a++) {
+                if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
+                    continue;
+                const double *x = v[a] + r * width, *y = ref[a] + r * width;
+                for (long k = 0; k < width; k++)
+                    o[k] = o[k] + (x[k] - y[k]) * wt[a];
+            }
+            continue;
+        }
+        double cum[4] = {b[0], b[1], b[2], b[3]};
+        if (count >= 1) {
+            const int low = W < 1.0, shortcut = !low && count == 2;
+            const double norm = low ? 1.0 : W;
+            int started = low && count >= 2, seen = 0;
+            double amount = started ? 1.0 - W : 0.0;
+            for (Py_ssize_t a = 0; a < A; a++) {
+                if (add[a] || !d[a * n + r])
+                    continue;
+                const double wn = wt[a] / norm;
+                const double *q = v[a] + r * width;
+                if (!started) {
+                    memcpy(cum, q, sizeof cum);
+                    amount = wn;
+                    started = 1;
+                } else {
+                    amount += wn;
+                    double u = amount > 0 ? wn / amount : 0.0;
+                    if (shortcut && seen == 1)
+                        u = wn;
+                    slerp_blend(cum, cum, q, u);
+                }
+                seen++;
+            }
+            if (count == 1 && W < 1.0)
+                slerp_blend(cum, b, cum, W);
+        }
+        for (Py_ssize_t a = 0; a < A; a++) {
+            if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
+                continue;
+            double delta[4], turned[4];
+            quat_multiply(delta, ref[a] + r * width, v[a] + r * width);
+            quat_multiply(turned, cum, delta);
+            slerp_blend(cum, cum, turned, wt[a]);
+        }
+        memcpy(o, cum, sizeof cum);
+    }
+}
+
 static PyObject *
 blend_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1255,81 +1438,7 @@ blend_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             ref[a] = refs[a].buf;
         }
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t r = 0; r < n; r++) {
-            double W = 0.0;
-            int count = 0, any = 0;
-            for (Py_ssize_t a = 0; a < A; a++) {
-                if (d[a * n + r]) {
-                    any = 1;
-                    if (!add[a]) {
-                        W += wt[a];
-                        count++;
-                    }
-                }
-            }
-            if (any)
-                row_flags[r] = 1;
-            const double *b = b_all + r * width;
-            double *o = o_all + r * width;
-            if (!rotation) {
-                const int low = W < 1.0;
-                const double f = low ? 1.0 - W : 0.0, norm = low ? 1.0 : W;
-                for (long k = 0; k < width; k++)
-                    o[k] = b[k] * f;
-                for (Py_ssize_t a = 0; a < A; a++) {
-                    if (add[a] || !d[a * n + r])
-                        continue;
-                    const double scale = wt[a] / norm;
-                    const double *x = v[a] + r * width;
-                    for (long k = 0; k < width; k++)
-                        o[k] = o[k] + x[k] * scale;
-                }
-                for (Py_ssize_t a = 0; a < A; a++) {
-                    if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
-                        continue;
-                    const double *x = v[a] + r * width, *y = ref[a] + r * width;
-                    for (long k = 0; k < width; k++)
-                        o[k] = o[k] + (x[k] - y[k]) * wt[a];
-                }
-                continue;
-            }
-            double cum[4] = {b[0], b[1], b[2], b[3]};
-            if (count >= 1) {
-                const int low = W < 1.0, shortcut = !low && count == 2;
-                const double norm = low ? 1.0 : W;
-                int started = low && count >= 2, seen = 0;
-                double amount = started ? 1.0 - W : 0.0;
-                for (Py_ssize_t a = 0; a < A; a++) {
-                    if (add[a] || !d[a * n + r])
-                        continue;
-                    const double wn = wt[a] / norm;
-                    const double *q = v[a] + r * width;
-                    if (!started) {
-                        memcpy(cum, q, sizeof cum);
-                        amount = wn;
-                        started = 1;
-                    } else {
-                        amount += wn;
-                        double u = amount > 0 ? wn / amount : 0.0;
-                        if (shortcut && seen == 1)
-                            u = wn;
-                        slerp(cum, cum, q, u);
-                    }
-                    seen++;
-                }
-                if (count == 1 && W < 1.0)
-                    slerp(cum, b, cum, W);
-            }
-            for (Py_ssize_t a = 0; a < A; a++) {
-                if (!add[a] || !d[a * n + r] || wt[a] == 0.0)
-                    continue;
-                double delta[4], turned[4];
-                quat_multiply(delta, ref[a] + r * width, v[a] + r * width);
-                quat_multiply(turned, cum, delta);
-                slerp(cum, cum, turned, wt[a]);
-            }
-            memcpy(o, cum, sizeof cum);
-        }
+        blend_path(o_all, b_all, v, ref, wt, d, add, row_flags, A, n, width, rotation, NULL, 0);
         Py_END_ALLOW_THREADS
         result = PyLong_FromLong(0);
     }
@@ -1344,6 +1453,39 @@ done:
     return result;
 }
 
+
+/* One layer's m tracks of one path (see layer_rows): row at[k] of out takes values[k]; flags (n,), when not
+ * NULL, is set at the rows written; mask (n,), when not NULL, leaves out the rows it does not hold. */
+static void
+layer_apply(double *o_all, const double *v_all, const int64_t *at, Py_ssize_t m, long width, double weight,
+            int additive, int rotation, char *flags, const char *mask)
+{
+    for (Py_ssize_t k = 0; k < m; k++) {
+        if (mask != NULL && !mask[at[k]])
+            continue;
+        double *o = o_all + at[k] * width;
+        const double *v = v_all + k * width;
+        if (flags != NULL)
+            flags[at[k]] = 1;
+        if (rotation) {
+            double target[4];
+            if (additive)
+                quat_multiply(target, o, v);
+            else
+                memcpy(target, v, sizeof target);
+            if (weight == 1.0)
+                memcpy(o, target, sizeof target);
+            else
+                slerp(o, o, target, weight);
+        } else if (additive) {
+            for (long c = 0; c < width; c++)
+                o[c] = o[c] + v[c] * weight;
+        } else {
+            for (long c = 0; c < width; c++)
+                o[c] = weight == 1.0 ? v[c] : o[c] * (1.0 - weight) + v[c] * weight;
+        }
+    }
+}
 
 static PyObject *
 layer_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -1386,33 +1528,8 @@ layer_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (Py_ssize_t k = 0; k < m; k++)
         if (at[k] < 0 || at[k] >= n)
             result = -1;
-    if (result == 0) {
-        double *o_all = out.buf;
-        const double *v_all = values.buf;
-        char *flags = rows.buf;
-        for (Py_ssize_t k = 0; k < m; k++) {
-            double *o = o_all + at[k] * width;
-            const double *v = v_all + k * width;
-            flags[at[k]] = 1;
-            if (rotation) {
-                double target[4];
-                if (additive)
-                    quat_multiply(target, o, v);
-                else
-                    memcpy(target, v, sizeof target);
-                if (weight == 1.0)
-                    memcpy(o, target, sizeof target);
-                else
-                    slerp(o, o, target, weight);
-            } else if (additive) {
-                for (long c = 0; c < width; c++)
-                    o[c] = o[c] + v[c] * weight;
-            } else {
-                for (long c = 0; c < width; c++)
-                    o[c] = weight == 1.0 ? v[c] : o[c] * (1.0 - weight) + v[c] * weight;
-            }
-        }
-    }
+    if (result == 0)
+        layer_apply(out.buf, values.buf, at, m, width, weight, additive, rotation, rows.buf, NULL);
     PyBuffer_Release(&out);
     PyBuffer_Release(&values);
     PyBuffer_Release(&index);
@@ -1672,6 +1789,751 @@ done:
     return PyLong_FromLong(result);
 }
 
+/* --- the mixer's step as one call (viewer/motion/mixer.py's MixPlan) ------------------------ */
+
+/* One sampler call of a plan: an action's channel batch into its pose buffer (rows: the sampler's), or a
+ * layer's keyed tracks into their scratch (rows NULL). */
+typedef struct {
+    Sampler *sampler;
+    double *target;
+    int use_rows;
+} PlanSample;
+
+/* One layer track group of a plan: m tracks of one path into out[path]. */
+typedef struct {
+    Py_ssize_t layer;
+    int path, additive;
+    Py_ssize_t sample;  /* index into samples, or -1 for held values */
+    const double *values;
+    const int64_t *index;
+    Py_ssize_t m;
+    const char *mask;
+} PlanLayerOp;
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer *views;
+    Py_ssize_t n_views, max_views;
+    PyObject *owned;  /* a list: the samplers, morph views and targets the plan uses */
+    Py_ssize_t n, K, A, L, cap;
+    double *base[4], *out[4];
+    const double *values[4][MAX_BLEND_ACTIONS], *refs[4][MAX_BLEND_ACTIONS];
+    const char *driven[4];
+    char additive[MAX_BLEND_ACTIONS];
+    Py_ssize_t *active[4], n_active[4];  /* per path the rows blended (the others hold the base) */
+    Py_ssize_t *first_sample;  /* (A + 1): action a's samples are [first_sample[a], first_sample[a + 1]) */
+    PlanSample *samples;
+    Py_ssize_t n_samples;
+    PlanLayerOp *ops;
+    Py_ssize_t n_ops;
+    double *table[3];
+    int64_t *version;
+    const char *rows[3];
+    Py_ssize_t n_morph;
+    PyObject *morph;  /* tuple of (view of out's M, meshes tuple) */
+    PyObject *watch;  /* watch()'s arguments */
+    int ready;
+} Plan;
+
+#define MAX_PLAN_LAYERS 64
+
+static PyObject *str_copy, *str_weights_attr, *str_version_attr, *long_one, *str_tracks_attr, *str_heard_attr,
+    *str_weight_attr, *str_time_attr, *str_clip_attr, *str_duration_attr, *str_loop_attr, *str_fade_attr,
+    *str_sample_time, *str_effective_weight, *str_morph_targets_attr;
+
+static void
+Plan_clear(Plan *self)
+{
+    for (Py_ssize_t k = 0; k < self->n_views; k++)
+        PyBuffer_Release(&self->views[k]);
+    PyMem_Free(self->views);
+    PyMem_Free(self->first_sample);
+    PyMem_Free(self->samples);
+    PyMem_Free(self->ops);
+    for (int k = 0; k < 4; k++) {
+        PyMem_Free(self->active[k]);
+        self->active[k] = NULL;
+        self->n_active[k] = 0;
+    }
+    self->views = NULL;
+    self->first_sample = NULL;
+    self->samples = NULL;
+    self->ops = NULL;
+    self->n_views = self->max_views = self->n_samples = self->n_ops = 0;
+    Py_CLEAR(self->owned);
+    Py_CLEAR(self->morph);
+    Py_CLEAR(self->watch);
+    self->ready = 0;
+}
+
+static void
+Plan_dealloc(Plan *self)
+{
+    Plan_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+plan_room(Plan *self)
+{
+    if (self->n_views == self->max_views) {
+        Py_ssize_t grown = self->max_views ? 2 * self->max_views : 32;
+        Py_buffer *views = PyMem_Realloc(self->views, (size_t)grown * sizeof(Py_buffer));
+        if (views == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->views = views;
+        self->max_views = grown;
+    }
+    return 0;
+}
+
+/* A buffer held for the plan's life (released at dealloc); its data, or NULL with a Python error. */
+static void *
+plan_buffer(Plan *self, PyObject *obj, char kind, Py_ssize_t count, int writable, const char *name)
+{
+    if (plan_room(self) < 0)
+        return NULL;
+    if (acquire(obj, &self->views[self->n_views], kind, count, writable, name) < 0)
+        return NULL;
+    return self->views[self->n_views++].buf;
+}
+
+/* A NodeTable array of at least `rows` rows held for the plan's life (writable). */
+static void *
+plan_table(Plan *self, PyObject *obj, char kind, int width, Py_ssize_t rows)
+{
+    if (plan_room(self) < 0)
+        return NULL;
+    if (acquire_table(obj, &self->views[self->n_views], kind, width, rows, 1, "table") < 0)
+        return NULL;
+    return self->views[self->n_views++].buf;
+}
+
+static Sampler *
+plan_sampler(Plan *self, PyObject *obj, int width, Py_ssize_t limit, const char *what)
+{
+    if (!PyObject_TypeCheck(obj, &SamplerType) || !((Sampler *)obj)->held[S_ROWS]) {
+        PyErr_Format(PyExc_TypeError, "Plan: %s: expected an initialised Sampler", what);
+        return NULL;
+    }
+    Sampler *sampler = (Sampler *)obj;
+    if (sampler->width != width || sampler->max_row >= limit) {
+        PyErr_Format(PyExc_ValueError, "Plan: %s: a sampler of width %d and rows below %zd expected", what, width,
+                     limit);
+        return NULL;
+    }
+    if (PyList_Append(self->owned, obj) < 0)
+        return NULL;
+    return sampler;
+}
+
+static const int PATH_WIDTH[4] = {3, 4, 3, 1};
+
+static int
+Plan_init(Plan *self, PyObject *args, PyObject *kwargs)
+{
+    Py_ssize_t n, K;
+    PyObject *base, *out, *actions, *driven, *additive, *layers, *table, *rows, *morph;
+    if (!PyArg_ParseTuple(args, "nnO!O!O!O!OO!OO!O!:Plan", &n, &K, &PyTuple_Type, &base, &PyTuple_Type, &out,
+                          &PyTuple_Type, &actions, &PyTuple_Type, &driven, &additive, &PyTuple_Type, &layers, &table,
+                          &PyTuple_Type, &rows, &PyTuple_Type, &morph))
+        return -1;
+    Plan_clear(self);
+    self->owned = PyList_New(0);
+    if (self->owned == NULL)
+        return -1;
+    const Py_ssize_t A = PyTuple_GET_SIZE(actions), L = PyTuple_GET_SIZE(layers);
+    if (n < 0 || K < 0 || A > MAX_BLEND_ACTIONS || L > MAX_PLAN_LAYERS || PyTuple_GET_SIZE(base) != 4 || PyTuple_GET_SIZE(out) != 4
+        || PyTuple_GET_SIZE(driven) != 4 || PyTuple_GET_SIZE(rows) != 3) {
+        PyErr_SetString(PyExc_ValueError, "Plan: n, K >= 0, at most 64 actions and 64 layers, base and out (T, R, S, M), driven "
+                                          "per path (4), rows (3)");
+        return -1;
+    }
+    self->n = n;
+    self->K = K;
+    self->A = A;
+    self->L = L;
+    const Py_ssize_t length[4] = {n, n, n, K};
+    for (int k = 0; k < 4; k++) {
+        if ((self->base[k] = plan_buffer(self, PyTuple_GET_ITEM(base, k), 'd', length[k] * PATH_WIDTH[k], 0,
+                                         "base")) == NULL)
+            return -1;
+        if ((self->out[k] = plan_buffer(self, PyTuple_GET_ITEM(out, k), 'd', length[k] * PATH_WIDTH[k], 1,
+                                        "out")) == NULL)
+            return -1;
+        if ((self->driven[k] = plan_buffer(self, PyTuple_GET_ITEM(driven, k), '?', A * length[k], 0, "driven"))
+            == NULL)
+            return -1;
+    }
+    const char *add = plan_buffer(self, additive, '?', A, 0, "additive");
+    if (add == NULL)
+        return -1;
+    memcpy(self->additive, add, (size_t)A);
+    /* actions: (samples ((Sampler, path), ...), buffers (T, R, S, M), refs (T, R, S, M) or None) */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t a = 0; a < A; a++) {
+        PyObject *entry = PyTuple_GET_ITEM(actions, a);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 0))) {
+            PyErr_SetString(PyExc_TypeError, "Plan: an action is (samples, buffers, refs)");
+            return -1;
+        }
+        total += PyTuple_GET_SIZE(PyTuple_GET_ITEM(entry, 0));
+    }
+    for (Py_ssize_t l = 0; l < L; l++) {
+        PyObject *entry = PyTuple_GET_ITEM(layers, l);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 2))) {
+            PyErr_SetString(PyExc_TypeError, "Plan: a layer is (additive, mask, ops)");
+            return -1;
+        }
+        self->n_ops += PyTuple_GET_SIZE(PyTuple_GET_ITEM(entry, 2));
+    }
+    total += self->n_ops;
+    self->first_sample = PyMem_Calloc((size_t)A + 1, sizeof(Py_ssize_t));
+    self->samples = PyMem_Calloc((size_t)total + 1, sizeof(PlanSample));
+    self->ops = PyMem_Calloc((size_t)self->n_ops + 1, sizeof(PlanLayerOp));
+    if (self->first_sample == NULL || self->samples == NULL || self->ops == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t a = 0; a < A; a++) {
+        PyObject *entry = PyTuple_GET_ITEM(actions, a);
+        PyObject *samples = PyTuple_GET_ITEM(entry, 0), *buffers = PyTuple_GET_ITEM(entry, 1);
+        PyObject *refs = PyTuple_GET_ITEM(entry, 2);
+        if (!PyTuple_Check(buffers) || PyTuple_GET_SIZE(buffers) != 4
+            || (refs != Py_None && (!PyTuple_Check(refs) || PyTuple_GET_SIZE(refs) != 4))
+            || (refs == Py_None && self->additive[a])) {
+            PyErr_SetString(PyExc_TypeError, "Plan: an action's buffers are (T, R, S, M), refs the same or None "
+                                             "(an additive action has them)");
+            return -1;
+        }
+        for (int k = 0; k < 4; k++) {
+            double *buffer = plan_buffer(self, PyTuple_GET_ITEM(buffers, k), 'd', length[k] * PATH_WIDTH[k], 1,
+                                         "buffer");
+            if (buffer == NULL)
+                return -1;
+            self->values[k][a] = buffer;
+            self->refs[k][a] = NULL;
+            if (refs != Py_None && (self->refs[k][a] = plan_buffer(self, PyTuple_GET_ITEM(refs, k), 'd',
+                                                                   length[k] * PATH_WIDTH[k], 0, "ref")) == NULL)
+                return -1;
+        }
+        self->first_sample[a] = self->n_samples;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(samples); i++) {
+            PyObject *pair = PyTuple_GET_ITEM(samples, i);
+            int path;
+            PyObject *obj;
+            if (!PyArg_ParseTuple(pair, "Oi:Plan sample", &obj, &path))
+                return -1;
+            if (path < 0 || path > 3) {
+                PyErr_SetString(PyExc_ValueError, "Plan: a sample's path is 0..3");
+                return -1;
+            }
+            Sampler *sampler = plan_sampler(self, obj, PATH_WIDTH[path], length[path], "an action's sampler");
+            if (sampler == NULL)
+                return -1;
+            PlanSample *s = &self->samples[self->n_samples++];
+            s->sampler = sampler;
+            s->target = (double *)self->values[path][a];
+            s->use_rows = 1;
+        }
+    }
+    self->first_sample[A] = self->n_samples;
+    /* layers: (additive, mask (n,) bool or None, ops ((path, Sampler or None, values, index), ...)) */
+    Py_ssize_t op = 0;
+    for (Py_ssize_t l = 0; l < L; l++) {
+        PyObject *entry = PyTuple_GET_ITEM(layers, l);
+        int layer_additive = PyObject_IsTrue(PyTuple_GET_ITEM(entry, 0));
+        if (layer_additive < 0)
+            return -1;
+        const char *mask = NULL;
+        if (PyTuple_GET_ITEM(entry, 1) != Py_None
+            && (mask = plan_buffer(self, PyTuple_GET_ITEM(entry, 1), '?', n, 0, "layer mask")) == NULL)
+            return -1;
+        PyObject *ops = PyTuple_GET_ITEM(entry, 2);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ops); i++) {
+            PyObject *obj, *values, *index;
+            int path;
+            if (!PyArg_ParseTuple(PyTuple_GET_ITEM(ops, i), "iOOO:Plan layer op", &path, &obj, &values, &index))
+                return -1;
+            if (path < 0 || path > 2) {
+                PyErr_SetString(PyExc_ValueError, "Plan: a layer op's path is 0..2");
+                return -1;
+            }
+            PlanLayerOp *o = &self->ops[op++];
+            Py_ssize_t m = int64_count(index);
+            if (m < 0)
+                return -1;
+            o->layer = l;
+            o->path = path;
+            o->additive = layer_additive;
+            o->m = m;
+            o->mask = mask;
+            o->sample = -1;
+            if ((o->index = plan_buffer(self, index, 'i', m, 0, "layer index")) == NULL)
+                return -1;
+            for (Py_ssize_t k = 0; k < m; k++)
+                if (o->index[k] < 0 || o->index[k] >= n) {
+                    PyErr_SetString(PyExc_ValueError, "Plan: a layer's row is outside 0..n-1");
+                    return -1;
+                }
+            double *v = plan_buffer(self, values, 'd', m * PATH_WIDTH[path], obj != Py_None, "layer values");
+            if (v == NULL)
+                return -1;
+            o->values = v;
+            if (obj != Py_None) {
+                Sampler *sampler = plan_sampler(self, obj, PATH_WIDTH[path], n, "a layer's sampler");
+                if (sampler == NULL)
+                    return -1;
+                if (sampler->channels != m) {
+                    PyErr_SetString(PyExc_ValueError, "Plan: a layer's sampler has another number of tracks");
+                    return -1;
+                }
+                PlanSample *s = &self->samples[self->n_samples];
+                s->sampler = sampler;
+                s->target = v;
+                s->use_rows = 0;
+                o->sample = self->n_samples++;
+            }
+        }
+    }
+    /* the table (position, quaternion, scaling, version, capacity) or None; rows to write (3 of (n,) bool) */
+    self->cap = 0;
+    if (table != Py_None) {
+        if (!PyTuple_Check(table) || PyTuple_GET_SIZE(table) != 5) {
+            PyErr_SetString(PyExc_TypeError, "Plan: table is (position, quaternion, scaling, version, capacity)");
+            return -1;
+        }
+        Py_ssize_t cap = PyLong_AsSsize_t(PyTuple_GET_ITEM(table, 4));
+        if (cap == -1 && PyErr_Occurred())
+            return -1;
+        if (cap < 0 || cap > n) {
+            PyErr_SetString(PyExc_ValueError, "Plan: the table's capacity is outside 0..n");
+            return -1;
+        }
+        for (int k = 0; k < 3; k++)
+            if ((self->table[k] = plan_table(self, PyTuple_GET_ITEM(table, k), 'd', PATH_WIDTH[k], cap)) == NULL)
+                return -1;
+        if ((self->version = plan_table(self, PyTuple_GET_ITEM(table, 3), 'i', 1, cap)) == NULL)
+            return -1;
+        self->cap = cap;
+    }
+    for (int k = 0; k < 3; k++)
+        if ((self->rows[k] = plan_buffer(self, PyTuple_GET_ITEM(rows, k), '?', n, 0, "rows")) == NULL)
+            return -1;
+    /* the rows blended: per path those written (driven by an action or a layer), and the morph columns some
+     * action drives; the others hold the base, copied into out once here */
+    for (int k = 0; k < 4; k++) {
+        const Py_ssize_t size = length[k];
+        memcpy(self->out[k], self->base[k], (size_t)(size * PATH_WIDTH[k]) * sizeof(double));
+        if ((self->active[k] = PyMem_Calloc((size_t)size + 1, sizeof(Py_ssize_t))) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t r = 0; r < size; r++) {
+            int on = 0;
+            if (k < 3)
+                on = self->rows[k][r];
+            else
+                for (Py_ssize_t a = 0; a < A && !on; a++)
+                    on = self->driven[3][a * size + r];
+            if (on)
+                self->active[k][self->n_active[k]++] = r;
+        }
+    }
+    /* morph blocks: ((view of out M, (MorphTargets, ...)), ...) */
+    self->n_morph = PyTuple_GET_SIZE(morph);
+    for (Py_ssize_t b = 0; b < self->n_morph; b++) {
+        PyObject *entry = PyTuple_GET_ITEM(morph, b);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 1))) {
+            PyErr_SetString(PyExc_TypeError, "Plan: a morph block is (view, meshes)");
+            return -1;
+        }
+    }
+    Py_INCREF(morph);
+    self->morph = morph;
+    self->ready = 1;
+    return 0;
+}
+
+static int
+plan_floats(PyObject *obj, double *out, Py_ssize_t count, const char *name)
+{
+    if (!(PyTuple_Check(obj) || PyList_Check(obj)) || PySequence_Fast_GET_SIZE(obj) != count) {
+        PyErr_Format(PyExc_TypeError, "Plan.run: %s must be a list or tuple of %zd floats", name, count);
+        return -1;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(obj);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = items[k];
+        out[k] = PyFloat_CheckExact(item) ? PyFloat_AS_DOUBLE(item) : PyFloat_AsDouble(item);
+        if (out[k] == -1.0 && PyErr_Occurred())
+            return -1;
+        if (!isfinite(out[k])) {
+            PyErr_Format(PyExc_ValueError, "Plan.run: %s must be finite", name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int plan_execute(Plan *self, const double *times, const double *weights, double layer_time,
+                        const double *layer_weights);
+
+static PyObject *
+Plan_run(Plan *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!self->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "Plan was not initialised");
+        return NULL;
+    }
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "run(times, weights, layer_time, layer_weights)");
+        return NULL;
+    }
+    double times[MAX_BLEND_ACTIONS], weights[MAX_BLEND_ACTIONS], layer_weights[MAX_PLAN_LAYERS], layer_time;
+    if (plan_floats(args[0], times, self->A, "times") < 0 || plan_floats(args[1], weights, self->A, "weights") < 0
+        || plan_floats(args[3], layer_weights, self->L, "layer_weights") < 0)
+        return NULL;
+    layer_time = PyFloat_AsDouble(args[2]);
+    if ((layer_time == -1.0 && PyErr_Occurred()) || !isfinite(layer_time)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "Plan.run: layer_time must be finite");
+        return NULL;
+    }
+    if (plan_execute(self, times, weights, layer_time, layer_weights) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* One step: sampling, the blend, the layers, the table's rows, the morph weights. -1 with a Python error. */
+static int
+plan_execute(Plan *self, const double *times, const double *weights, double layer_time, const double *layer_weights)
+{
+    const Py_ssize_t n = self->n, K = self->K, A = self->A;
+    /* every action's channels into its pose buffer */
+    for (Py_ssize_t a = 0; a < A; a++)
+        for (Py_ssize_t i = self->first_sample[a]; i < self->first_sample[a + 1]; i++) {
+            const PlanSample *s = &self->samples[i];
+            sample_into(s->sampler, times[a], s->target, s->sampler->views[S_ROWS].buf);
+        }
+    /* the blend, path by path */
+    for (int k = 0; k < 4; k++) {
+        const Py_ssize_t rows = k == 3 ? K : n;
+        if (rows)
+            blend_path(self->out[k], self->base[k], self->values[k], self->refs[k], weights, self->driven[k],
+                       self->additive, NULL, A, rows, PATH_WIDTH[k], k == 1, self->active[k], self->n_active[k]);
+    }
+    /* the layers, in order */
+    for (Py_ssize_t i = 0; i < self->n_ops; i++) {
+        const PlanLayerOp *o = &self->ops[i];
+        if (o->sample >= 0) {
+            const PlanSample *s = &self->samples[o->sample];
+            sample_into(s->sampler, layer_time, s->target, NULL);
+        }
+        layer_apply(self->out[o->path], o->values, o->index, o->m, PATH_WIDTH[o->path], layer_weights[o->layer],
+                    o->additive, o->path == 1, NULL, o->mask);
+    }
+    /* the table's rows, each written row's version bumped once */
+    if (self->cap) {
+        const char *r0 = self->rows[0], *r1 = self->rows[1], *r2 = self->rows[2];
+        for (Py_ssize_t r = 0; r < self->cap; r++) {
+            if (!(r0[r] | r1[r] | r2[r]))
+                continue;
+            if (r0[r])
+                memcpy(self->table[0] + 3 * r, self->out[0] + 3 * r, 3 * sizeof(double));
+            if (r1[r])
+                memcpy(self->table[1] + 4 * r, self->out[1] + 4 * r, 4 * sizeof(double));
+            if (r2[r])
+                memcpy(self->table[2] + 3 * r, self->out[2] + 3 * r, 3 * sizeof(double));
+            self->version[r] += 1;
+        }
+    }
+    /* morph blocks: each mesh's weights a new array (as pose.set_weights), the version bumped */
+    for (Py_ssize_t b = 0; b < self->n_morph; b++) {
+        PyObject *entry = PyTuple_GET_ITEM(self->morph, b);
+        PyObject *view = PyTuple_GET_ITEM(entry, 0), *targets = PyTuple_GET_ITEM(entry, 1);
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(targets); j++) {
+            /* the mesh's MorphTargets as it has them now */
+            PyObject *target = PyObject_GetAttr(PyTuple_GET_ITEM(targets, j), str_morph_targets_attr);
+            if (target == NULL)
+                return -1;
+            PyObject *copy = PyObject_CallMethodNoArgs(view, str_copy);
+            int failed = copy == NULL || PyObject_SetAttr(target, str_weights_attr, copy) < 0;
+            Py_XDECREF(copy);
+            PyObject *version = failed ? NULL : PyObject_GetAttr(target, str_version_attr);
+            PyObject *bumped = version == NULL ? NULL : PyNumber_Add(version, long_one);
+            Py_XDECREF(version);
+            failed = bumped == NULL || PyObject_SetAttr(target, str_version_attr, bumped) < 0;
+            Py_XDECREF(bumped);
+            Py_DECREF(target);
+            if (failed)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+
+/* The value at `name` of obj: a str, or a tuple of str followed one after another (a.b). New reference. */
+static PyObject *
+plan_attr(PyObject *obj, PyObject *name)
+{
+    if (!PyTuple_Check(name))
+        return PyObject_GetAttr(obj, name);
+    Py_INCREF(obj);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(name) && obj != NULL; k++) {
+        PyObject *next = PyObject_GetAttr(obj, PyTuple_GET_ITEM(name, k));
+        Py_DECREF(obj);
+        obj = next;
+    }
+    return obj;
+}
+
+/* 1 when every attribute `names` of obj equals the one recorded in `stamp`, 0 when one differs, -1 on error. */
+static int
+plan_same(PyObject *obj, PyObject *names, PyObject *stamp)
+{
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(names); k++) {
+        PyObject *now = plan_attr(obj, PyTuple_GET_ITEM(names, k));
+        if (now == NULL)
+            return -1;
+        int same = PyObject_RichCompareBool(now, PyTuple_GET_ITEM(stamp, k), Py_EQ);
+        Py_DECREF(now);
+        if (same != 1)
+            return same;
+    }
+    return 1;
+}
+
+static double
+plan_float_attr(PyObject *obj, PyObject *name)
+{
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value == NULL)
+        return -1.0;
+    double x = PyFloat_AsDouble(value);
+    Py_DECREF(value);
+    return x;
+}
+
+static PyObject *
+Plan_watch(Plan *self, PyObject *args)
+{
+    PyObject *actions, *stamps, *names, *running, *layers, *layer_stamps, *layer_names;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!:watch", &PyTuple_Type, &actions, &PyTuple_Type, &stamps,
+                          &PyTuple_Type, &names, &PyTuple_Type, &running, &PyTuple_Type, &layers, &PyTuple_Type,
+                          &layer_stamps, &PyTuple_Type, &layer_names))
+        return NULL;
+    if (!self->ready || PyTuple_GET_SIZE(actions) != PyTuple_GET_SIZE(stamps) || PyTuple_GET_SIZE(running) != self->A
+        || PyTuple_GET_SIZE(layers) != self->L || PyTuple_GET_SIZE(layer_stamps) != self->L) {
+        PyErr_SetString(PyExc_ValueError, "Plan.watch: a stamp per action and layer, the plan's running actions "
+                                          "and layers");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(stamps); k++)
+        if (!PyTuple_Check(PyTuple_GET_ITEM(stamps, k)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(stamps, k))
+                                                                != PyTuple_GET_SIZE(names)) {
+            PyErr_SetString(PyExc_ValueError, "Plan.watch: a stamp has one value per name");
+            return NULL;
+        }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(layer_stamps); k++)
+        if (!PyTuple_Check(PyTuple_GET_ITEM(layer_stamps, k)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(layer_stamps, k))
+                                                                      != PyTuple_GET_SIZE(layer_names)) {
+            PyErr_SetString(PyExc_ValueError, "Plan.watch: a layer stamp has one value per name");
+            return NULL;
+        }
+    PyObject *watch = PyTuple_Pack(7, actions, stamps, names, running, layers, layer_stamps, layer_names);
+    if (watch == NULL)
+        return NULL;
+    Py_XSETREF(self->watch, watch);
+    Py_RETURN_NONE;
+}
+
+/* The layers of `all` (a fast sequence) that apply (tracks, heard, weight > 0) against the watched ones:
+ * 1 when they are those, with the same stamps (their weights into weights), 0 when not, -1 on error. */
+static int
+plan_layers(Plan *self, PyObject *all, PyObject *layers, PyObject *layer_stamps, PyObject *layer_names,
+            double *weights, Py_ssize_t *found)
+{
+    Py_ssize_t j = 0;
+    PyObject **items = PySequence_Fast_ITEMS(all);
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(all); i++) {
+        PyObject *layer = items[i];
+        PyObject *tracks = PyObject_GetAttr(layer, str_tracks_attr);
+        if (tracks == NULL)
+            return -1;
+        const Py_ssize_t count = PyObject_Length(tracks);
+        Py_DECREF(tracks);
+        if (count < 0)
+            return -1;
+        if (count == 0)
+            continue;
+        PyObject *heard = PyObject_GetAttr(layer, str_heard_attr);  /* not muted, and soloed when any layer is */
+        if (heard == NULL)
+            return -1;
+        const int plays = PyObject_IsTrue(heard);
+        Py_DECREF(heard);
+        if (plays < 0)
+            return -1;
+        if (!plays)
+            continue;
+        const double weight = plan_float_attr(layer, str_weight_attr);
+        if (weight == -1.0 && PyErr_Occurred())
+            return -1;
+        if (!(weight > 0))
+            continue;
+        if (j >= self->L || layer != PyTuple_GET_ITEM(layers, j))
+            return 0;
+        const int same = plan_same(layer, layer_names, PyTuple_GET_ITEM(layer_stamps, j));
+        if (same <= 0)
+            return same;
+        weights[j++] = weight;
+    }
+    *found = j;
+    return j == self->L;
+}
+
+/* step(actions, layers, clock) -> True when it ran the step, False (nothing done) when the mix is not the one
+ * watched: `actions` (the mixer's dict of actions) not the watched ones with the same stamps, or the layers of
+ * `layers` (a list) that apply (tracks, not muted, weight > 0) not the watched ones with the same stamps. The
+ * running actions' sample times and weights are read as Action.sample_time and effective_weight give them. */
+static PyObject *
+Plan_step(Plan *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyDict_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "step(actions dict, layers, clock)");
+        return NULL;
+    }
+    if (self->watch == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Plan.step: nothing watched (call watch first)");
+        return NULL;
+    }
+    const double clock = PyFloat_AsDouble(args[2]);
+    if (clock == -1.0 && PyErr_Occurred())
+        return NULL;
+    PyObject *actions = PyTuple_GET_ITEM(self->watch, 0), *stamps = PyTuple_GET_ITEM(self->watch, 1);
+    PyObject *names = PyTuple_GET_ITEM(self->watch, 2), *running = PyTuple_GET_ITEM(self->watch, 3);
+    PyObject *layers = PyTuple_GET_ITEM(self->watch, 4), *layer_stamps = PyTuple_GET_ITEM(self->watch, 5);
+    PyObject *layer_names = PyTuple_GET_ITEM(self->watch, 6);
+    /* the actions, in the dict's order, each with its stamp */
+    if (PyDict_GET_SIZE(args[0]) != PyTuple_GET_SIZE(actions))
+        Py_RETURN_FALSE;
+    Py_ssize_t pos = 0, k = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(args[0], &pos, &key, &value)) {
+        if (value != PyTuple_GET_ITEM(actions, k))
+            Py_RETURN_FALSE;
+        int same = plan_same(value, names, PyTuple_GET_ITEM(stamps, k));
+        if (same < 0)
+            return NULL;
+        if (!same)
+            Py_RETURN_FALSE;
+        k++;
+    }
+    /* the layers that apply, each with its stamp, and their weights */
+    double layer_weights[MAX_PLAN_LAYERS];
+    Py_ssize_t j = 0;
+    PyObject *all_layers = PySequence_Fast(args[1], "Plan.step: layers must be a sequence");
+    if (all_layers == NULL)
+        return NULL;
+    const int fits = plan_layers(self, all_layers, layers, layer_stamps, layer_names, layer_weights, &j);
+    Py_DECREF(all_layers);
+    if (fits < 0)
+        return NULL;
+    if (fits == 0)
+        Py_RETURN_FALSE;
+    /* the running actions' sample times and weights */
+    double times[MAX_BLEND_ACTIONS], weights[MAX_BLEND_ACTIONS];
+    for (Py_ssize_t a = 0; a < self->A; a++) {
+        PyObject *action = PyTuple_GET_ITEM(running, a);
+        double t = plan_float_attr(action, str_time_attr);
+        if (t == -1.0 && PyErr_Occurred())
+            return NULL;
+        PyObject *clip = PyObject_GetAttr(action, str_clip_attr);
+        if (clip == NULL)
+            return NULL;
+        const double duration = plan_float_attr(clip, str_duration_attr);
+        Py_DECREF(clip);
+        if (duration == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (!(0.0 <= t && t <= duration)) {
+            PyObject *loop = PyObject_GetAttr(action, str_loop_attr);
+            if (loop == NULL)
+                return NULL;
+            const int repeat = PyUnicode_Check(loop) && PyUnicode_CompareWithASCIIString(loop, "repeat") == 0;
+            Py_DECREF(loop);
+            if (repeat && duration > 0 && isfinite(t)) {
+                /* Python's float %: fmod, moved to the divisor's sign */
+                double mod = fmod(t, duration);
+                if (mod)
+                    mod = mod < 0 ? mod + duration : mod;
+                else
+                    mod = copysign(0.0, duration);
+                t = mod;
+            } else {
+                PyObject *result = PyObject_CallMethodNoArgs(action, str_sample_time);
+                if (result == NULL)
+                    return NULL;
+                t = PyFloat_AsDouble(result);
+                Py_DECREF(result);
+                if (t == -1.0 && PyErr_Occurred())
+                    return NULL;
+            }
+        }
+        PyObject *fade = PyObject_GetAttr(action, str_fade_attr);
+        if (fade == NULL)
+            return NULL;
+        const int plain = fade == Py_None;
+        Py_DECREF(fade);
+        double w;
+        if (plain)
+            w = plan_float_attr(action, str_weight_attr);
+        else {
+            PyObject *result = PyObject_CallMethodOneArg(action, str_effective_weight, args[2]);
+            if (result == NULL)
+                return NULL;
+            w = PyFloat_AsDouble(result);
+            Py_DECREF(result);
+        }
+        if (w == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (!isfinite(t) || !isfinite(w)) {
+            PyErr_SetString(PyExc_ValueError, "Plan.step: an action's time or weight is not finite");
+            return NULL;
+        }
+        times[a] = t;
+        weights[a] = w;
+    }
+    if (plan_execute(self, times, weights, self->A ? times[0] : clock, layer_weights) < 0)
+        return NULL;
+    Py_RETURN_TRUE;
+}
+
+static PyMethodDef Plan_methods[] = {
+    {"run", (PyCFunction)(void (*)(void))Plan_run, METH_FASTCALL,
+     "run(times, weights, layer_time, layer_weights): one mixer step (see the module's docstring)."},
+    {"watch", (PyCFunction)Plan_watch, METH_VARARGS,
+     "watch(actions, stamps, names, running, layers, layer_stamps, layer_names): the mix step() runs for."},
+    {"step", (PyCFunction)(void (*)(void))Plan_step, METH_FASTCALL,
+     "step(actions, layers, clock) -> True when it ran, False when the mix changed (see the module's docstring)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PlanType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "viewer.model._ckernel.Plan",
+    .tp_basicsize = sizeof(Plan),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A mixer step compiled: sampling, the blend, layers and the writes in one call (see the module's "
+              "docstring).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Plan_init,
+    .tp_dealloc = (destructor)Plan_dealloc,
+    .tp_methods = Plan_methods,
+};
+
 static PyMethodDef module_methods[] = {
     {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_FASTCALL,
      "parse_rows(text, out, columns) -> -1, or the index of the first bad row (see the module's docstring)."},
@@ -1704,7 +2566,27 @@ PyMODINIT_FUNC
 PyInit__ckernel(void)
 {
     if (PyType_Ready(&KernelType) < 0 || PyType_Ready(&PoseScatterType) < 0 || PyType_Ready(&LinkSyncType) < 0
-        || PyType_Ready(&SamplerType) < 0)
+        || PyType_Ready(&SamplerType) < 0 || PyType_Ready(&PlanType) < 0)
+        return NULL;
+    str_copy = PyUnicode_InternFromString("copy");
+    str_weights_attr = PyUnicode_InternFromString("_weights");
+    str_version_attr = PyUnicode_InternFromString("version");
+    long_one = PyLong_FromLong(1);
+    str_tracks_attr = PyUnicode_InternFromString("_tracks");
+    str_heard_attr = PyUnicode_InternFromString("heard");
+    str_weight_attr = PyUnicode_InternFromString("_weight");
+    str_time_attr = PyUnicode_InternFromString("_time");
+    str_clip_attr = PyUnicode_InternFromString("clip");
+    str_duration_attr = PyUnicode_InternFromString("duration");
+    str_loop_attr = PyUnicode_InternFromString("_loop");
+    str_fade_attr = PyUnicode_InternFromString("_fade");
+    str_sample_time = PyUnicode_InternFromString("sample_time");
+    str_effective_weight = PyUnicode_InternFromString("effective_weight");
+    str_morph_targets_attr = PyUnicode_InternFromString("morph_targets");
+    if (str_copy == NULL || str_weights_attr == NULL || str_version_attr == NULL || long_one == NULL
+        || str_tracks_attr == NULL || str_heard_attr == NULL || str_weight_attr == NULL || str_time_attr == NULL
+        || str_clip_attr == NULL || str_duration_attr == NULL || str_loop_attr == NULL || str_fade_attr == NULL
+        || str_sample_time == NULL || str_effective_weight == NULL || str_morph_targets_attr == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
@@ -1734,6 +2616,12 @@ PyInit__ckernel(void)
     Py_INCREF(&SamplerType);
     if (PyModule_AddObject(m, "Sampler", (PyObject *)&SamplerType) < 0) {
         Py_DECREF(&SamplerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&PlanType);
+    if (PyModule_AddObject(m, "Plan", (PyObject *)&PlanType) < 0) {
+        Py_DECREF(&PlanType);
         Py_DECREF(m);
         return NULL;
     }

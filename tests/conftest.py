@@ -88,3 +88,48 @@ def panel_session():
 
     with headless_session() as session:
         yield session
+
+
+@pytest.fixture
+def compiled_mixer_steps_checked(monkeypatch):
+    """Every step the mixer runs by csrc/ckernel.c's Plan is checked, as it runs, against numpy's
+    blend (the reference) of the mix as it is then: every row of T, R, S and every morph weight
+    within 1e-12, the same rows and morph blocks written (and the table and the meshes holding them),
+    the same running actions and layers (so a change to the mix that the plan missed fails). Yields a
+    list with one entry per checked step."""
+    import numpy as np
+
+    from viewer.motion import mixer as mixer_module
+
+    checked = []
+    run_plan = mixer_module.Mixer._run_plan
+
+    def checked_run_plan(self, plan):
+        if not run_plan(self, plan):
+            return False  # the mix changed: the plan ran nothing (evaluate makes another)
+        running = sorted((a for a in self._actions.values() if a.playing and a.enabled), key=lambda a: a.order)
+        layers = [layer for layer in self.layers if layer.tracks and not layer.mute and layer.weight > 0]
+        assert plan.running == running and plan.layers == layers, "the compiled step runs a mix that changed"
+        compiled, self.compiled = self.compiled, False
+        try:
+            T, R, S, M, rows, morph = self._blend(running=running, layers=layers)
+        finally:
+            self.compiled = compiled
+        for got, expected in zip(plan.out, (T, R, S, M)):
+            assert got.shape == expected.shape and (np.abs(got - expected).max(initial=0.0) <= 1e-12), \
+                f"compiled step vs numpy: {np.abs(got - expected).max()}"
+        assert all(np.array_equal(a, b) for a, b in zip(plan.written[0], rows)) and plan.written[1] == morph
+        layout = self._layout  # what the step wrote: the table's rows and the meshes' morph weights
+        cap = layout.capacity if layout.table is not None else 0
+        for k, field in enumerate(("position", "quaternion", "scaling")):
+            written = np.flatnonzero(rows[k][:cap])
+            assert np.array_equal(getattr(layout.table, field)[written], plan.out[k][written]) if cap else True
+        for key in morph:
+            meshes, offset, count = layout.morph[key]
+            for mesh in meshes:
+                assert np.array_equal(mesh.morph_targets.weights, plan.out[3][offset:offset + count])
+        checked.append(len(running))
+        return True
+
+    monkeypatch.setattr(mixer_module.Mixer, "_run_plan", checked_run_plan)
+    yield checked

@@ -5,6 +5,7 @@ trip; 1-D blends; fades and warps; bad input."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,9 @@ from viewer.loaders import load_model
 from viewer.model.animation import clip_time
 from viewer.motion import BoneMask, bake
 from viewer.motion import quat
+
+# every compiled step checked against numpy's blend (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("compiled_mixer_steps_checked")
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = sorted(p for p in (DATA / "gltf-samples").glob("*/*") if p.suffix in (".glb", ".gltf"))
@@ -39,6 +43,13 @@ def same(a, b) -> bool:
 
 def rotation_of(scene, name):
     return np.array(scene.mixer.target(name).rotation_quaternion)
+
+
+def kernel_switched_off() -> bool:
+    """BONEVIEWER_KERNEL=numpy: the compiled kernel asked off, the numpy path is what runs (and passes)."""
+    from viewer.model import native
+
+    return os.environ.get(native.ENV, "").strip().lower() == "numpy"
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +100,7 @@ def test_the_compiled_blend_gives_numpys_numbers():
     layers additive and override; within 1e-12."""
     from viewer.model import native
 
-    if native.ckernel is None:
+    if native.ckernel is None and not kernel_switched_off():
         pytest.fail(f"the compiled kernel is not built: {native.describe()}")
     scenes = [load_model(str(ROBOT)) for _ in range(2)]
     for scene, compiled in zip(scenes, (None, False)):
@@ -119,6 +130,55 @@ def test_the_compiled_blend_gives_numpys_numbers():
             scene.mixer.update(0.07)
         for a, b in zip(pose(scenes[0]), pose(scenes[1])):
             assert np.abs(a - b).max() <= 1e-12
+
+
+def test_the_compiled_step_follows_every_change_to_the_mix(compiled_mixer_steps_checked):
+    """The step compiled once per structure of the mix (csrc/ckernel.c's Plan) against numpy's
+    blend, within 1e-12 after every step, through changes to every part of that structure: actions
+    started and stopped, additive set (by its setter and as a mix file sets it), masks, held, keyed
+    and masked layers, a track put in by hand, a muted and a weightless layer, a clip's keys edited,
+    a fade-out that stops an action."""
+    from viewer.model import native
+
+    if native.ckernel is None and not kernel_switched_off():
+        pytest.fail(f"the compiled kernel is not built: {native.describe()}")
+    scenes = [load_model(str(ROBOT)) for _ in range(2)]
+    scenes[1].mixer.compiled = False
+    changes = [
+        lambda m: [setattr(m.action("Walking"), "weight", 0.4), m.action("Walking").play(),
+                   setattr(m.action("Running"), "weight", 0.6), m.action("Running").play()],
+        lambda m: [setattr(m.action("Wave"), "additive", True), setattr(m.action("Wave"), "weight", 0.5),
+                   m.action("Wave").play()],
+        lambda m: m.set_pose("Head", rotation_quaternion=R),
+        lambda m: [m.key("Neck", rotation_quaternion=R, time=0.2), m.key("Neck", rotation_quaternion=[0, 0, 0, 1.0],
+                                                                        time=0.9)],
+        lambda m: [m.add_layer("Upper", "override", 0.7, mask=BoneMask.subtree("Neck")),
+                   m.set_pose("Head", rotation_quaternion=R, position=[0, 0.05, 0], layer="Upper"),
+                   m.set_pose("Hand.L", rotation_quaternion=R, layer="Upper")],
+        lambda m: setattr(m.action("Walking"), "mask", BoneMask(exclude=["Head"])),
+        lambda m: setattr(m.action("Wave"), "_additive", False),  # as a mix file sets it: no setter
+        lambda m: m.layers[0].tracks.__setitem__(id(m.target("Foot.L")), (
+            m.target("Foot.L"), {"translation": (None, np.array([[0.0, 0.01, 0.0]]))})),
+        lambda m: setattr(m.layer("Upper"), "mute", True),
+        lambda m: setattr(m.layer("Upper"), "mute", False),
+        lambda m: setattr(m.layers[0], "weight", 0.0),
+        lambda m: setattr(m.layers[0], "weight", 0.5),
+        lambda m: m.scene.find_animation("Running").set_key(m.target("Head"), "rotation", 0.3, R),
+        lambda m: m.action("Running").stop(),
+        lambda m: m.action("Walking").fade_out(0.15),
+        lambda m: setattr(m, "time", 0.3),
+    ]
+    for change in changes:
+        for scene in scenes:
+            change(scene.mixer)
+        for _ in range(3):
+            for scene in scenes:
+                scene.mixer.update(0.07)
+            for a, b in zip(pose(scenes[0]), pose(scenes[1])):
+                assert np.abs(a - b).max() <= 1e-12
+    assert not scenes[0].mixer.action("Walking").playing  # the fade-out ended it
+    if native.ckernel is not None:
+        assert scenes[0].mixer._plan is not None and len(compiled_mixer_steps_checked) >= 3 * len(changes)
 
 
 def lone_bone_scene():
@@ -488,3 +548,39 @@ def test_bad_input_is_one_error_and_changes_nothing(bad, message):
         bad(mixer)
     assert "\n" not in str(error.value)
     assert mixer.snapshot() == state and same(pose(scene), before)
+
+
+def test_a_compiled_plan_refuses_buffers_that_do_not_fit_and_blends_what_it_samples():
+    """csrc/ckernel.c's Plan on its own: a sampler writing past the rows, a buffer of the wrong size,
+    a step before watch() are errors (nothing written); two lerped translations blended 0.25 / 0.75."""
+    from viewer.model import _ckernel as module  # the built module, whatever BONEVIEWER_KERNEL says
+
+    n = 2
+    times = np.array([0.0, 1.0])
+    values = np.array([[[0.0, 0, 0], [2.0, 0, 0]], [[4.0, 0, 0], [6.0, 0, 0]]])  # (keys, channels, 3)
+    samplers = [module.Sampler(times, values * (1 + k), np.arange(n, dtype=np.int64), 3, 0, False) for k in range(2)]
+
+    def parts(sampler=samplers[0], out_rows=n):
+        base = (np.zeros((n, 3)), np.tile([0.0, 0, 0, 1], (n, 1)), np.ones((n, 3)), np.zeros(0))
+        out = (np.zeros((out_rows, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros(0))
+        buffers = [(np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros(0)) for _ in range(2)]
+        actions = tuple(((s, 0),) if k == 0 else ((samplers[1], 0),) for k, s in enumerate((sampler, None)))
+        actions = tuple((samples, b, None) for samples, b in zip(actions, buffers))
+        driven = (np.ones((2, n), bool), np.zeros((2, n), bool), np.zeros((2, n), bool), np.zeros((2, 0), bool))
+        rows = (np.ones(n, bool), np.zeros(n, bool), np.zeros(n, bool))
+        return (n, 0, base, out, actions, driven, np.zeros(2, bool), (), None, rows, ()), out
+
+    args, out = parts()
+    plan = module.Plan(*args)
+    with pytest.raises(RuntimeError):
+        plan.step({}, [], 0.0)
+    plan.run([0.5, 0.5], [0.25, 0.75], 0.0, [])
+    expected = 0.25 * np.array([[2.0, 0, 0], [4.0, 0, 0]]) + 0.75 * np.array([[4.0, 0, 0], [8.0, 0, 0]])
+    assert np.allclose(out[0], expected, rtol=0, atol=1e-12)
+    far = module.Sampler(times, values, np.array([0, 5], dtype=np.int64), 3, 0, False)  # row 5 of 2
+    with pytest.raises(ValueError):
+        module.Plan(*parts(sampler=far)[0])
+    with pytest.raises(ValueError):
+        module.Plan(*parts(out_rows=n + 1)[0])
+    with pytest.raises(TypeError):
+        plan.run([0.5], [0.25, 0.75], 0.0, [])  # one time for two actions

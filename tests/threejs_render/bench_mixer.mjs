@@ -3,11 +3,15 @@
 // {"three": version, "update_us": mean microseconds per mixer.update(1/60), "updates": n}.
 //
 // Usage: node bench_mixer.mjs MODEL.glb [updates]
+//        node bench_mixer.mjs MODEL.glb --serve
+// --serve: prints {"three": version, "ready": true}, then for each line N read from stdin runs N updates and
+// prints the mean microseconds per update (one line): scripts/bench_mixer.py takes turns with it round by round.
 //
 // GLTFLoader.parse runs on the file's bytes; the images (which need a browser's image decoding) and the
 // materials that use them are dropped from the JSON first: the animation, the nodes and the morph targets
 // the mixer drives are untouched.
 import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { AnimationMixer, AnimationUtils, AdditiveAnimationBlendMode, REVISION } from "three";
 import { GLTFLoader } from "three/examples/jsm/loaders/GLTFLoader.js";
 
@@ -16,7 +20,8 @@ if (!file) {
     console.error("usage: node bench_mixer.mjs MODEL.glb [updates]");
     process.exit(2);
 }
-const updates = Number(countText ?? 20000);
+const serve = countText === "--serve";
+const updates = serve ? 0 : Number(countText ?? 20000);
 
 function withoutImages(bytes) {
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -58,6 +63,17 @@ walk.setEffectiveWeight(0.4).play();
 run.setEffectiveWeight(0.6).play();
 wave.setEffectiveWeight(0.5).play();
 for (let i = 0; i < 2000; i++) mixer.update(1 / 60); // warm up the JIT
+if (serve) {
+    console.log(JSON.stringify({ three: REVISION, ready: true }));
+    for await (const line of createInterface({ input: process.stdin })) {
+        const n = Number(line);
+        if (!(n > 0)) break;
+        const start = process.hrtime.bigint();
+        for (let i = 0; i < n; i++) mixer.update(1 / 60);
+        console.log(Number(process.hrtime.bigint() - start) / 1000 / n);
+    }
+    process.exit(0);
+}
 const best = [];
 for (let round = 0; round < 5; round++) {
     const start = process.hrtime.bigint();

@@ -48,11 +48,12 @@ the speeds end where they started (three.js #11147).
 from __future__ import annotations
 
 import itertools
+import operator
 
 import numpy as np
 
 from ..errors import ViewerError
-from ..model.animation import KEY_TOLERANCE, clip_time, interpolate_keyframes
+from ..model.animation import KEY_TOLERANCE, MODES as INTERPOLATIONS, clip_time, interpolate_keyframes
 from ..model import native
 from ..model.checks import finite_number
 from . import quat
@@ -309,6 +310,53 @@ class Action:
                 "order": self.order}
 
 
+_TRACKS_VERSIONS = itertools.count(1)
+
+
+class _Tracks(dict):
+    """A layer's tracks: a dict whose ``version`` moves (to a number no other tracks have had) on
+    every change, so a compiled step knows when its layer changed without looking at every track."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.version = next(_TRACKS_VERSIONS)
+
+    def _changed(self):
+        self.version = next(_TRACKS_VERSIONS)
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        self._changed()
+
+    def pop(self, *args):
+        self._changed()
+        return super().pop(*args)
+
+    def popitem(self):
+        self._changed()
+        return super().popitem()
+
+    def clear(self):
+        super().clear()
+        self._changed()
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        self._changed()
+
+    def setdefault(self, key, default=None):
+        self._changed()
+        return super().setdefault(key, default)
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+
 class Layer:
     """Tweaks above the actions: per bone (or node) and path an offset (``additive``: added as an
     additive action adds its delta) or a pose (``override``: blended over the actions by
@@ -325,12 +373,20 @@ class Layer:
         self.mute = mute
         self.solo = solo
         # id(target) -> (target, {path: (times or None, values (keys, width))})
-        self.tracks: dict = {}
+        self.tracks = {}
 
     def __repr__(self) -> str:
         return (f"Layer({self.name!r}, {self._mode}, weight={self._weight:g}{', muted' if self._mute else ''}"
                 f"{', solo' if self._solo else ''}, "
                 f"{len(self.tracks)} bones)")
+
+    @property
+    def tracks(self) -> dict:
+        return self._tracks
+
+    @tracks.setter
+    def tracks(self, value) -> None:
+        self._tracks = _Tracks(value)
 
     @property
     def mode(self) -> str:
@@ -597,8 +653,9 @@ class Mixer:
         self.layers: list[Layer] = [Layer(self, "Tweaks", "additive", 1.0)]
         self.active_layer = self.layers[0]
         self.blends: dict = {}
-        self.compiled = None  # None: the compiled blend when it is built; False: numpy's (the reference)
+        self.compiled = None  # None: the compiled step (and blend) when it is built; False: numpy's (the reference)
         self._stacked = None
+        self._plan = None  # _StepPlan: the step compiled for the mix's current structure
 
     def __repr__(self) -> str:
         return f"Mixer({len(self._actions)} actions, {len(self.layers)} layers)"
@@ -982,7 +1039,11 @@ class Mixer:
         self.clock = clock = self.clock + dt
         for action in self._actions.values():
             if action.playing:
-                action._advance(dt, clock)
+                if (action._fade is None and action._warp is None and action.managed is None
+                        and action._loop != "once" and not action.finished):
+                    action._time += dt * action._speed  # _advance's arithmetic, its common case inlined
+                else:
+                    action._advance(dt, clock)
         if self.blends:
             for blend in self.blends.values():
                 blend._advance(dt)
@@ -990,10 +1051,22 @@ class Mixer:
 
     def evaluate(self) -> None:
         """Write the blend of the actions as they are now (no time passes)."""
+        plan = self._plan
+        if plan is not None:
+            # the compiled step of the mix as it was: run it while nothing but times and weights moved
+            table = plan.table
+            if (self._layout is plan.layout and self._base is plan.base and self.compiled is not False
+                    and native.ckernel is plan.module
+                    and (table is None or table.generation == plan.generation and table.capacity == plan.capacity)
+                    and (not plan.references or all(clip.keys_version == version for clip, version in plan.references))
+                    and (plan.blended or self._direct_sampler(plan.running[0]) is None)
+                    and self._run_plan(plan)):  # the actions' and layers' stamps checked there
+                return
+            self._plan = None
         running = [a for a in self._actions.values() if a.playing and a.enabled]
         if len(running) > 1:
             running.sort(key=_order)
-        layers = [layer for layer in self.layers if layer.tracks and layer.heard and layer._weight > 0]
+        layers = [layer for layer in self.layers if layer._tracks and layer.heard and layer._weight > 0]
         if not running and not layers and self._written is None:
             return  # nothing drives anything, nothing to give back
         if len(running) == 1 and not layers:
@@ -1010,6 +1083,11 @@ class Mixer:
                 if written is None or written[0] is not sampler.driven:
                     self._written = (sampler.driven, set(sampler.morph_keys))
                 return
+        if self.compiled is not False and (running or layers):
+            plan = self._make_plan(running, layers)
+            if plan is not None and self._run_plan(plan):
+                self._plan = plan
+                return
         T, R, S, M, driven, morph = self._blend(running=running, layers=layers)
         rows, morph_all = driven, morph
         written = self._written
@@ -1018,6 +1096,121 @@ class Mixer:
             morph_all = morph | written[1]
         self.layout.write(T, R, S, M, rows, morph_all)
         self._written = (driven, morph) if running or layers else None
+
+    def _direct_sampler(self, action):
+        """The sampler that writes ``action``'s clip straight into the table when it plays alone
+        (not additive, no mask, at full weight, nothing else written last time), else None: the
+        test ``evaluate`` makes inline (kept in step with it)."""
+        sampler = self._sampler(action.clip)
+        written = self._written
+        if (not action._additive and action._mask is None and sampler.direct
+                and (action._fade is None and action._weight >= 1.0 or action.effective_weight(self.clock) >= 1.0)
+                and (written is None or written[0] is sampler.driven or (
+                    all(not (w & ~d).any() for w, d in zip(written[0], sampler.driven))
+                    and written[1] <= set(sampler.morph_keys)))):
+            return sampler
+        return None
+
+    # --- the step compiled ----------------------------------------------------------------------
+    def _run_plan(self, plan) -> bool:
+        """One step by csrc/ckernel.c's Plan, if the mix is still the one it was made for (its
+        ``step`` checks the actions' and layers' stamps and reads their times and weights): every
+        action sampled into its buffer, the blend, the layers, the table's rows written (versions
+        bumped) and the morph weights set, in one call. False (nothing done) when the mix changed."""
+        if not plan.step(self._actions, self.layers, self.clock):
+            return False
+        if plan.extras:
+            T, R, S = plan.out[:3]
+            for target, row, translation, rotation, scale in plan.extras:
+                if translation:
+                    target.position = T[row]
+                if rotation:
+                    target.rotation_quaternion = R[row]
+                if scale:
+                    target.scaling = S[row]
+        written = self._written
+        if written is not plan.written:
+            if written is not None:  # rows no longer driven go back to their base (the plan's out there)
+                rows = [w & ~r for w, r in zip(written[0], plan.written[0])]
+                self._layout.write(*plan.out, rows, written[1] - plan.written[1])
+            self._written = plan.written
+        return True
+
+    def _make_plan(self, running, layers):
+        module = native.ckernel
+        if module is None or not hasattr(module, "Plan") or len(running) > 64 or len(layers) > 64:
+            return None
+        for action in running:  # samplers first: a clip with new targets may make the layout again
+            self._sampler(action.clip)
+            if action._additive:
+                self._sampler(action._reference_clip or action.clip)
+        layout = self.layout
+        N, K = layout.rows, layout.morph_width
+        rows = [np.zeros(N, dtype=bool) for _ in range(3)]
+        morph_cols = np.zeros(K, dtype=bool)
+        entries, stacked, flags = [], [[], [], [], []], []
+        for action in running:
+            sampler = self._sampler(action.clip)
+            if any(group.compiled is None for group in sampler.groups):
+                return None
+            samples = [(group.compiled, PATH_INDEX[group.path]) for group in sampler.groups]
+            for channel, offset, count, _ in sampler.morph:  # each weight a channel of width 1, into M's columns
+                values = np.ascontiguousarray(channel.values[..., None])
+                samples.append((module.Sampler(channel.times, values, np.arange(offset, offset + count, dtype=np.int64),
+                                               1, INTERPOLATIONS[channel.interpolation], False), 3))
+            driven, morph_driven = self._driven_of(action, sampler, layout)
+            refs = self._reference_of(action, layout) if action._additive else None
+            entries.append((tuple(samples), tuple(self._action_buffers(action, layout)),
+                            None if refs is None else tuple(refs)))
+            for k in range(3):
+                stacked[k].append(driven[k])
+                rows[k] |= driven[k]
+            stacked[3].append(morph_driven)
+            morph_cols |= morph_driven
+            flags.append(action._additive)
+        driven_all = tuple(np.stack(parts) if parts else np.zeros((0, width), dtype=bool)
+                           for parts, width in zip(stacked, (N, N, N, K)))
+        layer_entries = []
+        for layer in layers:
+            mask = None if layer.mask is None else np.ascontiguousarray(self._layer_mask(layer, layout), dtype=bool)
+            ops = []
+            for path, (held_rows, held_values, groups) in layer.compiled(layout).items():
+                k = PATH_INDEX[path]
+                index = [held_rows]
+                if len(held_rows):
+                    ops.append((k, None, np.ascontiguousarray(held_values, dtype=np.float64), held_rows))
+                for sample, out, group_rows in groups:
+                    sampler = getattr(sample, "__self__", None)
+                    if not isinstance(sampler, module.Sampler):
+                        return None
+                    ops.append((k, sampler, out, group_rows))
+                    index.append(group_rows)
+                index = np.concatenate(index)
+                rows[k][index if mask is None else index[mask[index]]] = True
+            layer_entries.append((layer.mode == "additive", mask, tuple(ops)))
+        out = (np.empty((N, 3)), np.empty((N, 4)), np.empty((N, 3)), np.empty(K))
+        table, cap = layout.table, layout.capacity
+        table_arg = None if table is None or not cap else (table.position, table.quaternion, table.scaling,
+                                                              table.version, cap)
+        morph_keys = {key for key, (_, offset, count) in layout.morph.items() if morph_cols[offset:offset + count].any()}
+        morph = tuple((out[3][offset:offset + count], tuple(meshes))
+                      for key, (meshes, offset, count) in layout.morph.items() if key in morph_keys)
+        compiled = module.Plan(N, K, (*self._base,), out, tuple(entries), driven_all, np.array(flags, dtype=bool),
+                               tuple(layer_entries), table_arg, tuple(rows), morph)
+        plan = _StepPlan()
+        plan.run, plan.out, plan.written, plan.running, plan.layers = compiled.run, out, (rows, morph_keys), running, layers
+        plan.extras = [(layout.extras[row - cap], row, rows[0][row], rows[1][row], rows[2][row])
+                       for row in range(cap, N) if rows[0][row] or rows[1][row] or rows[2][row]]
+        plan.layout, plan.base, plan.module, plan.table = layout, self._base, module, table
+        plan.generation, plan.capacity = (None, None) if table is None else (table.generation, table.capacity)
+        actions = tuple(self._actions.values())
+        compiled.watch(actions, tuple(map(_ACTION_STAMP, actions)), _ACTION_FIELDS, tuple(running), tuple(layers),
+                       tuple(map(_LAYER_STAMP, layers)), _LAYER_FIELDS)
+        plan.step = compiled.step
+        plan.references = [(action._reference_clip, action._reference_clip.keys_version) for action in running
+                           if action._additive and action._reference_clip is not None]
+        plan.blended = len(running) > 1 or bool(layers)
+        return plan
 
     # --- the blend ---------------------------------------------------------------------------
     def _action_buffers(self, action, layout):
@@ -1337,6 +1530,23 @@ class Mixer:
     def load(self, path) -> None:
         from .files import load_mix
         load_mix(self, path)
+
+
+class _StepPlan:
+    """A compiled step (csrc/ckernel.c's Plan's ``run``), its output buffers and what it was made for
+    (``Mixer.evaluate`` runs it while these stay as they were)."""
+
+    __slots__ = ("run", "step", "out", "written", "running", "layers", "extras", "layout", "base", "module", "table",
+                 "generation", "capacity", "references", "blended")
+
+
+# what a compiled step depends on besides times and weights: recorded when the plan is made, compared by
+# the plan's step (csrc/ckernel.c) every step; a name in a tuple is a path (clip.keys_version)
+_ACTION_FIELDS = ("playing", "enabled", "order", "_additive", "_mask", "_reference_clip", "_reference_time",
+                  ("clip", "keys_version"))
+_LAYER_FIELDS = ("_mode", "_mask", ("_tracks", "version"))
+_ACTION_STAMP = operator.attrgetter(*(".".join(f) if isinstance(f, tuple) else f for f in _ACTION_FIELDS))
+_LAYER_STAMP = operator.attrgetter(*(".".join(f) if isinstance(f, tuple) else f for f in _LAYER_FIELDS))
 
 
 def _order(action) -> int:
