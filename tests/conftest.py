@@ -108,7 +108,7 @@ def compiled_mixer_steps_checked(monkeypatch):
         if not run_plan(self, plan):
             return False  # the mix changed: the plan ran nothing (evaluate makes another)
         running = sorted((a for a in self._actions.values() if a.playing and a.enabled), key=lambda a: a.order)
-        layers = [layer for layer in self.layers if layer.tracks and not layer.mute and layer.weight > 0]
+        layers = [layer for layer in self.layers if layer.tracks and layer.heard and layer.weight > 0]
         assert plan.running == running and plan.layers == layers, "the compiled step runs a mix that changed"
         compiled, self.compiled = self.compiled, False
         try:
