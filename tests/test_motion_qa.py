@@ -130,6 +130,11 @@ def test_the_qa_section_lists_findings_and_a_click_goes_to_one(session):
     assert editor.playback.time == pytest.approx(result.time_of(item.first))
     assert editor.selected.name == item.bone
     assert editor.qa.chosen is item
+    session.run()
+    x0, y0, x1, y1 = panel.rects["timeline"]   # its frames marked in the text's colour, over the others
+    (xa, xb), = [(xa, xb) for marked, xa, xb in panel.qa_marks if marked is item]
+    points = drawn(imgui.get_color_u32(imgui.Col_.text), (x0, y1 + 0.5, x1, y1 + 4.5))
+    assert len(points) >= 4 and points[:, 0].min() >= xa - 0.5 and points[:, 0].max() <= xb + 0.5
 
 
 def test_the_timeline_marks_each_findings_frames(session):

@@ -80,7 +80,7 @@ def parse_item(finding: Finding, clip_name: str) -> QAItem:
 class QAResult:
     """The motion checks on one clip: ``items`` (most severe first, then by frame), the figures
     (ClipFigures, None where the clip could not be sampled), the checked frames' times, each
-    foot's contact per frame ({bone name: (F,) bool}), ``error`` (why nothing was checked) and
+    foot's contact per frame ({bone name: (F,) bool}) and its Bone (``feet``), ``error`` (why nothing was checked) and
     the seconds it took."""
 
     clip: object
@@ -89,6 +89,7 @@ class QAResult:
     figures: object = None
     times: np.ndarray = field(default_factory=lambda: np.zeros(0))
     contact: dict = field(default_factory=dict)
+    feet: dict = field(default_factory=dict, repr=False)   # {bone name: Bone} of the feet checked
     error: str = ""
     seconds: float = 0.0
 
@@ -102,7 +103,10 @@ class QAResult:
         """The checked frame nearest the clip time ``time`` (None: nothing checked)."""
         if not len(self.times):
             return None
-        return int(np.argmin(np.abs(self.times - time)))
+        if len(self.times) == 1:
+            return 0
+        step = float(self.times[1] - self.times[0])  # frames are evenly spaced (clip_frame_times)
+        return int(min(max(round((time - float(self.times[0])) / step), 0), len(self.times) - 1))
 
     def feet_in_contact(self, time: float) -> list:
         """The feet's bone names in contact at the frame nearest ``time``."""
@@ -144,7 +148,11 @@ def check_clip(scene, clip, options=None) -> QAResult:
     items.sort(key=lambda item: (-SEVERITY_ORDER.get(item.severity, 0), item.first if item.first is not None else -1))
     result.items = items
     if result.figures is not None:
+        from ..model.retarget import main_skeleton
+
         result.contact = {foot["bone"]: per_frame_contact(foot["contact"]) for foot in result.figures.feet}
+        bones = {bone.name: bone for bone in main_skeleton(scene).bones}
+        result.feet = {name: bones[name] for name in result.contact if name in bones}
     result.seconds = clock.perf_counter() - started
     return result
 
@@ -211,12 +219,9 @@ class MotionQA:
         if result is None or not result.contact:
             return []
         editor = self.editor
-        from ..model.retarget import main_skeleton
-
-        bones = {b.name: b for b in main_skeleton(editor.scene).bones}
         markers = []
         for name in result.feet_in_contact(editor.playback.time):
-            bone = bones.get(name)
+            bone = result.feet.get(name)
             if bone is not None:
                 point = tuple(float(v) for v in bone.get_absolute_position(editor.mesh_of(bone)))
                 markers.append(Marker(MarkerKind.RING, (point,), CONTACT_COLOR))

@@ -465,7 +465,7 @@ class PosePanel:
         mixer = existing_mixer(editor.scene)
         layer = None if mixer is None else mixer.active_layer
         self.layer_key_marks = [] if layer is None else self._key_markers(layer.key_times(), length, below=True)
-        self.qa_marks = self._qa_marks(editor.qa.current(), length)
+        self.qa_marks = self._qa_marks(editor.qa.current(), length, editor.qa.chosen)
 
     KEY_COLOR = imgui.ImVec4(1.0, 0.8, 0.2, 1.0)
     LAYER_KEY_COLOR = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)  # the active mixer layer's keys, under the timeline
@@ -498,16 +498,18 @@ class PosePanel:
         fraction = np.asarray(times, dtype=np.float64) / length if length > 0 else np.zeros(len(times))
         return x0 + grab + (x1 - x0 - 2 * grab) * np.clip(fraction, 0.0, 1.0)
 
-    def _qa_marks(self, result, length: float) -> list:
+    def _qa_marks(self, result, length: float, chosen=None) -> list:
         """A bar in the finding's severity colour under the timeline over each finding's frames
-        (a frame at least 2 px wide; errors drawn last, on top). Returns (item, x0, x1) each."""
+        (a frame at least 2 px wide; errors drawn last, on top; the row last clicked, ``chosen``,
+        in the text's colour over them). Returns (item, x0, x1) each."""
         if result is None or not result.items:
             return []
         _, _, _, y1 = self.rects["timeline"]
         draw = imgui.get_window_draw_list()
         marks = []
-        for item in sorted(result.items, key=lambda item: ("info", "warning", "error").index(item.severity)):
-            color = imgui.get_color_u32(self.SEVERITY_COLORS[item.severity])
+        order = sorted(result.items, key=lambda item: (item is chosen, ("info", "warning", "error").index(item.severity)))
+        for item in order:
+            color = imgui.get_color_u32(imgui.Col_.text if item is chosen else self.SEVERITY_COLORS[item.severity])
             for a, b in item.ranges:
                 xa, xb = self._timeline_x([result.time_of(a), result.time_of(b)], length)
                 xa, xb = float(np.floor(xa - 1.0)), float(np.ceil(xb + 1.0))
