@@ -200,3 +200,20 @@ def test_the_feet_in_contact_are_ringed_in_the_view_and_only_then(session):
     editor.qa.show_contacts = False
     image, _ = render_at(left_only)
     assert len(lime(image)) == 0
+
+
+def test_a_ring_marker_is_a_circle_of_ring_pixels_facing_the_camera():
+    from viewer.camera import look_at, perspective
+    from viewer.options import Marker, MarkerKind
+    from viewer.render.geometry import RING_PIXELS, RING_SEGMENTS, marker_overlay, world_per_pixel
+
+    view = look_at((0.0, 1.0, 4.0), (0.0, 1.0, 0.0), (0.0, 1.0, 0.0))
+    projection = perspective(40.0, 1.5, 0.1, 100.0)
+    centre = np.array([0.3, 0.2, 0.5])
+    geometry = marker_overlay([Marker(MarkerKind.RING, (tuple(centre),), CONTACT_COLOR)], view, projection, 600)
+    assert len(geometry.lines) == 2 * RING_SEGMENTS and len(geometry.points) == 0
+    offsets = geometry.lines[:, :3] - centre
+    radius = world_per_pixel(centre, view, projection, 600)[0] * RING_PIXELS
+    assert np.allclose(np.linalg.norm(offsets, axis=1), radius, rtol=1e-4)
+    assert np.allclose(offsets[:, 2], 0.0, atol=1e-6)   # in the plane facing a camera on +z
+    assert np.allclose(geometry.lines[:, 3:], CONTACT_COLOR)
