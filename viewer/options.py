@@ -76,6 +76,7 @@ class MarkerKind(enum.Enum):
     PATH = "path"     # a line through the points in order (a highlighted chain)
     LINE = "line"     # a thin line through the points in order (a guide: bone to target)
     RAY = "ray"       # a short line from points[0] along the direction points[1] (an axis)
+    RING = "ring"     # a circle facing the camera around each point (a foot in contact)
 
 
 @dataclass(frozen=True)

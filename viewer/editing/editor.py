@@ -100,6 +100,9 @@ class Editor:
         self._clip_shown = False       # whether the clip has been shown (seek, play) since it was chosen
         if self.scene.animations and self.playback.clip_index is None:
             self.playback.clip_index = 0
+        from .qa import MotionQA
+
+        self.qa = MotionQA(self)       # the motion checks on the current clip (the panel's QA section)
         bones = self.bones()
         if self.selected is None and bones:
             self.selected = bones[0]

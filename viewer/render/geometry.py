@@ -103,6 +103,8 @@ def skeleton_overlay(scene, selected_bone=None, segments=None):
 # Marker sizes in pixels (times the overlay's scale, as the joint dots' 7 px).
 CROSS_PIXELS = 11.0    # half the width of a target's cross
 RAY_PIXELS = 36.0      # the length of an axis ray
+RING_PIXELS = 12.0     # the radius of a ring (around a joint dot's 7 px)
+RING_SEGMENTS = 24
 
 
 class MarkerGeometry(NamedTuple):
@@ -126,7 +128,8 @@ def marker_overlay(markers, view, projection, height, scale: float = 1.0) -> Mar
     """World-space vertices for RenderOptions.markers, sized on screen (``scale`` times the
     pixel sizes above, as the joint dots): a CROSS is an X facing the camera with a dot in its
     middle, POINT dots, PATH wide segments through its points, LINE thin ones, RAY a wide
-    segment of RAY_PIXELS from its first point along its direction."""
+    segment of RAY_PIXELS from its first point along its direction, a RING a circle of radius
+    RING_PIXELS facing the camera around each point."""
     right, up = np.asarray(view, float)[:3, 0], np.asarray(view, float)[:3, 1]  # camera axes in the world
     lines, guides, points = [], [], []
     for marker in markers:
@@ -149,6 +152,12 @@ def marker_overlay(markers, view, projection, height, scale: float = 1.0) -> Mar
             if length > 0:
                 size = world_per_pixel(origin, view, projection, height)[0] * RAY_PIXELS * scale
                 lines.append((origin, origin + direction / length * size, color))
+        elif kind is MarkerKind.RING:
+            angles = np.linspace(0.0, 2.0 * np.pi, RING_SEGMENTS + 1)
+            circle = np.cos(angles)[:, None] * right + np.sin(angles)[:, None] * up  # (S+1, 3)
+            for center, size in zip(xyz, world_per_pixel(xyz, view, projection, height) * RING_PIXELS * scale):
+                around = center + circle * size
+                lines += [(a, b, color) for a, b in zip(around[:-1], around[1:])]
     return MarkerGeometry(_colored_segments(lines), _colored_segments(guides), _colored_points(points))
 
 

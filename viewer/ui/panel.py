@@ -83,6 +83,8 @@ class PosePanel:
         self._revealed = None  # the selection the bone tree last opened and scrolled to
         self.fade_seconds = 0.5  # the Mixer section's seconds for fades and cross-fades
         self.layer_key_marks: list = []  # x of each active-layer key drawn on the timeline last frame
+        self.qa_marks: list = []  # (QAItem, x0, x1) of each finding's frames marked under the timeline last frame
+        self.qa_rows: list = []   # the QA section's rows (QAItem) drawn last frame, as "qa N" in rects
         self._reveal: set[int] = set()  # ids of the bones on the way to it, this frame
 
     def _record(self, label: str, fields_only: bool = False, shown: str | None = None) -> None:
@@ -221,6 +223,10 @@ class PosePanel:
             self._animation(editor)
         if editor.scene.animations and self._header("Mixer", default_open=False):
             self._mixer(editor)
+        # QA is on while its section is open: the checks run, the timeline and the feet are marked.
+        editor.qa.enabled = bool(editor.scene.animations) and self._header("QA", default_open=False)
+        if editor.qa.enabled:
+            self._qa(editor)
         if editor.retargeting is not None and self._header("Bone map", default_open=False):
             self._bone_map(editor)
         if editor.morph_meshes() and self._header("Morph targets"):
@@ -459,6 +465,7 @@ class PosePanel:
         mixer = existing_mixer(editor.scene)
         layer = None if mixer is None else mixer.active_layer
         self.layer_key_marks = [] if layer is None else self._key_markers(layer.key_times(), length, below=True)
+        self.qa_marks = self._qa_marks(editor.qa.current(), length, editor.qa.chosen)
 
     KEY_COLOR = imgui.ImVec4(1.0, 0.8, 0.2, 1.0)
     LAYER_KEY_COLOR = imgui.ImVec4(0.3, 0.95, 1.0, 1.0)  # the active mixer layer's keys, under the timeline
@@ -467,13 +474,11 @@ class PosePanel:
         """A tick on the timeline at every key of the clip (where the slider's grab centre
         would be at that time); ``below``: the active layer's keys, pointing up from the
         timeline's lower edge. Returns the ticks' x."""
-        x0, y0, x1, y1 = self.rects["timeline"]
-        grab = imgui.get_style().grab_min_size / 2 + imgui.get_style().frame_padding.x / 2
+        _, y0, _, y1 = self.rects["timeline"]
         draw = imgui.get_window_draw_list()
         color = imgui.get_color_u32(self.LAYER_KEY_COLOR if below else self.KEY_COLOR)
-        fraction = np.asarray(times, dtype=np.float64) / length if length > 0 else np.zeros(len(times))
         # One tick per pixel column: a long capture has a key every frame, far more than pixels.
-        ticks = np.unique(np.round(x0 + grab + (x1 - x0 - 2 * grab) * np.clip(fraction, 0.0, 1.0))).tolist()
+        ticks = np.unique(np.round(self._timeline_x(times, length))).tolist()
         for x in ticks:
             if below:
                 draw.add_triangle_filled(imgui.ImVec2(x - 4, y1), imgui.ImVec2(x, y1 - 6), imgui.ImVec2(x + 4, y1), color)
@@ -481,6 +486,82 @@ class PosePanel:
                 draw.add_triangle_filled(imgui.ImVec2(x - 4, y0), imgui.ImVec2(x + 4, y0), imgui.ImVec2(x, y0 + 6),
                                          color)
         return ticks
+
+    SEVERITY_COLORS = {"error": imgui.ImVec4(1.0, 0.35, 0.3, 1.0), "warning": imgui.ImVec4(1.0, 0.62, 0.12, 1.0),
+                       "info": imgui.ImVec4(0.55, 0.75, 1.0, 1.0)}
+    QA_MARK_HEIGHT = 3.0  # px: the findings' bars in the gap under the timeline (ImGui's item spacing is 4)
+
+    def _timeline_x(self, times, length: float) -> np.ndarray:
+        """Where the timeline's grab centre is at each of ``times`` (as the key ticks)."""
+        x0, _, x1, _ = self.rects["timeline"]
+        grab = imgui.get_style().grab_min_size / 2 + imgui.get_style().frame_padding.x / 2
+        fraction = np.asarray(times, dtype=np.float64) / length if length > 0 else np.zeros(len(times))
+        return x0 + grab + (x1 - x0 - 2 * grab) * np.clip(fraction, 0.0, 1.0)
+
+    def _qa_marks(self, result, length: float, chosen=None) -> list:
+        """A bar in the finding's severity colour under the timeline over each finding's frames
+        (a frame at least 2 px wide; errors drawn last, on top; the row last clicked, ``chosen``,
+        in the text's colour over them). Returns (item, x0, x1) each."""
+        if result is None or not result.items:
+            return []
+        _, _, _, y1 = self.rects["timeline"]
+        draw = imgui.get_window_draw_list()
+        marks = []
+        order = sorted(result.items, key=lambda item: (item is chosen, ("info", "warning", "error").index(item.severity)))
+        for item in order:
+            color = imgui.get_color_u32(imgui.Col_.text if item is chosen else self.SEVERITY_COLORS[item.severity])
+            for a, b in item.ranges:
+                xa, xb = self._timeline_x([result.time_of(a), result.time_of(b)], length)
+                xa, xb = float(np.floor(xa - 1.0)), float(np.ceil(xb + 1.0))
+                draw.add_rect_filled(imgui.ImVec2(xa, y1 + 1), imgui.ImVec2(xb, y1 + 1 + self.QA_MARK_HEIGHT), color)
+                marks.append((item, xa, xb))
+        return marks
+
+    def _qa(self, editor) -> None:
+        """The motion checks on the current clip (run when the section opens and when the clip
+        or its keys change): a row per finding in its severity's colour (code, bone, frames;
+        the message as its tooltip); a click goes to it (MotionQA.go_to: the playhead to its
+        first frame, its bone selected). The feet in contact ringed in the view."""
+        qa = editor.qa
+        result = qa.current()
+        self.qa_rows = []
+        if result is None:
+            return
+        changed, qa.show_contacts = imgui.checkbox("Feet in contact", qa.show_contacts)
+        self._record("Feet in contact")
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("a lime ring on each foot while the motion checks call it in contact (GMD: below the "
+                              "contact height in two consecutive frames)")
+        if result.error:
+            imgui.push_style_color(imgui.Col_.text, ERROR_TEXT)
+            imgui.text_wrapped(result.error)
+            imgui.pop_style_color()
+            self._record("qa error")
+            return
+        counts = result.counts()
+        said = ", ".join(f"{n} {severity}{'s' if n != 1 else ''}" for severity, n in counts.items() if n) or "no findings"
+        imgui.same_line()
+        imgui.text_disabled(f"{said} in {len(result.times)} frames")
+        self._record("qa summary")
+        if not result.items:
+            return
+        rows = min(len(result.items), 8)
+        height = rows * imgui.get_text_line_height_with_spacing() + 2 * imgui.get_style().window_padding.y
+        imgui.begin_child("qa list", imgui.ImVec2(0, height), imgui.ChildFlags_.borders)
+        position, size = imgui.get_window_pos(), imgui.get_window_size()
+        self.rects["qa list"] = (position.x, position.y, position.x + size.x, position.y + size.y)
+        for index, item in enumerate(result.items):
+            imgui.push_style_color(imgui.Col_.text, self.SEVERITY_COLORS[item.severity])
+            label = f"{item.code:<18} {item.bone or '':<16} {item.frames}##qa{index}"
+            clicked, _ = imgui.selectable(label, item is qa.chosen, imgui.SelectableFlags_.span_all_columns)
+            imgui.pop_style_color()
+            self._record(f"qa {index}")
+            if imgui.is_item_hovered():
+                imgui.set_tooltip(f"{item.severity}: {item.finding.message}")
+            if clicked:
+                qa.go_to(item)
+            self.qa_rows.append(item)
+        imgui.end_child()
 
     # --- the Mixer section: every control is one call of the mixer's public API (viewer.motion) ---
     LOOPS = ("repeat", "once", "pingpong")

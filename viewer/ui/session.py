@@ -279,6 +279,7 @@ class ViewerSession:
         gesture_markers = self.gestures.update(self)   # gizmo, hover, IK handles: drawn, not the editor's
         display.selected_bone = self.editor.selected
         self.scene.prepare()  # the frame's one model update, after playback and the panel's edits
+        gesture_markers = list(gesture_markers) + self.editor.qa.contact_markers()  # feet in contact (QA on)
         try:
             with self.timing.gpu():
                 self.renderer().render(self.scene, self.camera, size,
