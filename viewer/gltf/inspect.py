@@ -68,7 +68,7 @@ def inspect_gltf(path, scene_index: int | None = None) -> dict:
               for i, spec in enumerate(document["scenes"])]
     return {
         "file": str(path),
-        "format": "glb" if file.binary_chunk is not None or Path(path).suffix.lower() == ".glb" else "gltf",
+        "format": "glb" if file.binary_chunk is not None or Path(path).suffix.lower() in (".glb", ".vrm") else "gltf",
         "version": document["asset"]["version"],
         "scene": scene.file_scene,
         "scenes": scenes,
