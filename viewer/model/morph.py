@@ -173,7 +173,7 @@ class MorphWeightChannel:
         if interpolation not in INTERPOLATIONS:
             raise ViewerError(f"{what}: unknown interpolation {interpolation!r}")
         self.interpolation = interpolation
-        self.times, self.values = keyframes(times, values, interpolation, count, what, checked,
+        self.times, self.weights = keyframes(times, values, interpolation, count, what, checked,
                                             of=f" of {count} targets")
 
     @property
@@ -182,11 +182,11 @@ class MorphWeightChannel:
 
     def set_keys(self, times, values, interpolation: str) -> None:
         """Replace the keyframes (checked float64 arrays), as AnimationChannel.set_keys."""
-        self.times, self.values, self.interpolation = times, values, interpolation
+        self.times, self.weights, self.interpolation = times, values, interpolation
 
     def sample(self, t: float) -> np.ndarray:
         """The weights at ``t`` seconds (clamped to the keyframes)."""
-        return interpolate_keyframes(self.times, self.values, self.interpolation, t)
+        return interpolate_keyframes(self.times, self.weights, self.interpolation, t)
 
     def apply(self, t: float) -> None:
         weights = self.sample(t)
@@ -258,7 +258,7 @@ class Expression:
 
 
 class Expressions(dict):
-    """{name: Expression}, with each one's value (0..1) and the morph weights they set, as VRM 1.0's
+    """{name: Expression}, with each one's weight (``weights``, 0..1) and the morph weights they set, as VRM 1.0's
     expression update does: the targets any expression binds are set to 0, then each expression
     adds its value times each bind's weight (binds that meet add up; the values are clamped to
     0..1, the sums are not, as the spec says and three-vrm does); the procedural ones (blink,
@@ -266,7 +266,7 @@ class Expressions(dict):
 
     def __init__(self, expressions=()):
         super().__init__((e.name, e) for e in expressions)
-        self.values: dict[str, float] = {}
+        self.weights: dict[str, float] = {}
 
     def require(self, name) -> "Expression":
         if name not in self:
@@ -278,12 +278,12 @@ class Expressions(dict):
         """Expression ``name``'s value (clamped to 0..1) and the morph weights it gives, now."""
         self.require(name)
         value = finite_number(weight, f"expression {name!r} weight")
-        self.values[name] = min(max(value, 0.0), 1.0)
+        self.weights[name] = min(max(value, 0.0), 1.0)
         self.apply()
 
     def effective(self) -> dict[str, float]:
         """Each expression's value as it acts: binary ones rounded, procedural ones overridden."""
-        values = {name: self.values.get(name, 0.0) for name in self}
+        values = {name: self.weights.get(name, 0.0) for name in self}
         acting = {n: (1.0 if v > 0.5 else 0.0) if self[n].is_binary else v for n, v in values.items()}
         for kind, names in PROCEDURAL.items():
             blocked, blend = False, 0.0
@@ -303,7 +303,7 @@ class Expressions(dict):
     def apply(self) -> None:
         """Write the morph weights the values give (nothing before any value is set, so a file's
         own weights and their animation stand)."""
-        if not self.values:
+        if not self.weights:
             return
         acting = self.effective()
         totals: dict[int, tuple[list, dict]] = {}  # per node's meshes: {target: weight}
