@@ -173,7 +173,7 @@ class MorphWeightChannel:
         if interpolation not in INTERPOLATIONS:
             raise ViewerError(f"{what}: unknown interpolation {interpolation!r}")
         self.interpolation = interpolation
-        self.times, self.weights = keyframes(times, values, interpolation, count, what, checked,
+        self.times, self.values = keyframes(times, values, interpolation, count, what, checked,
                                             of=f" of {count} targets")
 
     @property
@@ -182,11 +182,11 @@ class MorphWeightChannel:
 
     def set_keys(self, times, values, interpolation: str) -> None:
         """Replace the keyframes (checked float64 arrays), as AnimationChannel.set_keys."""
-        self.times, self.weights, self.interpolation = times, values, interpolation
+        self.times, self.values, self.interpolation = times, values, interpolation
 
     def sample(self, t: float) -> np.ndarray:
         """The weights at ``t`` seconds (clamped to the keyframes)."""
-        return interpolate_keyframes(self.times, self.weights, self.interpolation, t)
+        return interpolate_keyframes(self.times, self.values, self.interpolation, t)
 
     def apply(self, t: float) -> None:
         weights = self.sample(t)
