@@ -211,3 +211,44 @@ def test_render_retargets_a_bvh_onto_a_vrm_with_an_expression(tmp_path, cli):
     a = np.asarray(Image.open(plain), dtype=np.float64)
     b = np.asarray(Image.open(angry), dtype=np.float64)
     assert a.shape == b.shape and np.abs(a - b).max() > 50  # the brows moved
+
+
+def test_the_panel_has_a_slider_per_expression_and_a_drag_is_one_undo_step():
+    from imgui_bundle import imgui
+
+    from viewer.render.headless import OffscreenTarget, create_headless_context, release_egl_current
+    from viewer.ui.session import ViewerSession
+
+    size = (1024, 1400)
+    ctx = create_headless_context()
+    target = OffscreenTarget(ctx, size)
+    session = ViewerSession(ctx, load_model(ROBOT))
+    try:
+        def run(frames=1):
+            for _ in range(frames):
+                session.frame(size, 1 / 60, target.framebuffer)
+
+        run(2)
+        editor, rects = session.editor, session.panel.rects
+        assert {f"expression/{name}" for name in editor.scene.expressions} <= set(rects)
+        x0, y0, x1, y1 = rects["expression/angry"]
+        io = imgui.get_io()
+        io.add_mouse_pos_event(x0 + 2, (y0 + y1) / 2)
+        run()
+        io.add_mouse_button_event(0, True)
+        run()
+        for k in range(1, 6):
+            io.add_mouse_pos_event(x0 + 2 + (x1 - x0) * 0.75 * k / 5, (y0 + y1) / 2)
+            run()
+        io.add_mouse_button_event(0, False)
+        run(2)
+        angry = editor.scene.expressions.weights["angry"]
+        assert 0.6 < angry < 0.85 and np.allclose(_weights(editor.scene), (angry, 0.0, 0.0))
+        editor.undo()
+        assert np.allclose(_weights(editor.scene), 0.0) and editor.scene.expressions.weights.get("angry", 0.0) == 0.0
+        assert not editor.can_undo
+    finally:
+        session.release()
+        target.release()
+        ctx.release()
+        release_egl_current()
