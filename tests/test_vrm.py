@@ -252,3 +252,14 @@ def test_the_panel_has_a_slider_per_expression_and_a_drag_is_one_undo_step():
         target.release()
         ctx.release()
         release_egl_current()
+
+
+def test_motion_checks_find_a_vrm_avatars_feet_by_its_humanoid_map():
+    from viewer.checks.motion import find_feet
+    from viewer.model.retarget import main_skeleton
+
+    scene = load_model(ROBOT)
+    skeleton = main_skeleton(scene)
+    names = [b.name for b in skeleton.bones]
+    assert [(side, names[i]) for side, i in find_feet(skeleton, None, scene)] == [("left", "J_Bip_L_Foot"),
+                                                                                 ("right", "J_Bip_R_Foot")]
