@@ -263,3 +263,13 @@ def test_motion_checks_find_a_vrm_avatars_feet_by_its_humanoid_map():
     names = [b.name for b in skeleton.bones]
     assert [(side, names[i]) for side, i in find_feet(skeleton, None, scene)] == [("left", "J_Bip_L_Foot"),
                                                                                  ("right", "J_Bip_R_Foot")]
+
+
+def test_view_with_no_display_renders_with_the_expressions(cli, tmp_path):
+    """`view` with no display renders a PNG instead: with the --expression options too."""
+    result = cli("view", ROBOT.resolve(), "--expression", "smile=1", cwd=tmp_path)
+    assert result.returncode == 2 and "no such expression" in result.stderr
+    assert not list(tmp_path.iterdir())
+    result = cli("view", ROBOT.resolve(), "--expression", "angry=1", "--size", "160x120", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "boneviewer.png").exists()

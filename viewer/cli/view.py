@@ -121,6 +121,7 @@ def render_instead(args, reason: str) -> int:
         animation=None, time=None,
         rest=args.rest, frames=None, skinning=args.skinning, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
         debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None,
+        expressions=args.expressions,
         **motion_namespace(args), **look_namespace(args))
     status = render_command(render_args)
     # Said once it is done: a model that fails to load gets its error line alone.
