@@ -646,7 +646,7 @@ def test_a_folder_without_models(capsys, tmp_path):
     (tmp_path / "empty").mkdir()
     status, err = run_in_process(capsys, tmp_path / "empty", "--out", tmp_path / "o", "--count", "1")
     assert status == 2 and err.strip().splitlines() == [f"boneviewer: error: {tmp_path / 'empty'}: no model files "
-                                                        "(.gltf, .glb, .bvh, .fbx, .usd, .usda, .usdc, .usdz) in this "
+                                                        "(.gltf, .glb, .vrm, .bvh, .fbx, .usd, .usda, .usdc, .usdz) in this "
                                                         "folder"]
 
 

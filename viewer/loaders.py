@@ -8,8 +8,9 @@ from .errors import ViewerError, why_missing
 
 
 # The model files boneviewer opens, by extension (what load_model dispatches on).
-MODEL_SUFFIXES = (".gltf", ".glb", ".bvh", ".fbx", ".usd", ".usda", ".usdc", ".usdz")
+MODEL_SUFFIXES = (".gltf", ".glb", ".vrm", ".bvh", ".fbx", ".usd", ".usda", ".usdc", ".usdz")
 USD_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
+GLTF_SUFFIXES = (".gltf", ".glb", ".vrm")  # a VRM avatar (.vrm) is a GLB with VRM's extensions
 
 
 def load_model(model=None, scene: int | None = None, bvh_scale: float | None = None, bvh_up: str | None = None,
@@ -30,7 +31,7 @@ def load_model(model=None, scene: int | None = None, bvh_scale: float | None = N
     if isinstance(model, Scene):
         return model
     path = _existing_file(model)
-    if path.suffix.lower() in (".gltf", ".glb"):
+    if path.suffix.lower() in GLTF_SUFFIXES:
         from .gltf import load_gltf
 
         return load_gltf(path, scene)
@@ -83,7 +84,7 @@ def inspect_model(model, scene: int | None = None, bvh_scale: float | None = Non
     """What a model file holds (see viewer.gltf.inspect, viewer.bvh.inspect, viewer.fbx.inspect),
     checked as load_model checks it; a BVH or FBX file loaded with the options load_model takes."""
     path = _existing_file(model)
-    if path.suffix.lower() in (".gltf", ".glb"):
+    if path.suffix.lower() in GLTF_SUFFIXES:
         from .gltf.inspect import inspect_gltf
 
         return inspect_gltf(path, scene)

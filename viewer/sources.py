@@ -30,7 +30,7 @@ def source_files(model, role: str = "the model") -> dict[Path, str]:
     if model is None:
         return {}
     path = Path(model)
-    if path.suffix.lower() in (".gltf", ".glb"):
+    if path.suffix.lower() in (".gltf", ".glb", ".vrm"):
         return referenced_files(path, role)
     return {path: role}
 

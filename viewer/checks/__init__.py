@@ -12,7 +12,7 @@ from .bvh import check_bvh
 from .formats import check_fbx, check_usd
 from .gltf import check_gltf
 
-CHECKERS = {".gltf": check_gltf, ".glb": check_gltf, ".bvh": check_bvh, ".fbx": check_fbx,
+CHECKERS = {".gltf": check_gltf, ".glb": check_gltf, ".vrm": check_gltf, ".bvh": check_bvh, ".fbx": check_fbx,
             **dict.fromkeys((".usd", ".usda", ".usdc", ".usdz"), check_usd)}
 MODEL_SUFFIXES = tuple(CHECKERS)
 

@@ -99,10 +99,11 @@ class ClipFigures:
                 "jitter": self.jitter, "loop": self.loop}
 
 
-def find_feet(skeleton, feet=None) -> list:
+def find_feet(skeleton, feet=None, scene=None) -> list:
     """[(side, bone index in skeleton.bones)] of the feet: ``feet`` names them (a name the
-    skeleton lacks is a ViewerError), else the naming schemes' leftFoot and rightFoot."""
-    from ..model.bone_names import body_parts
+    skeleton lacks is a ViewerError), else the leftFoot and rightFoot of the ``scene``'s humanoid
+    map (a VRM avatar's) or of the naming schemes."""
+    from ..model.retarget import skeleton_parts
 
     names = [b.name for b in skeleton.bones]
     if feet is not None:
@@ -113,7 +114,7 @@ def find_feet(skeleton, feet=None) -> list:
                 raise ViewerError(f"--feet: no bone {name!r} in skeleton {skeleton.name!r} (its bones: {listed})")
             found.append((side, names.index(name)))
         return found
-    _, parts = body_parts(names)
+    parts = skeleton_parts(scene, skeleton)
     return [(side, names.index(parts[f"{side}Foot"])) for side in ("left", "right") if f"{side}Foot" in parts]
 
 
@@ -153,7 +154,7 @@ def motion_findings(scene, options: MotionOptions | None = None, clips=None) -> 
     if not clips or not scene.skeletons:
         return [], []
     skeleton = main_skeleton(scene)
-    feet = find_feet(skeleton, options.feet)
+    feet = find_feet(skeleton, options.feet, scene)
     found, figures = [], []
     for clip in clips:
         clip_found, clip_figures = ClipCheck(scene, skeleton, clip, feet, options).run()

@@ -359,6 +359,24 @@ def add_motion_options(parser, bone_map: bool = True) -> None:
                            help='--motion\'s bone map, {"target bone": "source bone"} (default: by the naming schemes)')
 
 
+def expression_setting(text: str) -> tuple[str, float]:
+    """NAME=WEIGHT (--expression): an expression's name and its weight, a finite number."""
+    import argparse
+
+    name, equals, value = text.rpartition("=")
+    if not equals or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=WEIGHT (e.g. happy=1), got {text!r}")
+    return name, finite(value)
+
+
+def add_expression_option(parser) -> None:
+    """--expression NAME=WEIGHT, repeatable: a VRM avatar's expressions (named groups of morph weights)."""
+    parser.add_argument("--expression", dest="expressions", type=expression_setting, action="append",
+                        metavar="NAME=WEIGHT",
+                        help="set an expression of a VRM avatar (happy, angry, sad, relaxed, surprised, aa, blink, "
+                             "..., or the file's own) to WEIGHT, 0..1; repeatable (`info MODEL` lists them)")
+
+
 def bvh_options(args) -> dict:
     """The BVH options of ``args`` as ``load_model``'s keywords; warns (one line) when they are
     given and no file they apply to is (the model, or --motion, a .bvh file)."""
@@ -398,6 +416,8 @@ def load_scene(args):
         scene.set_skinning(args.skinning)
     _say_bvh(args.model, scene)
     _say_axes(args.model, scene)
+    for name, weight in getattr(args, "expressions", None) or ():
+        scene.set_expression(name, weight)  # one that does not exist: one line naming those there are
     motion = getattr(args, "motion", None)
     bone_map, clip_name = getattr(args, "motion_bone_map", None), getattr(args, "motion_clip", None)
     if motion is None:

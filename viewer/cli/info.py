@@ -125,10 +125,28 @@ def _model_tables(facts: dict) -> list[str]:
                 f"{c['samples']} samples from {c['start']:.4g} s to {c['end']:.4g} s, "
                 f"{'held' if c['interpolation'] == 'STEP' else 'linear'} between them)"
                 for i, a in enumerate(facts["animations"]) for c in a.get("point_caches", ())]
+    out += vrm_lines(facts.get("vrm"))
     if facts["material_names"]:
         shown = ", ".join(_name(n, f"#{i}") for i, n in enumerate(facts["material_names"][:8]))
         out += ["", f"materials: {shown}{', ...' if len(facts['material_names']) > 8 else ''}; "
                     f"textures: {facts['textures']}; images: {facts['images']}"]
+    return out
+
+
+def vrm_lines(vrm: dict | None) -> list[str]:
+    """A VRM avatar's humanoid map, expressions and spring chains."""
+    if not vrm:
+        return []
+    meta = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in vrm["meta"].items())
+    out = ["", f"VRM {vrm['version']}" + (f": {meta}" if meta else "")]
+    if vrm["turned"]:
+        out.append("facing -Z as VRM 0.x models do: turned half a turn about +Y to face +Z, as glTF's")
+    out += ["humanoid map (VRM bone: node)"] + [f"  {bone}: {node}" for bone, node in vrm["humanoid"].items()]
+    out += ["expressions: " + (", ".join(e["name"] + ("" if e["preset"] else " (custom)") for e in vrm["expressions"])
+                               or "none")]
+    out.append(f"spring chains: {vrm['spring_chains']} ({counted(vrm['colliders'], 'collider')})"
+               + (f"; {counted(vrm['node_constraints'], 'node constraint')} (not applied)"
+                  if vrm["node_constraints"] else ""))
     return out
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
 from ..look import TRANSPARENT, apply_frame
-from .common import (Progress, add_frame_options, add_look_options, add_mix_option, add_motion_options,
+from .common import (Progress, add_expression_option, add_frame_options, add_look_options, add_mix_option, add_motion_options,
                      add_skinning_option, apply_mix, apply_pose_data, check_creatable_folder, finite, frame_options,
                      frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
                      positive_int, read_mix, read_pose, scene_index, select_animation, size)
@@ -108,6 +108,7 @@ def add_parser(commands, common):
     add_frame_options(render, transparent="RGBA PNGs with alpha 0 there; a GIF's transparent colour; not for MP4")
     add_look_options(render)
     add_motion_options(render, bone_map=False)
+    add_expression_option(render)
     render.set_defaults(run=run)
 
 
@@ -194,6 +195,7 @@ def render_command(args) -> int:
             playback.pose_at(time)
         if pose is not None:
             apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
+        scene.apply_expressions()  # --expression over a clip's morph weights
 
     # One camera for the whole sequence, framed on every pose it shows (a turntable: on every side).
     aspect = args.size[0] / args.size[1]
@@ -445,6 +447,7 @@ def render_scripted(args, description, look: dict) -> int:
         app.begin_frame(time, number)
         if pose is not None:
             apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
+        scene.apply_expressions()  # --expression over a clip's morph weights
         runner.update(app, time, step)
         camera = app.camera
         recorded.append(RecordedFrame(PoseRecord(scene),

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..images import check_png_path
-from .common import (DEFAULT_PNG, add_skinning_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
+from .common import (DEFAULT_PNG, add_expression_option, add_skinning_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
                      apply_pose_data, frame_options, has_display, load_scene, look_namespace, look_options,
                      motion_namespace, positive_int, read_pose, scene_index, size)
 from .render import add_camera_arguments, camera_description, render_command
@@ -40,6 +40,7 @@ def add_parser(commands, common):
     add_look_options(view)
     add_listen_options(view, required=False)
     add_motion_options(view)
+    add_expression_option(view)
     view.set_defaults(run=run)
 
 
@@ -120,6 +121,7 @@ def render_instead(args, reason: str) -> int:
         animation=None, time=None,
         rest=args.rest, frames=None, skinning=args.skinning, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
         debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None,
+        expressions=args.expressions,
         **motion_namespace(args), **look_namespace(args))
     status = render_command(render_args)
     # Said once it is done: a model that fails to load gets its error line alone.

@@ -145,7 +145,7 @@ class Editor:
     # --- pose edits (undoable) ---------------------------------------------------------------------
     def _snapshot(self) -> tuple:
         return (pose_of(self.scene), dict(self._controllers), _clips_state(self.scene, self.playback),
-                self._layers_state())
+                self._layers_state(), dict(self.scene.expressions.weights))
 
     def _layers_state(self) -> list:
         """Every layer's tracks (an edit replaces a track's entry, never changes it in place)."""
@@ -158,7 +158,8 @@ class Editor:
             layer.tracks = dict(tracks)
 
     def _restore(self, snapshot) -> None:
-        pose, controllers, clips, layers = snapshot
+        pose, controllers, clips, layers, expressions = snapshot
+        self.scene.expressions.weights = dict(expressions)  # the weights they set come back with the pose
         _restore_clips(self.scene, self.playback, clips)
         self._restore_layers(layers)
         apply_pose(self.scene, pose)
@@ -495,6 +496,12 @@ class Editor:
         if getattr(mesh, "morph_targets", None) is None:
             raise ViewerError(f"mesh {getattr(mesh, 'name', mesh)!r} has no morph targets")
         self._edit(lambda: mesh.set_morph_weight(target, weight))
+
+    def set_expression(self, name, weight) -> None:
+        """An expression's weight (a VRM avatar's named group of morph weights, 0..1); an undo step
+        that pauses playback, as a morph target's slider."""
+        self.scene.expressions.require(name)
+        self._edit(lambda: self.scene.set_expression(name, weight))
 
     def reset_morph_weights(self, mesh) -> None:
         """The mesh's weights back to the file's defaults (the node's or mesh's weights). One undo step."""

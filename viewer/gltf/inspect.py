@@ -68,7 +68,7 @@ def inspect_gltf(path, scene_index: int | None = None) -> dict:
               for i, spec in enumerate(document["scenes"])]
     return {
         "file": str(path),
-        "format": "glb" if file.binary_chunk is not None or Path(path).suffix.lower() == ".glb" else "gltf",
+        "format": "glb" if file.binary_chunk is not None or Path(path).suffix.lower() in (".glb", ".vrm") else "gltf",
         "version": document["asset"]["version"],
         "scene": scene.file_scene,
         "scenes": scenes,
@@ -83,11 +83,26 @@ def inspect_gltf(path, scene_index: int | None = None) -> dict:
         "extensions_used": list(document["extensionsUsed"]),
         "extensions_required": list(document["extensionsRequired"]),
         "size": _sizes(file),
+        "vrm": _vrm_facts(scene),
         "drawn": {"meshes": len(scene.meshes), "skinned_meshes": len(scene.skinned_meshes),
                   "bones": sum(len(skeleton.bones) for skeleton in scene.skeletons),
                   "vertices": int(sum(len(mesh.positions) for mesh in scene.meshes))},
         "_scene": scene,
     }
+
+
+def _vrm_facts(scene) -> dict | None:
+    """A VRM avatar's extension as ``info`` lists it: version, meta, the humanoid map, the
+    expressions and the spring chains (counted; node constraints counted, not applied)."""
+    from .vrm import describe_meta
+
+    vrm = scene.vrm
+    if vrm is None:
+        return None
+    return {"version": vrm.version, "meta": describe_meta(vrm.meta), "humanoid": dict(scene.humanoid),
+            "expressions": [{"name": e.name, "preset": e.preset, "binds": len(e.binds), "binary": e.is_binary}
+                            for e in scene.expressions.values()],
+            "turned": vrm.turn, "spring_chains": vrm.springs, "colliders": vrm.colliders, "node_constraints": vrm.constraints}
 
 
 def _depth_in(joint: int, joints: set, parent: dict) -> int:

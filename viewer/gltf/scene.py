@@ -26,6 +26,7 @@ from .animation import read_clips
 from .container import GltfFile
 from .meshes import read_mesh
 from .validate import NodeHierarchy
+from .vrm import read_vrm
 
 IDENTITY_16 = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
 
@@ -49,6 +50,9 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     chosen = _chosen_scene(file, scene)
     shown = None if chosen is None else _scene_nodes(file, chosen, hierarchy)
     nodes = _transform_nodes(file, specs, hierarchy)
+    vrm = read_vrm(file)
+    if vrm is not None and vrm.turn:  # VRM 0.x faces -Z: half a turn about +Y, folded into the top nodes
+        _turn_half([nodes[i] for i in range(len(nodes)) if i not in hierarchy.parent])
     local = _local_matrices(nodes)
     world = _world_matrices(file, nodes, local, hierarchy)
 
@@ -86,6 +90,8 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
         if mesh.morph_targets is not None:
             morphed.setdefault(mesh.node_index, []).append(mesh)
     animations = read_clips(file, nodes, morphed)
+    if vrm is not None and vrm.turn:
+        _turn_half_keys(animations, {id(nodes[i]) for i in range(len(nodes)) if i not in hierarchy.parent})
     rest_bounds = None if figure is not None else _rest_bounds(file, skinned, skins_of, static, world, skeletons)
     try:
         scene = Scene(file.path.name, skinned, nodes=nodes, animations=animations, static_meshes=static,
@@ -97,8 +103,51 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     scene.file_path = file.path
     scene.file_extensions = list(document["extensionsUsed"])  # what a writer must say it drops
     scene.lights = _lights(file, nodes, shown)
+    if vrm is not None:
+        _vrm(scene, vrm, nodes, morphed)
     file.log_warnings()
     return scene
+
+
+HALF_TURN_Y = np.array([0.0, 1.0, 0.0, 0.0])  # xyzw: 180 degrees about +Y
+
+
+def _turn_half(top: list[TransformNode]) -> None:
+    """Each top-level node turned half a turn about +Y after its own transform (a VRM 0.x model
+    faces -Z; glTF's face +Z), as the other readers fold their axis conversion: no node added."""
+    for node in top:
+        row, table = node.table_row, node.table
+        position, quaternion, scaling = table.position[row].copy(), table.quaternion[row].copy(), table.scaling[row].copy()
+        node.set_trs(position * (-1.0, 1.0, -1.0), transforms.quaternion_product(HALF_TURN_Y, quaternion), scaling)
+
+
+def _turn_half_keys(clips: list, top: set[int]) -> None:
+    """The keys of top-level nodes turned as ``_turn_half`` turns the nodes (tangents too: linear)."""
+    for clip in clips:
+        for channel in clip.channels:
+            if id(channel.node) not in top or channel.path == "scale":
+                continue
+            values = np.array(channel.values, dtype=np.float64)
+            if channel.path == "translation":
+                values = values * (-1.0, 1.0, -1.0)
+            else:
+                values = transforms.quaternion_product(np.broadcast_to(HALF_TURN_Y, values.shape), values)
+            channel.set_keys(channel.times, values, channel.interpolation)
+
+
+def _vrm(scene: Scene, vrm, nodes: list[TransformNode], morphed: dict) -> None:
+    """The VRM extension's meaning put where it lives: the humanoid map as {body part: bone name}
+    (retargeting's bone map) and the expressions as morph groups. A bind on a node not shown
+    (another glTF scene) binds nothing."""
+    from ..model.morph import Expression, Expressions
+
+    scene.vrm = vrm
+    scene.humanoid = {part: nodes[node].name for part, node in vrm.humanoid.items()}
+    expressions = []
+    for spec in vrm.expressions:
+        binds = [(morphed[node], index, weight) for node, index, weight in spec.binds if node in morphed]
+        expressions.append(Expression(spec.name, binds, spec.is_binary, spec.preset, spec.overrides))
+    scene.expressions = Expressions(expressions)
 
 
 def _figure_joints(document: dict, shown: set[int] | None) -> list[int]:

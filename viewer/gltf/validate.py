@@ -26,7 +26,9 @@ TYPE_SIZES = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9
 # must not be loaded); one that only uses another loads, with a warning.
 SUPPORTED_EXTENSIONS = ("KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_meshopt_compression",
                         "KHR_mesh_quantization", "KHR_texture_transform", "KHR_materials_emissive_strength",
-                        "KHR_materials_unlit", "KHR_lights_punctual")
+                        "KHR_materials_unlit", "KHR_lights_punctual",
+                        # VRM's: the humanoid map and expressions (gltf/vrm.py); MToon drawn as its base colour
+                        "VRMC_vrm", "VRM", "VRMC_materials_mtoon")
 MESHOPT = {"buffer": ("ref", "buffers", True), "byteOffset": ("uint", 0, False), "byteLength": ("uint", 1, True),
            "byteStride": ("uint", 1, True), "count": ("uint", 1, True),
            "mode": ("enum", ("ATTRIBUTES", "TRIANGLES", "INDICES"), True),
@@ -36,6 +38,8 @@ TEXTURE_INFO = {"index": ("ref", "textures", True), "texCoord": ("uint", 0, Fals
                 "extensions": ("obj", {"KHR_texture_transform": ("obj", {
                     "offset": ("nums", 2, False), "rotation": ("num", None, False), "scale": ("nums", 2, False),
                     "texCoord": ("uint", 0, False)}, False)}, False)}
+# The document-level extensions of VRM avatars kept for gltf/vrm.py.
+VRM_EXTENSIONS = ("VRMC_vrm", "VRM", "VRMC_springBone")
 # KHR_lights_punctual's lights (the document's extensions), which nodes name by index.
 LIGHT = {"type": ("enum", ("directional", "point", "spot"), True), "color": ("nums", 3, False),
          "intensity": ("num", None, False), "range": ("num", None, False),
@@ -194,6 +198,12 @@ class _Checker:
             self.lengths[key] = len(value)
         hierarchy = node_hierarchy(self.node_children(arrays["nodes"]), self.fail_with)
         clean = {"asset": {"version": version}, **extensions, "lights": self.lights(document.get("extensions"))}
+        # VRM's extensions as the file has them: gltf/vrm.py checks what it reads of them.
+        top = document.get("extensions")
+        clean["vrm"] = {name: top[name] for name in VRM_EXTENSIONS if name in top} if isinstance(top, dict) else {}
+        clean["vrm"]["constrained_nodes"] = sum(
+            1 for node in arrays["nodes"] if isinstance(node.get("extensions"), dict)
+            and "VRMC_node_constraint" in node["extensions"])
         for key, schema in SCHEMAS.items():
             label = LABELS[key]
             checked = self.bulk_objects(arrays[key], schema) if self.bulk else None

@@ -236,3 +236,83 @@ class MorphAnimationClip(AnimationClip):
         t = float(t)
         for channel in self.morph_channels:
             channel.apply(t)
+
+
+# --- expressions: named groups of morph weights (VRM's) ------------------------------------------
+# VRM's procedural expressions by the override that holds them back (overrideBlink, ...).
+PROCEDURAL = {"blink": ("blink", "blinkLeft", "blinkRight"), "lookAt": ("lookUp", "lookDown", "lookLeft", "lookRight"),
+              "mouth": ("aa", "ih", "ou", "ee", "oh")}
+
+
+class Expression:
+    """A named group of morph weights: ``binds`` is ``[(meshes, target index, weight)]``, the
+    meshes of one node sharing its weights. ``is_binary``: a value above 0.5 counts as 1, else 0;
+    ``overrides``: {"blink" | "lookAt" | "mouth": "none" | "block" | "blend"} (VRM 1.0's)."""
+
+    def __init__(self, name: str, binds, is_binary: bool = False, preset: bool = False, overrides=None):
+        self.name, self.binds, self.is_binary, self.preset = name, list(binds), bool(is_binary), bool(preset)
+        self.overrides = dict(overrides or {})
+
+    def __repr__(self) -> str:
+        return f"Expression({self.name!r}, {len(self.binds)} binds)"
+
+
+class Expressions(dict):
+    """{name: Expression}, with each one's weight (``weights``, 0..1) and the morph weights they set, as VRM 1.0's
+    expression update does: the targets any expression binds are set to 0, then each expression
+    adds its value times each bind's weight (binds that meet add up; the values are clamped to
+    0..1, the sums are not, as the spec says and three-vrm does); the procedural ones (blink,
+    lookAt, mouth) held back by the others' overrides. Targets no expression binds are left alone."""
+
+    def __init__(self, expressions=()):
+        super().__init__((e.name, e) for e in expressions)
+        self.weights: dict[str, float] = {}
+
+    def require(self, name) -> "Expression":
+        if name not in self:
+            listed = ", ".join(self) or "none: the model has no expressions"
+            raise ViewerError(f"expression {name!r}: no such expression (the model's expressions: {listed})")
+        return self[name]
+
+    def set(self, name, weight) -> None:
+        """Expression ``name``'s value (clamped to 0..1) and the morph weights it gives, now."""
+        self.require(name)
+        value = finite_number(weight, f"expression {name!r} weight")
+        self.weights[name] = min(max(value, 0.0), 1.0)
+        self.apply()
+
+    def effective(self) -> dict[str, float]:
+        """Each expression's value as it acts: binary ones rounded, procedural ones overridden."""
+        values = {name: self.weights.get(name, 0.0) for name in self}
+        acting = {n: (1.0 if v > 0.5 else 0.0) if self[n].is_binary else v for n, v in values.items()}
+        for kind, names in PROCEDURAL.items():
+            blocked, blend = False, 0.0
+            for name, expression in self.items():
+                if name in names or acting[name] <= 0.0:
+                    continue
+                override = expression.overrides.get(kind, "none")
+                blocked |= override == "block"
+                blend += acting[name] if override == "blend" else 0.0
+            factor = 0.0 if blocked else 1.0 - min(blend, 1.0)
+            for name in names:
+                if name in acting and factor < 1.0:
+                    # A binary expression that is overridden at all is suppressed wholly.
+                    acting[name] = 0.0 if self[name].is_binary else acting[name] * factor
+        return acting
+
+    def apply(self) -> None:
+        """Write the morph weights the values give (nothing before any value is set, so a file's
+        own weights and their animation stand)."""
+        if not self.weights:
+            return
+        acting = self.effective()
+        totals: dict[int, tuple[list, dict]] = {}  # per node's meshes: {target: weight}
+        for name, expression in self.items():
+            for meshes, index, weight in expression.binds:
+                entry = totals.setdefault(id(meshes[0]), (meshes, {}))[1]
+                entry[index] = entry.get(index, 0.0) + acting[name] * weight
+        for meshes, entry in totals.values():
+            weights = np.array(meshes[0].morph_targets.weights)
+            weights[list(entry)] = list(entry.values())
+            for mesh in meshes:
+                mesh.morph_targets.weights = weights

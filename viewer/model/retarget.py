@@ -54,18 +54,28 @@ def read_bone_map(path) -> dict[str, str]:
     return dict(data)
 
 
+def skeleton_parts(scene, skeleton) -> dict[str, str]:
+    """{body part: bone name} of ``skeleton``: the humanoid map its file gives (a VRM avatar's,
+    ``scene.humanoid``) where that names bones of it, else what the naming schemes recognise."""
+    names = {b.name for b in skeleton.bones}
+    humanoid = {part: name for part, name in (getattr(scene, "humanoid", None) or {}).items() if name in names}
+    return humanoid or body_parts(b.name for b in skeleton.bones)[1]
+
+
 def main_skeleton(scene):
-    """The scene's skeleton with the most bones the naming schemes recognise (its first when none)."""
+    """The scene's skeleton with the most bones the file's humanoid map or the naming schemes
+    recognise (its first when none)."""
     skeletons = scene.skeletons
     if not skeletons:
         raise ViewerError(f"model {scene.name!r} has no skeleton to retarget")
-    return max(skeletons, key=lambda s: (len(body_parts(b.name for b in s.bones)[1]), -skeletons.index(s)))
+    return max(skeletons, key=lambda s: (len(skeleton_parts(scene, s)), -skeletons.index(s)))
 
 
-def automatic_bone_map(source_skeleton, target_skeleton) -> dict[str, str]:
-    """``{target bone: source bone}`` for the body parts both skeletons' naming schemes know."""
-    _, source_parts = body_parts(b.name for b in source_skeleton.bones)
-    _, target_parts = body_parts(b.name for b in target_skeleton.bones)
+def automatic_bone_map(source_skeleton, target_skeleton, source_scene=None, target_scene=None) -> dict[str, str]:
+    """``{target bone: source bone}`` for the body parts both skeletons know: from their files'
+    humanoid maps (VRM's), else their naming schemes."""
+    source_parts = skeleton_parts(source_scene, source_skeleton)
+    target_parts = skeleton_parts(target_scene, target_skeleton)
     return {target_parts[part]: source_parts[part] for part in target_parts if part in source_parts}
 
 
@@ -73,7 +83,7 @@ def unmapped_reason(source_scene, source_skeleton, target_scene, target_skeleton
     """Why no bone of the target maps onto the source: the side whose names no naming scheme
     knows (a few of them shown), or that the two know no body part alike."""
     for scene, skeleton in ((target_scene, target_skeleton), (source_scene, source_skeleton)):
-        if not body_parts(b.name for b in skeleton.bones)[1]:
+        if not skeleton_parts(scene, skeleton):
             names = [b.name for b in skeleton.bones]
             shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
             return f"no bone of {scene.name!r} has a name the naming schemes know ({shown})"
@@ -91,7 +101,7 @@ def check_bone_map(bone_map: dict, source_skeleton, target_skeleton, what: str =
                 raise ViewerError(f"{what}: unknown {side} bone {name!r} (the {side} skeleton's bones: {listed})")
 
 
-def resolve_body_parts(bone_map: dict, source_skeleton) -> dict[str, str]:
+def resolve_body_parts(bone_map: dict, source_skeleton, source_scene=None) -> dict[str, str]:
     """The map with each source name that is no source bone but a body part (VRM's humanoid names:
     ``hips``, ``leftUpperArm``, ...) replaced by the source bone the naming schemes recognise as
     that part, so that one map serves every source; a part the source lacks leaves its target
@@ -101,7 +111,7 @@ def resolve_body_parts(bone_map: dict, source_skeleton) -> dict[str, str]:
     names = {b.name for b in source_skeleton.bones}
     if all(value in names for value in bone_map.values()):
         return dict(bone_map)
-    _, parts = body_parts(b.name for b in source_skeleton.bones)
+    parts = skeleton_parts(source_scene, source_skeleton)
     resolved = {}
     for target, source in bone_map.items():
         if source in names or source not in PARTS:
@@ -273,12 +283,12 @@ class Retargeting:
         self.target_skeleton = main_skeleton(target_scene)
         automatic = bone_map is None
         if automatic:
-            bone_map = automatic_bone_map(self.source_skeleton, self.target_skeleton)
+            bone_map = automatic_bone_map(self.source_skeleton, self.target_skeleton, source_scene, target_scene)
         elif isinstance(bone_map, (str, Path)):
             bone_map = read_bone_map(bone_map)
         elif not isinstance(bone_map, dict):
             raise ViewerError(f'bone map: expected {{"target bone": "source bone"}}, got {type(bone_map).__name__}')
-        bone_map = resolve_body_parts(bone_map, self.source_skeleton)
+        bone_map = resolve_body_parts(bone_map, self.source_skeleton, source_scene)
         check_bone_map(bone_map, self.source_skeleton, self.target_skeleton)
         if not bone_map and automatic:
             raise ViewerError(f"{unmapped_reason(source_scene, self.source_skeleton, target_scene, self.target_skeleton)}"
@@ -296,8 +306,8 @@ class Retargeting:
     # scheme; the source's are the mapped bones of those.
     def _align(self) -> None:
         # A target bone's body part: its own name's, else that of the source bone mapped to it.
-        _, target_parts = body_parts(b.name for b in self.target_skeleton.bones)
-        _, source_named = body_parts(b.name for b in self.source_skeleton.bones)
+        target_parts = skeleton_parts(self.target_scene, self.target_skeleton)
+        source_named = skeleton_parts(self.source_scene, self.source_skeleton)
         part_of_source = {n: p for p, n in source_named.items()}
         target_parts = {p: n for p, n in target_parts.items() if n in self.bone_map}
         for target_bone, source_bone in self.bone_map.items():

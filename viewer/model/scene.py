@@ -9,7 +9,7 @@ from ..errors import ViewerError
 from .animation import INTERPOLATIONS, KEY_TOLERANCE, AnimationChannel, AnimationClip, _with_key, _without_keys
 from .checks import finite_number
 from .mesh import SkinnedMesh, bounds
-from .morph import MorphAnimationClip, MorphWeightChannel
+from .morph import Expressions, MorphAnimationClip, MorphWeightChannel
 
 
 class Scene:
@@ -34,6 +34,11 @@ class Scene:
         self.file_path = None  # the file it was loaded from, if any (another of its scenes; never written over)
         self.file_extensions: list[str] = []  # the glTF extensions that file used
         self.lights: list = []  # PunctualLight (KHR_lights_punctual), each placed by its node
+        # {body part: bone name} a file names (VRM's humanoid map): retargeting's bone map for this
+        # model, before the naming schemes.
+        self.humanoid: dict[str, str] = {}
+        self.expressions = Expressions()  # {name: Expression}: named groups of morph weights (VRM's)
+        self.vrm = None  # what a VRM file's extension says (viewer.gltf.vrm.Vrm), for info
         if rest_bounds is None:
             with np.errstate(over="ignore", invalid="ignore"):  # huge but finite numbers overflow here
                 rest_bounds = self.current_bounds()
@@ -93,6 +98,15 @@ class Scene:
         mode = skinning_mode(mode)
         for mesh in self.skinned_meshes:
             mesh.skinning = mode
+
+    def set_expression(self, name: str, weight: float) -> None:
+        """Expression ``name``'s value (0..1, clamped) and the morph weights it binds, now; an
+        expression the model lacks is one error naming those it has."""
+        self.expressions.set(name, weight)
+
+    def apply_expressions(self) -> None:
+        """The expressions' morph weights written again (after a clip that drives weights)."""
+        self.expressions.apply()
 
     def find_bone(self, name: str):
         """The first bone of that name in any skeleton, or None."""

@@ -229,6 +229,8 @@ class PosePanel:
             self._qa(editor)
         if editor.retargeting is not None and self._header("Bone map", default_open=False):
             self._bone_map(editor)
+        if editor.scene.expressions and self._header("Expressions"):
+            self._expressions(editor)
         if editor.morph_meshes() and self._header("Morph targets"):
             self._morph_targets(editor)
         if self._header("Bones"):
@@ -790,6 +792,23 @@ class PosePanel:
                 imgui.end_combo()
             self._record(label)
         imgui.end_child()
+
+    def _expressions(self, editor) -> None:
+        """A slider per expression of a VRM avatar (0..1); a whole drag is one undo step."""
+        weights = editor.scene.expressions.weights
+        for name in editor.scene.expressions:
+            imgui.set_next_item_width(-150)
+            changed, value = self._slider(f"{name}##expression", float(weights.get(name, 0.0)), 0.0, 1.0, "%.3f",
+                                          name=f"expression/{name}")
+            if imgui.is_item_activated():
+                editor.begin_edit()
+            if changed:
+                try:
+                    editor.set_expression(name, value)
+                except ViewerError as error:
+                    editor.status = Status.error(error)
+            if imgui.is_item_deactivated():
+                editor.end_edit()
 
     def _morph_targets(self, editor) -> None:
         """A slider per target of every mesh with morph targets (0..1; Ctrl+click types any
