@@ -388,6 +388,12 @@ def load_scene(args):
     """The command's model (``args.model``, ``args.scene``, the BVH options), with the --motion
     file's clip retargeted onto it as its first animation. Says a BVH file's scale, up axis and
     facing."""
+    return load_scene_and_source(args)[0]
+
+
+def load_scene_and_source(args):
+    """(the model as load_scene gives it, the --motion file's own scene or None): the capture
+    drawn beside the character it moves (render --show-source)."""
     from ..errors import ViewerError, why_missing
     from ..loaders import load_model
 
@@ -404,7 +410,7 @@ def load_scene(args):
         if bone_map is not None or clip_name is not None:
             raise ViewerError(f"{'--bone-map MAP.json' if bone_map is not None else '--motion-clip'} goes with "
                               "--motion FILE: give the file to take the motion from")
-        return scene
+        return scene, None
     from ..model.retarget import read_bone_map, retarget
 
     from ..loaders import MODEL_SUFFIXES
@@ -423,7 +429,7 @@ def load_scene(args):
         raise ViewerError(f"--motion {motion}: {error}") from None
     scene.animations.remove(clip)
     scene.animations.insert(0, clip)  # the clip a command plays first
-    return scene
+    return scene, source
 
 
 def input_files(args) -> dict:
