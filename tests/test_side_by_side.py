@@ -117,3 +117,47 @@ def test_bad_input_is_one_line(cli, tmp_path, words, said):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0] and "Traceback" not in result.stderr
     assert not out.exists()
+
+
+def test_the_viewer_shows_companions_beside_the_model_at_its_playhead():
+    """view A B ...: the session draws the row, the model first at its own place (the panel,
+    picking and gestures act on it as alone), each companion at the model's playhead."""
+    from viewer.render.headless import OffscreenTarget, create_headless_context, release_egl_current
+    from viewer.ui.session import ViewerSession
+
+    a, b = load_model(CESIUM_MAN), load_model(WAVE)
+    clip = b.animations[0]
+    ctx = create_headless_context()
+    size = (480, 240)
+    target = OffscreenTarget(ctx, size)
+    session = ViewerSession(ctx, a, companions=[(b, clip)])
+    try:
+        display = session.editor.display
+        display.show_grid = display.show_skeleton = False
+        display.transparent_background = True
+        session.editor.seek(0.7)
+        session.editor.pause()
+        session.frame(size, 1 / 60, target.framebuffer, show_panel=False)
+        assert column_runs(drawn(target.read())) == 2
+        reference = load_model(WAVE)
+        reference.animations[0].apply(0.7)
+        reference.prepare()
+        b.prepare()
+        assert np.allclose(b.skeletons[0].get_absolute_matrices(), reference.skeletons[0].get_absolute_matrices(),
+                           atol=1e-5)
+        assert session.shown()[0].scene is a and np.allclose(session.shown()[0].offset, 0)
+        assert session.open_model(None) and session.shown() is session.scene  # another model: alone
+    finally:
+        session.release()
+        target.release()
+        ctx.release()
+        release_egl_current()
+
+
+def test_view_several_models_without_a_display_renders_them_all(cli, tmp_path):
+    out = tmp_path / "view.png"
+    result = cli("view", CESIUM_MAN, FIGURE, "--screenshot", out, "--frames", "1", "--size", "400x240",
+                 "--background", "transparent", "--no-grid", "--no-skeleton")
+    assert result.returncode == 0, result.stderr
+    assert "2 models side by side" in result.stdout
+    assert column_runs(drawn(read_png(out))) == 2
