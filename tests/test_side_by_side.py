@@ -161,3 +161,15 @@ def test_view_several_models_without_a_display_renders_them_all(cli, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "2 models side by side" in result.stdout
     assert column_runs(drawn(read_png(out))) == 2
+
+
+def test_render_image_takes_a_list_of_models():
+    from viewer import render_image
+
+    image = render_image([CESIUM_MAN, WAVE], size=(400, 240), skeleton=False, grid=False).astype(int)
+    background = image[:, :1]  # the gradient runs top to bottom: each row's own
+    covered = np.abs(image - background).max(axis=-1) > 30
+    assert covered[:, :120].sum() > 1000 and covered[:, 200:].sum() > 1000  # one on each side
+    one = render_image([CESIUM_MAN], size=(400, 240), skeleton=False, grid=False).astype(int)
+    alone = render_image(CESIUM_MAN, size=(400, 240), skeleton=False, grid=False).astype(int)
+    assert np.abs(one - alone).max() <= 8  # a list of one is the model alone
