@@ -173,3 +173,16 @@ def test_render_image_takes_a_list_of_models():
     one = render_image([CESIUM_MAN], size=(400, 240), skeleton=False, grid=False).astype(int)
     alone = render_image(CESIUM_MAN, size=(400, 240), skeleton=False, grid=False).astype(int)
     assert np.abs(one - alone).max() <= 8  # a list of one is the model alone
+
+
+def test_no_output_over_a_file_any_of_the_models_reads(tmp_path):
+    """A glTF's texture beside the second model is an input too: --out over it is refused."""
+    import argparse
+    import shutil
+
+    from viewer.cli.common import input_files
+
+    second = tmp_path / "second.gltf"
+    shutil.copy(FIGURE, second)
+    args = argparse.Namespace(model=str(CESIUM_MAN), models=[str(CESIUM_MAN), str(second)])
+    assert second.resolve() in {path.resolve() for path in input_files(args)}

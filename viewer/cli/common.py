@@ -444,6 +444,9 @@ def input_files(args) -> dict:
         value = getattr(args, option, None)
         if value is not None and Path(value).is_file():
             files.update(source_files(value, role))
+    for value in (getattr(args, "models", None) or [])[1:]:  # several models side by side
+        if value is not None and Path(value).is_file():
+            files.update(source_files(value, "a model"))
     for option, dest in (("--pose", "pose"), ("--camera", "camera"), ("--script", "script"),
                          ("--bone-map", "motion_bone_map"), ("--mix", "mix")):
         value = getattr(args, dest, None)
