@@ -345,6 +345,16 @@ def add_bvh_options(parser) -> None:
                              "+Y up, front +Z, metres, as Blender and three.js import them)")
 
 
+class ModelsAction(argparse.Action):
+    """MODEL ...: the model files (``models``), the first also as ``model`` (what a command with
+    one model reads)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        values = list(values or [])
+        setattr(namespace, self.dest, values)
+        namespace.model = values[0] if values else None
+
+
 def add_motion_options(parser, bone_map: bool = True) -> None:
     """--bvh-scale, --bvh-up, --bvh-forward, --motion, --motion-clip and (unless the command has
     its own --bone-map that takes the map too, as render does) --bone-map MAP.json."""

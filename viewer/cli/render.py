@@ -10,7 +10,7 @@ from pathlib import Path
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
 from ..look import TRANSPARENT, apply_frame
-from .common import (Progress, add_frame_options, add_look_options, add_mix_option, add_motion_options,
+from .common import (ModelsAction, Progress, add_frame_options, add_look_options, add_mix_option, add_motion_options,
                      add_skinning_option, apply_mix, apply_pose_data, check_creatable_folder, finite, frame_options,
                      frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
                      positive_int, read_mix, read_pose, scene_index, select_animation, size)
@@ -54,7 +54,7 @@ def add_parser(commands, common):
                                              "offscreen, on EGL; no display or GPU needed. An animated model is "
                                              "shown at --time of its first clip (or --animation), unless --rest; "
                                              "the camera frames what is drawn (for --frames, every frame).")
-    render.add_argument("models", nargs="*", metavar="MODEL",
+    render.add_argument("models", nargs="*", metavar="MODEL", action=ModelsAction,
                         help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in "
                              "character); several: side by side in a row on one ground, framed together, each "
                              "playing its own clip at the same time")
@@ -114,7 +114,7 @@ def add_parser(commands, common):
     render.add_argument("--show-source", action="store_true",
                         help="with --motion: draw the motion file's own skeleton (or model) beside the character, "
                              "playing its clip at the same time")
-    render.set_defaults(run=run)
+    render.set_defaults(run=run, model=None)
 
 
 def add_camera_arguments(parser) -> None:
@@ -146,7 +146,6 @@ def camera_description(args):
 
 
 def run(args) -> int:
-    args.model = args.models[0] if args.models else None
     return render_command(args)
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..images import check_png_path
-from .common import (DEFAULT_PNG, add_skinning_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
+from .common import (ModelsAction, DEFAULT_PNG, add_skinning_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
                      apply_pose_data, frame_options, has_display, load_scene, look_namespace, look_options,
                      motion_namespace, positive_int, read_pose, scene_index, size)
 from .render import add_camera_arguments, camera_description, render_command
@@ -19,7 +19,7 @@ def add_parser(commands, common):
                                description="Open MODEL (default: the built-in character) in a window with the "
                                            "pose panel; an animated model plays its first clip. With no display "
                                            "(or one that cannot be opened), render a PNG instead and say where.")
-    view.add_argument("models", nargs="*", metavar="MODEL",
+    view.add_argument("models", nargs="*", metavar="MODEL", action=ModelsAction,
                       help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in "
                            "character); several: side by side in a row on one ground, each playing its first clip "
                            "at the first one's playhead (the panel works on the first)")
@@ -43,11 +43,10 @@ def add_parser(commands, common):
     add_look_options(view)
     add_listen_options(view, required=False)
     add_motion_options(view)
-    view.set_defaults(run=run)
+    view.set_defaults(run=run, model=None)
 
 
 def run(args) -> int:
-    args.model = args.models[0] if args.models else None
     return view_command(args)
 
 
