@@ -452,3 +452,30 @@ def test_the_pages_example_does_what_it_says(tmp_path, monkeypatch):
     quaternion = np.array(parts["rotation_quaternion"])
     assert np.allclose(saved[bone]["rotation_quaternion"], quaternion / np.linalg.norm(quaternion), atol=1e-6)
     assert done.stdout == "" and done.stderr == ""
+
+
+def test_a_list_of_models_shows_them_side_by_side_at_one_time():
+    """Viewer([a, b]): the row; the first is the one edited, at its own place; the second plays
+    its first clip at the first one's time."""
+    from samples import DATA_DIR
+    from viewer.loaders import load_model
+
+    wave = DATA_DIR / "bvh" / "wave_hello.bvh"
+    v = Viewer([CESIUM_MAN, wave], size=SIZE)
+    alone = Viewer(CESIUM_MAN, size=SIZE)
+    try:
+        assert len(v._shown()) == 2 and v._shown()[0].scene is v.scene
+        v.time = 0.7
+        assert changed(v.snapshot(), alone.snapshot()) > 1.0  # the second model is in the picture
+        companion = v._shown()[1].scene
+        reference = load_model(wave)
+        reference.animations[0].apply(0.7)
+        reference.prepare()
+        companion.prepare()
+        assert np.allclose(companion.skeletons[0].get_absolute_matrices(),
+                           reference.skeletons[0].get_absolute_matrices(), atol=1e-5)
+        with pytest.raises(ViewerError, match="empty list"):
+            Viewer([], size=SIZE)
+    finally:
+        v.close()
+        alone.close()

@@ -13,6 +13,7 @@ _EXPORTS = {
     "Skeleton": "viewer.model",
     "SkeletonGroup": "viewer.model",
     "Crowd": "viewer.model",
+    "PlacedScenes": "viewer.model",
     "TransformNode": "viewer.model",
     "SkinnedMesh": "viewer.model",
     "Scene": "viewer.model",

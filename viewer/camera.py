@@ -417,7 +417,12 @@ def _checked(value, what: str, low: float | None = None, high: float | None = No
 
 def drawn_points(scene) -> np.ndarray:
     """World-space points of the model as posed now: the skinned vertices and the skeleton's
-    joints (not the overlay's leaf tips, whose lengths are guesses)."""
+    joints (not the overlay's leaf tips, whose lengths are guesses). Placed scenes (several
+    models side by side): every model's, moved by its offset."""
+    placements = getattr(scene, "placements", None)
+    if placements is not None:
+        points = [drawn_points(placed.scene) + placed.offset for placed in placements]
+        return np.concatenate(points) if points else np.zeros((0, 3))
     scene.prepare()
     points = [mesh.skinned_positions() for mesh in scene.meshes]
     points += [(mesh.skeleton.get_absolute_matrices() @ mesh.world_matrix)[:, 3, :3]

@@ -33,6 +33,10 @@ def add_parser(commands, common):
                         help="the left and right foot bones (default: found by the naming schemes)")
     motion.add_argument("--loop", action="store_true",
                         help="every clip is meant to loop: check that its end runs on into its start")
+    check.add_argument("--compare", action="store_true",
+                       help="compare two files' clips instead: per bone (matched by name; clips by name, else by "
+                            "order) the largest and mean rotation difference in degrees and position difference "
+                            f"relative to the size, over the clips' common time range at {30:g} frames/s")
     add_motion_options(check)
     check.set_defaults(run=run)
 
@@ -48,6 +52,8 @@ def run(args) -> int:
     from ..checks import MotionOptions, check_file
     from ..errors import ViewerError
 
+    if args.compare:
+        return compare(args)
     files = checked_files(args.paths)
     options = MotionOptions(ground=args.ground, feet=args.feet, loop=args.loop)
     clips = None
@@ -77,6 +83,54 @@ def run(args) -> int:
         print(f"checked {counted(len(reports), 'file')}: {failing} "
               f"{'fail' if failing != 1 else 'fails'}{' (--strict: warnings count)' if args.strict else ''}")
     return 2 if any(report.fails(args.strict) for report in reports) else 0
+
+
+def compare(args) -> int:
+    """check --compare A B: the per-bone differences of their clips, as lines or JSON."""
+    from ..checks.compare import compare_scenes
+    from ..errors import ViewerError
+    from ..loaders import load_model
+
+    given = [option for option, dest in (("--strict", "strict"), ("--ground", "ground"), ("--feet", "feet"),
+                                         ("--loop", "loop"), ("--motion", "motion"), ("--motion-clip", "motion_clip"),
+                                         ("--bone-map", "motion_bone_map"))
+             if getattr(args, dest, None) not in (None, False)]
+    if given:
+        raise ViewerError(f"--compare compares two files' clips as they are: leave out {' and '.join(given)}")
+    if len(args.paths) != 2:
+        raise ViewerError(f"--compare takes two model files, A and B; {counted(len(args.paths), 'path')} given")
+    for path in args.paths:
+        if path.is_dir():
+            raise ViewerError(f"--compare {path}: a folder; give two model files")
+    first, second = (checked_files([path])[0] for path in args.paths)
+    from .common import bvh_options
+
+    bvh = bvh_options(args)
+    scenes = [load_model(str(path), None, **bvh) for path in (first, second)]
+    result = compare_scenes(*scenes, name_a=str(first), name_b=str(second))
+    if args.json:
+        print(json.dumps({"a": str(first), "b": str(second), **result.as_json()}, indent=1))
+        return 0
+    print(f"compare {first} (A) with {second} (B): {counted(len(result.common), 'bone')} in common"
+          + (f", {len(result.only_a)} only in A" if result.only_a else "")
+          + (f", {len(result.only_b)} only in B" if result.only_b else "")
+          + f"; positions relative to A's size, {result.size:.4g}")
+    for clip in result.clips:
+        if clip.clip_a is None:
+            title = "the poses as loaded (no clips)"
+        else:
+            title = (f"clip {clip.clip_a!r}" if clip.clip_a == clip.clip_b else f"clip {clip.clip_a!r} (A) with "
+                     f"{clip.clip_b!r} (B)") + f", 0 to {clip.end:.4g} s, {clip.frames} frames at 30 frames/s"
+        print(f"  {title}")
+        width = max(len(b.bone) for b in clip.bones)
+        print(f"    {'bone':<{width}}  {'max deg':>9}  {'mean deg':>9}  {'max pos':>9}  {'mean pos':>9}")
+        for b in clip.bones:
+            print(f"    {b.bone:<{width}}  {b.rotation_max:9.4f}  {b.rotation_mean:9.4f}  {b.position_max:9.5f}  "
+                  f"{b.position_mean:9.5f}")
+    for side, names in (("A", result.unmatched_a), ("B", result.unmatched_b)):
+        if names:
+            print(f"  clips only in {side}: {', '.join(map(repr, names))}")
+    return 0
 
 
 def motion_clip(args):

@@ -345,6 +345,16 @@ def add_bvh_options(parser) -> None:
                              "+Y up, front +Z, metres, as Blender and three.js import them)")
 
 
+class ModelsAction(argparse.Action):
+    """MODEL ...: the model files (``models``), the first also as ``model`` (what a command with
+    one model reads)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        values = list(values or [])
+        setattr(namespace, self.dest, values)
+        namespace.model = values[0] if values else None
+
+
 def add_motion_options(parser, bone_map: bool = True) -> None:
     """--bvh-scale, --bvh-up, --bvh-forward, --motion, --motion-clip and (unless the command has
     its own --bone-map that takes the map too, as render does) --bone-map MAP.json."""
@@ -406,6 +416,12 @@ def load_scene(args):
     """The command's model (``args.model``, ``args.scene``, the BVH options), with the --motion
     file's clip retargeted onto it as its first animation. Says a BVH file's scale, up axis and
     facing."""
+    return load_scene_and_source(args)[0]
+
+
+def load_scene_and_source(args):
+    """(the model as load_scene gives it, the --motion file's own scene or None): the capture
+    drawn beside the character it moves (render --show-source)."""
     from ..errors import ViewerError, why_missing
     from ..loaders import load_model
 
@@ -424,7 +440,7 @@ def load_scene(args):
         if bone_map is not None or clip_name is not None:
             raise ViewerError(f"{'--bone-map MAP.json' if bone_map is not None else '--motion-clip'} goes with "
                               "--motion FILE: give the file to take the motion from")
-        return scene
+        return scene, None
     from ..model.retarget import read_bone_map, retarget
 
     from ..loaders import MODEL_SUFFIXES
@@ -443,7 +459,7 @@ def load_scene(args):
         raise ViewerError(f"--motion {motion}: {error}") from None
     scene.animations.remove(clip)
     scene.animations.insert(0, clip)  # the clip a command plays first
-    return scene
+    return scene, source
 
 
 def input_files(args) -> dict:
@@ -458,6 +474,9 @@ def input_files(args) -> dict:
         value = getattr(args, option, None)
         if value is not None and Path(value).is_file():
             files.update(source_files(value, role))
+    for value in (getattr(args, "models", None) or [])[1:]:  # several models side by side
+        if value is not None and Path(value).is_file():
+            files.update(source_files(value, "a model"))
     for option, dest in (("--pose", "pose"), ("--camera", "camera"), ("--script", "script"),
                          ("--bone-map", "motion_bone_map"), ("--mix", "mix")):
         value = getattr(args, dest, None)

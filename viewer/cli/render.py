@@ -10,7 +10,8 @@ from pathlib import Path
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
 from ..look import TRANSPARENT, apply_frame
-from .common import (Progress, add_expression_option, add_frame_options, add_look_options, add_mix_option, add_motion_options,
+from .common import (ModelsAction, Progress, add_expression_option, add_frame_options, add_look_options,
+                     add_mix_option, add_motion_options,
                      add_skinning_option, apply_mix, apply_pose_data, check_creatable_folder, finite, frame_options,
                      frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
                      positive_int, read_mix, read_pose, scene_index, select_animation, size)
@@ -54,7 +55,10 @@ def add_parser(commands, common):
                                              "offscreen, on EGL; no display or GPU needed. An animated model is "
                                              "shown at --time of its first clip (or --animation), unless --rest; "
                                              "the camera frames what is drawn (for --frames, every frame).")
-    render.add_argument("model", nargs="?", help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in character)")
+    render.add_argument("models", nargs="*", metavar="MODEL", action=ModelsAction,
+                        help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in "
+                             "character); several: side by side in a row on one ground, framed together, each "
+                             "playing its own clip at the same time")
     render.add_argument("--out", type=Path, help="PNG file to write (or --frames with --out-dir)")
     render.add_argument("--scene", type=scene_index, metavar="N",
                         help="which scene of a glTF file to show (default: the file's default scene)")
@@ -109,7 +113,10 @@ def add_parser(commands, common):
     add_look_options(render)
     add_motion_options(render, bone_map=False)
     add_expression_option(render)
-    render.set_defaults(run=run)
+    render.add_argument("--show-source", action="store_true",
+                        help="with --motion: draw the motion file's own skeleton (or model) beside the character, "
+                             "playing its clip at the same time")
+    render.set_defaults(run=run, model=None)
 
 
 def add_camera_arguments(parser) -> None:
@@ -144,6 +151,36 @@ def run(args) -> int:
     return render_command(args)
 
 
+# Options that act on one model (its bones, its skin, its mix or script): not with several.
+ONE_MODEL_OPTIONS = (("--pose", "pose"), ("--mix", "mix"), ("--script", "script"), ("--weights", "weights"),
+                     ("--bone-map", "bone_map"), ("--weight-check", "weight_check"), ("--axes", "axes"),
+                     ("--motion", "motion"), ("--scene", "scene"))
+
+
+def shown_models(args) -> list:
+    """The model files drawn side by side: the models given, or with --show-source the model and
+    its --motion file; [] for one model."""
+    from ..errors import ViewerError
+
+    models = list(getattr(args, "models", None) or [])
+    if getattr(args, "show_source", False):
+        if getattr(args, "motion", None) is None:
+            raise ViewerError("--show-source draws the --motion file beside the character: give --motion FILE")
+        if len(models) > 1:
+            raise ViewerError("--show-source draws one model's --motion file beside it: give one model")
+        for option, dest in (("--mix", "mix"), ("--script", "script")):
+            if getattr(args, dest, None) not in (None, False):
+                raise ViewerError(f"--show-source and {option}: give one")
+        return ["source"]
+    if len(models) < 2:
+        return []
+    given = [option for option, dest in ONE_MODEL_OPTIONS if getattr(args, dest, None) not in (None, False)]
+    if given:
+        raise ViewerError(f"{' and '.join(given)} act{'s' if len(given) == 1 else ''} on one model: leave "
+                          f"{'it' if len(given) == 1 else 'them'} out with several models")
+    return models
+
+
 def render_command(args) -> int:
     from ..errors import ViewerError
     from ..model.animation import clip_time
@@ -162,6 +199,8 @@ def render_command(args) -> int:
         if given:
             raise ViewerError(f"--rest shows the pose without animation: leave out {' and '.join(given)}")
     description = camera_description(args)
+    if shown_models(args):
+        return render_several(args, description, look)
     script = getattr(args, "script", None)
     if script is not None:
         from ..editing.script import check_script_path
@@ -213,6 +252,98 @@ def render_command(args) -> int:
             yield camera, None
 
     write_frames(args, scene, options, times, len(times), sequence())
+    return 0
+
+
+def clip_of(scene, spec):
+    """A clip of one of several models: --animation by name where the model has it, else by
+    number where it has that many, else its first (None when it has none)."""
+    clips = scene.animations
+    if spec is not None:
+        for clip in clips:
+            if clip.name == spec:
+                return clip
+        if spec.lstrip("-").isdigit() and 0 <= int(spec) < len(clips):
+            return clips[int(spec)]
+    return clips[0] if clips else None
+
+
+def load_several(args) -> list:
+    """[(scene, clip or None)] of render's several models, in order (with --show-source: the
+    character, then its --motion file's scene playing the clip it was retargeted from)."""
+    import copy
+
+    from ..errors import ViewerError
+    from .common import load_scene_and_source
+
+    if getattr(args, "show_source", False):
+        scene, source = load_scene_and_source(args)
+        name = getattr(args, "motion_clip", None)
+        source_clip = None if args.rest else (source.find_animation(name) if name is not None else
+                                              (source.animations[0] if source.animations else None))
+        return [(scene, None if args.rest else select_animation(scene, args.animation)),
+                (source, source_clip)]
+    loaded = []
+    for path in args.models:
+        one = copy.copy(args)
+        one.model = path
+        try:
+            scene = load_scene(one)
+        except ViewerError as error:
+            text = str(error)
+            raise ViewerError(text if str(path) in text else f"{path}: {text}") from None
+        loaded.append((scene, None if args.rest else clip_of(scene, args.animation)))
+    if args.animation is not None and not any(clip is not None and (clip.name == args.animation or (
+            args.animation.isdigit() and scene.animations.index(clip) == int(args.animation)))
+            for scene, clip in loaded):
+        raise ViewerError(f"--animation {args.animation}: none of the models has an animation of that name or "
+                          "number")
+    return loaded
+
+
+def render_several(args, description, look: dict) -> int:
+    """render MODEL MODEL ... (or MODEL --motion X --show-source): the models in a row on one
+    ground (PlacedScenes.row), one camera framing them all, each playing its own clip at the
+    shared time."""
+    from ..model.animation import clip_time
+    from ..model.placed import PlacedScenes
+
+    loaded = load_several(args)
+    clips = [clip for _, clip in loaded if clip is not None]
+    if args.frames == "all" and clips:
+        times = sequence_times(args, length=max(clip.duration for clip in clips), what="the clips")
+    else:
+        times = sequence_times(args, clips[0] if clips else None)
+    if not clips and not args.rest and (args.time is not None or args.frames is not None):
+        logger().warning(f"{'--time' if args.frames is None else '--frames'}: none of the models has animations; "
+                         "rendering their poses as loaded")
+
+    def pose_at(time):
+        for _, clip in loaded:
+            if clip is not None:
+                clip.apply(clip_time(time, clip.duration))
+
+    # Spaced and grounded as they stand in the first frame: a capture's rest pose is often not
+    # where its clip puts it (a BVH root's channels lift the figure off its rest).
+    pose_at(times[0])
+    row = PlacedScenes.row([scene for scene, _ in loaded], [scene.current_bounds() for scene, _ in loaded])
+
+    aspect = args.size[0] / args.size[1]
+    if args.turntable is not None:
+        pose_at(times[0])
+        cameras = turntable_cameras(row, args.turntable, description, aspect)
+    else:
+        cameras = [description.camera(row, aspect, times=times, pose_at=pose_at)] * len(times)
+    from ..options import Axes, Paint
+
+    options = render_options(args, Paint.SHADED, Axes.NONE, look)
+
+    def sequence():
+        for time, camera in zip(times, cameras):
+            pose_at(time)
+            yield camera, None
+
+    write_frames(args, row, options, times, len(times), sequence())
     return 0
 
 

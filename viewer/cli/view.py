@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..images import check_png_path
-from .common import (DEFAULT_PNG, add_expression_option, add_skinning_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
+from .common import (ModelsAction, DEFAULT_PNG, add_expression_option, add_skinning_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
                      apply_pose_data, frame_options, has_display, load_scene, look_namespace, look_options,
                      motion_namespace, positive_int, read_pose, scene_index, size)
 from .render import add_camera_arguments, camera_description, render_command
@@ -19,7 +19,10 @@ def add_parser(commands, common):
                                description="Open MODEL (default: the built-in character) in a window with the "
                                            "pose panel; an animated model plays its first clip. With no display "
                                            "(or one that cannot be opened), render a PNG instead and say where.")
-    view.add_argument("model", nargs="?", help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in character)")
+    view.add_argument("models", nargs="*", metavar="MODEL", action=ModelsAction,
+                      help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in "
+                           "character); several: side by side in a row on one ground, each playing its first clip "
+                           "at the first one's playhead (the panel works on the first)")
     view.add_argument("--size", type=size, default=(1280, 720), help="window size WIDTHxHEIGHT (default 1280x720)")
     view.add_argument("--scene", type=scene_index, metavar="N",
                       help="which scene of a glTF file to show (default: the file's default scene)")
@@ -41,11 +44,15 @@ def add_parser(commands, common):
     add_listen_options(view, required=False)
     add_motion_options(view)
     add_expression_option(view)
-    view.set_defaults(run=run)
+    view.set_defaults(run=run, model=None)
 
 
 def run(args) -> int:
     return view_command(args)
+
+
+VIEW_ONE_MODEL_OPTIONS = (("--pose", "pose"), ("--script", "script"), ("--watch", "watch"), ("--motion", "motion"),
+                          ("--scene", "scene"), ("--listen", "listen"))
 
 
 def view_command(args) -> int:
@@ -64,6 +71,12 @@ def view_command(args) -> int:
         check_script_path(args.script)
     if args.watch and args.script is None and args.pose is None:
         raise ViewerError("--watch reloads --script (and --pose) when saved: give --script FILE.py or --pose")
+    models = list(getattr(args, "models", None) or [])
+    if len(models) > 1:
+        given = [option for option, dest in VIEW_ONE_MODEL_OPTIONS if getattr(args, dest, None) not in (None, False)]
+        if given:
+            raise ViewerError(f"{' and '.join(given)} act{'s' if len(given) == 1 else ''} on one model: leave "
+                              f"{'it' if len(given) == 1 else 'them'} out with several models")
     camera = camera_description(args)  # checked before a window opens
     look = look_options(args)  # as is the --environment file
     frame = frame_options(args)
@@ -75,7 +88,14 @@ def view_command(args) -> int:
             raise ViewerError("--listen needs a window and there is no display; `boneviewer serve MODEL --listen "
                               "[HOST:]PORT` serves with no window")
         return render_instead(args, "no display")
-    scene = load_scene(args)
+    if len(models) > 1:
+        from .render import load_several
+
+        args.animation = None
+        loaded = load_several(args)  # any that fails to load: one line, before the window opens
+        scene, companions = loaded[0][0], loaded[1:]
+    else:
+        scene, companions = load_scene(args), []
     if args.pose is not None:
         pose = read_pose(args.pose)
         if scene.animations:
@@ -87,7 +107,7 @@ def view_command(args) -> int:
     try:
         window = ViewerWindow(scene, name, size=args.size, play=args.pose is None and not args.rest,
                               script=args.script, watch=args.watch, pose_path=args.pose, debug=args.debug,
-                              camera=camera, look=look, frame=frame)
+                              camera=camera, look=look, frame=frame, companions=companions)
     except WindowUnavailable as error:
         if args.debug:
             print(f"boneviewer: {error}", file=sys.stderr)
@@ -113,15 +133,16 @@ def render_instead(args, reason: str) -> int:
 
     out = unused_name(DEFAULT_PNG) if args.screenshot is None else args.screenshot
     check_png_path("--screenshot" if args.screenshot else "output", out)
-    what = args.model or "the built-in character"
+    models = list(getattr(args, "models", None) or [])
+    what = f"{len(models)} models side by side" if len(models) > 1 else args.model or "the built-in character"
     render_args = argparse.Namespace(
-        model=args.model, out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
+        model=args.model, models=list(getattr(args, "models", None) or []), out=out, size=args.size, pose=args.pose, cpu_skinning=False, bone_texture=False,
         no_skeleton=args.no_skeleton, no_grid=args.no_grid, yaw=args.yaw, pitch=args.pitch, target=args.target, distance=args.distance,
         fov=args.fov, camera=args.camera, background=args.background, show_environment=args.show_environment,
         animation=None, time=None,
         rest=args.rest, frames=None, skinning=args.skinning, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
         debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None,
-        expressions=args.expressions,
+        expressions=args.expressions, show_source=False,
         **motion_namespace(args), **look_namespace(args))
     status = render_command(render_args)
     # Said once it is done: a model that fails to load gets its error line alone.

@@ -5,9 +5,10 @@ from .controllers import BoneIKController, BoneLookController
 from .crowd import Crowd
 from .group import SkeletonGroup
 from .mesh import SkinnedMesh
+from .placed import Placed, PlacedScenes
 from .scene import Scene
 from .skeleton import Skeleton
 from .space import Space
 from .transform_node import NodeTable, TransformNode
 
-__all__ = ["Bone", "BoneIKController", "BoneLookController", "Crowd", "Scene", "Skeleton", "SkeletonGroup", "SkinnedMesh", "NodeTable", "Space", "TransformNode"]
+__all__ = ["Bone", "BoneIKController", "BoneLookController", "Crowd", "Scene", "Skeleton", "SkeletonGroup", "SkinnedMesh", "NodeTable", "Placed", "PlacedScenes", "Space", "TransformNode"]

@@ -51,7 +51,8 @@ class Viewer(RemoteFrameBuffer):
     expression shows it, drawn where the kernel runs (EGL: the GPU, or llvmpipe).
 
     ``model``: a file path (as ``boneviewer view`` opens), a loaded viewer.model Scene, or None
-    for the built-in character; ``scene``: a glTF file's scene index. ``camera``: the ``--camera``
+    for the built-in character; a list of paths or Scenes: side by side in a row on one ground,
+    the first the one the controls edit, the rest playing their first clips at its playhead; ``scene``: a glTF file's scene index. ``camera``: the ``--camera``
     JSON as a dict (or a path to such a file); what it leaves out is framed on the model.
     ``play``: start playing the first clip (else the model stays as loaded, paused).
     The look, as ``boneviewer render`` takes it: ``environment`` ("studio", "none" or a .hdr
@@ -69,6 +70,12 @@ class Viewer(RemoteFrameBuffer):
         if unknown:
             raise ViewerError(f"Viewer: unknown option {', '.join(unknown)} (the look: {', '.join(LOOK_FIELDS)}; "
                               "also skeleton, grid, background, camera, play, scene, quality)")
+        companions = []
+        if isinstance(model, (list, tuple)):  # several: the first is the one edited, the rest beside it
+            if not model:
+                raise ViewerError("Viewer: an empty list of models: give one or more")
+            shown = [m if isinstance(m, Scene) else load_model(Path(m), scene) for m in model]
+            model, companions = shown[0], [(s, s.animations[0] if s.animations else None) for s in shown[1:]]
         if isinstance(model, Scene):
             loaded = model
         else:
@@ -84,9 +91,15 @@ class Viewer(RemoteFrameBuffer):
         description = _camera_description(camera)
         # What the GL thread touches: no reference back to this widget, so it can be collected.
         self._editor = editor
+        self._companions, self._row = companions, None
+        if companions:
+            from ..model.placed import PlacedScenes
+
+            models = [loaded] + [s for s, _ in self._posed_companions()]
+            self._row = PlacedScenes.row(models, [m.current_bounds() for m in models])
         self._size = (width, height)
         self._ratio = 1.0
-        self._camera = description.camera(loaded, width / height)
+        self._camera = description.camera(self._shown(), width / height)
         self._press = None       # (x, y, button) of a press not yet released
         self._dragging = False
         self._last_draw = time.perf_counter()
@@ -213,7 +226,7 @@ class Viewer(RemoteFrameBuffer):
 
         def place(_editor):
             width, height = self._size
-            self._camera = description.camera(self._editor.scene, width / height)
+            self._camera = description.camera(self._shown(), width / height)
         self.edit(place)
 
     def frame(self) -> None:
@@ -324,7 +337,25 @@ class Viewer(RemoteFrameBuffer):
         display.selected_bone = editor.selected if editor.selection_chosen else None
         headless = self._gl.state
         headless.resize(self._size)
-        return headless.render(editor.scene, self._camera, display)
+        return headless.render(self._shown(), self._camera, display)
+
+    def _posed_companions(self) -> list:
+        """The models beside the edited one, each at its first clip at the playhead (looping)."""
+        from ..model.animation import clip_time
+
+        playhead = self._editor.playback.time
+        for scene, clip in self._companions:
+            if clip is not None:
+                clip.apply(clip_time(playhead, clip.duration))
+        return self._companions
+
+    def _shown(self):
+        """What is drawn and framed: the model, or the row of it (first, at its own place: picks
+        and edits act on it as alone) and the models beside it."""
+        if self._row is None:
+            return self._editor.scene
+        self._posed_companions()
+        return self._row
 
     def _on_event(self, kind, event) -> bool:
         """One jupyter_rfb event; True when the picture changes."""
@@ -392,7 +423,7 @@ class Viewer(RemoteFrameBuffer):
 
     def _frame_model(self) -> None:
         camera, (width, height) = self._camera, self._size
-        self._camera = framed_camera(self._editor.scene, yaw=camera.yaw, pitch=camera.pitch, aspect=width / height,
+        self._camera = framed_camera(self._shown(), yaw=camera.yaw, pitch=camera.pitch, aspect=width / height,
                                      fov=camera.fov_y)
 
     def _clip_index(self, clip) -> int:

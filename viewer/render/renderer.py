@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ViewerError
 from ..model.dual_quaternions import bone_dual_quaternions
 from ..model.mesh import bounds, skin
+from ..model.placed import PlacedScenes
 from ..model.weights import joint_row, triangle_bone
 from ..options import Axes, Paint, RenderOptions
 from .geometry import bone_axes, ground_grid, marker_overlay, skeleton_overlay
@@ -365,27 +366,34 @@ class Renderer:
 
         ctx = self.ctx
         height = size[1]
-        light = self.frame_light(scene, options)
-        view, projection = self._begin_frame(camera, size, options, light, origin)
-        self._draw_meshes(scene, view, projection, camera.position, options, light)
+        placed = PlacedScenes.of(scene)  # one model is a list of one
+        first = placed[0].scene
+        view, projection = self._begin_frame(camera, size, options, self.frame_light(first, options), origin)
+        # Each model is drawn in its own coordinates, moved by its offset in the view matrix
+        # (row vectors: local @ T @ view), and lit by its own lights, as it is drawn alone.
+        views = [(item.scene, placed_view(view, item.offset), np.asarray(camera.position) - item.offset)
+                 for item in placed]
+        for model, model_view, eye in views:
+            self._draw_meshes(model, model_view, projection, eye, options, self.frame_light(model, options))
 
         ctx.enable(moderngl.BLEND)
         ctx.blend_func = OVER
         if options.show_grid:
+            ground = placed.rest_bounds if len(placed) > 1 else first.rest_bounds
             ctx.depth_mask = False
-            self._draw_lines(self._grid(scene.rest_bounds), view, projection, moderngl.LINES,
-                             fade=scene.rest_bounds)
+            self._draw_lines(self._grid(ground), view, projection, moderngl.LINES, fade=ground)
             ctx.depth_mask = True
-        if options.show_skeleton:
-            ctx.disable(moderngl.DEPTH_TEST)  # the overlay is seen through the mesh
-            lines, points = skeleton_overlay(scene, options.selected_bone)
-            scale = max(1.0, height / 600.0)  # overlay sizes follow the image, not the model
-            self._draw_lines(lines, view, projection, moderngl.LINES, line_width=2.5 * scale, size=size)
-            ctx.enable(moderngl.PROGRAM_POINT_SIZE)
-            self._draw_lines(points, view, projection, moderngl.POINTS, point_size=7.0 * scale)
-            ctx.disable(moderngl.PROGRAM_POINT_SIZE)
-        if options.axes is not Axes.NONE:
-            self._draw_axes(scene, options, view, projection, size)
+        for model, model_view, _ in views:
+            if options.show_skeleton:
+                ctx.disable(moderngl.DEPTH_TEST)  # the overlay is seen through the mesh
+                lines, points = skeleton_overlay(model, options.selected_bone)
+                scale = max(1.0, height / 600.0)  # overlay sizes follow the image, not the model
+                self._draw_lines(lines, model_view, projection, moderngl.LINES, line_width=2.5 * scale, size=size)
+                ctx.enable(moderngl.PROGRAM_POINT_SIZE)
+                self._draw_lines(points, model_view, projection, moderngl.POINTS, point_size=7.0 * scale)
+                ctx.disable(moderngl.PROGRAM_POINT_SIZE)
+            if options.axes is not Axes.NONE:
+                self._draw_axes(model, options, model_view, projection, size)
         if options.markers:
             self._draw_markers(options.markers, view, projection, size)
         ctx.disable(moderngl.BLEND)
@@ -563,6 +571,15 @@ class Renderer:
             self._grid_vertices, self._grid_radius = ground_grid(low, high)
             self._grid_key = key
         return self._grid_vertices
+
+
+def placed_view(view, offset) -> np.ndarray:
+    """The view matrix of a model drawn at ``offset`` (row vectors: translate, then view)."""
+    if not np.any(offset):
+        return view
+    moved = np.eye(4)
+    moved[3, :3] = offset
+    return moved @ view
 
 
 class FrameLight:

@@ -31,14 +31,18 @@ START_FRAMING_SAMPLES = 24  # poses of the playing clip that the first view cove
 
 class ViewerSession:
     def __init__(self, ctx, scene, model_name: str = "built-in character", play: bool = True,
-                 camera: CameraDescription | None = None, look: dict | None = None, recovery: bool = False):
+                 camera: CameraDescription | None = None, look: dict | None = None, recovery: bool = False,
+                 companions=()):
         """``play``: an animated model starts playing its first clip, as in Babylon's loader;
         else it stays paused in the pose it has (a pose file, or the rest pose). ``camera``: where
         the view starts (--camera, --yaw, ...); what it does not give is framed on the model.
         ``look``: the look it starts with (RenderOptions.look()'s names, checked: --environment
         and the rest); it stays when another model is opened. ``recovery``: keep the mix in a
         recovery file (every 30 s and on release) and offer an earlier session's back (the
-        window's; tests and benchmarks leave the user's state folder alone)."""
+        window's; tests and benchmarks leave the user's state folder alone). ``companions``:
+        [(scene, clip or None)] shown beside the model in a row on one ground (view A B ...), each
+        playing its clip at the model's playhead; the model stays first, at its own place, so the
+        panel, picking and gestures work on it as alone; opening another model drops them."""
         self.ctx = ctx
         self.editor = None
         self.imgui_context = imgui.create_context()
@@ -57,6 +61,8 @@ class ViewerSession:
         self.camera = None
         self.camera_description = camera or CameraDescription()
         self._frame_after_update = None  # (camera, target, distance) until a new script's first update
+        self.companions = list(companions)
+        self._row = None  # the PlacedScenes of the model and its companions
         self._start(scene, play)
         self.editor.use_look(look or {})
         self.timing = FrameTiming(ctx)  # the frame's wall time and the scene's GPU time, for the panel
@@ -72,7 +78,7 @@ class ViewerSession:
         """Aim the camera at the model as posed now (F key), keeping the view angle and field of
         view; or at every pose of a sequence (see framed_camera)."""
         yaw, pitch, fov = self._view_angle()
-        self.camera = framed_camera(self.scene, yaw=yaw, pitch=pitch, aspect=self.view_aspect, times=times,
+        self.camera = framed_camera(self.shown(), yaw=yaw, pitch=pitch, aspect=self.view_aspect, times=times,
                                     pose_at=pose_at, fov=fov)
 
     def _view_angle(self):
@@ -96,6 +102,13 @@ class ViewerSession:
         self.camera = None
         if getattr(self, "gestures", None) is not None:
             self.gestures = Gestures()  # a new model: no gesture or hover carries over
+        self._row = None
+        if self.companions:
+            from ..model.placed import PlacedScenes
+
+            self.editor.seek(0.0)
+            shown = [scene] + [companion for companion, _ in self.shown_companions(0.0)]
+            self._row = PlacedScenes.row(shown, [model.current_bounds() for model in shown])
         yaw, pitch, fov = self._view_angle()
         framing = OrbitCamera(yaw=yaw, pitch=pitch, fov_y=fov)
         clip = self.editor.clip
@@ -103,13 +116,13 @@ class ViewerSession:
         if play and clip is not None:
             for time in np.linspace(0.0, clip.duration, START_FRAMING_SAMPLES):
                 self.editor.seek(time)
-                points.append(framing.deciding_points(drawn_points(scene), self.view_aspect))
+                points.append(framing.deciding_points(drawn_points(self.shown()), self.view_aspect))
             self.editor.seek(0.0)
             self.editor.play()
         else:
-            points.append(framing.deciding_points(drawn_points(scene), self.view_aspect))
+            points.append(framing.deciding_points(drawn_points(self.shown()), self.view_aspect))
         self._start_points = np.concatenate(points)
-        self.camera = self.camera_description.camera(scene, self.view_aspect, points=self._start_points)
+        self.camera = self.camera_description.camera(self.shown(), self.view_aspect, points=self._start_points)
         if getattr(self, "script", None) is not None:
             self._await_first_update()
 
@@ -160,10 +173,10 @@ class ViewerSession:
             return
         framing = OrbitCamera(yaw=camera.yaw, pitch=camera.pitch, fov_y=camera.fov_y)
         points = np.concatenate([self._start_points,
-                                 framing.deciding_points(drawn_points(self.scene), self.view_aspect)])
+                                 framing.deciding_points(drawn_points(self.shown()), self.view_aspect)])
         placed = CameraDescription(yaw=camera.yaw, pitch=camera.pitch, fov=camera.fov_y,
                                    target=self.camera_description.target, distance=self.camera_description.distance)
-        self.camera = placed.camera(self.scene, self.view_aspect, points=points)
+        self.camera = placed.camera(self.shown(), self.view_aspect, points=points)
 
     def camera_json(self) -> str:
         """The camera now, as ``--camera FILE.json`` reads it (the panel's "Copy camera")."""
@@ -230,7 +243,9 @@ class ViewerSession:
             self.editor.status = Status.error(error)
             return False
         for renderer in self._renderers.values():
-            renderer.forget(self.scene)  # GL objects of the old model are released
+            for old in [self.scene] + [companion for companion, _ in self.companions]:
+                renderer.forget(old)  # GL objects of the old models are released
+        self.companions = []  # the new model is shown alone
         self.model_name = "built-in character" if path is None else Path(path).name
         self._start(scene, play=True)
         self.editor.status = Status(f"opened {path}")
@@ -238,6 +253,23 @@ class ViewerSession:
             self.script.setup(self.app)  # setup runs after each model load
         _return_freed_memory()
         return True
+
+    def shown_companions(self, time: float) -> list:
+        """The companions, each posed by its clip at ``time`` (looping)."""
+        from ..model.animation import clip_time
+
+        for scene, clip in self.companions:
+            if clip is not None:
+                clip.apply(clip_time(time, clip.duration))
+        return self.companions
+
+    def shown(self):
+        """What the view draws and frames: the model, or the row of it and its companions
+        (posed at the playhead)."""
+        if self._row is None:
+            return self.scene
+        self.shown_companions(self.editor.playback.time)
+        return self._row
 
     # --- frames ----------------------------------------------------------------------------------
     def renderer(self) -> Renderer:
@@ -278,11 +310,12 @@ class ViewerSession:
         self.scene.prepare()  # gestures read world positions of the pose as it is now
         gesture_markers = self.gestures.update(self)   # gizmo, hover, IK handles: drawn, not the editor's
         display.selected_bone = self.editor.selected
-        self.scene.prepare()  # the frame's one model update, after playback and the panel's edits
+        shown = self.shown()
+        shown.prepare()  # the frame's one model update, after playback and the panel's edits
         gesture_markers = list(gesture_markers) + self.editor.qa.contact_markers()  # feet in contact (QA on)
         try:
             with self.timing.gpu():
-                self.renderer().render(self.scene, self.camera, size,
+                self.renderer().render(shown, self.camera, size,
                                        replace(display, markers=list(display.markers) + gesture_markers))
         except ViewerError as error:
             self.editor.status = Status.error(error)

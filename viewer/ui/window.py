@@ -42,14 +42,15 @@ class WindowUnavailable(ViewerError):
 class ViewerWindow:
     def __init__(self, scene, model_name: str, size=(1280, 720), title="boneviewer", play: bool = True,
                  script=None, watch: bool = False, pose_path=None, debug: bool = False, camera=None,
-                 look: dict | None = None, frame: dict | None = None):
+                 look: dict | None = None, frame: dict | None = None, companions=()):
         """``play``: an animated model starts playing its first clip (else paused, as posed).
         ``script``: a .py path or an object with setup/update (see viewer.editing.script_app.App), set up
         once the window is open; ``watch``: reload it, and ``pose_path``, when saved. ``camera``: a
         viewer.camera.CameraDescription of where the view starts (what it leaves out is framed).
         ``look``: the look it starts with (RenderOptions.look()'s names, checked); ``frame``: what the
         frame shows besides the model (viewer.look.apply_frame's names: skeleton, grid, background,
-        show_environment), where the panel's Display toggles start."""
+        show_environment), where the panel's Display toggles start. ``companions``: models shown
+        beside it (ViewerSession's)."""
         import moderngl
 
         from .session import ViewerSession
@@ -72,7 +73,8 @@ class ViewerWindow:
         glfw.make_context_current(self.window)
         glfw.swap_interval(1)
         self.ctx = moderngl.create_context(require=330)
-        self.session = ViewerSession(self.ctx, scene, model_name, play=play, camera=camera, look=look, recovery=True)
+        self.session = ViewerSession(self.ctx, scene, model_name, play=play, camera=camera, look=look, recovery=True,
+                                     companions=companions)
         if frame:
             from ..look import apply_frame
 
