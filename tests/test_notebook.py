@@ -206,7 +206,9 @@ def test_v_mixer_is_the_scenes_mixer_and_a_change_redraws_the_picture():
         walk.weight = 0.3                           # a set redraws too
         assert v.scene.mixer.action("Walking").weight == 0.3 and len(draws) > count
         assert changed(walking, v.snapshot()) > 0.1
-        assert mixer.active_layer == v.scene.mixer.layers[0] and mixer.layers[0].name == "Tweaks"
+        # the notebook's edits go into its override layer "Pose" (v.pose holds a pose exactly), the active one
+        assert mixer.active_layer == v.scene.mixer.active_layer and mixer.active_layer.name == "Pose"
+        assert [layer.name for layer in mixer.layers] == ["Tweaks", "Pose"]
         mixer.layers[0].solo = True
         assert v.scene.mixer.layers[0].solo
         fading = walk.crossfade_to("Running", 0.5)  # an Action back, live too

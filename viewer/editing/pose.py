@@ -273,3 +273,17 @@ class PoseRecord:
                 source.position, source.rotation_quaternion, source.scaling = position, quaternion, scaling
         for mesh, weights in self.morph:
             mesh.morph_weights = weights
+
+
+def save_scene_mix(scene, path) -> Path:
+    """The window's File > Save mix and the notebook's ``v.save_mix``: the scene's mix to
+    ``path``, never over a file the model was loaded from."""
+    from ..motion.files import save_mix
+    from ..sources import check_not_source
+
+    path = Path(path)
+    if not str(path).strip() or path.name in ("", ".", ".."):
+        raise ViewerError(f"save mix: give a file name, got {str(path)!r}")
+    check_not_source(scene, "save mix", path)
+    save_mix(scene.mixer, path)
+    return path

@@ -283,11 +283,19 @@ class HeadlessApp(App):
         self.apply_clip()
 
     def apply_clip(self) -> None:
-        """The clip at the sequence time (paused by the script: where it was paused)."""
+        """The clip at the sequence time (paused by the script: where it was paused). A script that
+        plays actions of its own in ``app.mixer`` drives the mixer itself: the clip, started here
+        before them, is stopped and not started again (a script that wants it in its mix plays it
+        after its own: ``app.mixer.action(app.clip).play()``)."""
         clip, playback = self._editor.clip, self._editor.playback
         if clip is not None:
             if playback.playing:
                 playback.time = clip_time(self.clock, clip.duration)
+            mixer = self._editor.scene.mixer
+            own, others = mixer.action(clip), [a for a in mixer.running() if a.clip is not clip]
+            if others and (not own.playing or own.order < min(a.order for a in others)):
+                own.stop()
+                return
             self._editor.seek(playback.time)  # through the mixer: the clip, with the layers over it
 
 

@@ -84,16 +84,22 @@ class Bone:
         bones = []
         for name, parent, index, node in zip(names, parents, indices, nodes):
             bone = cls.__new__(cls)
-            bone.name = str(name)
-            bone._skeleton = skeleton
-            bone._setup(int(index), None if parent < 0 else bones[parent])
-            bone._linked_node = node
+            cls._start_linked(bone, str(name), skeleton, int(index), None if parent < 0 else bones[parent], node)
             bones.append(bone)
         for bone, slot in zip(bones, skeleton.batch.add_bones(bones, parents, local, local, bind)):
             bone.slot = slot
-            if bone._parent is not None:
-                bone._parent.children.append(bone)
+            parent = bone.get_parent()
+            if parent is not None:
+                parent.children.append(bone)
         return bones
+
+    def _start_linked(self, name: str, skeleton: Skeleton, index: int, parent: "Bone | None",
+                      node: TransformNode) -> None:
+        """linked_checked's bone before its rows exist: the fields __init__ sets, linked to ``node``."""
+        self.name = name
+        self._skeleton = skeleton
+        self._setup(index, parent)
+        self._linked_node = node
 
     def __repr__(self) -> str:
         return f"Bone({self.name!r})"

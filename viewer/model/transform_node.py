@@ -130,21 +130,26 @@ class TransformNode:
         ``children[i]`` (indices, in that order): what making each node and setting each child's
         parent would give (rows, versions, children's order), for a loader's thousands at once.
         The caller has checked that the links form a forest (one parent each, no cycle)."""
+        rows = table.allocate_many(len(names))
         nodes = []
-        for name, row in zip(names, table.allocate_many(len(names))):
+        for name, row in zip(names, rows):
             node = cls.__new__(cls)
-            node._setup(str(name), table, row)
+            cls._setup(node, str(name), table, row)
             nodes.append(node)
         linked = []
         for node, kids in zip(nodes, children):
             if kids:
                 node.children = [nodes[k] for k in kids]
                 for child in node.children:
-                    child._parent = node
+                    cls._adopted_by(child, node)
                 linked += kids
         if linked:
-            table.version[[nodes[k]._row for k in linked]] += 1  # a parent set bumps the child's row
+            table.version[[rows[k] for k in linked]] += 1  # a parent set bumps the child's row
         return nodes
+
+    def _adopted_by(self, parent: "TransformNode") -> None:
+        """forest's link, child to parent (the parent's children list is made whole by forest)."""
+        self._parent = parent
 
     def __repr__(self) -> str:
         return f"TransformNode({self.name!r})"

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ViewerError
 from .mask import BoneMask
-from .mixer import LOOPS, MODES, PATHS, Layer
+from .names import LOOPS, MODES, PATHS
 
 FORMAT = "boneviewer-mix"
 VERSION = 1
@@ -49,19 +49,6 @@ def save_mix(mixer, path) -> None:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise ViewerError(f"save mix {str(path)!r}: {error.strerror or error}") from None
-
-
-def save_scene_mix(scene, path) -> Path:
-    """The window's File > Save mix and the notebook's ``v.save_mix``: the scene's mix to
-    ``path``, never over a file the model was loaded from."""
-    from ..sources import check_not_source
-
-    path = Path(path)
-    if not str(path).strip() or path.name in ("", ".", ".."):
-        raise ViewerError(f"save mix: give a file name, got {str(path)!r}")
-    check_not_source(scene, "save mix", path)
-    save_mix(scene.mixer, path)
-    return path
 
 
 def load_mix(mixer, path) -> None:
@@ -112,7 +99,7 @@ def apply_mix(mixer, data, what: str) -> None:
             action.play()
     layers = []
     for spec in plan["layers"]:
-        layer = Layer(mixer, spec["name"], spec["mode"], spec["weight"], None, spec["mute"], spec["solo"])
+        layer = mixer.new_layer(spec["name"], spec["mode"], spec["weight"], None, spec["mute"], spec["solo"])
         layer._mask = spec["mask"]
         layer.tracks = spec["tracks"]
         layers.append(layer)

@@ -58,11 +58,8 @@ from ..model import native
 from ..model.checks import finite_number
 from . import quat
 from .mask import BoneMask
+from .names import LOOPS, MODES, PATHS
 from .pose import PATH_INDEX, ClipSampler, PoseLayout, check_clip_fits, signature
-
-LOOPS = ("repeat", "once", "pingpong")
-MODES = ("additive", "override")
-PATHS = ("translation", "rotation", "scale")
 
 
 def _weight(value, what: str) -> float:
@@ -779,6 +776,11 @@ class Mixer:
         return blend
 
     # --- layers ------------------------------------------------------------------------------
+    def new_layer(self, name: str, mode: str = "additive", weight: float = 1.0, mask=None, mute: bool = False,
+                  solo: bool = False) -> Layer:
+        """A Layer of this mixer, not yet in ``layers`` (a mix file builds its list whole)."""
+        return Layer(self, name, mode, weight, mask, mute, solo)
+
     def add_layer(self, name: str, mode: str = "additive", weight: float = 1.0, mask=None) -> Layer:
         if any(layer.name == name for layer in self.layers):
             raise ViewerError(f"a layer named {name!r} exists already")

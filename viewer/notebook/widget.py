@@ -258,7 +258,7 @@ class Viewer(RemoteFrameBuffer):
         """Write the mix (the mixer's actions with their settings, its layers with their keys) as a
         mix file: what ``boneviewer render --mix``, ``export --mix`` and ``mixer.load`` read.
         Never over a file the model was loaded from. Returns the path written."""
-        from ..motion.files import save_scene_mix
+        from ..editing.pose import save_scene_mix
 
         return self._gl.call(save_scene_mix, self._editor.scene, Path(path))
 

@@ -21,7 +21,7 @@ from ..loaders import MODEL_SUFFIXES
 from ..look import BUILT_IN_ENVIRONMENTS, ENVIRONMENT_FILTERS, NONE, STUDIO, TONE_MAPPINGS, environment_name
 from ..model.bone import Bone
 from ..model.space import Space
-from ..motion.files import save_scene_mix
+from ..editing.pose import save_scene_mix
 from ..options import Axes, FrameTimes, Paint, Status
 
 PANEL_WIDTH = 380
