@@ -25,6 +25,7 @@ from ..model.mesh import bounds, place_points, skin_positions
 from .animation import read_clips
 from .container import GltfFile
 from .meshes import read_mesh
+from .springs import read_springs
 from .validate import NodeHierarchy
 
 IDENTITY_16 = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
@@ -97,6 +98,7 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     scene.file_path = file.path
     scene.file_extensions = list(document["extensionsUsed"])  # what a writer must say it drops
     scene.lights = _lights(file, nodes, shown)
+    read_springs(file, scene, nodes)
     file.log_warnings()
     return scene
 
