@@ -294,6 +294,12 @@ class SpringBones:
         for j in self.joints:
             insert(j)
         self._order = order
+        read = {}
+        for j in order:
+            for node in (j.bone.parent, j.child, j.center, *(c.node for c in j.colliders)):
+                if node is not None:
+                    read[id(node)] = node
+        self._read_nodes = list(read.values())
         return order
 
     # --- stepping ----------------------------------------------------------------------------
@@ -307,7 +313,9 @@ class SpringBones:
             return
         order = self._sorted()
         spring_nodes = {id(j.bone) for j in order}
-        cache = {}  # id(node) -> world matrix (column vectors) as three.js's matrixWorld holds it
+        # id(node) -> world matrix (column vectors) as three.js's matrixWorld holds it: all
+        # brought up to date as the step begins, then only what three-vrm updates as it goes
+        cache = {id(node): self._world(node) for node in self._read_nodes}
 
         def world(node):
             m = cache.get(id(node))
