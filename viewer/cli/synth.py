@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import (BVH_DESTS, Progress, add_bvh_options, add_look_options, add_pool_options, add_skinning_option,
+from .common import (BVH_DESTS, Progress, add_bvh_options, add_look_options, add_pool_options, add_skinning_option, add_springs_option,
                      bvh_options, check_creatable_folder, check_pool_options, finite, positive_int, size)
 
 
@@ -111,6 +111,7 @@ def add_parser(commands, common):
                              "scaled to cover the frame and cropped at random behind the character")
     add_look_options(synth, draws=True)
     add_skinning_option(synth)
+    add_springs_option(synth)
     run_group = synth.add_argument_group("workers")
     add_pool_options(run_group, "render as Ray tasks: on a local Ray runtime, or on the cluster at ADDRESS (its "
                                 "nodes read the models at the same paths)")
