@@ -131,3 +131,40 @@ def test_bad_springs_optional_opens_with_a_warning(tmp_path, name, caplog):
     scene = load_model(str(_broken(tmp_path, False, change)))
     assert len(scene.springs) == 0 and len(scene.nodes) == 6
     assert any(words in record.getMessage() and "VRMC_springBone" in record.getMessage() for record in caplog.records)
+
+
+FOX_GLB = sc.DATA / "gltf-samples" / "Fox" / "Fox.glb"
+TAIL = "b_Tail01_012:stiffness=1.5,drag=0.3,gravity=0.5,radius=4"
+
+
+def _png(path: Path) -> np.ndarray:
+    from PIL import Image
+
+    return np.asarray(Image.open(path).convert("RGB"), dtype=np.int16)
+
+
+def test_render_simulates_the_same_picture_at_the_same_time(tmp_path):
+    from conftest import run_cli
+
+    common = ["render", FOX_GLB, "--animation", "Run", "--size", "160x120", "--no-grid"]
+    for name, extra in (("a", ["--time", "0.9"]), ("b", ["--time", "0.9"]), ("off", ["--time", "0.9", "--no-springs"])):
+        result = run_cli(*common, "--spring-chain", TAIL, *extra, "--out", tmp_path / f"{name}.png")
+        assert result.returncode == 0, result.stderr
+    plain = run_cli(*common, "--time", "0.9", "--out", tmp_path / "plain.png")
+    assert plain.returncode == 0, plain.stderr
+    a, b, off, without = (_png(tmp_path / f"{n}.png") for n in ("a", "b", "off", "plain"))
+    np.testing.assert_array_equal(a, b)  # simulated from 0 at 1/60 s both times
+    np.testing.assert_array_equal(off, without)  # --no-springs: the clip alone
+    assert (np.abs(a - off).max(axis=2) > 40).sum() > 20  # the tail swung elsewhere
+
+
+@pytest.mark.parametrize("chain, words", [("b_Nope:stiffness=1", "b_Nope"), ("b_Tail01_012:radius=-1", "hit radius"),
+                                          ("b_Tail01_012:stiffness=nan", "stiffness")])
+def test_bad_spring_chain_is_one_line_exit_2(tmp_path, chain, words):
+    from conftest import run_cli
+
+    result = run_cli("render", FOX_GLB, "--spring-chain", chain, "--size", "64x48", "--out", tmp_path / "x.png")
+    assert result.returncode == 2
+    assert words in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x.png").exists()

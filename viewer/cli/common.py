@@ -322,12 +322,15 @@ def spring_chain(text: str) -> dict:
     return chain
 
 
-def add_springs_option(parser) -> None:
-    """--springs/--no-springs and --spring-chain, as render, view, serve and synth take them."""
+def add_springs_option(parser, chains: bool = True) -> None:
+    """--springs/--no-springs and --spring-chain, as render, view and serve take them (synth:
+    --springs alone, its models many)."""
     parser.add_argument("--springs", action=argparse.BooleanOptionalAction, default=None,
                         help="secondary motion: the spring bones (VRMC_springBone) swing after the body moves, "
                              "simulated from the clip's start at 1/60 s steps (default: on where the model has "
                              "them)")
+    if not chains:
+        return
     parser.add_argument("--spring-chain", action="append", type=spring_chain, default=None,
                         metavar="BONE[:stiffness=S,drag=D,gravity=G,radius=R]",
                         help="add a spring chain from BONE down its first children (a tail, hair); "

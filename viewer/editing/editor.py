@@ -977,6 +977,7 @@ class Editor:
             self._show(playback.time)   # the first frame shown: the clip at the playhead
             return
         self.mixer.update(dt)   # every running action on by dt, the blend and the layers written
+        self.scene.springs.tick(abs(dt))   # then the springs swing after the body (fixed 1/60 s steps)
         playback.time = action.sample_time()   # the action's time (wrapped, or held at an end) is the playhead
 
 

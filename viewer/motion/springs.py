@@ -364,6 +364,20 @@ class SpringBones:
                 cache[id(node)] = cache[id(node.parent)] @ _local(node)
                 stack.extend(self._children(node))
 
+    def tick(self, seconds: float, step: float = STEP) -> int:
+        """The frame loop's call: ``seconds`` of wall-clock time in whole fixed steps (the rest
+        carried to the next frame), so the swing does not depend on the frame rate. The
+        number of steps taken."""
+        if not self.joints or not self.enabled:
+            return 0
+        self._carry = getattr(self, "_carry", 0.0) + max(0.0, float(seconds))
+        count = min(int(self._carry / step + 1e-9), 10)  # a stall does not freeze the window
+        self._carry = 0.0 if count == 10 else self._carry - count * step
+        for _ in range(count):
+            self.update(step)
+        self._time = None  # advance_to starts again from 0 after live play
+        return count
+
     def advance_to(self, time: float, pose_at, step: float = STEP) -> None:
         """The springs at ``time`` simulated from time 0 at a fixed ``step``: ``pose_at(t)``
         puts the driving motion (the mixer, a clip) at t. Continues from the last call when
@@ -383,6 +397,10 @@ class SpringBones:
         pose_at(time)
         for bone, q in held:  # the driving motion between steps moves the rest, not the springs
             bone.assign_trs(rotation_quaternion=q)
+
+    def restart(self) -> None:
+        """The next advance_to simulates from time 0 again."""
+        self._time = None
 
     def rebase(self) -> None:
         """Take the pose the nodes hold now as every joint's initial state."""
