@@ -75,28 +75,19 @@ def ours(name: str) -> np.ndarray:
 def node_case(name: str) -> dict:
     """The case as springs.mjs reads it (the driving motion recorded without springs running)."""
     scene, pose_at, report = build(name)
-    nodes = scene.nodes
-    index = {id(n): i for i, n in enumerate(nodes)}
-
-    def trs(n):
-        return [*map(float, n.position), *map(float, n.rotation_quaternion), *map(float, n.scaling)]
-
-    spec = [{"name": n.name, "parent": -1 if n.parent is None else index[id(n.parent)], "trs": trs(n)} for n in nodes]
-    case = {"nodes": spec, "dt": DT, "report": [index[id(n)] for n in report]}
-    if name in FILES:
+    case = describe(scene, report)
+    if name in FILES:  # three-vrm reads the file's extension itself
         from viewer.gltf.container import GltfFile
 
         raw = GltfFile(DATA / FILES[name]).raw_extensions
         case["extension"] = {"VRMC_springBone": raw["VRMC_springBone"]}
         case["extensionsUsed"] = ["VRMC_springBone", "VRMC_springBone_extended_collider"]
-    else:
-        case["joints"] = [{
-            "bone": index[id(j.bone)], "child": -1 if j.child is None else index[id(j.child)],
-            "stiffness": j.stiffness, "gravityPower": j.gravity_power, "gravityDir": j.gravity_dir.tolist(),
-            "dragForce": j.drag, "hitRadius": j.hit_radius, "center": -1 if j.center is None else index[id(j.center)],
-            "colliders": [{"node": index[id(c.node)], "shape": c.shape, "offset": c.offset.tolist(),
-                           "radius": c.radius, "tail": c.tail.tolist(), "normal": c.normal.tolist(),
-                           "inside": c.inside} for c in j.colliders]} for j in scene.springs.joints]
+        del case["joints"]
+    nodes = scene.nodes
+
+    def trs(n):
+        return [*map(float, n.position), *map(float, n.rotation_quaternion), *map(float, n.scaling)]
+
     frames = []
     for k in range(STEPS + 1):
         # only what the motion changed: three-vrm keeps a spring bone's rotation the motion leaves
@@ -110,4 +101,24 @@ def node_case(name: str) -> dict:
                 frame.append([i, parts])
         frames.append(frame)
     case["frames"] = frames
+    return case
+
+
+def describe(scene, report) -> dict:
+    """The nodes (rest TRS) and the joints of ``scene.springs`` as springs.mjs reads them."""
+    nodes = scene.nodes
+    index = {id(n): i for i, n in enumerate(nodes)}
+
+    def trs(n):
+        return [*map(float, n.position), *map(float, n.rotation_quaternion), *map(float, n.scaling)]
+
+    spec = [{"name": n.name, "parent": -1 if n.parent is None else index[id(n.parent)], "trs": trs(n)} for n in nodes]
+    case = {"nodes": spec, "dt": DT, "report": [index[id(n)] for n in report]}
+    case["joints"] = [{
+            "bone": index[id(j.bone)], "child": -1 if j.child is None else index[id(j.child)],
+            "stiffness": j.stiffness, "gravityPower": j.gravity_power, "gravityDir": j.gravity_dir.tolist(),
+            "dragForce": j.drag, "hitRadius": j.hit_radius, "center": -1 if j.center is None else index[id(j.center)],
+            "colliders": [{"node": index[id(c.node)], "shape": c.shape, "offset": c.offset.tolist(),
+                           "radius": c.radius, "tail": c.tail.tolist(), "normal": c.normal.tolist(),
+                           "inside": c.inside} for c in j.colliders]} for j in scene.springs.joints]
     return case

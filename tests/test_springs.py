@@ -168,3 +168,18 @@ def test_bad_spring_chain_is_one_line_exit_2(tmp_path, chain, words):
     assert words in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("name", sc.CASES)
+def test_compiled_step_equals_numpy(name, monkeypatch):
+    """csrc/ckernel.c's spring_step against this module's numpy step, the reference."""
+    from viewer.model import native
+
+    if native.ckernel is None or not hasattr(native.ckernel, "spring_step"):
+        pytest.fail(f"the compiled kernel is not built ({native.describe()}): pip install -e .")
+    compiled = sc.ours(name)
+    scene, _, _ = sc.build(name)
+    assert scene.springs._plan is None
+    monkeypatch.setattr(native, "ckernel", None)
+    reference = sc.ours(name)
+    np.testing.assert_allclose(compiled, reference, rtol=0, atol=1e-12 * sc.size(scene))

@@ -169,6 +169,7 @@ class SpringBones:
         self._order = None
         self._time = None  # advance_to's simulated time
         self._kids = None
+        self._plan = None
 
     def __len__(self) -> int:
         return len(self.joints)
@@ -236,6 +237,7 @@ class SpringBones:
 
     def _init_joint(self, j: Joint) -> None:
         """three-vrm's setInitState."""
+        self._plan = None
         j.initial_local = _local(j.bone).copy()
         j.initial_rotation = np.array(j.bone.rotation_quaternion, dtype=np.float64)
         if j.child is not None:
@@ -248,12 +250,19 @@ class SpringBones:
     def _to_center(self, j: Joint) -> np.ndarray:
         return np.eye(4) if j.center is None else np.linalg.inv(self._world(j.center))
 
+    def changed(self) -> None:
+        """Say that a joint's numbers or colliders were changed in place (the compiled step
+        copies them once)."""
+        self._plan = None
+
     def _reset_tail(self, j: Joint) -> None:
         world = self._world(j.bone)
         tail = world[:3, :3] @ j.initial_child + world[:3, 3]
         m = self._to_center(j)
         j.tail = m[:3, :3] @ tail + m[:3, 3]
         j.prev = j.tail.copy()
+        if self._plan is not None:
+            self._plan.shared = False
 
     def reset(self) -> None:
         """Every joint back to its initial rotation and at rest (three-vrm's reset)."""
@@ -305,13 +314,28 @@ class SpringBones:
     # --- stepping ----------------------------------------------------------------------------
     def update(self, dt: float) -> None:
         """Step every joint by ``dt`` seconds (three-vrm's VRMSpringBoneManager.update, the
-        scene's matrices taken as they are now)."""
+        scene's matrices taken as they are now). The compiled kernel runs it where it is built
+        (csrc/ckernel.c's spring_step); this module's numpy step is the reference."""
         if not self.joints or not self.enabled:
             return
         dt = float(dt)
         if not dt > 0:
             return
+        from ..model import native
+
+        kernel = native.ckernel
+        if kernel is not None and hasattr(kernel, "spring_step"):
+            plan = self._plan if self._plan is not None and self._plan.order is self._sorted() else None
+            if plan is None:
+                plan = self._plan = _Plan(self, self._sorted())
+            if plan.step(kernel, self, dt):
+                return
+        self._update_numpy(dt)
+
+    def _update_numpy(self, dt: float) -> None:
         order = self._sorted()
+        if self._plan is not None:
+            self._plan.shared = False
         spring_nodes = {id(j.bone) for j in order}
         # id(node) -> world matrix (column vectors) as three.js's matrixWorld holds it: all
         # brought up to date as the step begins, then only what three-vrm updates as it goes
@@ -415,3 +439,105 @@ def springs_of(scene) -> SpringBones:
         springs = scene._springs = SpringBones(scene)
     return springs
 
+
+class _Plan:
+    """The joints as csrc/ckernel.c's spring_step reads them: the nodes the step reads (their
+    ancestors too), parents first, in slots; per joint its slots, numbers, colliders and the
+    nodes three-vrm brings up to date after it. Made again when the joints change."""
+
+    def __init__(self, springs: SpringBones, order: list[Joint]):
+        self.order = order
+        self.usable = False
+        needed = {}
+
+        def add(node):
+            chain = []
+            while node is not None and id(node) not in needed:
+                chain.append(node)
+                node = node.parent
+            for n in chain:
+                needed[id(n)] = n
+
+        for j in order:
+            for node in (j.bone, j.child, j.center, *(c.node for c in j.colliders)):
+                if node is not None:
+                    add(node)
+        nodes = list(needed.values())
+        tables = {id(n.table) for n in nodes}
+        if len(tables) != 1:
+            return  # nodes of several tables: numpy's step
+        depth = {}
+
+        def depth_of(n):
+            d = depth.get(id(n))
+            if d is None:
+                d = depth[id(n)] = 0 if n.parent is None else depth_of(n.parent) + 1
+            return d
+
+        nodes.sort(key=depth_of)
+        slot = {id(n): k for k, n in enumerate(nodes)}
+        self.nodes = nodes
+        self.table = nodes[0].table
+        self.rows = np.array([n.table_row for n in nodes], dtype=np.intp)
+        parent = np.array([-1 if n.parent is None else slot[id(n.parent)] for n in nodes], dtype=np.int32)
+        joints = np.array([[slot[id(j.bone)], -1 if j.child is None else slot[id(j.child)],
+                            -1 if j.center is None else slot[id(j.center)]] for j in order], dtype=np.int32)
+        colliders, refs, start = {}, [], [0]
+        for j in order:
+            for c in j.colliders:
+                refs.append(colliders.setdefault(id(c), (len(colliders), c))[0])
+            start.append(len(refs))
+        listed = sorted(colliders.values(), key=lambda item: item[0])
+        kinds = np.array([[slot[id(c.node)], {"sphere": 0, "capsule": 1, "plane": 2}[c.shape] + 4 * c.inside]
+                          for _, c in listed], dtype=np.int32).reshape(-1, 2)
+        data = np.array([[*c.offset, c.radius, *c.tail, *c.normal] for _, c in listed],
+                        dtype=np.float64).reshape(-1, 10)
+        spring_slots = {slot[id(j.bone)] for j in order}
+        children = {}
+        for k, n in enumerate(nodes):
+            if parent[k] >= 0:
+                children.setdefault(int(parent[k]), []).append(k)
+        dstart, dslots = [0], []
+        for j in order:
+            below, stack = [], list(children.get(slot[id(j.bone)], ()))
+            while stack:
+                k = stack.pop()
+                if k in spring_slots:
+                    continue
+                below.append(k)
+                stack.extend(children.get(k, ()))
+            dslots.extend(sorted(below))  # slots are parents first
+            dstart.append(len(dslots))
+        self.parts = (parent, joints, None, None, np.array(start, dtype=np.int32), np.array(refs, dtype=np.int32),
+                      np.ascontiguousarray(kinds), np.ascontiguousarray(data),
+                      (np.array(dstart, dtype=np.int32), np.array(dslots, dtype=np.int32)))
+        self.joint_rows = np.array([n.table_row for n in (j.bone for j in order)], dtype=np.intp)
+        self.out = np.zeros((len(order), 4))
+        self.state = np.zeros((len(order), 6))
+        self.world = np.zeros((len(nodes), 12))
+        self.params = np.array([[j.stiffness, j.gravity_power, j.drag, j.hit_radius, *j.gravity_dir,
+                                 *j.initial_rotation, *j.initial_child, *j.axis,
+                                 *_normalised(j.initial_local[:3, :3] @ j.axis)] for j in order], dtype=np.float64)
+        initial = np.ascontiguousarray(np.array([j.initial_local[:3] for j in order]).reshape(-1, 12))
+        self.parts = self.parts[:2] + (self.params, initial) + self.parts[4:]
+        self.shared = False  # the joints' tail and prev are views of self.state
+        self.usable = len(set(self.joint_rows.tolist())) == len(order)  # one joint per bone
+
+    def step(self, kernel, springs: SpringBones, dt: float) -> bool:
+        if not self.usable:
+            return False
+        order, state, table = self.order, self.state, self.table
+        if not self.shared:  # the numpy step or a reset rebound them
+            for k, j in enumerate(order):
+                state[k, :3], state[k, 3:] = j.tail, j.prev
+        rows = self.rows
+        if kernel.spring_step(self.parts, self.world, table.position[rows], table.quaternion[rows],
+                              table.scaling[rows], state, self.out, dt) != 0:
+            return False
+        if not self.shared:
+            for k, j in enumerate(order):
+                j.tail, j.prev = state[k, :3], state[k, 3:]
+            self.shared = True
+        table.quaternion[self.joint_rows] = self.out
+        table.version[self.joint_rows] += 1
+        return True
