@@ -325,10 +325,12 @@ def spring_chain(text: str) -> dict:
 def add_springs_option(parser, chains: bool = True) -> None:
     """--springs/--no-springs and --spring-chain, as render, view and serve take them (synth:
     --springs alone, its models many)."""
-    parser.add_argument("--springs", action=argparse.BooleanOptionalAction, default=None,
+    parser.add_argument("--springs", action="store_true", default=None,
                         help="secondary motion: the spring bones (VRMC_springBone) swing after the body moves, "
-                             "simulated from the clip's start at 1/60 s steps (default: on where the model has "
+                             "simulated from the clip's start at 1/60 s steps (the default where the model has "
                              "them)")
+    parser.add_argument("--no-springs", dest="springs", action="store_false",
+                        help="the spring bones held at their rest (the clip alone)")
     if not chains:
         return
     parser.add_argument("--spring-chain", action="append", type=spring_chain, default=None,
