@@ -183,3 +183,24 @@ def test_compiled_step_equals_numpy(name, monkeypatch):
     monkeypatch.setattr(native, "ckernel", None)
     reference = sc.ours(name)
     np.testing.assert_allclose(compiled, reference, rtol=0, atol=1e-12 * sc.size(scene))
+
+
+def test_the_window_loop_swings_after_the_mixer_and_the_toggle_holds_them():
+    from viewer.editing.editor import Editor
+
+    scene, _, _ = sc.build("fox_tail")
+    editor = Editor(scene)
+    editor.playback.clip_index = next(i for i, c in enumerate(scene.animations) if c.name == "Walk")
+    editor.play()
+    joint = scene.springs.joints[1]
+    rest = np.array(joint.bone.rotation_quaternion)
+    editor.advance(0.0)  # the first frame shows the clip
+    for _ in range(30):
+        editor.advance(1 / 30)  # 30 fps: two spring steps a frame
+    assert np.abs(np.array(joint.bone.rotation_quaternion) - rest).max() > 1e-2
+    assert np.abs(joint.tail - joint.prev).max() > 0  # it is moving
+    editor.set_springs(False)
+    held = np.array(joint.tail)
+    for _ in range(5):
+        editor.advance(1 / 30)
+    np.testing.assert_array_equal(joint.tail, held)  # off: not stepped

@@ -835,6 +835,14 @@ class Editor:
         self.display.compare_skinning = False
         self.status = Status("skinning: " + ("dual quaternions" if self.skinning == "dq" else "linear blend"))
 
+    def set_springs(self, on: bool) -> None:
+        """Spring bones on (they swing after the body as playback runs) or off (held at their
+        rest: the clip alone), as --springs/--no-springs."""
+        springs = self.scene.springs
+        springs.enabled = bool(on)
+        springs.reset()  # from rest either way: no jump left over from before
+        self.status = Status(f"springs {'on' if on else 'off'} ({len(springs)} joints)")
+
     # --- skin views ------------------------------------------------------------------------------
     def set_paint(self, paint) -> None:
         """What colours the mesh: a Paint or its value ("shaded", "weights" (the selected bone's,
