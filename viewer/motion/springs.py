@@ -181,12 +181,13 @@ class SpringBones:
     def _node(self, name_or_node, what: str):
         if not isinstance(name_or_node, str):
             return name_or_node
-        for node in self._scene.nodes:
-            if node.name == name_or_node:
-                return node
+        # a skeleton's bone first (a mesh node may share its name), then any node
         bone = self._scene.find_bone(name_or_node)
         if bone is not None and getattr(bone, "_linked_node", None) is not None:
             return bone._linked_node
+        for node in self._scene.nodes:
+            if node.name == name_or_node:
+                return node
         names = ", ".join(n.name for n in self._scene.nodes[:15])
         raise ViewerError(f"{what}: no node or bone named {name_or_node!r} (this model's: {names}, ...)")
 
@@ -202,7 +203,7 @@ class SpringBones:
 
     def add_chain(self, root_bone, stiffness=1.0, drag=0.4, gravity=0.0, gravity_dir=(0, -1, 0), radius=0.0,
                   colliders=(), center=None, name=None) -> list[Joint]:
-        """Springs from ``root_bone`` down its first children to the end (names or nodes).
+        """Springs from ``root_bone`` down its first children (skin joints first) to the end (names or nodes).
 
         ``colliders``: Collider objects, or dicts ``{"node": name, "shape": "sphere", "radius": r,
         "offset": (x, y, z), "tail": (x, y, z), "normal": (x, y, z), "inside": False}``.
@@ -212,9 +213,14 @@ class SpringBones:
                 Collider(self._node(c["node"], "add_chain collider"), **{k: v for k, v in c.items() if k != "node"})
                 for c in colliders]
         centre = None if center is None else self._node(center, "add_chain center")
+        joints_of_skins = {id(b._linked_node) for sk in self._scene.skeletons for b in sk.bones
+                           if getattr(b, "_linked_node", None) is not None}
         bones = [root]
-        while self._children(bones[-1]):
-            bones.append(self._children(bones[-1])[0])
+        while True:  # down the first child that is a skin's joint (a mesh node is no bone), else the first
+            children = self._children(bones[-1])
+            if not children:
+                break
+            bones.append(next((c for c in children if id(c) in joints_of_skins), children[0]))
         joints = []
         chain = name or root.name
         for i, bone in enumerate(bones):
