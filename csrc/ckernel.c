@@ -111,6 +111,19 @@
  *     .apply(t, target, version) writes them into target rows rows[c] of a NodeTable array and
  *     bumps version[rows[c]]. The arithmetic is _ChannelBatch.sample's, operation for operation
  *     (tests/test_animation_batch.py states where libm makes it differ).
+ * spring_step(plan, world, position, quaternion, scaling, state, out, dt) -> 0, or -1 when declined
+ *     viewer/motion/springs.py's SpringBones.update (the numpy reference, three-vrm-springbone 3.5's
+ *     step) for all joints at once. The nodes it reads are K slots, parents first: float64
+ *     position (K, 3), quaternion (K, 4), scaling (K, 3) as the table holds them (every slot's
+ *     ancestors among the slots); world (K, 12) scratch, where the step puts their world matrices
+ *     (3 x 4, row-major, column vectors) as three.js's matrixWorld holds them. ``plan`` is a
+ *     tuple of int32 and float64 buffers made by SpringPlan (springs.py) when the joints change:
+ *     parent (K,), joints (J, 3) bone/child/center slots, params (J, 20) stiffness, gravity
+ *     power, drag, hit radius, gravity dir (3), initial rotation (4), initial child (3), axis
+ *     (3), the initial local's 3x3 times axis normalized (3); initial_local (J, 12); collider
+ *     CSR (J + 1,) into refs (R,); colliders: slot and kind (C, 2) int32 (0 sphere, 1 capsule,
+ *     2 plane; +4 inside) and data (C, 10) offset, radius, tail, normal; descendants CSR (J + 1,)
+ *     into slots (D,). state (J, 6) tail and prev in/out; out (J, 4) the new rotations.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -121,7 +134,7 @@
 
 /* Bumped whenever the interface or the arithmetic changes: viewer/model/native.py refuses a
  * module built from another version (a stale build in a checkout) and uses numpy instead. */
-#define KERNEL_VERSION 11
+#define KERNEL_VERSION 12
 
 /* --- buffers ----------------------------------------------------------------------------- */
 
@@ -2534,6 +2547,318 @@ static PyTypeObject PlanType = {
     .tp_methods = Plan_methods,
 };
 
+/* --- spring bones ------------------------------------------------------------------------ */
+
+/* 3x4 affine matrices, row-major, column vectors (three.js's layout, transposed storage). */
+static void
+sp_compose(const double *p, const double *q, const double *s, double *m)
+{
+    double x = q[0], y = q[1], z = q[2], w = q[3];
+    double x2 = x + x, y2 = y + y, z2 = z + z;
+    double xx = x * x2, xy = x * y2, xz = x * z2, yy = y * y2, yz = y * z2, zz = z * z2;
+    double wx = w * x2, wy = w * y2, wz = w * z2;
+    m[0] = (1 - (yy + zz)) * s[0], m[1] = (xy - wz) * s[1], m[2] = (xz + wy) * s[2], m[3] = p[0];
+    m[4] = (xy + wz) * s[0], m[5] = (1 - (xx + zz)) * s[1], m[6] = (yz - wx) * s[2], m[7] = p[1];
+    m[8] = (xz - wy) * s[0], m[9] = (yz + wx) * s[1], m[10] = (1 - (xx + yy)) * s[2], m[11] = p[2];
+}
+
+static void
+sp_mul(const double *a, const double *b, double *out)
+{
+    double r[12];
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            r[4 * i + j] = a[4 * i] * b[j] + a[4 * i + 1] * b[4 + j] + a[4 * i + 2] * b[8 + j];
+        r[4 * i + 3] = a[4 * i] * b[3] + a[4 * i + 1] * b[7] + a[4 * i + 2] * b[11] + a[4 * i + 3];
+    }
+    memcpy(out, r, sizeof r);
+}
+
+static void
+sp_point(const double *m, const double *v, double *out)
+{
+    double r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = m[4 * i] * v[0] + m[4 * i + 1] * v[1] + m[4 * i + 2] * v[2] + m[4 * i + 3];
+    memcpy(out, r, sizeof r);
+}
+
+static void
+sp_dir(const double *m, const double *v, double *out)
+{
+    double r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = m[4 * i] * v[0] + m[4 * i + 1] * v[1] + m[4 * i + 2] * v[2];
+    memcpy(out, r, sizeof r);
+}
+
+static void
+sp_normalise(double *v)
+{
+    double n = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (n > 0)
+        v[0] /= n, v[1] /= n, v[2] /= n;
+}
+
+/* The inverse of an affine 3x4 (its 3x3 by cofactors); 0 when singular. */
+static int
+sp_invert(const double *m, double *out)
+{
+    double a = m[0], b = m[1], c = m[2], d = m[4], e = m[5], f = m[6], g = m[8], h = m[9], i = m[10];
+    double A = e * i - f * h, B = f * g - d * i, C = d * h - e * g;
+    double det = a * A + b * B + c * C;
+    if (det == 0.0)
+        return 0;
+    double r[12];
+    r[0] = A / det, r[1] = (c * h - b * i) / det, r[2] = (b * f - c * e) / det;
+    r[4] = B / det, r[5] = (a * i - c * g) / det, r[6] = (c * d - a * f) / det;
+    r[8] = C / det, r[9] = (b * g - a * h) / det, r[10] = (a * e - b * d) / det;
+    for (int k = 0; k < 3; k++)
+        r[4 * k + 3] = -(r[4 * k] * m[3] + r[4 * k + 1] * m[7] + r[4 * k + 2] * m[11]);
+    memcpy(out, r, sizeof r);
+    return 1;
+}
+
+static double
+sp_collide(int kind, const double *data, const double *m, const double *point, double radius, double *target)
+{
+    const double *offset = data, *tail = data + 4, *normal = data + 7;
+    double r = data[3];
+    double centre[3] = {m[3], m[7], m[11]};
+    if ((kind & 3) == 2) {
+        double inv[12], n[3];
+        if (!sp_invert(m, inv))
+            return 1.0;
+        /* the normal matrix: the inverse's transpose */
+        n[0] = inv[0] * normal[0] + inv[4] * normal[1] + inv[8] * normal[2];
+        n[1] = inv[1] * normal[0] + inv[5] * normal[1] + inv[9] * normal[2];
+        n[2] = inv[2] * normal[0] + inv[6] * normal[1] + inv[10] * normal[2];
+        double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        n[0] /= len, n[1] /= len, n[2] /= len;
+        double dist = (point[0] - centre[0]) * n[0] + (point[1] - centre[1]) * n[1] + (point[2] - centre[2]) * n[2];
+        memcpy(target, n, sizeof n);
+        return dist - radius;
+    }
+    for (int k = 0; k < 3; k++)
+        target[k] = point[k] - centre[k];
+    if ((kind & 3) == 1) {
+        double span[3] = {tail[0] - offset[0], tail[1] - offset[1], tail[2] - offset[2]}, axis[3];
+        sp_dir(m, span, axis);
+        double length_sq = axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2];
+        double dot = axis[0] * target[0] + axis[1] * target[1] + axis[2] * target[2];
+        if (dot <= 0) {
+        } else if (length_sq <= dot) {
+            for (int k = 0; k < 3; k++)
+                target[k] -= axis[k];
+        } else {
+            double t = dot / length_sq;
+            for (int k = 0; k < 3; k++)
+                target[k] -= axis[k] * t;
+        }
+    }
+    double length = sqrt(target[0] * target[0] + target[1] * target[1] + target[2] * target[2]);
+    int inside = (kind & 4) != 0;
+    double distance = inside ? r - radius - length : length - radius - r;
+    if (distance < 0) {
+        double s = 1.0 / length;
+        for (int k = 0; k < 3; k++)
+            target[k] = inside ? -(target[k] * s) : target[k] * s;
+    }
+    return distance;
+}
+
+static void
+sp_from_unit_vectors(const double *a, const double *b, double *q)
+{
+    double r = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + 1.0;
+    if (r < 1e-8) {
+        if (fabs(a[0]) > fabs(a[2]))
+            q[0] = -a[1], q[1] = a[0], q[2] = 0.0, q[3] = 0.0;
+        else
+            q[0] = 0.0, q[1] = -a[2], q[2] = a[1], q[3] = 0.0;
+    } else {
+        q[0] = a[1] * b[2] - a[2] * b[1], q[1] = a[2] * b[0] - a[0] * b[2], q[2] = a[0] * b[1] - a[1] * b[0], q[3] = r;
+    }
+    double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; k++)
+        q[k] /= n;
+}
+
+#define SP_BUFFERS 15
+
+static PyObject *
+spring_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 8 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 9) {
+        PyErr_SetString(PyExc_TypeError, "spring_step(plan, world, position, quaternion, scaling, state, out, dt)");
+        return NULL;
+    }
+    double dt = PyFloat_AsDouble(args[7]);
+    if (dt == -1.0 && PyErr_Occurred())
+        return NULL;
+    PyObject *objects[SP_BUFFERS];
+    /* plan: parent, joints, params, initial_local, collider_start, refs, collider_kind, collider_data, descendants
+     * (a tuple of two: start, slots) */
+    for (int k = 0; k < 8; k++)
+        objects[k] = PyTuple_GET_ITEM(args[0], k);
+    PyObject *desc = PyTuple_GET_ITEM(args[0], 8);
+    if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 2) {
+        PyErr_SetString(PyExc_TypeError, "spring_step: plan[8] must be (start, slots)");
+        return NULL;
+    }
+    objects[8] = PyTuple_GET_ITEM(desc, 0), objects[9] = PyTuple_GET_ITEM(desc, 1);
+    for (int k = 1; k < 6; k++)
+        objects[9 + k] = args[k];  /* world, position, quaternion, scaling, state */
+    /* out is args[6] */
+    static const char kinds[SP_BUFFERS] = {'i', 'i', 'd', 'd', 'i', 'i', 'i', 'd', 'i', 'i', 'd', 'd', 'd', 'd', 'd'};
+    Py_buffer v[SP_BUFFERS + 1];
+    int got = 0;
+    long result = -1;
+    for (int k = 0; k <= SP_BUFFERS; k++) {
+        PyObject *o = k < SP_BUFFERS ? objects[k] : args[6];
+        int writable = k == 10 || k == 14 || k == SP_BUFFERS;
+        if (PyObject_GetBuffer(o, &v[k], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+            PyErr_Clear();
+            goto done;
+        }
+        got = k + 1;
+        char want = k < SP_BUFFERS ? kinds[k] : 'd';
+        char have = format_char(&v[k]);
+        if (want == 'i' ? (have != 'i' || v[k].itemsize != 4) : have != 'd')
+            goto done;
+    }
+    {
+        Py_ssize_t K = v[0].len / 4, J = v[1].len / 12, C = v[6].len / 8, R = v[5].len / 4, D = v[9].len / 4;
+        if (v[2].len != J * 20 * 8 || v[3].len != J * 12 * 8 || v[4].len != (J + 1) * 4 || v[7].len != C * 80
+            || v[8].len != (J + 1) * 4 || v[10].len != K * 96 || v[11].len != K * 24 || v[12].len != K * 32
+            || v[13].len != K * 24 || v[14].len != J * 48 || v[SP_BUFFERS].len != J * 32)
+            goto done;
+        const int32_t *parent = v[0].buf, *joints = v[1].buf, *cstart = v[4].buf, *refs = v[5].buf,
+                      *ckind = v[6].buf, *dstart = v[8].buf, *dslots = v[9].buf;
+        const double *params = v[2].buf, *initial = v[3].buf, *cdata = v[7].buf, *pos = v[11].buf, *quat = v[12].buf, *scl = v[13].buf;
+        double *state = v[14].buf, *out = v[SP_BUFFERS].buf;
+        /* indices checked once: a plan that does not fit is declined, nothing written */
+        for (Py_ssize_t k = 0; k < K; k++)
+            if (parent[k] < -1 || parent[k] >= k)
+                goto done;
+        for (Py_ssize_t j = 0; j < J; j++) {
+            if (joints[3 * j] < 0 || joints[3 * j] >= K || joints[3 * j + 1] < -1 || joints[3 * j + 1] >= K
+                || joints[3 * j + 2] < -1 || joints[3 * j + 2] >= K || cstart[j] > cstart[j + 1] || dstart[j] > dstart[j + 1])
+                goto done;
+        }
+        if (cstart[0] != 0 || cstart[J] != R || dstart[0] != 0 || dstart[J] != D)
+            goto done;
+        for (Py_ssize_t r = 0; r < R; r++)
+            if (refs[r] < 0 || refs[r] >= C)
+                goto done;
+        for (Py_ssize_t c = 0; c < C; c++)
+            if (ckind[2 * c] < 0 || ckind[2 * c] >= K)
+                goto done;
+        for (Py_ssize_t d = 0; d < D; d++)
+            if (dslots[d] <= 0 || dslots[d] >= K || parent[dslots[d]] < 0)
+                goto done;
+        double *world = v[10].buf;
+        static const double identity[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t k = 0; k < K; k++) {  /* the scene's matrices brought up to date, parents first */
+            double local[12];
+            sp_compose(pos + 3 * k, quat + 4 * k, scl + 3 * k, local);
+            if (parent[k] >= 0)
+                sp_mul(world + 12 * parent[k], local, world + 12 * k);
+            else
+                memcpy(world + 12 * k, local, sizeof local);
+        }
+        for (Py_ssize_t j = 0; j < J; j++) {
+            int bone = joints[3 * j], child = joints[3 * j + 1], center = joints[3 * j + 2];
+            const double *pr = params + 20 * j, *il = initial + 12 * j;
+            double stiffness = pr[0], gravity = pr[1], drag = pr[2], hit = pr[3];
+            const double *gdir = pr + 4, *irot = pr + 7, *ichild = pr + 11, *axis = pr + 14, *laxis = pr + 17;
+            double *tail = state + 6 * j, *prev = tail + 3;
+            const double *pw = parent[bone] >= 0 ? world + 12 * parent[bone] : identity;
+            double local[12], bw[12];
+            sp_compose(pos + 3 * bone, quat + 4 * bone, scl + 3 * bone, local);
+            sp_mul(pw, local, bw);
+            memcpy(world + 12 * bone, bw, sizeof bw);
+            double position[3] = {bw[3], bw[7], bw[11]}, cp[3];
+            if (child >= 0)
+                cp[0] = world[12 * child + 3], cp[1] = world[12 * child + 7], cp[2] = world[12 * child + 11];
+            else
+                sp_point(bw, ichild, cp);
+            double dx = position[0] - cp[0], dy = position[1] - cp[1], dz = position[2] - cp[2];
+            double length = sqrt(dx * dx + dy * dy + dz * dz);
+            double waxis[3];
+            sp_dir(pw, laxis, waxis);
+            sp_normalise(waxis);
+            const double *to_world = center >= 0 ? world + 12 * center : identity;
+            double nxt[3], inertia[3];
+            for (int k = 0; k < 3; k++)
+                inertia[k] = tail[k] + (tail[k] - prev[k]) * (1.0 - drag);
+            sp_point(to_world, inertia, nxt);
+            for (int k = 0; k < 3; k++)
+                nxt[k] = nxt[k] + waxis[k] * (stiffness * dt) + gdir[k] * (gravity * dt);
+            double off[3] = {nxt[0] - position[0], nxt[1] - position[1], nxt[2] - position[2]};
+            sp_normalise(off);
+            for (int k = 0; k < 3; k++)
+                nxt[k] = off[k] * length + position[k];
+            for (int r = cstart[j]; r < cstart[j + 1]; r++) {
+                int c = refs[r], kind = ckind[2 * c + 1];
+                const double *data = cdata + 10 * c, *nw = world + 12 * ckind[2 * c];
+                double m[12], push[3];
+                memcpy(m, nw, sizeof m);
+                m[3] = nw[0] * data[0] + nw[1] * data[1] + nw[2] * data[2] + nw[3];
+                m[7] = nw[4] * data[0] + nw[5] * data[1] + nw[6] * data[2] + nw[7];
+                m[11] = nw[8] * data[0] + nw[9] * data[1] + nw[10] * data[2] + nw[11];
+                double distance = sp_collide(kind, data, m, nxt, hit, push);
+                if (distance < 0) {
+                    for (int k = 0; k < 3; k++)
+                        nxt[k] = nxt[k] + push[k] * (-distance);
+                    double o[3] = {nxt[0] - position[0], nxt[1] - position[1], nxt[2] - position[2]};
+                    double s = length / sqrt(o[0] * o[0] + o[1] * o[1] + o[2] * o[2]);
+                    for (int k = 0; k < 3; k++)
+                        nxt[k] = o[k] * s + position[k];
+                }
+            }
+            memcpy(prev, tail, 3 * sizeof(double));
+            if (center >= 0) {
+                double inv[12];
+                if (!sp_invert(to_world, inv))
+                    memcpy(inv, identity, sizeof inv);
+                sp_point(inv, nxt, tail);
+            } else {
+                memcpy(tail, nxt, 3 * sizeof(double));
+            }
+            double base[12], inv[12], direction[3], turn[4];
+            sp_mul(pw, il, base);
+            if (!sp_invert(base, inv))
+                memcpy(inv, identity, sizeof inv);
+            sp_point(inv, nxt, direction);
+            sp_normalise(direction);
+            sp_from_unit_vectors(axis, direction, turn);
+            double *q = out + 4 * j;
+            double ax = irot[0], ay = irot[1], az = irot[2], aw = irot[3], bx = turn[0], by = turn[1], bz = turn[2],
+                   bwq = turn[3];
+            q[0] = ax * bwq + aw * bx + ay * bz - az * by;
+            q[1] = ay * bwq + aw * by + az * bx - ax * bz;
+            q[2] = az * bwq + aw * bz + ax * by - ay * bx;
+            q[3] = aw * bwq - ax * bx - ay * by - az * bz;
+            sp_compose(pos + 3 * bone, q, scl + 3 * bone, local);
+            sp_mul(pw, local, world + 12 * bone);
+            for (int d = dstart[j]; d < dstart[j + 1]; d++) {
+                int n = dslots[d];
+                sp_compose(pos + 3 * n, quat + 4 * n, scl + 3 * n, local);
+                sp_mul(world + 12 * parent[n], local, world + 12 * n);
+            }
+        }
+        Py_END_ALLOW_THREADS
+        result = 0;
+    }
+done:
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return PyLong_FromLong(result);
+}
+
 static PyMethodDef module_methods[] = {
     {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_FASTCALL,
      "parse_rows(text, out, columns) -> -1, or the index of the first bad row (see the module's docstring)."},
@@ -2549,6 +2874,9 @@ static PyMethodDef module_methods[] = {
      "dq_bones(matrices, out, general) -> bones left to numpy, or -1 when declined (see the module's docstring)."},
     {"skin_points_dq", (PyCFunction)(void (*)(void))skin_points_dq, METH_FASTCALL,
      "skin_points_dq(positions, joints, weights, packed, out) -> 0, or -1 when declined (see the module's docstring)."},
+    {"spring_step", (PyCFunction)(void (*)(void))spring_step, METH_FASTCALL,
+     "spring_step(plan, world, position, quaternion, scaling, state, out, dt) -> 0, or -1 when declined (see the "
+     "module's docstring)."},
     {NULL, NULL, 0, NULL},
 };
 

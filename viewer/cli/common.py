@@ -301,6 +301,60 @@ def add_skinning_option(parser) -> None:
                              "where a joint twists; scale and shear still blended linearly) (default lbs)")
 
 
+# --- spring bones: on where the file has them, chains added by hand ------------------------------
+SPRING_KEYS = {"stiffness": "stiffness", "drag": "drag", "gravity": "gravity", "radius": "radius"}
+
+
+def spring_chain(text: str) -> dict:
+    """BONE[:stiffness=S,drag=D,gravity=G,radius=R] as add_chain's arguments."""
+    bone, _, rest = text.partition(":")
+    if not bone.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected BONE[:stiffness=S,drag=D,gravity=G,radius=R]")
+    chain = {"root_bone": bone.strip()}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, _, value = item.partition("=")
+        if key.strip() not in SPRING_KEYS:
+            raise argparse.ArgumentTypeError(f"{item!r}: expected stiffness=, drag=, gravity= or radius=")
+        try:
+            chain[SPRING_KEYS[key.strip()]] = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{item!r}: {value!r} is not a number") from None
+    return chain
+
+
+def add_springs_option(parser, chains: bool = True) -> None:
+    """--springs/--no-springs and --spring-chain, as render, view and serve take them (synth:
+    --springs alone, its models many)."""
+    parser.add_argument("--springs", action="store_true", default=None,
+                        help="secondary motion: the spring bones (VRMC_springBone) swing after the body moves, "
+                             "simulated from the clip's start at 1/60 s steps (the default where the model has "
+                             "them)")
+    parser.add_argument("--no-springs", dest="springs", action="store_false",
+                        help="the spring bones held at their rest (the clip alone)")
+    if not chains:
+        return
+    parser.add_argument("--spring-chain", action="append", type=spring_chain, default=None,
+                        metavar="BONE[:stiffness=S,drag=D,gravity=G,radius=R]",
+                        help="add a spring chain from BONE down its first children (a tail, hair); "
+                             "three-vrm's defaults: stiffness 1, drag 0.4, gravity 0, radius 0; repeatable")
+
+
+def apply_springs(args, scene) -> None:
+    """The chains --spring-chain adds (on the rest pose, as loaded) and --no-springs."""
+    from ..errors import ViewerError
+
+    for chain in getattr(args, "spring_chain", None) or ():
+        try:
+            scene.springs.add_chain(**chain)
+        except ViewerError as error:
+            raise ViewerError(f"--spring-chain {chain['root_bone']}: {error}") from None
+    wanted = getattr(args, "springs", None)
+    if wanted is False:
+        scene.springs.enabled = False
+    elif wanted and not len(scene.springs):
+        logger().warning(f"--springs: {args.model or 'the model'} has no spring chains (add one with --spring-chain)")
+
+
 # --- loading a model, BVH options and --motion (every command that opens a model) ---------------
 BVH_UP_AXES = ("x", "y", "z", "-x", "-y", "-z", "+x", "+y", "+z")
 BVH_DESTS = ("bvh_scale", "bvh_up", "bvh_forward")
@@ -430,6 +484,7 @@ def load_scene_and_source(args):
     scene = load_model(args.model, getattr(args, "scene", None), **bvh)
     if getattr(args, "skinning", None) is not None:
         scene.set_skinning(args.skinning)
+    apply_springs(args, scene)
     _say_bvh(args.model, scene)
     _say_axes(args.model, scene)
     for name, weight in getattr(args, "expressions", None) or ():

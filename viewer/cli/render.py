@@ -12,7 +12,7 @@ from ..images import check_output_file, check_png_path, write_png
 from ..look import TRANSPARENT, apply_frame
 from .common import (ModelsAction, Progress, add_expression_option, add_frame_options, add_look_options,
                      add_mix_option, add_motion_options,
-                     add_skinning_option, apply_mix, apply_pose_data, check_creatable_folder, finite, frame_options,
+                     add_skinning_option, add_springs_option, apply_mix, apply_pose_data, check_creatable_folder, finite, frame_options,
                      frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
                      positive_int, read_mix, read_pose, scene_index, select_animation, size)
 
@@ -67,6 +67,7 @@ def add_parser(commands, common):
     render.add_argument("--cpu-skinning", action="store_true", help="skin vertices in numpy instead of the shader")
     render.add_argument("--bone-texture", action="store_true", help="bone matrices in a texture, not a uniform array")
     add_skinning_option(render)
+    add_springs_option(render)
     render.add_argument("--animation", metavar="NAME|INDEX",
                         help="animation to sample (default: the first, when the model has any)")
     render.add_argument("--time", type=finite, help="animation time in seconds (default 0; loops past the end)")
@@ -235,6 +236,12 @@ def render_command(args) -> int:
         if pose is not None:
             apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
         scene.apply_expressions()  # --expression over a clip's morph weights
+
+    if scene.springs.enabled and len(scene.springs):
+        drive = pose_at
+
+        def pose_at(time):  # noqa: F811  (the springs simulated from 0 at 1/60 s up to time: one picture per time)
+            scene.springs.advance_to(time, drive)
 
     # One camera for the whole sequence, framed on every pose it shows (a turntable: on every side).
     aspect = args.size[0] / args.size[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from .common import (add_bvh_options, add_frame_options, add_listen_options, add_look_options, add_skinning_option,
+from .common import (add_bvh_options, add_frame_options, add_listen_options, add_look_options, add_skinning_option, add_springs_option,
                      frame_options, look_options, scene_index)
 
 IDLE_WAIT = 0.5            # seconds between polls when nothing plays and nothing comes
@@ -28,6 +28,7 @@ def add_parser(commands, common):
     add_frame_options(serve)  # what every render shows unless the client's render() says otherwise
     add_look_options(serve)
     add_skinning_option(serve)
+    add_springs_option(serve)
     add_bvh_options(serve.add_argument_group("BVH, FBX and USD files"))
     serve.set_defaults(run=run)
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..images import check_png_path
-from .common import (ModelsAction, DEFAULT_PNG, add_expression_option, add_skinning_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
+from .common import (ModelsAction, DEFAULT_PNG, add_expression_option, add_skinning_option, add_springs_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
                      apply_pose_data, frame_options, has_display, load_scene, look_namespace, look_options,
                      motion_namespace, positive_int, read_pose, scene_index, size)
 from .render import add_camera_arguments, camera_description, render_command
@@ -39,6 +39,7 @@ def add_parser(commands, common):
                       help="reload --script (and --pose) in the running window when the file is saved")
     add_camera_arguments(view)
     add_skinning_option(view)
+    add_springs_option(view)
     add_frame_options(view)  # how the window starts (the panel's Display section changes it)
     add_look_options(view)
     add_listen_options(view, required=False)

@@ -845,6 +845,14 @@ class Editor:
         self.display.compare_skinning = False
         self.status = Status("skinning: " + ("dual quaternions" if self.skinning == "dq" else "linear blend"))
 
+    def set_springs(self, on: bool) -> None:
+        """Spring bones on (they swing after the body as playback runs) or off (held at their
+        rest: the clip alone), as --springs/--no-springs."""
+        springs = self.scene.springs
+        springs.enabled = bool(on)
+        springs.reset()  # from rest either way: no jump left over from before
+        self.status = Status(f"springs {'on' if on else 'off'} ({len(springs)} joints)")
+
     # --- skin views ------------------------------------------------------------------------------
     def set_paint(self, paint) -> None:
         """What colours the mesh: a Paint or its value ("shaded", "weights" (the selected bone's,
@@ -987,6 +995,7 @@ class Editor:
             self._show(playback.time)   # the first frame shown: the clip at the playhead
             return
         self.mixer.update(dt)   # every running action on by dt, the blend and the layers written
+        self.scene.springs.tick(abs(dt))   # then the springs swing after the body (fixed 1/60 s steps)
         playback.time = action.sample_time()   # the action's time (wrapped, or held at an end) is the playhead
 
 

@@ -83,6 +83,9 @@ class GltfFile:
             json_bytes = raw
         self.file_bytes, self.json_bytes = len(raw), len(json_bytes)  # what `boneviewer info` reports
         document = self._parse_json(json_bytes, fast=orjson is not None)
+        # The document's own extensions as written (the checked document keeps only what the
+        # core loader reads): VRM's readers check what they take from it.
+        self.raw_extensions = document.get("extensions") if isinstance(document, dict) else None
         try:
             self.document, self.hierarchy = checked_document(document, self.error)
         except GltfError:

@@ -25,6 +25,7 @@ from ..model.mesh import bounds, place_points, skin_positions
 from .animation import read_clips
 from .container import GltfFile
 from .meshes import read_mesh
+from .springs import read_springs
 from .validate import NodeHierarchy
 from .vrm import read_vrm
 
@@ -105,6 +106,7 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     scene.lights = _lights(file, nodes, shown)
     if vrm is not None:
         _vrm(scene, vrm, nodes, morphed)
+    read_springs(file, scene, nodes)
     file.log_warnings()
     return scene
 

@@ -26,7 +26,8 @@ TYPE_SIZES = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9
 # must not be loaded); one that only uses another loads, with a warning.
 SUPPORTED_EXTENSIONS = ("KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_meshopt_compression",
                         "KHR_mesh_quantization", "KHR_texture_transform", "KHR_materials_emissive_strength",
-                        "KHR_materials_unlit", "KHR_lights_punctual",
+                        "KHR_materials_unlit", "KHR_lights_punctual", "VRMC_springBone",
+                        "VRMC_springBone_extended_collider",
                         # VRM's: the humanoid map and expressions (gltf/vrm.py); MToon drawn as its base colour
                         "VRMC_vrm", "VRM", "VRMC_materials_mtoon")
 MESHOPT = {"buffer": ("ref", "buffers", True), "byteOffset": ("uint", 0, False), "byteLength": ("uint", 1, True),

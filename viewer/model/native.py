@@ -17,7 +17,7 @@ import os
 
 from ..errors import ViewerError
 
-KERNEL_VERSION = 11  # csrc/ckernel.c's KERNEL_VERSION this Python code was written for
+KERNEL_VERSION = 12  # csrc/ckernel.c's KERNEL_VERSION this Python code was written for
 ENV = "BONEVIEWER_KERNEL"
 
 

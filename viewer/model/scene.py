@@ -58,6 +58,14 @@ class Scene:
         return mixer
 
     @property
+    def springs(self):
+        """The scene's spring bones (viewer.motion.springs.SpringBones; empty until a file or
+        ``add_chain`` gives it chains): ``update(dt)``, ``reset()``, ``add_chain(root, ...)``."""
+        from ..motion.springs import springs_of  # motion sits above the model
+
+        return springs_of(self)
+
+    @property
     def skeletons(self) -> list:
         """Each skeleton once, in mesh order (a skin shared by meshes is updated once)."""
         seen, result = set(), []

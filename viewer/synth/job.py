@@ -56,6 +56,7 @@ class SynthOptions:
     tone_mapping: str = RenderOptions.tone_mapping
     environment_filter: str = RenderOptions.environment_filter
     skinning: str = "lbs"                # every skinned mesh's (--skinning): "lbs" or "dq"
+    springs: bool = True                 # spring bones swing (simulated from the clip's start), where a file has them
 
     def as_json(self) -> dict:
         from ..look import environment_name
@@ -190,15 +191,27 @@ class LoadedModel:
         from ..model.animation import clip_time
 
         clips = self.entry.clips
-        if draw_.clip is not None and clips[draw_.clip].mix is not None:
+        mix = None if draw_.clip is None else clips[draw_.clip].mix
+        clip = None if draw_.clip is None or mix is not None else self.clip(clips[draw_.clip], catalogue)
+        springs = self.scene.springs
+        swing = draw_.clip is not None and springs.enabled and len(springs) > 0
+
+        def at(time):
+            # the springs' rotations outlive the reset to the loaded pose, as in the frame loop
+            held = [(j.bone, np.array(j.bone.rotation_quaternion)) for j in springs.joints] if swing else ()
             self.reset()
-            self.play_mix(clips[draw_.clip].mix, draw_.time)
-        elif draw_.clip is not None:
-            clip = self.clip(clips[draw_.clip], catalogue)
-            self.reset()
-            clip.apply(clip_time(draw_.time, clip.duration, loop=False))
+            for bone, quaternion in held:
+                bone.assign_trs(rotation_quaternion=quaternion)
+            if mix is not None:
+                self.play_mix(mix, time)
+            elif clip is not None:
+                clip.apply(clip_time(time, clip.duration, loop=False))
+
+        if swing:  # each image simulates from the clip's start: the same draw, the same picture
+            springs.restart()
+            springs.advance_to(draw_.time, at)
         else:
-            self.reset()
+            at(draw_.time)
         self.scene.prepare()
 
 
@@ -390,6 +403,7 @@ class Attempt:
         self.entry = entry = catalogue.models[choice.model]
         self.loaded = loaded = state.model(entry, catalogue)
         loaded.scene.set_skinning(options.skinning)
+        loaded.scene.springs.enabled = options.springs
         loaded.pose(choice, catalogue)
         camera = camera_for(loaded, choice, options)
         width, height = options.size

@@ -44,7 +44,7 @@ OPTION_FLAGS = {"size": "--size", "seed": "--seed", "pitch": "--pitch", "fill": 
                 "min_visible": "--min-visible", "min_area": "--min-area", "backgrounds": "--backgrounds",
                 "environments": "--environment", "environment_rotation": "--environment-rotation",
                 "exposure": "--exposure", "tone_mapping": "--tone-mapping", "environment_filter": "--environment-filter",
-                "skinning": "--skinning"}
+                "skinning": "--skinning", "springs": "--springs"}
 LOAD_FLAGS = {"bvh_scale": "--bvh-scale", "bvh_up": "--bvh-up", "bvh_forward": "--bvh-forward",
               "file_axes": "--keep-file-axes"}
 IMAGES_PER_TASK = 8  # images a worker renders per task: its writer thread overlaps them

@@ -324,6 +324,15 @@ class PosePanel:
                                   "quaternions: the volume kept where a joint twists (--skinning lbs|dq);\n"
                                   "LBS | DQ: the view twice side by side (mouse editing follows the single view)")
         self._skin_views(editor)
+        springs = editor.scene.springs
+        if len(springs):  # only for a model with spring chains: the rows of the others keep their place
+            changed, on = imgui.checkbox("Springs", springs.enabled)
+            if changed:
+                editor.set_springs(on)
+            self._record("Springs")
+            if imgui.is_item_hovered():
+                imgui.set_tooltip(f"spring bones: {len(springs.chains)} chains, {len(springs)} joints swing after the "
+                                  "body as the clip plays (--springs/--no-springs)")
         # The look folds, so the sections below keep their place on a small window.
         opened = imgui.tree_node_ex("Light and tone mapping", imgui.TreeNodeFlags_.span_avail_width)
         self._record("Light and tone mapping")
