@@ -129,4 +129,6 @@ def test_babylon_loads_what_boneviewer_loads(name, written):
             error = float(np.abs(got - want).max())
             assert error <= 1e-4 * reference["size"], f"{sample['animation_name']} at {sample['time']}: {error:.3g}"
             checked += 1
-    assert checked >= 1
+    # a file with no skinned mesh (three-vrm's spring examples: a chain of static cubes) has no
+    # skinned positions to compare; Babylon then recorded none either
+    assert checked >= 1 or (not scene.skinned_meshes and not any(sample["meshes"] for sample in reference["samples"]))
