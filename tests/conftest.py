@@ -24,6 +24,20 @@ def private_cache_home(tmp_path_factory):
         os.environ["XDG_CACHE_HOME"] = previous
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_state_home(tmp_path_factory):
+    """XDG_STATE_HOME in a temporary folder for the whole run: a window's mix recovery files
+    (viewer.motion.recovery) never go into the user's home, and no window the suite opens is
+    offered a mix an earlier run left there."""
+    previous = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))
+    yield os.environ["XDG_STATE_HOME"]
+    if previous is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = previous
+
+
 @pytest.fixture(scope="session")
 def xvfb_display():
     """A private X server for real-window tests: ``":N"``.
