@@ -12,7 +12,7 @@ def _model_help(command: str) -> str:
     parser = cli_module.build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     sub = commands.choices[command]
-    return next(a for a in sub._actions if a.dest == "model").help
+    return next(a for a in sub._actions if a.dest in ("model", "models")).help  # render and view: MODEL ...
 
 
 @pytest.mark.parametrize("command", ["render", "view", "serve", "export"])

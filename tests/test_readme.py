@@ -120,6 +120,12 @@ def test_command_runs_as_written(number, tmp_path, cli):
     extra, _ = SHORTENED.get(words[0], ([], ""))
     result = cli(*words, *extra, cwd=tmp_path, timeout=300)
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    if words[0] == "check" and "--compare" in words:
+        # a comparison, not a report: exit 0 and, with --json, the comparison's own keys
+        assert result.returncode == 0, result.stderr[-2000:]
+        if "--json" in words:
+            assert {"a", "b", "bones_in_common", "clips"} <= set(json.loads(result.stdout))
+        return
     if words[0] == "check":
         # Exit status 0 without errors, 2 with any, as the page says: the status agrees with the report.
         if "--json" in words:
