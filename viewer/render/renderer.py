@@ -165,22 +165,26 @@ class Renderer:
         # mesh drawn so, whatever its own mesh.skinning: the model is not changed); else None.
         self.skinning_override = None
         self._environments: dict = {}  # source: Environment, loaded on first use
+        self._shadow_pass = None  # viewer.render.shadows.ShadowPass, made on the first frame with shadows
 
     # --- resources -----------------------------------------------------------------------------
     def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
                 morph_targets: int = 0, morph_normals: bool = False, morph_tangents: bool = False,
-                pick: bool = False, labels: bool = False, shading: tuple = (), dual_quaternions: bool = False):
+                pick: bool = False, labels: bool = False, shading: tuple = (), dual_quaternions: bool = False,
+                shadow: bool = False):
         """The skinning program for these #defines (``pick``: skinning.vert with PICK_IDS and
         pick.frag, the ID pass; ``labels``: with LABELS, the labelled draw; ``shading``: the
         material's and the frame's ((name, value), ...), see skinning.frag; ``dual_quaternions``:
-        SKINNING_DQ), built once per renderer."""
+        SKINNING_DQ; ``shadow``: with SHADOW_PASS and shadow.frag, the shadow pass), built once per renderer."""
         key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals, morph_tangents, pick,
-               labels, shading, dual_quaternions)
+               labels, shading, dual_quaternions, shadow)
         if key not in self._programs:
             defines = skinning_defines(skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals,
                                        pick, labels, morph_tangents, dual_quaternions)
             defines.update(shading)
-            fragment = "pick.frag" if pick else "skinning.frag"
+            if shadow:
+                defines["SHADOW_PASS"] = 1
+            fragment = "pick.frag" if pick else "shadow.frag" if shadow else "skinning.frag"
             self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines)
         return self._programs[key]
 
@@ -211,6 +215,9 @@ class Renderer:
                          self._wide_lines, self._background_vao, self._background, *(self._pick_target or ())):
             resource.release()
         self._pick_target = None
+        if self._shadow_pass is not None:
+            self._shadow_pass.release()
+            self._shadow_pass = None
         self._environments.clear()  # the context's cache (viewer.render.environment) owns them
 
     # --- the light ------------------------------------------------------------------------------
@@ -246,12 +253,17 @@ class Renderer:
         environment (at most MAX_LIGHTS; the scene must be prepared, so nodes are placed)."""
         environment = self.environment(options.environment, options.environment_filter)
         lights = []
+        shadow_direction = None
+        if options.shadows and environment is not None:  # the key light placed for the environment
+            shadow_direction = (np.asarray(options.key_light, np.float64), -1)
         if environment is None:
             key = np.asarray(options.key_light, np.float64)
             fill = np.array([-key[0], 0.3, -key[2]])
             for towards, color in ((key, SIMPLE_KEY), (fill, SIMPLE_FILL)):
                 norm = np.linalg.norm(towards)
                 if norm > 0:
+                    if options.shadows and shadow_direction is None:
+                        shadow_direction = (towards / norm, len(lights))
                     lights.append((0, np.zeros(3), -towards / norm, 0.0, np.asarray(color), (0.0, 0.0)))
         for light in getattr(scene, "lights", ())[: MAX_LIGHTS - len(lights)]:  # a Crowd has none
             kind = LIGHT_KINDS[light.kind]
@@ -261,10 +273,32 @@ class Renderer:
                 inner, outer = np.cos(light.inner_cone_angle), np.cos(light.outer_cone_angle)
                 scale = 1.0 / max(1e-3, inner - outer)
                 cone = (scale, -outer * scale)
+            if options.shadows and light.kind == "directional" and (shadow_direction is None
+                                                                     or shadow_direction[1] < 0):
+                shadow_direction = (-np.asarray(light.world_direction(), np.float64), len(lights))
             lights.append((kind, np.asarray(light.world_position(), np.float64),
                            np.asarray(light.world_direction(), np.float64), inverse_range2,
                            np.asarray(light.color, np.float64) * float(light.intensity), cone))
-        return FrameLight(environment, options, lights)
+        frame = FrameLight(environment, options, lights)
+        if shadow_direction is not None and np.linalg.norm(shadow_direction[0]) > 0:
+            frame.shadow_direction = (shadow_direction[0] / np.linalg.norm(shadow_direction[0]), shadow_direction[1])
+        return frame
+
+    def prepare_shadows(self, scene, options: RenderOptions, light: "FrameLight"):
+        """With ``options.shadows``: this frame's shadow maps drawn (viewer.render.shadows) and
+        their defines and maps added to ``light``; the ShadowFrame, or None."""
+        if not options.shadows or not options.show_mesh or not hasattr(scene, "meshes"):
+            return None
+        if self._shadow_pass is None:
+            from .shadows import ShadowPass
+
+            self._shadow_pass = ShadowPass(self)
+        ground_y = float(scene.rest_bounds[0][1])
+        frame = self._shadow_pass.prepare(scene, options, light, ground_y, contact=options.contact_shadow)
+        light.shadow, light.shadow_pass = frame, self._shadow_pass
+        if frame is not None:
+            light.defines = light.defines + frame.defines
+        return frame
 
     # --- picking -------------------------------------------------------------------------------
     def pick(self, scene, camera, size, x: float, y: float) -> MeshHit | None:
@@ -366,8 +400,11 @@ class Renderer:
         ctx = self.ctx
         height = size[1]
         light = self.frame_light(scene, options)
+        shadow = self.prepare_shadows(scene, options, light)
         view, projection = self._begin_frame(camera, size, options, light, origin)
         self._draw_meshes(scene, view, projection, camera.position, options, light)
+        if shadow is not None:
+            self._shadow_pass.draw_ground(shadow, view, projection)
 
         ctx.enable(moderngl.BLEND)
         ctx.blend_func = OVER
@@ -401,9 +438,14 @@ class Renderer:
         the caller (an integer attachment is not cleared by glClear)."""
         color_target.use()
         light = self.frame_light(scene, options)
+        shadow = self.prepare_shadows(scene, options, light)
         view, projection = self._begin_frame(camera, size, options, light)
         label_target.use()
         self._draw_meshes(scene, view, projection, camera.position, options, light, parts, label_target)
+        if shadow is not None:  # the ground's shadow is colour only: the labels are the model's
+            color_target.use()
+            self._shadow_pass.draw_ground(shadow, view, projection)
+            label_target.use()
 
     def _draw_meshes(self, scene, view, projection, camera_position, options, light, parts=None,
                      label_target=None) -> None:
@@ -572,6 +614,8 @@ class FrameLight:
 
     def __init__(self, environment, options: RenderOptions, lights):
         self.environment, self.options = environment, options
+        self.shadow_direction = None  # (unit vector towards the light, the light's index or -1) with shadows
+        self.shadow = self.shadow_pass = None  # this frame's ShadowFrame and its pass (Renderer.prepare_shadows)
         # What skinning.frag compiles in for this frame (beside the material's); the tone curve
         # too (tonemap.glsl's TONE_MAPPING: a uniform choice would run both curves on llvmpipe).
         self.defines = (("ENVIRONMENT", int(environment is not None)), ("LIGHTS", len(lights)),
@@ -605,6 +649,8 @@ def set_frame_uniforms(program, view, projection, camera_position, light: FrameL
         if name in program:  # the compiler keeps the arrays up to the last light
             uniform = program[name]
             uniform.write(data[: len(data) // MAX_LIGHTS * uniform.array_length])
+    if light.shadow is not None:
+        light.shadow_pass.use(program, light.shadow)
     if light.environment is not None:
         light.environment.use(program, ENVIRONMENT_UNIT, options.environment_rotation)
     else:  # unused, but a cube sampler left on unit 0 beside the 2D ones makes GL refuse the draw
@@ -693,6 +739,7 @@ class GpuMesh:
         self.centers = submesh_centers(mesh)
         self._builds: dict = {}  # (shading defines, labels, dual quaternions): (program, vertex array)
         self._picks: dict = {}  # dual quaternions: the ID pass's (program, vertex array), made on the first pick
+        self._shadows: dict = {}  # dual quaternions: the shadow pass's (program, vertex array)
         self.part_buffer = None  # the labelled draw's in_part, made on its first
         self._parts = None  # the part array part_buffer holds
 
@@ -889,10 +936,28 @@ class GpuMesh:
                 program["u_first_triangle"].value = submesh.first_index // 3
             vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
 
+    def draw_shadow(self, view, projection, contact: bool = False) -> None:
+        """The shadow pass for this mesh (viewer.render.shadows): its pose uploaded as ``draw``
+        does, every submesh drawn with the SHADOW_PASS program (blended ones too: they cast)."""
+        import moderngl
+
+        dual = self.dual_quaternions
+        if dual not in self._shadows:
+            shadow_program = self.renderer.program(*self._program_key, shadow=True, dual_quaternions=dual)
+            self._shadows[dual] = (shadow_program, self._vertex_array(shadow_program))
+        program, vao = self._shadows[dual]
+        self.update(program)
+        program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
+        program["u_view"].write(view.astype(np.float32).tobytes())
+        program["u_projection"].write(projection.astype(np.float32).tobytes())
+        self._use_vertex_textures(program)
+        vao.render(moderngl.TRIANGLES)
+
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
         for resource in (self.index_buffer, *(vao for _, vao in self._picks.values()), self.part_buffer,
+                         *(vao for _, vao in self._shadows.values()),
                          self.bone_texture, self.morph_texture,
                          *(vao for _, vao in self._builds.values()), *self.textures.values()):
             if resource is not None:

@@ -1,0 +1,331 @@
+"""The shadow pass (issue 45): a ground contact shadow and a cast shadow map from one light.
+
+Both are drawn by the skinning shader family (skinning.vert built with SHADOW_PASS, the same
+bone storage, dual quaternions and morph targets as the colour pass, and shadow.frag), so a
+shadow follows every pose. Both are fitted each frame to the posed character's bounds
+(``posed_bounds``: per-bone boxes carried by the bones, never smaller than the skinned mesh),
+so no clip walks or jumps out of them.
+
+- The **contact shadow** (model-viewer's): the character seen from below by an orthographic
+  camera on the ground, each pixel as dark as the lowest surface above it is near the ground
+  (fading out over ``CONTACT_FADE`` of the character's height), blurred by the softness.
+- The **cast shadow**: a depth map from the light (orthographic along a directional light),
+  read by the colour pass (skinning.frag with SHADOWS: the character shadows itself) and by the
+  ground, with percentage-closer filtering (soft edges, wider with the softness) and a slope
+  and normal-offset bias (no acne on the lit body; the ground is no caster, so it has none and
+  a planted foot touches its shadow).
+
+The ground is a shadow catcher: a quad at the grid's height that only darkens (black with the
+shadow's alpha, blended over), so the lit ground looks exactly as it does without shadows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .shaders import load_program
+
+SHADOW_MAP_SIZE = 1024
+CONTACT_MAP_SIZE = 128
+SHADOW_UNIT = 10     # skinning.frag's u_shadow_map (units 0..6 materials, 7.. the environment's)
+CONTACT_UNIT = 11
+GROUND_SHADOW_UNIT = 12
+CONTACT_FADE = 0.35  # the contact shadow fades out this fraction of the character's height above the ground
+CONTACT_BLUR = 0.08  # the blur's sigma at softness 1, as a fraction of the character's size
+PCF_TEXELS = 3.0     # the cast shadow's filter radius at softness 1 (map texels; 0.75 at softness 0)
+
+
+def light_basis(towards) -> np.ndarray:
+    """(3, 3) rows: the light's right, up and back (``towards`` the light) axes, right-handed."""
+    back = np.asarray(towards, np.float64)
+    back = back / np.linalg.norm(back)
+    helper = np.array([0.0, 0.0, 1.0]) if abs(back[1]) > 0.99 else np.array([0.0, 1.0, 0.0])
+    right = np.cross(helper, back)
+    right /= np.linalg.norm(right)
+    return np.stack([right, np.cross(back, right), back])
+
+
+def ortho(left, right, bottom, top, near, far) -> np.ndarray:
+    """An orthographic projection, row-vector layout (p @ M), GL clip space."""
+    matrix = np.eye(4)
+    matrix[0, 0], matrix[1, 1], matrix[2, 2] = 2.0 / (right - left), 2.0 / (top - bottom), -2.0 / (far - near)
+    matrix[3, 0] = -(right + left) / (right - left)
+    matrix[3, 1] = -(top + bottom) / (top - bottom)
+    matrix[3, 2] = -(far + near) / (far - near)
+    return matrix
+
+
+def look_matrix(basis, origin) -> np.ndarray:
+    """World -> the frame of ``basis`` rows (x, y, z; the camera looks down -z) at ``origin``."""
+    view = np.eye(4)
+    view[:3, :3] = np.asarray(basis).T
+    view[3, :3] = -np.asarray(origin, np.float64) @ np.asarray(basis).T
+    return view
+
+
+class _MeshBoxes:
+    """A mesh's vertices bounded per joint in mesh (bind) space: every vertex a joint moves lies
+    in that joint's box, so the posed mesh (a weighted mean of the vertex moved by each of its
+    joints) lies in the box around every joint's box moved by its final matrix."""
+
+    def __init__(self, mesh):
+        positions = np.asarray(mesh.positions, np.float64)
+        self.morph_reach = 0.0
+        morph = mesh.morph_targets
+        if morph is not None and len(morph):
+            self.morph_reach = np.linalg.norm(np.asarray(morph.positions, np.float64), axis=2).max(axis=1)
+        if mesh.skeleton is None or len(positions) == 0:
+            self.joints, self.corners = None, _corners(*_box(positions))[None]
+            return
+        joints, weights = np.asarray(mesh.joints), np.asarray(mesh.weights)
+        used, corners = [], []
+        for joint in np.unique(joints[weights > 0]):
+            points = positions[((joints == joint) & (weights > 0)).any(axis=1)]
+            used.append(int(joint))
+            corners.append(_corners(*_box(points)))
+        self.joints, self.corners = np.array(used, int), np.array(corners)
+
+    def world_box(self, mesh):
+        corners = self.corners
+        if self.joints is not None:
+            matrices = mesh.skeleton.get_transform_matrices()[self.joints]
+            corners = np.einsum("jci,jik->jck", np.concatenate([corners, np.ones(corners.shape[:2] + (1,))], 2),
+                                matrices)[..., :3]
+        world = np.asarray(mesh.world_matrix, np.float64)
+        points = corners.reshape(-1, 3) @ world[:3, :3] + world[3, :3]
+        low, high = points.min(axis=0), points.max(axis=0)
+        if np.ndim(self.morph_reach):  # morph deltas move a vertex at most this far (then skinned; scaled by the world)
+            reach = float(np.abs(mesh.morph_weights) @ self.morph_reach) * _largest_scale(mesh)
+            low, high = low - reach, high + reach
+        return low, high
+
+
+def _box(points):
+    if len(points) == 0:
+        return np.zeros(3), np.zeros(3)
+    return points.min(axis=0), points.max(axis=0)
+
+
+def _corners(low, high) -> np.ndarray:
+    return np.array([[x, y, z] for x in (low[0], high[0]) for y in (low[1], high[1]) for z in (low[2], high[2])])
+
+
+def _largest_scale(mesh) -> float:
+    scale = np.linalg.norm(np.asarray(mesh.world_matrix, np.float64)[:3, :3], axis=1).max()
+    if mesh.skeleton is not None:
+        matrices = mesh.skeleton.get_transform_matrices()
+        scale *= max(1.0, float(np.linalg.norm(matrices[:, :3, :3], axis=2).max()))
+    return float(scale)
+
+
+class ShadowFrame:
+    """One frame's shadows, as the colour pass and the ground read them."""
+
+    def __init__(self, options, ground_y, cast_matrix, cast_light, contact_matrix, texel_world, extent):
+        self.intensity = float(options.shadow_intensity)
+        self.softness = float(options.shadow_softness)
+        self.ground_y = ground_y
+        self.cast_matrix = cast_matrix        # world -> the shadow map's [0, 1]^3 (row-vector), or None
+        self.cast_light = cast_light          # the light index whose light it blocks (-1: the environment's)
+        self.contact_matrix = contact_matrix  # world -> the contact map's [0, 1]^2, or None
+        self.texel_world = texel_world        # a shadow map texel's size in world units
+        self.extent = extent                  # (x0, z0, x1, z1): the ground quad
+
+    @property
+    def defines(self) -> tuple:
+        if self.cast_matrix is None:
+            return ()
+        return (("SHADOWS", 1), ("SHADOW_LIGHT", self.cast_light))
+
+    def pcf_radius(self) -> float:
+        return 0.75 + (PCF_TEXELS - 0.75) * self.softness
+
+
+class ShadowPass:
+    """One per renderer: the maps, their framebuffers and the ground's program."""
+
+    def __init__(self, renderer):
+        self.renderer = renderer
+        ctx = renderer.ctx
+        self.depth = ctx.depth_texture((SHADOW_MAP_SIZE,) * 2)
+        self.depth.compare_func = "<="  # sampler2DShadow: lit where the point is no deeper than the map
+        self.depth.filter = (ctx.LINEAR, ctx.LINEAR)  # a 2x2 compare per tap
+        self.depth.repeat_x = self.depth.repeat_y = False
+        self.cast_target = ctx.framebuffer(depth_attachment=self.depth)
+        self.contact = [ctx.texture((CONTACT_MAP_SIZE,) * 2, 1, dtype="f1") for _ in range(2)]
+        for texture in self.contact:
+            texture.filter = (ctx.LINEAR, ctx.LINEAR)
+            texture.repeat_x = texture.repeat_y = False
+        self.contact_depth = ctx.depth_renderbuffer((CONTACT_MAP_SIZE,) * 2)
+        self.contact_targets = [ctx.framebuffer(color_attachments=[self.contact[0]], depth_attachment=self.contact_depth),
+                                ctx.framebuffer(color_attachments=[self.contact[1]])]
+        self.blur = load_program(ctx, "background.vert", "shadow_blur.frag")
+        self.blur_vao = ctx.vertex_array(self.blur, [])
+        self.ground = load_program(ctx, "shadow_ground.vert", "shadow_ground.frag")
+        self.ground_vao = ctx.vertex_array(self.ground, [])
+        self._boxes: dict = {}
+
+    def release(self) -> None:
+        for resource in (self.cast_target, self.depth, *self.contact_targets, *self.contact, self.contact_depth,
+                         self.blur_vao, self.blur, self.ground_vao, self.ground):
+            resource.release()
+
+    # --- fitting ---------------------------------------------------------------------------------
+    def posed_bounds(self, scene):
+        """World (low, high) around every mesh as posed now (bones' boxes, no skinning)."""
+        lows, highs = [], []
+        for mesh in scene.meshes:
+            boxes = self._boxes.get(id(mesh))
+            if boxes is None or boxes[0] is not mesh:
+                boxes = self._boxes[id(mesh)] = (mesh, _MeshBoxes(mesh))
+            low, high = boxes[1].world_box(mesh)
+            lows.append(low)
+            highs.append(high)
+        if not lows:
+            return None
+        return np.min(lows, axis=0), np.max(highs, axis=0)
+
+    # --- the pass --------------------------------------------------------------------------------
+    def prepare(self, scene, options, light, ground_y: float, contact: bool = True) -> ShadowFrame | None:
+        """Draw this frame's maps (the bound framebuffer and viewport are bound again after);
+        None when there is nothing to shadow."""
+        import moderngl
+
+        bounds = self.posed_bounds(scene)
+        if bounds is None:
+            return None
+        low, high = bounds
+        size = max(float(np.max(high - low)), 1e-4)
+        ctx = self.renderer.ctx
+        previous, viewport = ctx.fbo, ctx.viewport
+        if previous is None or isinstance(previous.mglo, moderngl.InvalidObject):
+            previous = ctx.detect_framebuffer()
+        corners = _corners(low, high)
+        extent_points = [corners[:, [0, 2]]]
+        cast_matrix = contact_matrix = None
+        texel_world = 0.0
+        meshes = [self.renderer.gpu_mesh(mesh) for mesh in scene.meshes]
+        try:
+            ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
+            ctx.enable(moderngl.DEPTH_TEST)
+            ctx.depth_func = "<"
+            if light.shadow_direction is not None:
+                towards, cast_light = light.shadow_direction
+                basis = light_basis(towards)
+                # The map's box in the light's frame: the character, and in depth down to the ground
+                # under it (where its shadow falls), so every receiver has a depth inside it.
+                if towards[1] > 1e-3:
+                    drop = (corners[:, 1] - ground_y) / towards[1]
+                    ground_points = corners - drop[:, None] * towards
+                    extent_points.append(ground_points[:, [0, 2]])
+                else:
+                    ground_points = corners
+                local = corners @ basis.T
+                reach = np.concatenate([local, ground_points @ basis.T])
+                margin = 0.02 * size
+                x0, y0 = local[:, :2].min(axis=0) - margin
+                x1, y1 = local[:, :2].max(axis=0) + margin
+                near, far = -reach[:, 2].max() - margin, -reach[:, 2].min() + margin
+                view = look_matrix(basis, np.zeros(3))
+                projection = ortho(x0, x1, y0, y1, near, far)
+                texel_world = max(x1 - x0, y1 - y0) / SHADOW_MAP_SIZE
+                self.cast_target.use()
+                self.cast_target.clear(depth=1.0)
+                ctx.polygon_offset = (2.0, 4.0)  # slope-scaled bias against acne on the lit body
+                for gpu in meshes:
+                    gpu.draw_shadow(view, projection)
+                ctx.polygon_offset = (0.0, 0.0)
+                to_texture = np.diag([0.5, 0.5, 0.5, 1.0])
+                to_texture[3, :3] = 0.5
+                cast_matrix = view @ projection @ to_texture
+            if contact:
+                contact_matrix = self._contact(meshes, low, high, size, ground_y, options)
+        finally:
+            previous.use()
+            ctx.viewport = viewport
+            ctx.polygon_offset = (0.0, 0.0)
+        points = np.concatenate(extent_points)
+        pad = 0.1 * size + 3.0 * CONTACT_BLUR * size
+        extent = (*(points.min(axis=0) - pad), *(points.max(axis=0) + pad))
+        return ShadowFrame(options, ground_y, cast_matrix, light.shadow_direction[1] if cast_matrix is not None else 0,
+                           contact_matrix, texel_world, extent)
+
+    def _contact(self, meshes, low, high, size, ground_y, options):
+        """The contact map: drawn from below, then blurred in two passes."""
+        import moderngl
+
+        ctx = self.renderer.ctx
+        sigma = max(options.shadow_softness, 0.02) * CONTACT_BLUR * size
+        pad = 3.0 * sigma + 0.02 * size
+        x0, z0, x1, z1 = low[0] - pad, low[2] - pad, high[0] + pad, high[2] + pad
+        half = max(x1 - x0, z1 - z0) / 2.0
+        cx, cz = (x0 + x1) / 2.0, (z0 + z1) / 2.0
+        # Looking up (+y) from the ground: x right, z up on the map (a right-handed frame).
+        basis = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
+        view = look_matrix(basis, (cx, ground_y, cz))
+        fade = max(CONTACT_FADE * (high[1] - ground_y), 1e-4)
+        projection = ortho(-half, half, -half, half, 0.0, fade)
+        target = self.contact_targets[0]
+        target.use()
+        target.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+        for gpu in meshes:
+            gpu.draw_shadow(view, projection, contact=True)
+        ctx.disable(moderngl.DEPTH_TEST)
+        texel = sigma / (2.0 * half) * CONTACT_MAP_SIZE  # sigma in texels
+        self.blur["u_sigma"].value = float(texel)
+        self.blur["u_image"].value = 0
+        for source, destination, step in ((0, 1, (1.0, 0.0)), (1, 0, (0.0, 1.0))):
+            self.contact_targets[destination].use()
+            self.contact[source].use(location=0)
+            self.blur["u_step"].value = (step[0] / CONTACT_MAP_SIZE, step[1] / CONTACT_MAP_SIZE)
+            self.blur_vao.render(moderngl.TRIANGLES, vertices=3)
+        ctx.enable(moderngl.DEPTH_TEST)
+        to_map = np.zeros((4, 4))  # world (x, z) -> the map's (u, v) in 0..1, row-vector
+        to_map[0, 0] = to_map[2, 1] = 1.0 / (2.0 * half)
+        to_map[3, 0], to_map[3, 1], to_map[3, 3] = 0.5 - cx / (2.0 * half), 0.5 - cz / (2.0 * half), 1.0
+        return to_map
+
+    def use(self, program, frame: ShadowFrame) -> None:
+        """The cast map into a colour-pass program built with SHADOWS."""
+        if frame is None or frame.cast_matrix is None or "u_shadow_map" not in program:
+            return
+        self.depth.use(location=SHADOW_UNIT)
+        program["u_shadow_map"].value = SHADOW_UNIT
+        program["u_shadow_matrix"].write(frame.cast_matrix.astype(np.float32).tobytes())
+        program["u_shadow_intensity"].value = frame.intensity
+        program["u_shadow_radius"].value = frame.pcf_radius() / SHADOW_MAP_SIZE
+        if "u_shadow_offset" in program:
+            program["u_shadow_offset"].value = 1.5 * frame.texel_world
+
+    def draw_ground(self, frame: ShadowFrame, view, projection) -> None:
+        """The shadow catcher: the ground darkened by both maps (depth-tested, not written)."""
+        import moderngl
+
+        if frame is None:
+            return
+        ctx = self.renderer.ctx
+        program = self.ground
+        program["u_view"].write(view.astype(np.float32).tobytes())
+        program["u_projection"].write(projection.astype(np.float32).tobytes())
+        program["u_extent"].value = tuple(float(v) for v in frame.extent)
+        program["u_ground_y"].value = float(frame.ground_y)
+        program["u_intensity"].value = frame.intensity
+        program["u_has_contact"].value = frame.contact_matrix is not None
+        program["u_has_cast"].value = frame.cast_matrix is not None
+        program["u_contact_map"].value = CONTACT_UNIT
+        program["u_shadow_map"].value = GROUND_SHADOW_UNIT
+        self.contact[0].use(location=CONTACT_UNIT)
+        self.depth.use(location=GROUND_SHADOW_UNIT)
+        identity = np.eye(4, dtype=np.float32)
+        program["u_contact_matrix"].write((frame.contact_matrix if frame.contact_matrix is not None
+                                           else identity).astype(np.float32).tobytes())
+        program["u_shadow_matrix"].write((frame.cast_matrix if frame.cast_matrix is not None
+                                          else identity).astype(np.float32).tobytes())
+        program["u_shadow_radius"].value = frame.pcf_radius() / SHADOW_MAP_SIZE
+        ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.CULL_FACE)
+        ctx.blend_func = (0x0302, 0x0303, 0x0001, 0x0303)  # over
+        ctx.depth_mask = False
+        self.ground_vao.render(moderngl.TRIANGLES, vertices=6)
+        ctx.depth_mask = True
+        ctx.disable(moderngl.BLEND)
