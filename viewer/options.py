@@ -72,7 +72,7 @@ class RenderOptions:
 
 
 LOOK_FIELDS = ("environment", "environment_rotation", "tone_mapping", "exposure", "show_environment",
-               "environment_filter")
+               "environment_filter", "shadows", "shadow_intensity", "shadow_softness", "key_light")
 
 
 class MarkerKind(enum.Enum):

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
 from ..look import TRANSPARENT, apply_frame
-from .common import (Progress, add_frame_options, add_look_options, add_mix_option, add_motion_options,
+from .common import (add_shadow_options, shadow_options, Progress, add_frame_options, add_look_options, add_mix_option, add_motion_options,
                      add_skinning_option, apply_mix, apply_pose_data, check_creatable_folder, finite, frame_options,
                      frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
                      positive_int, read_mix, read_pose, scene_index, select_animation, size)
@@ -107,6 +107,7 @@ def add_parser(commands, common):
                            "not with --animation, --rest or --script")
     add_frame_options(render, transparent="RGBA PNGs with alpha 0 there; a GIF's transparent colour; not for MP4")
     add_look_options(render)
+    add_shadow_options(render, default=False)
     add_motion_options(render, bone_map=False)
     render.set_defaults(run=run)
 
@@ -154,6 +155,7 @@ def render_command(args) -> int:
         raise ViewerError("--mix and --script: give one (a script plays a mix itself: "
                           "app.scene.mixer.load(FILE) in its setup)")
     look = look_options(args)  # a bad --environment file: one line, before any GL work
+    look.update(shadow_options(args))
     frame_options(args)  # --background with --show-environment: refused before the model loads
     if args.rest:
         given = [name for name, value in (("--animation", args.animation), ("--time", args.time),
