@@ -1,0 +1,181 @@
+"""Shadows (issue 45): where the cast shadow falls on the ground (the posed mesh projected along
+the light, in numpy), no acne on the lit ground and body, a planted foot touching its shadow,
+and the options' bad values refused in one line."""
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from viewer.camera import framed_camera
+from viewer.character import build_character
+from viewer.gltf import load_gltf
+from viewer.look import key_light_direction
+from viewer.model.transforms import quaternion_from_yaw_pitch_roll
+from viewer.options import RenderOptions
+from viewer.render.headless import HeadlessRenderer
+
+from samples import CESIUM_MAN, ROBOT
+
+SIZE = (256, 256)
+
+
+@pytest.fixture(scope="module")
+def headless():
+    with HeadlessRenderer(SIZE) as renderer:
+        yield renderer
+
+
+def character(posed: bool):
+    scene = build_character()
+    if posed:
+        scene.find_bone("leftArm").rotation_quaternion = quaternion_from_yaw_pitch_roll([0.0, 0.0, np.radians(70)])
+        scene.find_bone("rightArm").rotation_quaternion = quaternion_from_yaw_pitch_roll([0.5, 0.2, np.radians(-60)])
+    return scene
+
+
+def gltf(path, posed: bool):
+    scene = load_gltf(str(path))
+    if posed:
+        clip = scene.animations[0]
+        clip.apply(0.37 * clip.duration if hasattr(clip, "duration") else 0.5)
+    return scene
+
+
+SCENES = {"character-rest": lambda: character(False), "character-posed": lambda: character(True),
+          "cesium-rest": lambda: gltf(CESIUM_MAN, False), "cesium-posed": lambda: gltf(CESIUM_MAN, True),
+          "robot-rest": lambda: gltf(ROBOT, False), "robot-posed": lambda: gltf(ROBOT, True)}
+
+
+def options(key_light, shadows=True, **more):
+    settings = dict(environment="none", show_skeleton=False, show_grid=False, shadows=shadows, contact_shadow=False,
+                    shadow_intensity=1.0, shadow_softness=0.0, key_light=key_light)
+    return RenderOptions(**{**settings, **more})
+
+
+def to_pixels(points, camera):
+    """World points -> (x, y) pixels of a SIZE image (y down)."""
+    view, projection = camera.view_matrix(), camera.projection_matrix(SIZE[0] / SIZE[1])
+    clip = np.concatenate([points, np.ones((len(points), 1))], 1) @ view @ projection
+    ndc = clip[:, :2] / clip[:, 3:4]
+    return np.stack([(ndc[:, 0] + 1) / 2 * SIZE[0], (1 - ndc[:, 1]) / 2 * SIZE[1]], 1)
+
+
+def projected_shadow(scene, towards, camera) -> np.ndarray:
+    """(H, W) bool: the posed mesh (skinned in numpy) projected along the light onto the ground,
+    rasterised triangle by triangle in the camera's image."""
+    ground = float(scene.rest_bounds[0][1])
+    towards = np.asarray(towards, float)
+    image = Image.new("1", SIZE, 0)
+    draw = ImageDraw.Draw(image)
+    for mesh in scene.meshes:
+        points = np.asarray(mesh.skinned_positions(), float)
+        on_ground = points - ((points[:, 1] - ground) / towards[1])[:, None] * towards
+        pixels = to_pixels(on_ground, camera)
+        for triangle in np.asarray(mesh.indices).reshape(-1, 3):
+            draw.polygon([tuple(p) for p in pixels[triangle]], fill=1)
+    return np.array(image, bool)
+
+
+def grow(mask, pixels):
+    """A binary dilation by a (2 pixels + 1) square (numpy only)."""
+    out = mask.copy()
+    for dy in range(-pixels, pixels + 1):
+        for dx in range(-pixels, pixels + 1):
+            out |= np.roll(np.roll(mask, dy, 0), dx, 1)
+    return out
+
+
+def scene_and_camera(name):
+    scene = SCENES[name]()
+    scene.prepare()
+    camera = framed_camera(scene, pitch=55.0)
+    camera.distance *= 1.9
+    return scene, camera
+
+
+@pytest.mark.parametrize("elevation", [90.0, 45.0])
+@pytest.mark.parametrize("name", list(SCENES))
+def test_the_shadow_on_the_ground_is_the_posed_mesh_projected_along_the_light(headless, name, elevation):
+    scene, camera = scene_and_camera(name)
+    towards = key_light_direction(30.0, elevation)
+    lit = headless.render(scene, camera, options(towards))
+    plain = headless.render(scene, camera, options(towards, shadows=False))
+    body = headless.render(scene, camera, options(towards, shadows=False, transparent_background=True))[..., 3] > 0
+    dark = (plain[..., :3].astype(int) - lit[..., :3].astype(int)).max(axis=2) > 12
+    expected = projected_shadow(scene, towards, camera)
+    band = grow(expected, 2) & grow(~expected, 2)  # within 2 pixels of the shadow's edge
+    judged = ~body & ~band
+    assert (expected & judged).sum() > 150, "the shadow must be seen on the ground"
+    union = ((dark | expected) & judged).sum()
+    iou = ((dark & expected) & judged).sum() / union
+    assert iou >= 0.95, f"{name} at {elevation} degrees: IoU {iou:.3f}"
+
+
+@pytest.mark.parametrize("name", ["character-posed", "cesium-posed"])
+def test_no_acne_on_the_lit_ground_and_body(headless, name):
+    scene, camera = scene_and_camera(name)
+    towards = key_light_direction(30.0, 45.0)
+    lit = headless.render(scene, camera, options(towards, shadow_softness=0.5)).astype(int)
+    plain = headless.render(scene, camera, options(towards, shadows=False)).astype(int)
+    body = headless.render(scene, camera, options(towards, shadows=False, transparent_background=True))[..., 3] > 0
+    away = ~body & ~grow(projected_shadow(scene, towards, camera), 8)
+    assert np.abs(lit - plain)[away].max() <= 2
+    # Seen from the light, everything in view is lit: the body as without shadows.
+    front = framed_camera(scene, yaw=30.0, pitch=30.0)
+    facing = key_light_direction(30.0, 30.0)
+    lit = headless.render(scene, front, options(facing)).astype(int)
+    plain = headless.render(scene, front, options(facing, shadows=False)).astype(int)
+    body = headless.render(scene, front, options(facing, shadows=False, transparent_background=True))[..., 3] > 0
+    same = (np.abs(lit - plain)[..., :3].max(axis=2) <= 2)[body].mean()
+    assert same >= 0.97, f"{same:.3f} of the lit body as without shadows"
+
+
+def test_the_ground_beside_a_planted_foot_is_in_shadow(headless):
+    scene, camera = scene_and_camera("character-rest")
+    towards = key_light_direction(30.0, 45.0)
+    mesh_points = np.concatenate([np.asarray(m.skinned_positions()) for m in scene.meshes])
+    foot = mesh_points[np.argmin(mesh_points[:, 1])]
+    size = float(np.max(scene.rest_bounds[1] - scene.rest_bounds[0]))
+    ground = float(scene.rest_bounds[0][1])
+    body = headless.render(scene, camera, options(towards, shadows=False, transparent_background=True))[..., 3] > 0
+    lit = headless.render(scene, camera, options(towards, contact_shadow=True, shadow_intensity=0.6,
+                                                 shadow_softness=0.3)).astype(int)
+    plain = headless.render(scene, camera, options(towards, shadows=False)).astype(int)
+    darker = []
+    for offset in np.linspace(0.0, 2 * np.pi, 16, endpoint=False):  # around the foot, just beside it
+        for reach in (0.05, 0.07):
+            point = np.array([foot[0] + reach * size * np.cos(offset), ground, foot[2] + reach * size * np.sin(offset)])
+            x, y = to_pixels(point[None], camera)[0].astype(int)
+            if not body[y, x]:
+                darker.append(1.0 - lit[y, x, :3].mean() / plain[y, x, :3].mean())
+    assert len(darker) >= 4
+    assert min(darker) >= 0.05 and np.mean(darker) >= 0.15, f"the ground beside the foot darkens by {darker}"
+
+
+@pytest.mark.parametrize("args, option", [
+    (["--shadow-intensity", "1.5"], "--shadow-intensity"), (["--shadow-intensity", "nan"], "--shadow-intensity"),
+    (["--shadow-softness", "-0.1"], "--shadow-softness"), (["--shadow-softness", "nan"], "--shadow-softness"),
+    (["--key-light", "30"], "--key-light"), (["--key-light", "30,inf"], "--key-light"),
+    (["--key-light", "a,b"], "--key-light"), (["--key-light", "1,2,3"], "--key-light")])
+def test_bad_shadow_options_are_one_line_naming_the_option_exit_2(cli, tmp_path, args, option):
+    result = cli("render", "--out", tmp_path / "x.png", *args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_the_look_checks_the_shadow_keywords():
+    from viewer.errors import ViewerError
+    from viewer.look import check
+
+    assert check("key_light", (0.0, 90.0)) == pytest.approx((0.0, 1.0, 0.0), abs=1e-12)
+    assert check("shadows", True) is True
+    for name, value in (("shadow_intensity", float("nan")), ("shadow_softness", 2), ("key_light", (1.0,)),
+                        ("key_light", (0.0, 0.0, 0.0)), ("shadows", "yes")):
+        with pytest.raises(ViewerError, match=name):
+            check(name, value)
+
+
+def test_shadows_are_off_by_default_in_render_options():
+    assert RenderOptions().shadows is False
