@@ -179,3 +179,54 @@ def test_the_look_checks_the_shadow_keywords():
 
 def test_shadows_are_off_by_default_in_render_options():
     assert RenderOptions().shadows is False
+
+
+def test_the_panel_toggles_shadows_and_sets_their_intensity(panel_session):
+    from panel_driver import click
+
+    session, display = panel_session, panel_session.editor.display
+    click(session, "Light and tone mapping")
+    for section in ("Bones", "Selected bone"):
+        click(session, section)
+    session.run()
+    for label in ("Shadows", "shadow intensity", "shadow softness"):
+        assert label in session.panel.rects, label
+    before = display.shadows
+    click(session, "Shadows", near_left=True)
+    assert display.shadows is (not before)
+    click(session, "Shadows", near_left=True)
+    assert display.shadows is before
+    x0, y0, x1, y1 = session.panel.rects["shadow intensity"]
+    from panel_driver import click_at
+
+    click_at(session, (x0 + 0.9 * (x1 - x0), (y0 + y1) / 2))
+    assert display.shadow_intensity > 0.8
+
+
+def test_synth_shadows_change_the_pictures_not_the_labels(cli, tmp_path):
+    import json
+
+    runs = {}
+    for flag in ("--no-shadows", "--shadows"):
+        out = tmp_path / flag.strip("-")
+        result = cli("synth", CESIUM_MAN, "--out", out, "--count", "2", "--size", "96x96", "--seed", "3",
+                     "--workers", "1", "--environment", "none", flag)
+        assert result.returncode == 0, result.stderr
+        annotations = json.loads((out / "annotations.json").read_text())
+        images = [np.asarray(Image.open(path)) for path in sorted((out / "images").glob("*.png"))]
+        runs[flag] = (annotations, images)
+    (plain, plain_images), (shaded, shaded_images) = runs["--no-shadows"], runs["--shadows"]
+    assert [a["keypoints"] for a in plain["annotations"]] == [a["keypoints"] for a in shaded["annotations"]]
+    assert "shadows" not in plain["info"]["ranges"] and shaded["info"]["ranges"]["shadows"] is True
+    for before, after in zip(plain_images, shaded_images):
+        darker = before[..., :3].astype(int).sum(axis=2) - after[..., :3].astype(int).sum(axis=2)
+        assert (darker > 12).sum() > 20 and (darker < -12).sum() == 0  # shadows only darken
+
+
+def test_batch_options_keep_their_key_without_shadows():
+    from viewer.library.job import BatchOptions
+
+    assert not {"shadows", "shadow_intensity", "shadow_softness", "key_light"} & set(BatchOptions().as_json())
+    on = BatchOptions(shadows=True, key_light=(0.0, 1.0, 0.0))
+    assert on.as_json()["shadows"] is True and on.look()["key_light"] == (0.0, 1.0, 0.0)
+    assert RenderOptions(**on.look()).shadows is True

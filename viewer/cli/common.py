@@ -535,9 +535,10 @@ def key_light_angles(text: str) -> tuple:
     return key_light_direction(azimuth, elevation)
 
 
-def add_shadow_options(parser, default: bool) -> None:
-    """--shadows/--no-shadows, --shadow-intensity, --shadow-softness and --key-light (issue 45);
-    ``default``: whether shadows are on without either (the window: on; render, serve: off)."""
+def add_shadow_options(parser, default: bool, key_light: bool = True) -> None:
+    """--shadows/--no-shadows, --shadow-intensity, --shadow-softness and (with ``key_light``)
+    --key-light (issue 45); ``default``: whether shadows are on without either (the window: on;
+    render, serve, batch, synth: off). synth draws its key light per image: no --key-light."""
     from ..options import RenderOptions
 
     options = RenderOptions()
@@ -550,6 +551,8 @@ def add_shadow_options(parser, default: bool) -> None:
                        help=f"how dark a full shadow is, 0 to 1 (default {options.shadow_intensity:g})")
     group.add_argument("--shadow-softness", type=unit_interval, default=options.shadow_softness, metavar="0..1",
                        help=f"how soft the shadows' edges are, 0 to 1 (default {options.shadow_softness:g})")
+    if not key_light:
+        return
     group.add_argument("--key-light", type=key_light_angles, default=None, metavar="AZIMUTH,ELEVATION",
                        help="where the key light shines from, in degrees: azimuth about +Y from the model's front "
                             "(+Z) towards +X, elevation above the ground (default 37,47: the simple light's key)")
@@ -559,7 +562,7 @@ def shadow_options(args) -> dict:
     """RenderOptions' shadow fields from ``args`` (add_shadow_options)."""
     options = {"shadows": args.shadows, "shadow_intensity": args.shadow_intensity,
                "shadow_softness": args.shadow_softness}
-    if args.key_light is not None:
+    if getattr(args, "key_light", None) is not None:
         options["key_light"] = args.key_light
     return options
 
