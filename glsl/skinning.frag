@@ -132,7 +132,6 @@ layout(location = 0) out vec4 out_color;
 uniform sampler2DShadow u_shadow_map;
 uniform mat4 u_shadow_matrix;     // world -> the shadow map's [0, 1]^3
 uniform float u_shadow_intensity;
-uniform float u_shadow_radius;    // the filter's radius, in uv
 uniform float u_shadow_offset;    // normal offset (world units): no acne where the light grazes
 #include "shadow_pcf.glsl"
 #endif
@@ -287,8 +286,7 @@ void main() {
                + radiance * (f0 * split.x + split.y) * energy * specular_occlusion;
 
 #if SHADOWS
-    float lit = shadow_pcf(u_shadow_map, (u_shadow_matrix * vec4(v_world_position + geometric * u_shadow_offset, 1.0)).xyz,
-                           u_shadow_radius);
+    float lit = shadow_lit(u_shadow_map, (u_shadow_matrix * vec4(v_world_position + geometric * u_shadow_offset, 1.0)).xyz);
     float shadowed = mix(1.0, lit, u_shadow_intensity);
 #if SHADOW_LIGHT < 0
     color *= shadowed;

@@ -25,14 +25,14 @@ import numpy as np
 
 from .shaders import load_program
 
-SHADOW_MAP_SIZE = 1024
-CONTACT_MAP_SIZE = 128
+SHADOW_MAP_SIZE = 512
+CONTACT_MAP_SIZE = 64
+GROUND_MAP_SIZE = 128  # the ground's composed shadow (both maps read once per texel, not per screen pixel)
 SHADOW_UNIT = 10     # skinning.frag's u_shadow_map (units 0..6 materials, 7.. the environment's)
 CONTACT_UNIT = 11
-GROUND_SHADOW_UNIT = 12
+GROUND_UNIT = 12
 CONTACT_FADE = 0.35  # the contact shadow fades out this fraction of the character's height above the ground
-CONTACT_BLUR = 0.08  # the blur's sigma at softness 1, as a fraction of the character's size
-PCF_TEXELS = 3.0     # the cast shadow's filter radius at softness 1 (map texels; 0.75 at softness 0)
+BLUR = 0.06          # the ground shadow's blur (sigma) at softness 1, as a fraction of the character's size
 
 
 def light_basis(towards) -> np.ndarray:
@@ -121,7 +121,7 @@ def _largest_scale(mesh) -> float:
 class ShadowFrame:
     """One frame's shadows, as the colour pass and the ground read them."""
 
-    def __init__(self, options, ground_y, cast_matrix, cast_light, contact_matrix, texel_world, extent):
+    def __init__(self, options, ground_y, cast_matrix, cast_light, contact_matrix, texel_world, extent, size):
         self.intensity = float(options.shadow_intensity)
         self.softness = float(options.shadow_softness)
         self.ground_y = ground_y
@@ -130,6 +130,7 @@ class ShadowFrame:
         self.contact_matrix = contact_matrix  # world -> the contact map's [0, 1]^2, or None
         self.texel_world = texel_world        # a shadow map texel's size in world units
         self.extent = extent                  # (x0, z0, x1, z1): the ground quad
+        self.size = size                      # the posed character's largest extent
 
     @property
     def defines(self) -> tuple:
@@ -137,8 +138,28 @@ class ShadowFrame:
             return ()
         return (("SHADOWS", 1), ("SHADOW_LIGHT", self.cast_light))
 
-    def pcf_radius(self) -> float:
-        return 0.75 + (PCF_TEXELS - 0.75) * self.softness
+
+def _state(scene, options, light, ground_y, contact, override) -> list:
+    """What this frame's maps depend on: when it equals the last frame's, they are reused (a
+    paused pose seen from an orbiting camera draws no shadow pass)."""
+    state = [ground_y, contact, override, float(options.shadow_softness), float(options.shadow_intensity),
+             None if light.shadow_direction is None else (tuple(light.shadow_direction[0]), light.shadow_direction[1])]
+    for mesh in scene.meshes:
+        skeleton = mesh.skeleton
+        state.append((id(mesh), mesh.skinning, np.array(mesh.world_matrix, copy=True),
+                      None if skeleton is None else np.array(skeleton.get_transform_matrices(), copy=True),
+                      None if mesh.morph_targets is None else np.array(mesh.morph_weights, copy=True)))
+    return state
+
+
+def _same(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.shape == b.shape and np.array_equal(a, b)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 class ShadowPass:
@@ -163,11 +184,20 @@ class ShadowPass:
         self.blur_vao = ctx.vertex_array(self.blur, [])
         self.ground = load_program(ctx, "shadow_ground.vert", "shadow_ground.frag")
         self.ground_vao = ctx.vertex_array(self.ground, [])
+        self.ground_maps = [ctx.texture((GROUND_MAP_SIZE,) * 2, 1, dtype="f1") for _ in range(2)]
+        for texture in self.ground_maps:
+            texture.filter = (ctx.LINEAR, ctx.LINEAR)
+            texture.repeat_x = texture.repeat_y = False
+        self.ground_targets = [ctx.framebuffer(color_attachments=[texture]) for texture in self.ground_maps]
+        self.compose = load_program(ctx, "background.vert", "shadow_compose.frag")
+        self.compose_vao = ctx.vertex_array(self.compose, [])
         self._boxes: dict = {}
+        self._last = None  # (the state the maps were drawn for, its ShadowFrame)
 
     def release(self) -> None:
         for resource in (self.cast_target, self.depth, *self.contact_targets, *self.contact, self.contact_depth,
-                         self.blur_vao, self.blur, self.ground_vao, self.ground):
+                         self.blur_vao, self.blur, self.ground_vao, self.ground, *self.ground_targets, *self.ground_maps,
+                         self.compose_vao, self.compose):
             resource.release()
 
     # --- fitting ---------------------------------------------------------------------------------
@@ -191,6 +221,10 @@ class ShadowPass:
         None when there is nothing to shadow."""
         import moderngl
 
+        state = _state(scene, options, light, ground_y, contact, self.renderer.skinning_override)
+        if self._last is not None and _same(self._last[0], state):
+            return self._last[1]
+        self._last = None
         bounds = self.posed_bounds(scene)
         if bounds is None:
             return None
@@ -240,23 +274,64 @@ class ShadowPass:
                 cast_matrix = view @ projection @ to_texture
             if contact:
                 contact_matrix = self._contact(meshes, low, high, size, ground_y, options)
+            points = np.concatenate(extent_points)
+            pad = 0.02 * size + 3.0 * max(options.shadow_softness, 0.02) * BLUR * size  # the blur's reach
+            extent = (*(points.min(axis=0) - pad), *(points.max(axis=0) + pad))
+            frame = ShadowFrame(options, ground_y, cast_matrix,
+                                light.shadow_direction[1] if cast_matrix is not None else 0, contact_matrix,
+                                texel_world, extent, size)
+            self._compose(frame)
+            self._last = (state, frame)
         finally:
             previous.use()
             ctx.viewport = viewport
             ctx.polygon_offset = (0.0, 0.0)
-        points = np.concatenate(extent_points)
-        pad = 0.1 * size + 3.0 * CONTACT_BLUR * size
-        extent = (*(points.min(axis=0) - pad), *(points.max(axis=0) + pad))
-        return ShadowFrame(options, ground_y, cast_matrix, light.shadow_direction[1] if cast_matrix is not None else 0,
-                           contact_matrix, texel_world, extent)
+        return frame
+
+    def _compose(self, frame: ShadowFrame) -> None:
+        """The ground's darkness over its quad, into ground_map (shadow_compose.frag)."""
+        import moderngl
+
+        ctx = self.renderer.ctx
+        ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND)
+        program = self.compose
+        program["u_extent"].value = tuple(float(v) for v in frame.extent)
+        program["u_ground_y"].value = float(frame.ground_y)
+        program["u_has_contact"].value = frame.contact_matrix is not None
+        program["u_has_cast"].value = frame.cast_matrix is not None
+        program["u_contact_map"].value = CONTACT_UNIT
+        program["u_shadow_map"].value = SHADOW_UNIT
+        self.contact[0].use(location=CONTACT_UNIT)
+        self.depth.use(location=SHADOW_UNIT)
+        identity = np.eye(4)
+        for name, matrix in (("u_contact_matrix", frame.contact_matrix), ("u_shadow_matrix", frame.cast_matrix)):
+            program[name].write((identity if matrix is None else matrix).astype(np.float32).tobytes())
+        self.ground_targets[0].use()
+        self.compose_vao.render(moderngl.TRIANGLES, vertices=3)
+        # Soft edges: the composed map (contact and cast shadow together, one blur) blurred by the softness.
+        x0, z0, x1, z1 = frame.extent
+        sigma = frame.softness * BLUR * frame.size / max(x1 - x0, z1 - z0) * GROUND_MAP_SIZE
+        self._blur(self.ground_maps, self.ground_targets, sigma, GROUND_MAP_SIZE)
+        ctx.enable(moderngl.DEPTH_TEST)
+
+    def _blur(self, textures, targets, sigma: float, size: int) -> None:
+        """textures[0] blurred (a separable Gaussian of ``sigma`` texels) through textures[1]."""
+        import moderngl
+
+        self.blur["u_sigma"].value = float(sigma)
+        self.blur["u_image"].value = 0
+        for source, destination, step in ((0, 1, (1.0, 0.0)), (1, 0, (0.0, 1.0))):
+            targets[destination].use()
+            textures[source].use(location=0)
+            self.blur["u_step"].value = (step[0] / size, step[1] / size)
+            self.blur_vao.render(moderngl.TRIANGLES, vertices=3)
 
     def _contact(self, meshes, low, high, size, ground_y, options):
         """The contact map: drawn from below, then blurred in two passes."""
         import moderngl
 
         ctx = self.renderer.ctx
-        sigma = max(options.shadow_softness, 0.02) * CONTACT_BLUR * size
-        pad = 3.0 * sigma + 0.02 * size
+        pad = 3.0 * max(options.shadow_softness, 0.02) * BLUR * size + 0.02 * size  # the blur's reach
         x0, z0, x1, z1 = low[0] - pad, low[2] - pad, high[0] + pad, high[2] + pad
         half = max(x1 - x0, z1 - z0) / 2.0
         cx, cz = (x0 + x1) / 2.0, (z0 + z1) / 2.0
@@ -271,14 +346,6 @@ class ShadowPass:
         for gpu in meshes:
             gpu.draw_shadow(view, projection, contact=True)
         ctx.disable(moderngl.DEPTH_TEST)
-        texel = sigma / (2.0 * half) * CONTACT_MAP_SIZE  # sigma in texels
-        self.blur["u_sigma"].value = float(texel)
-        self.blur["u_image"].value = 0
-        for source, destination, step in ((0, 1, (1.0, 0.0)), (1, 0, (0.0, 1.0))):
-            self.contact_targets[destination].use()
-            self.contact[source].use(location=0)
-            self.blur["u_step"].value = (step[0] / CONTACT_MAP_SIZE, step[1] / CONTACT_MAP_SIZE)
-            self.blur_vao.render(moderngl.TRIANGLES, vertices=3)
         ctx.enable(moderngl.DEPTH_TEST)
         to_map = np.zeros((4, 4))  # world (x, z) -> the map's (u, v) in 0..1, row-vector
         to_map[0, 0] = to_map[2, 1] = 1.0 / (2.0 * half)
@@ -293,8 +360,7 @@ class ShadowPass:
         program["u_shadow_map"].value = SHADOW_UNIT
         program["u_shadow_matrix"].write(frame.cast_matrix.astype(np.float32).tobytes())
         program["u_shadow_intensity"].value = frame.intensity
-        program["u_shadow_radius"].value = frame.pcf_radius() / SHADOW_MAP_SIZE
-        if "u_shadow_offset" in program:
+        if "u_shadow_offset" in program:  # about two texels: the lit body never shadows itself
             program["u_shadow_offset"].value = 1.5 * frame.texel_world
 
     def draw_ground(self, frame: ShadowFrame, view, projection) -> None:
@@ -310,18 +376,8 @@ class ShadowPass:
         program["u_extent"].value = tuple(float(v) for v in frame.extent)
         program["u_ground_y"].value = float(frame.ground_y)
         program["u_intensity"].value = frame.intensity
-        program["u_has_contact"].value = frame.contact_matrix is not None
-        program["u_has_cast"].value = frame.cast_matrix is not None
-        program["u_contact_map"].value = CONTACT_UNIT
-        program["u_shadow_map"].value = GROUND_SHADOW_UNIT
-        self.contact[0].use(location=CONTACT_UNIT)
-        self.depth.use(location=GROUND_SHADOW_UNIT)
-        identity = np.eye(4, dtype=np.float32)
-        program["u_contact_matrix"].write((frame.contact_matrix if frame.contact_matrix is not None
-                                           else identity).astype(np.float32).tobytes())
-        program["u_shadow_matrix"].write((frame.cast_matrix if frame.cast_matrix is not None
-                                          else identity).astype(np.float32).tobytes())
-        program["u_shadow_radius"].value = frame.pcf_radius() / SHADOW_MAP_SIZE
+        program["u_ground_map"].value = GROUND_UNIT
+        self.ground_maps[0].use(location=GROUND_UNIT)
         ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
         ctx.disable(moderngl.CULL_FACE)
         ctx.blend_func = (0x0302, 0x0303, 0x0001, 0x0303)  # over
