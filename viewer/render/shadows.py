@@ -27,7 +27,7 @@ from .shaders import load_program
 
 SHADOW_MAP_SIZE = 512
 CONTACT_MAP_SIZE = 64
-GROUND_MAP_SIZE = 128  # the ground's composed shadow (both maps read once per texel, not per screen pixel)
+GROUND_MAP_SIZE = 64  # the ground's composed shadow (both maps read once per texel, not per screen pixel)
 SHADOW_UNIT = 10     # skinning.frag's u_shadow_map (units 0..6 materials, 7.. the environment's)
 CONTACT_UNIT = 11
 GROUND_UNIT = 12
@@ -306,12 +306,12 @@ class ShadowPass:
         identity = np.eye(4)
         for name, matrix in (("u_contact_matrix", frame.contact_matrix), ("u_shadow_matrix", frame.cast_matrix)):
             program[name].write((identity if matrix is None else matrix).astype(np.float32).tobytes())
+        # Soft edges: the taps spread by the softness (contact and cast shadow together).
+        x0, z0, x1, z1 = frame.extent
+        spread = max(frame.softness * BLUR * frame.size, 0.5 * max(x1 - x0, z1 - z0) / GROUND_MAP_SIZE)
+        program["u_spread"].value = (spread, spread)
         self.ground_targets[0].use()
         self.compose_vao.render(moderngl.TRIANGLES, vertices=3)
-        # Soft edges: the composed map (contact and cast shadow together, one blur) blurred by the softness.
-        x0, z0, x1, z1 = frame.extent
-        sigma = frame.softness * BLUR * frame.size / max(x1 - x0, z1 - z0) * GROUND_MAP_SIZE
-        self._blur(self.ground_maps, self.ground_targets, sigma, GROUND_MAP_SIZE)
         ctx.enable(moderngl.DEPTH_TEST)
 
     def _blur(self, textures, targets, sigma: float, size: int) -> None:
