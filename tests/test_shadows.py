@@ -33,15 +33,25 @@ def character(posed: bool):
     return scene
 
 
-def gltf(path, posed: bool):
+def gltf(path, posed: bool, morphed: bool = False):
     scene = load_gltf(str(path))
     if posed:
         clip = scene.animations[0]
-        clip.apply(0.37 * clip.duration if hasattr(clip, "duration") else 0.5)
+        clip.apply(0.37 * clip.duration)
+    if morphed:  # every morph target fully on: the shadow pass morphs as the colour pass does
+        for mesh in scene.morph_meshes:
+            mesh.morph_weights = np.ones(len(mesh.morph_targets))
+    return scene
+
+
+def dual_quaternions():
+    scene = character(True)
+    scene.set_skinning("dq")
     return scene
 
 
 SCENES = {"character-rest": lambda: character(False), "character-posed": lambda: character(True),
+          "character-posed-dq": dual_quaternions, "robot-morphed": lambda: gltf(ROBOT, True, morphed=True),
           "cesium-rest": lambda: gltf(CESIUM_MAN, False), "cesium-posed": lambda: gltf(CESIUM_MAN, True),
           "robot-rest": lambda: gltf(ROBOT, False), "robot-posed": lambda: gltf(ROBOT, True)}
 
@@ -234,3 +244,21 @@ def test_batch_options_keep_their_key_without_shadows():
     on = BatchOptions(shadows=True, key_light=(0.0, 1.0, 0.0))
     assert on.as_json()["shadows"] is True and on.look()["key_light"] == (0.0, 1.0, 0.0)
     assert RenderOptions(**on.look()).shadows is True
+
+
+@pytest.mark.parametrize("storage", ["texture", "cpu"])
+def test_every_bone_storage_casts_the_same_shadow(headless, storage):
+    scene, camera = scene_and_camera("cesium-posed")
+    towards = key_light_direction(30.0, 45.0)
+    reference = headless.render(scene, camera, options(towards)).astype(int)
+    from viewer.render.renderer import Renderer
+
+    usual, other = headless.renderer, Renderer(headless.ctx, bone_storage="texture" if storage == "texture" else "auto",
+                                               cpu_skinning=storage == "cpu")
+    headless.renderer = other
+    try:
+        image = headless.render(scene, camera, options(towards)).astype(int)
+    finally:
+        headless.renderer = usual
+        other.release()
+    assert (np.abs(image - reference).max(axis=2) > 24).mean() < 0.002
