@@ -262,3 +262,14 @@ def test_every_bone_storage_casts_the_same_shadow(headless, storage):
         headless.renderer = usual
         other.release()
     assert (np.abs(image - reference).max(axis=2) > 24).mean() < 0.002
+
+
+def test_shadows_are_on_in_the_window_and_off_in_render_by_default():
+    from viewer.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["view"]).shadows is True
+    assert parser.parse_args(["view", "--no-shadows"]).shadows is False
+    assert parser.parse_args(["render", "--out", "x.png"]).shadows is False
+    args = parser.parse_args(["render", "--out", "x.png", "--shadows", "--key-light", "90,0"])
+    assert args.shadows is True and args.key_light == pytest.approx((1.0, 0.0, 0.0), abs=1e-12)

@@ -543,10 +543,12 @@ def add_shadow_options(parser, default: bool, key_light: bool = True) -> None:
 
     options = RenderOptions()
     group = parser.add_argument_group("shadows")
-    group.add_argument("--shadows", action=argparse.BooleanOptionalAction, default=default,
+    group.add_argument("--shadows", dest="shadows", action="store_true", default=default,
                        help="a contact shadow on the ground and shadows cast by the key light (the simple light's, "
                             "the file's first directional light, or with an environment the --key-light) "
-                            f"(default {'on' if default else 'off'})")
+                            f"({'the default here' if default else 'default: off'})")
+    group.add_argument("--no-shadows", dest="shadows", action="store_false",
+                       help=f"no shadows ({'default: on' if default else 'the default here'})")
     group.add_argument("--shadow-intensity", type=unit_interval, default=options.shadow_intensity, metavar="0..1",
                        help=f"how dark a full shadow is, 0 to 1 (default {options.shadow_intensity:g})")
     group.add_argument("--shadow-softness", type=unit_interval, default=options.shadow_softness, metavar="0..1",
