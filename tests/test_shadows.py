@@ -273,3 +273,17 @@ def test_shadows_are_on_in_the_window_and_off_in_render_by_default():
     assert parser.parse_args(["render", "--out", "x.png"]).shadows is False
     args = parser.parse_args(["render", "--out", "x.png", "--shadows", "--key-light", "90,0"])
     assert args.shadows is True and args.key_light == pytest.approx((1.0, 0.0, 0.0), abs=1e-12)
+
+
+def test_the_notebook_draws_shadows_unless_told_not_to():
+    from viewer.notebook import Viewer
+
+    shaded, plain = Viewer(None, size=(160, 120)), Viewer(None, size=(160, 120), shadows=False, shadow_softness=0.5)
+    try:
+        assert shaded.editor.display.shadows is True and plain.editor.display.shadows is False
+        assert plain.editor.display.shadow_softness == 0.5
+        darker = plain.get_frame()[..., :3].astype(int) - shaded.get_frame()[..., :3].astype(int)
+        assert (darker.max(axis=2) > 8).sum() > 50
+    finally:
+        shaded.close()
+        plain.close()
