@@ -287,3 +287,40 @@ def test_the_notebook_draws_shadows_unless_told_not_to():
     finally:
         shaded.close()
         plain.close()
+
+
+def test_a_crowd_casts_every_copy_s_shadow_where_the_projection_says(headless):
+    from viewer.model import transforms
+    from viewer.model.crowd import Crowd
+    from viewer.model.mesh import place_points, skin_positions
+
+    scenes = [character(posed=k % 2 == 1) for k in range(3)]
+    worlds = np.array([transforms.compose([1.0, 1.0, 1.0], transforms.quaternion_from_yaw_pitch_roll([0.0, 0.5 * k, 0.0]),
+                                          [2.5 * k - 2.5, 0.0, -1.0 * k]) for k in range(3)])
+    crowd = Crowd(build_character().skinned_meshes[0], [scene.skeletons[0] for scene in scenes], worlds)
+    crowd.prepare()
+    low, high = crowd.bounds()
+    from viewer.camera import OrbitCamera
+
+    camera = OrbitCamera(target=(low + high) / 2.0, distance=2.2 * float(np.max(high - low)), yaw=20.0, pitch=55.0)
+    towards = key_light_direction(30.0, 45.0)
+    lit = headless.render_crowd(crowd, camera, options(towards))
+    plain = headless.render_crowd(crowd, camera, options(towards, shadows=False))
+    body = headless.render_crowd(crowd, camera, options(towards, shadows=False, transparent_background=True))[..., 3] > 0
+    dark = (plain[..., :3].astype(int) - lit[..., :3].astype(int)).max(axis=2) > 12
+    ground = float(headless.renderer._meshes[("crowd", id(crowd))].ground_bounds()[0][1])  # the grid's, as drawn
+    mesh, matrices, offsets = crowd.mesh, crowd.group.get_transform_matrices(), crowd.group.offsets
+    image = Image.new("1", SIZE, 0)
+    draw = ImageDraw.Draw(image)
+    for k, world in enumerate(crowd.world_matrices):
+        points = place_points(skin_positions(mesh.positions, mesh.joints, mesh.weights,
+                                             matrices[offsets[k]:offsets[k + 1]]), world)
+        on_ground = points - ((points[:, 1] - ground) / towards[1])[:, None] * np.asarray(towards)
+        pixels = to_pixels(on_ground, camera)
+        for triangle in np.asarray(mesh.indices).reshape(-1, 3):
+            draw.polygon([tuple(p) for p in pixels[triangle]], fill=1)
+    expected = np.array(image, bool)
+    judged = ~body & ~(grow(expected, 2) & grow(~expected, 2))
+    assert (expected & judged).sum() > 150
+    iou = ((dark & expected) & judged).sum() / ((dark | expected) & judged).sum()
+    assert iou >= 0.95, iou

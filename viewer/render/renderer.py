@@ -526,14 +526,28 @@ class Renderer:
         import moderngl
 
         options = options or RenderOptions()
-        view, projection = self._begin_frame(camera, size, options, self.frame_light(crowd, options))
+        light = self.frame_light(crowd, options)
         entry = self._meshes.get(("crowd", id(crowd)))
         if entry is None or entry.crowd is not crowd or entry.instances != len(crowd):
             if entry is not None:
                 entry.release()
             entry = GpuCrowd(self, crowd)
             self._meshes[("crowd", id(crowd))] = entry
-        entry.draw(view, projection, camera.position, options, self.frame_light(crowd, options))
+        shadow = None
+        if options.shadows and options.show_mesh:
+            if self._shadow_pass is None:
+                from .shadows import ShadowPass
+
+                self._shadow_pass = ShadowPass(self)
+            shadow = self._shadow_pass.prepare(crowd, options, light, float(entry.ground_bounds()[0][1]),
+                                               contact=options.contact_shadow, crowd=(crowd, entry))
+            light.shadow, light.shadow_pass = shadow, self._shadow_pass
+            if shadow is not None:
+                light.defines = light.defines + shadow.defines
+        view, projection = self._begin_frame(camera, size, options, light)
+        entry.draw(view, projection, camera.position, options, light)
+        if shadow is not None:
+            self._shadow_pass.draw_ground(shadow, view, projection)
         if options.show_grid:
             ground = entry.ground_bounds()
             self.ctx.enable(moderngl.BLEND)
@@ -1031,6 +1045,29 @@ class GpuCrowd:
                                                                                index_buffer=self.index_buffer,
                                                                                index_element_size=4))
         return entry
+
+    def draw_shadow(self, view, projection, contact: bool = False) -> None:
+        """The shadow pass (viewer.render.shadows): every copy in one instanced call, with the
+        skinning program built with SHADOW_PASS."""
+        import moderngl
+
+        self.update()
+        dual = self.mesh.skinning == "dq"
+        key = ("shadow", dual)
+        if key not in self._builds:
+            ctx = self.renderer.ctx
+            program = load_program(ctx, "skinning.vert", "shadow.frag",
+                                   {**self._defines, **({"SKINNING_DQ": 1} if dual else {}), "SHADOW_PASS": 1})
+            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
+            content.append((self.world_buffer, "16f/i", "in_instance_world"))
+            self._builds[key] = (program, ctx.vertex_array(program, content, index_buffer=self.index_buffer,
+                                                           index_element_size=4))
+        program, vao = self._builds[key]
+        program["u_view"].write(view.astype(np.float32).tobytes())
+        program["u_projection"].write(projection.astype(np.float32).tobytes())
+        self.bone_texture.use(location=1)
+        program["u_bone_texture"].value = 1
+        vao.render(moderngl.TRIANGLES, instances=self.instances)
 
     def draw(self, view, projection, camera_position, options: RenderOptions, light: FrameLight) -> None:
         """Every copy in one instanced call per submesh (blended submeshes after the others,

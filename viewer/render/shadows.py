@@ -85,13 +85,15 @@ class _MeshBoxes:
             corners.append(_corners(*_box(points)))
         self.joints, self.corners = np.array(used, int), np.array(corners)
 
-    def world_box(self, mesh):
+    def world_box(self, mesh, matrices=None, world=None):
+        """(low, high) of the mesh posed by its skeleton's final ``matrices`` (default: its own)
+        and placed by ``world`` (default: its world matrix): a crowd's copy passes its own."""
         corners = self.corners
         if self.joints is not None:
-            matrices = mesh.skeleton.get_transform_matrices()[self.joints]
+            matrices = (mesh.skeleton.get_transform_matrices() if matrices is None else matrices)[self.joints]
             corners = np.einsum("jci,jik->jck", np.concatenate([corners, np.ones(corners.shape[:2] + (1,))], 2),
                                 matrices)[..., :3]
-        world = np.asarray(mesh.world_matrix, np.float64)
+        world = np.asarray(mesh.world_matrix if world is None else world, np.float64)
         points = corners.reshape(-1, 3) @ world[:3, :3] + world[3, :3]
         low, high = points.min(axis=0), points.max(axis=0)
         if np.ndim(self.morph_reach):  # morph deltas move a vertex at most this far (then skinned; scaled by the world)
@@ -144,7 +146,7 @@ def _state(scene, options, light, ground_y, contact, override) -> list:
     paused pose seen from an orbiting camera draws no shadow pass)."""
     state = [ground_y, contact, override, float(options.shadow_softness), float(options.shadow_intensity),
              None if light.shadow_direction is None else (tuple(light.shadow_direction[0]), light.shadow_direction[1])]
-    for mesh in scene.meshes:
+    for mesh in getattr(scene, "meshes", ()):  # a Crowd's copies are added by the caller
         skeleton = mesh.skeleton
         state.append((id(mesh), mesh.skinning, np.array(mesh.world_matrix, copy=True),
                       None if skeleton is None else np.array(skeleton.get_transform_matrices(), copy=True),
@@ -201,31 +203,46 @@ class ShadowPass:
             resource.release()
 
     # --- fitting ---------------------------------------------------------------------------------
+    def _mesh_boxes(self, mesh) -> _MeshBoxes:
+        boxes = self._boxes.get(id(mesh))
+        if boxes is None or boxes[0] is not mesh:
+            boxes = self._boxes[id(mesh)] = (mesh, _MeshBoxes(mesh))
+        return boxes[1]
+
     def posed_bounds(self, scene):
         """World (low, high) around every mesh as posed now (bones' boxes, no skinning)."""
-        lows, highs = [], []
-        for mesh in scene.meshes:
-            boxes = self._boxes.get(id(mesh))
-            if boxes is None or boxes[0] is not mesh:
-                boxes = self._boxes[id(mesh)] = (mesh, _MeshBoxes(mesh))
-            low, high = boxes[1].world_box(mesh)
-            lows.append(low)
-            highs.append(high)
-        if not lows:
+        boxes = [self._mesh_boxes(mesh).world_box(mesh) for mesh in scene.meshes]
+        if not boxes:
             return None
-        return np.min(lows, axis=0), np.max(highs, axis=0)
+        return np.min([low for low, _ in boxes], axis=0), np.max([high for _, high in boxes], axis=0)
+
+    def crowd_bounds(self, crowd):
+        """World (low, high) around every copy of a Crowd as posed now (each copy's bones' boxes)."""
+        mesh, boxes = crowd.mesh, self._mesh_boxes(crowd.mesh)
+        matrices, offsets = crowd.group.get_transform_matrices(), crowd.group.offsets
+        found = [boxes.world_box(mesh, matrices[offsets[k]:offsets[k + 1]], world)
+                 for k, world in enumerate(crowd.world_matrices)]
+        if not found:
+            return None
+        return np.min([low for low, _ in found], axis=0), np.max([high for _, high in found], axis=0)
 
     # --- the pass --------------------------------------------------------------------------------
-    def prepare(self, scene, options, light, ground_y: float, contact: bool = True) -> ShadowFrame | None:
+    def prepare(self, scene, options, light, ground_y: float, contact: bool = True, crowd=None) -> ShadowFrame | None:
         """Draw this frame's maps (the bound framebuffer and viewport are bound again after);
-        None when there is nothing to shadow."""
+        None when there is nothing to shadow. ``crowd``: (Crowd, its GpuCrowd) drawn instead of
+        ``scene``'s meshes."""
         import moderngl
 
-        state = _state(scene, options, light, ground_y, contact, self.renderer.skinning_override)
+        if crowd is None:
+            state = _state(scene, options, light, ground_y, contact, self.renderer.skinning_override)
+        else:
+            state = _state(scene, options, light, ground_y, contact, None)
+            state.append((id(crowd[0]), crowd[0].mesh.skinning, np.array(crowd[0].group.get_transform_matrices(), copy=True),
+                          np.array(crowd[0].world_matrices, copy=True)))
         if self._last is not None and _same(self._last[0], state):
             return self._last[1]
         self._last = None
-        bounds = self.posed_bounds(scene)
+        bounds = self.posed_bounds(scene) if crowd is None else self.crowd_bounds(crowd[0])
         if bounds is None:
             return None
         low, high = bounds
@@ -238,7 +255,7 @@ class ShadowPass:
         extent_points = [corners[:, [0, 2]]]
         cast_matrix = contact_matrix = None
         texel_world = 0.0
-        meshes = [self.renderer.gpu_mesh(mesh) for mesh in scene.meshes]
+        meshes = [self.renderer.gpu_mesh(mesh) for mesh in scene.meshes] if crowd is None else [crowd[1]]
         try:
             ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
             ctx.enable(moderngl.DEPTH_TEST)
