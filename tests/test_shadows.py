@@ -195,27 +195,6 @@ def test_shadows_are_off_by_default_in_render_options():
     assert RenderOptions().shadows is False
 
 
-def test_the_panel_toggles_shadows_and_sets_their_intensity(panel_session):
-    from panel_driver import click
-
-    session, display = panel_session, panel_session.editor.display
-    click(session, "Light and tone mapping")
-    for section in ("Bones", "Selected bone"):
-        click(session, section)
-    session.run()
-    for label in ("Shadows", "shadow intensity", "shadow softness"):
-        assert label in session.panel.rects, label
-    before = display.shadows
-    click(session, "Shadows", near_left=True)
-    assert display.shadows is (not before)
-    click(session, "Shadows", near_left=True)
-    assert display.shadows is before
-    x0, y0, x1, y1 = session.panel.rects["shadow intensity"]
-    from panel_driver import click_at
-
-    click_at(session, (x0 + 0.9 * (x1 - x0), (y0 + y1) / 2))
-    assert display.shadow_intensity > 0.8
-
 
 def test_synth_shadows_change_the_pictures_not_the_labels(cli, tmp_path):
     import json
@@ -275,19 +254,6 @@ def test_shadows_are_on_in_the_window_and_off_in_render_by_default():
     assert args.shadows is True and args.key_light == pytest.approx((1.0, 0.0, 0.0), abs=1e-12)
 
 
-def test_the_notebook_draws_shadows_unless_told_not_to():
-    from viewer.notebook import Viewer
-
-    shaded, plain = Viewer(None, size=(160, 120)), Viewer(None, size=(160, 120), shadows=False, shadow_softness=0.5)
-    try:
-        assert shaded.editor.display.shadows is True and plain.editor.display.shadows is False
-        assert plain.editor.display.shadow_softness == 0.5
-        darker = plain.get_frame()[..., :3].astype(int) - shaded.get_frame()[..., :3].astype(int)
-        assert (darker.max(axis=2) > 8).sum() > 50
-    finally:
-        shaded.close()
-        plain.close()
-
 
 def test_a_crowd_casts_every_copy_s_shadow_where_the_projection_says(headless):
     from viewer.model import transforms
@@ -324,3 +290,40 @@ def test_a_crowd_casts_every_copy_s_shadow_where_the_projection_says(headless):
     assert (expected & judged).sum() > 150
     iou = ((dark & expected) & judged).sum() / ((dark | expected) & judged).sum()
     assert iou >= 0.95, iou
+
+
+# Last: these make GL contexts of their own current (the module's renderer is not used after).
+def test_the_panel_toggles_shadows_and_sets_their_intensity(panel_session):
+    from panel_driver import click
+
+    session, display = panel_session, panel_session.editor.display
+    click(session, "Light and tone mapping")
+    for section in ("Bones", "Selected bone"):
+        click(session, section)
+    session.run()
+    for label in ("Shadows", "shadow intensity", "shadow softness"):
+        assert label in session.panel.rects, label
+    before = display.shadows
+    click(session, "Shadows", near_left=True)
+    assert display.shadows is (not before)
+    click(session, "Shadows", near_left=True)
+    assert display.shadows is before
+    x0, y0, x1, y1 = session.panel.rects["shadow intensity"]
+    from panel_driver import click_at
+
+    click_at(session, (x0 + 0.9 * (x1 - x0), (y0 + y1) / 2))
+    assert display.shadow_intensity > 0.8
+
+
+def test_the_notebook_draws_shadows_unless_told_not_to():
+    from viewer.notebook import Viewer
+
+    shaded, plain = Viewer(None, size=(160, 120)), Viewer(None, size=(160, 120), shadows=False, shadow_softness=0.5)
+    try:
+        assert shaded.editor.display.shadows is True and plain.editor.display.shadows is False
+        assert plain.editor.display.shadow_softness == 0.5
+        darker = plain.get_frame()[..., :3].astype(int) - shaded.get_frame()[..., :3].astype(int)
+        assert (darker.max(axis=2) > 8).sum() > 50
+    finally:
+        shaded.close()
+        plain.close()
