@@ -121,20 +121,21 @@ def test_the_shadow_on_the_ground_is_the_posed_mesh_projected_along_the_light(he
     assert iou >= 0.95, f"{name} at {elevation} degrees: IoU {iou:.3f}"
 
 
+@pytest.mark.parametrize("environment", ["none", "studio"])
 @pytest.mark.parametrize("name", ["character-posed", "cesium-posed"])
-def test_no_acne_on_the_lit_ground_and_body(headless, name):
+def test_no_acne_on_the_lit_ground_and_body(headless, name, environment):
     scene, camera = scene_and_camera(name)
     towards = key_light_direction(30.0, 45.0)
-    lit = headless.render(scene, camera, options(towards, shadow_softness=0.5)).astype(int)
-    plain = headless.render(scene, camera, options(towards, shadows=False)).astype(int)
+    lit = headless.render(scene, camera, options(towards, shadow_softness=0.5, environment=environment)).astype(int)
+    plain = headless.render(scene, camera, options(towards, shadows=False, environment=environment)).astype(int)
     body = headless.render(scene, camera, options(towards, shadows=False, transparent_background=True))[..., 3] > 0
     away = ~body & ~grow(projected_shadow(scene, towards, camera), 8)
     assert np.abs(lit - plain)[away].max() <= 2
     # Seen from the light, everything in view is lit: the body as without shadows.
     front = framed_camera(scene, yaw=30.0, pitch=30.0)
     facing = key_light_direction(30.0, 30.0)
-    lit = headless.render(scene, front, options(facing)).astype(int)
-    plain = headless.render(scene, front, options(facing, shadows=False)).astype(int)
+    lit = headless.render(scene, front, options(facing, environment=environment)).astype(int)
+    plain = headless.render(scene, front, options(facing, shadows=False, environment=environment)).astype(int)
     body = headless.render(scene, front, options(facing, shadows=False, transparent_background=True))[..., 3] > 0
     same = (np.abs(lit - plain)[..., :3].max(axis=2) <= 2)[body].mean()
     assert same >= 0.97, f"{same:.3f} of the lit body as without shadows"
