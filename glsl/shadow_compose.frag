@@ -23,7 +23,7 @@ float darkness(vec4 world) {
         vec2 uv = (u_contact_matrix * world).xy;
         if (all(greaterThan(uv, vec2(0.0))) && all(lessThan(uv, vec2(1.0)))) dark = texture(u_contact_map, uv).r;
     }
-    if (u_has_cast) dark = max(dark, 1.0 - shadow_lit(u_shadow_map, (u_shadow_matrix * world).xyz));
+    if (u_has_cast) dark = max(dark, 1.0 - shadow_lit(u_shadow_map, u_shadow_matrix * world));
     return dark;
 }
 

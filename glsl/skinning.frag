@@ -286,7 +286,7 @@ void main() {
                + radiance * (f0 * split.x + split.y) * energy * specular_occlusion;
 
 #if SHADOWS
-    float lit = shadow_lit(u_shadow_map, (u_shadow_matrix * vec4(v_world_position + geometric * u_shadow_offset, 1.0)).xyz);
+    float lit = shadow_lit(u_shadow_map, u_shadow_matrix * vec4(v_world_position + geometric * u_shadow_offset, 1.0));
     float shadowed = mix(1.0, lit, u_shadow_intensity);
 #if SHADOW_LIGHT < 0
     color *= shadowed;

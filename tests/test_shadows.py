@@ -293,6 +293,57 @@ def test_a_crowd_casts_every_copy_s_shadow_where_the_projection_says(headless):
     assert iou >= 0.95, iou
 
 
+
+class _Placed:
+    """A light's node: a fixed world matrix whose -Z axis is where the light shines."""
+
+    def __init__(self, position, shines):
+        back = -np.asarray(shines, float) / np.linalg.norm(shines)
+        helper = np.array([0.0, 1.0, 0.0]) if abs(back[1]) < 0.9 else np.array([1.0, 0.0, 0.0])
+        right = np.cross(helper, back)
+        right /= np.linalg.norm(right)
+        self.matrix = np.eye(4)
+        self.matrix[:3, :3] = np.stack([right, np.cross(back, right), back])
+        self.matrix[3, :3] = position
+
+    def get_world_matrix(self, walked=None):
+        return self.matrix
+
+
+@pytest.mark.parametrize("kind", ["directional", "spot"])
+def test_a_file_s_directional_or_spot_light_casts_where_the_projection_says(headless, kind):
+    from viewer.model.light import PunctualLight
+
+    scene, camera = scene_and_camera("character-posed")
+    low, high = scene.rest_bounds
+    centre = (low + high) / 2.0
+    towards = np.array(key_light_direction(-40.0, 55.0))
+    where = centre + 2.5 * float(np.max(high - low)) * towards  # the spot: up there, shining at the middle
+    scene.lights = [PunctualLight(kind, intensity=3.0 if kind == "directional" else 40.0, outer_cone_angle=np.radians(50),
+                                  node=_Placed(where, -towards))]
+    overhead = (0.0, 1.0, 0.0)  # the placed key light, straight down: the file's light casts instead
+    lit = headless.render(scene, camera, options(overhead, environment="studio"))
+    plain = headless.render(scene, camera, options(overhead, shadows=False, environment="studio"))
+    body = headless.render(scene, camera, options(overhead, shadows=False, transparent_background=True))[..., 3] > 0
+    dark = (plain[..., :3].astype(int) - lit[..., :3].astype(int)).max(axis=2) > 12
+    if kind == "directional":
+        expected = projected_shadow(scene, towards, camera)
+    else:  # from the spot's position: each vertex along its own ray
+        ground = float(low[1])
+        image = Image.new("1", SIZE, 0)
+        draw = ImageDraw.Draw(image)
+        for mesh in scene.meshes:
+            points = np.asarray(mesh.skinned_positions(), float)
+            t = (where[1] - ground) / (where[1] - points[:, 1])
+            pixels = to_pixels(where + (points - where) * t[:, None], camera)
+            for triangle in np.asarray(mesh.indices).reshape(-1, 3):
+                draw.polygon([tuple(p) for p in pixels[triangle]], fill=1)
+        expected = np.array(image, bool)
+    judged = ~body & ~(grow(expected, 2) & grow(~expected, 2))
+    assert (expected & judged).sum() > 150
+    iou = ((dark & expected) & judged).sum() / ((dark | expected) & judged).sum()
+    assert iou >= 0.95, iou
+
 # Last: these make GL contexts of their own current (the module's renderer is not used after).
 def test_the_panel_toggles_shadows_and_sets_their_intensity(panel_session):
     from panel_driver import click

@@ -253,7 +253,7 @@ class Renderer:
         environment (at most MAX_LIGHTS; the scene must be prepared, so nodes are placed)."""
         environment = self.environment(options.environment, options.environment_filter)
         lights = []
-        shadow_direction = None
+        shadow_direction = spot = None
         if options.shadows and environment is not None:  # the key light placed for the environment
             shadow_direction = (np.asarray(options.key_light, np.float64), -1)
         if environment is None:
@@ -274,14 +274,21 @@ class Renderer:
                 scale = 1.0 / max(1e-3, inner - outer)
                 cone = (scale, -outer * scale)
             if options.shadows and light.kind == "directional" and (shadow_direction is None
-                                                                     or shadow_direction[1] < 0):
-                shadow_direction = (-np.asarray(light.world_direction(), np.float64), len(lights))
+                                                                     or shadow_direction[1] < 0 or spot is not None):
+                shadow_direction, spot = (-np.asarray(light.world_direction(), np.float64), len(lights)), None
+            elif (options.shadows and light.kind == "spot" and spot is None
+                  and (shadow_direction is None or shadow_direction[1] < 0)):
+                # A spot casts when no directional light does (with an environment: over the key light).
+                spot = (np.asarray(light.world_position(), np.float64), np.asarray(light.world_direction(), np.float64),
+                        float(light.outer_cone_angle))
+                shadow_direction = (-spot[1], len(lights))
             lights.append((kind, np.asarray(light.world_position(), np.float64),
                            np.asarray(light.world_direction(), np.float64), inverse_range2,
                            np.asarray(light.color, np.float64) * float(light.intensity), cone))
         frame = FrameLight(environment, options, lights)
         if shadow_direction is not None and np.linalg.norm(shadow_direction[0]) > 0:
             frame.shadow_direction = (shadow_direction[0] / np.linalg.norm(shadow_direction[0]), shadow_direction[1])
+            frame.shadow_spot = spot
         return frame
 
     def prepare_shadows(self, scene, options: RenderOptions, light: "FrameLight"):
@@ -629,6 +636,7 @@ class FrameLight:
     def __init__(self, environment, options: RenderOptions, lights):
         self.environment, self.options = environment, options
         self.shadow_direction = None  # (unit vector towards the light, the light's index or -1) with shadows
+        self.shadow_spot = None  # a spot light casting: (position, direction it shines along, outer cone angle)
         self.shadow = self.shadow_pass = None  # this frame's ShadowFrame and its pass (Renderer.prepare_shadows)
         # What skinning.frag compiles in for this frame (beside the material's); the tone curve
         # too (tonemap.glsl's TONE_MAPPING: a uniform choice would run both curves on llvmpipe).

@@ -55,6 +55,17 @@ def ortho(left, right, bottom, top, near, far) -> np.ndarray:
     return matrix
 
 
+def perspective(fov_y: float, near: float, far: float) -> np.ndarray:
+    """A square perspective projection (``fov_y`` radians), row-vector layout, GL clip space."""
+    f = 1.0 / np.tan(fov_y / 2.0)
+    matrix = np.zeros((4, 4))
+    matrix[0, 0] = matrix[1, 1] = f
+    matrix[2, 2] = (far + near) / (near - far)
+    matrix[3, 2] = 2.0 * far * near / (near - far)
+    matrix[2, 3] = -1.0
+    return matrix
+
+
 def look_matrix(basis, origin) -> np.ndarray:
     """World -> the frame of ``basis`` rows (x, y, z; the camera looks down -z) at ``origin``."""
     view = np.eye(4)
@@ -120,6 +131,9 @@ def _largest_scale(mesh) -> float:
     return float(scale)
 
 
+_TO_TEXTURE = np.array([[0.5, 0, 0, 0], [0, 0.5, 0, 0], [0, 0, 0.5, 0], [0.5, 0.5, 0.5, 1.0]])  # clip -> [0, 1]
+
+
 class ShadowFrame:
     """One frame's shadows, as the colour pass and the ground read them."""
 
@@ -145,7 +159,9 @@ def _state(scene, options, light, ground_y, contact, override) -> list:
     """What this frame's maps depend on: when it equals the last frame's, they are reused (a
     paused pose seen from an orbiting camera draws no shadow pass)."""
     state = [ground_y, contact, override, float(options.shadow_softness), float(options.shadow_intensity),
-             None if light.shadow_direction is None else (tuple(light.shadow_direction[0]), light.shadow_direction[1])]
+             None if light.shadow_direction is None else (tuple(light.shadow_direction[0]), light.shadow_direction[1]),
+             None if light.shadow_spot is None else (tuple(light.shadow_spot[0]), tuple(light.shadow_spot[1]),
+                                                     float(light.shadow_spot[2]))]
     for mesh in getattr(scene, "meshes", ()):  # a Crowd's copies are added by the caller
         skeleton = mesh.skeleton
         state.append((id(mesh), mesh.skinning, np.array(mesh.world_matrix, copy=True),
@@ -260,7 +276,30 @@ class ShadowPass:
             ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
             ctx.enable(moderngl.DEPTH_TEST)
             ctx.depth_func = "<"
-            if light.shadow_direction is not None:
+            if light.shadow_direction is not None and light.shadow_spot is not None:
+                # A spot light: a perspective map from where it is, along where it shines,
+                # as wide as its cone (and the character's reach).
+                position, shines, outer = light.shadow_spot
+                basis = light_basis(-np.asarray(shines))
+                local = (corners - position) @ basis.T
+                depth = -local[:, 2]
+                ground_points = corners
+                below = corners[:, 1] < position[1] - 1e-6
+                if below.all():
+                    t = (position[1] - ground_y) / (position[1] - corners[:, 1])
+                    ground_points = position + (corners - position) * t[:, None]
+                    extent_points.append(ground_points[:, [0, 2]])
+                reach = -((ground_points - position) @ basis.T)[:, 2]
+                near = max(0.5 * float(depth.min()), 1e-3 * size) if depth.min() > 0 else 1e-2 * size
+                far = max(float(reach.max()), float(depth.max())) * 1.05 + 0.02 * size
+                spread = np.abs(local[:, :2]) / np.maximum(depth, near)[:, None]
+                fov = min(2.0 * float(outer), 2.0 * np.arctan(float(spread.max()) * 1.05), np.radians(160.0))
+                view = look_matrix(basis, position)
+                projection = perspective(fov, near, far)
+                texel_world = 2.0 * np.tan(fov / 2.0) * float(np.median(depth)) / SHADOW_MAP_SIZE
+                self._draw_cast(meshes, view, projection)
+                cast_matrix = view @ projection @ _TO_TEXTURE
+            elif light.shadow_direction is not None:
                 towards, cast_light = light.shadow_direction
                 basis = light_basis(towards)
                 # The map's box in the light's frame: the character, and in depth down to the ground
@@ -280,15 +319,8 @@ class ShadowPass:
                 view = look_matrix(basis, np.zeros(3))
                 projection = ortho(x0, x1, y0, y1, near, far)
                 texel_world = max(x1 - x0, y1 - y0) / SHADOW_MAP_SIZE
-                self.cast_target.use()
-                self.cast_target.clear(depth=1.0)
-                ctx.polygon_offset = (2.0, 4.0)  # slope-scaled bias against acne on the lit body
-                for gpu in meshes:
-                    gpu.draw_shadow(view, projection)
-                ctx.polygon_offset = (0.0, 0.0)
-                to_texture = np.diag([0.5, 0.5, 0.5, 1.0])
-                to_texture[3, :3] = 0.5
-                cast_matrix = view @ projection @ to_texture
+                self._draw_cast(meshes, view, projection)
+                cast_matrix = view @ projection @ _TO_TEXTURE
             if contact:
                 contact_matrix = self._contact(meshes, low, high, size, ground_y, options)
             points = np.concatenate(extent_points)
@@ -342,6 +374,15 @@ class ShadowPass:
             textures[source].use(location=0)
             self.blur["u_step"].value = (step[0] / size, step[1] / size)
             self.blur_vao.render(moderngl.TRIANGLES, vertices=3)
+
+    def _draw_cast(self, meshes, view, projection) -> None:
+        ctx = self.renderer.ctx
+        self.cast_target.use()
+        self.cast_target.clear(depth=1.0)
+        ctx.polygon_offset = (2.0, 4.0)  # slope-scaled bias against acne on the lit body
+        for gpu in meshes:
+            gpu.draw_shadow(view, projection)
+        ctx.polygon_offset = (0.0, 0.0)
 
     def _contact(self, meshes, low, high, size, ground_y, options):
         """The contact map: drawn from below, then blurred in two passes."""
