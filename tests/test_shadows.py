@@ -2,6 +2,8 @@
 the light, in numpy), no acne on the lit ground and body, a planted foot touching its shadow,
 and the options' bad values refused in one line."""
 
+import re
+
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
@@ -343,6 +345,64 @@ def test_a_file_s_directional_or_spot_light_casts_where_the_projection_says(head
     assert (expected & judged).sum() > 150
     iou = ((dark & expected) & judged).sum() / ((dark | expected) & judged).sum()
     assert iou >= 0.95, iou
+
+
+def sky_with_a_sun(path, towards, size=(128, 64)):
+    """An equirectangular .hdr: an even sky and a small bright sun in the world direction
+    ``towards`` (as the renderer reads the picture: u = 0.5 + atan2(x, -z) / 2pi, v = acos(y) / pi)."""
+    from test_look_options import write_rle_hdr
+
+    width, height = size
+    pixels = np.full((height, width, 3), 0.5)
+    x, y, z = towards
+    u, v = 0.5 + np.arctan2(x, -z) / (2 * np.pi), np.arccos(y) / np.pi
+    column, row = int(u * width) % width, min(int(v * height), height - 1)
+    pixels[max(row - 1, 0):row + 2, max(column - 1, 0):column + 2] = 400.0
+    return write_rle_hdr(path, pixels.astype(np.float32))
+
+
+def test_the_sun_of_an_hdr_is_found_where_it_is_and_turns_with_the_environment(tmp_path):
+    from viewer.hdr import read_hdr
+    from viewer.render.environment import rotation_matrix
+    from viewer.render.shadows import sun_direction
+
+    towards = np.array(key_light_direction(-60.0, 40.0))
+    pixels = read_hdr(sky_with_a_sun(tmp_path / "sun.hdr", towards))
+    found = sun_direction(pixels)
+    assert np.degrees(np.arccos(np.clip(found @ towards, -1, 1))) < 4.0
+    turned = sun_direction(pixels, 90.0)
+    assert np.degrees(np.arccos(np.clip(turned @ (rotation_matrix(90.0).T @ towards), -1, 1))) < 4.0
+    assert sun_direction(np.full((32, 64, 3), 0.5)) is None  # an even sky has no sun
+
+
+def test_shadows_fall_from_the_sun_of_an_hdr_unless_a_key_light_is_placed(headless, tmp_path):
+    scene, camera = scene_and_camera("character-posed")
+    towards = np.array(key_light_direction(-60.0, 40.0))
+    sky = str(sky_with_a_sun(tmp_path / "sun.hdr", towards))
+    lit = headless.render(scene, camera, options(RenderOptions.key_light, environment=sky))
+    plain = headless.render(scene, camera, options(RenderOptions.key_light, shadows=False, environment=sky))
+    body = headless.render(scene, camera, options(towards, shadows=False, transparent_background=True))[..., 3] > 0
+    dark = (plain[..., :3].astype(int) - lit[..., :3].astype(int)).max(axis=2) > 12
+    sun = headless.renderer.environment_sun(options(RenderOptions.key_light, environment=sky))
+    expected = projected_shadow(scene, sun, camera)  # where the sun that was found puts it
+    judged = ~body & ~(grow(expected, 2) & grow(~expected, 2))
+    assert np.degrees(np.arccos(np.clip(sun @ towards, -1, 1))) < 4.0
+    assert ((dark & expected) & judged).sum() / ((dark | expected) & judged).sum() >= 0.95
+    placed = headless.render(scene, camera, options((0.0, 1.0, 0.0), environment=sky))
+    assert np.abs(placed.astype(int) - lit.astype(int)).max() > 40  # a key light placed wins over the sun
+
+
+def test_render_says_where_it_found_the_sun(cli, tmp_path):
+    towards = np.array(key_light_direction(-60.0, 40.0))
+    sky = sky_with_a_sun(tmp_path / "sun.hdr", towards)
+    result = cli("render", "--out", tmp_path / "a.png", "--size", "32x32", "--environment", sky, "--shadows")
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("shadows:"))
+    azimuth, elevation = (float(word) for word in re.findall(r"(?:azimuth|elevation) (-?\d+)", line))
+    assert abs((azimuth - 300.0 + 180.0) % 360.0 - 180.0) <= 4 and abs(elevation - 40.0) <= 4, line
+    placed = cli("render", "--out", tmp_path / "b.png", "--size", "32x32", "--environment", sky, "--shadows",
+                 "--key-light", "10,60")
+    assert "from the key light (--key-light)" in placed.stdout
 
 # Last: these make GL contexts of their own current (the module's renderer is not used after).
 def test_the_panel_toggles_shadows_and_sets_their_intensity(panel_session):

@@ -569,6 +569,33 @@ def shadow_options(args) -> dict:
     return options
 
 
+def say_shadow_light(look: dict) -> None:
+    """With shadows and an .hdr environment, where the shadows come from: the sun found in the
+    picture (its brightest region), or the key light when there is none or --key-light placed it."""
+    import math
+
+    from ..look import BUILT_IN_ENVIRONMENTS, environment_name
+
+    environment = look.get("environment")
+    if not look.get("shadows") or environment in BUILT_IN_ENVIRONMENTS:
+        return
+    name = environment_name(environment)
+    if "key_light" in look:
+        print(f"shadows: from the key light (--key-light), not the sun of {name}", flush=True)
+        return
+    from ..hdr import read_hdr
+    from ..render.shadows import sun_direction
+
+    sun = sun_direction(read_hdr(environment), look.get("environment_rotation", 0.0))
+    if sun is None:
+        print(f"shadows: no sun found in {name} (nothing stands out above the horizon); from the key light", flush=True)
+        return
+    azimuth = math.degrees(math.atan2(sun[0], sun[2])) % 360.0
+    elevation = math.degrees(math.asin(max(-1.0, min(1.0, float(sun[1])))))
+    print(f"shadows: from the sun of {name}, found at azimuth {azimuth:.0f}, elevation {elevation:.0f} degrees "
+          f"(its brightest region; --key-light places another light)", flush=True)
+
+
 def add_look_options(parser, draws: bool = False) -> None:
     """--environment, --environment-rotation, --tone-mapping and --exposure, defined once for every
     command that draws the model lit. ``draws`` (synth): --environment may be given more than

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
 from ..look import TRANSPARENT, apply_frame
-from .common import (add_shadow_options, shadow_options, Progress, add_frame_options, add_look_options, add_mix_option, add_motion_options,
+from .common import (add_shadow_options, say_shadow_light, shadow_options, Progress, add_frame_options, add_look_options, add_mix_option, add_motion_options,
                      add_skinning_option, apply_mix, apply_pose_data, check_creatable_folder, finite, frame_options,
                      frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
                      positive_int, read_mix, read_pose, scene_index, select_animation, size)
@@ -156,6 +156,7 @@ def render_command(args) -> int:
                           "app.scene.mixer.load(FILE) in its setup)")
     look = look_options(args)  # a bad --environment file: one line, before any GL work
     look.update(shadow_options(args))
+    say_shadow_light(look)
     frame_options(args)  # --background with --show-environment: refused before the model loads
     if args.rest:
         given = [name for name, value in (("--animation", args.animation), ("--time", args.time),

@@ -166,6 +166,7 @@ class Renderer:
         self.skinning_override = None
         self._environments: dict = {}  # source: Environment, loaded on first use
         self._shadow_pass = None  # viewer.render.shadows.ShadowPass, made on the first frame with shadows
+        self._suns: dict = {}  # (environment file, rotation): the direction towards its sun, or None
 
     # --- resources -----------------------------------------------------------------------------
     def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
@@ -247,6 +248,22 @@ class Renderer:
             self._environments[(source, filtering)] = environment
         return environment
 
+    def environment_sun(self, options: RenderOptions):
+        """The direction towards the sun of ``options.environment`` (an .hdr file: its brightest
+        region, viewer.render.shadows.sun_direction, turned as the environment is), or None (a
+        built-in environment, or no sun in the picture). Found once per file and turn."""
+        from ..look import BUILT_IN_ENVIRONMENTS
+
+        if options.environment in BUILT_IN_ENVIRONMENTS:
+            return None
+        key = (options.environment, float(options.environment_rotation))
+        if key not in self._suns:
+            from ..hdr import read_hdr
+            from .shadows import sun_direction
+
+            self._suns[key] = sun_direction(read_hdr(options.environment), options.environment_rotation)
+        return self._suns[key]
+
     def frame_light(self, scene, options: RenderOptions) -> "FrameLight":
         """This frame's light: the environment (or none) and the punctual lights: the scene's
         KHR_lights_punctual ones, with the simple light's key and fill first when there is no
@@ -254,8 +271,9 @@ class Renderer:
         environment = self.environment(options.environment, options.environment_filter)
         lights = []
         shadow_direction = spot = None
-        if options.shadows and environment is not None:  # the key light placed for the environment
-            shadow_direction = (np.asarray(options.key_light, np.float64), -1)
+        if options.shadows and environment is not None:  # the key light placed for the environment, or its sun
+            sun = self.environment_sun(options) if tuple(options.key_light) == RenderOptions.key_light else None
+            shadow_direction = (np.asarray(options.key_light if sun is None else sun, np.float64), -1)
         if environment is None:
             key = np.asarray(options.key_light, np.float64)
             fill = np.array([-key[0], 0.3, -key[2]])

@@ -35,6 +35,37 @@ CONTACT_FADE = 0.35  # the contact shadow fades out this fraction of the charact
 BLUR = 0.06          # the ground shadow's blur (sigma) at softness 1, as a fraction of the character's size
 
 
+SUN_CONTRAST = 8.0   # an .hdr's brightest region is its sun when at least this many times its median
+
+
+def sun_direction(pixels, rotation_degrees: float = 0.0):
+    """The unit world direction towards an equirectangular environment's sun: its brightest
+    region (blocks about 1/64 of the picture wide, then the brightest pixel there), in the
+    orientation the renderer reads it (viewer.render.environment: u = 0.5 + atan2(d.x, -d.z) / 2pi,
+    v = acos(d.y) / pi, turned by ``rotation_degrees``); None when nothing stands out (no sun) or
+    it is below the horizon."""
+    from .environment import rotation_matrix
+
+    pixels = np.asarray(pixels, np.float64)
+    height, width = pixels.shape[:2]
+    luminance = pixels[..., :3] @ np.array([0.2126, 0.7152, 0.0722])
+    block = max(1, width // 64)
+    rows, columns = height // block, width // block
+    if rows == 0 or columns == 0:
+        return None
+    blocks = luminance[: rows * block, : columns * block].reshape(rows, block, columns, block).mean(axis=(1, 3))
+    if not blocks.max() >= SUN_CONTRAST * max(float(np.median(blocks)), 1e-6):
+        return None
+    row, column = np.unravel_index(np.argmax(blocks), blocks.shape)
+    window = luminance[row * block:(row + 1) * block, column * block:(column + 1) * block]
+    y, x = np.unravel_index(np.argmax(window), window.shape)
+    u, v = (column * block + x + 0.5) / width, (row * block + y + 0.5) / height
+    phi, theta = (u - 0.5) * 2.0 * np.pi, v * np.pi
+    seen = np.array([np.sin(theta) * np.sin(phi), np.cos(theta), -np.sin(theta) * np.cos(phi)])
+    direction = rotation_matrix(rotation_degrees).T @ seen  # environment direction = R @ world direction
+    return direction / np.linalg.norm(direction) if direction[1] > 0.02 else None
+
+
 def light_basis(towards) -> np.ndarray:
     """(3, 3) rows: the light's right, up and back (``towards`` the light) axes, right-handed."""
     back = np.asarray(towards, np.float64)
