@@ -248,42 +248,22 @@ class Renderer:
             self._environments[(source, filtering)] = environment
         return environment
 
-    def environment_sun(self, options: RenderOptions):
-        """The direction towards the sun of ``options.environment`` (an .hdr file: its brightest
-        region, viewer.render.shadows.sun_direction, turned as the environment is), or None (a
-        built-in environment, or no sun in the picture). Found once per file and turn."""
-        from ..look import BUILT_IN_ENVIRONMENTS
-
-        if options.environment in BUILT_IN_ENVIRONMENTS:
-            return None
-        key = (options.environment, float(options.environment_rotation))
-        if key not in self._suns:
-            from ..hdr import read_hdr
-            from .shadows import sun_direction
-
-            self._suns[key] = sun_direction(read_hdr(options.environment), options.environment_rotation)
-        return self._suns[key]
-
     def frame_light(self, scene, options: RenderOptions) -> "FrameLight":
         """This frame's light: the environment (or none) and the punctual lights: the scene's
         KHR_lights_punctual ones, with the simple light's key and fill first when there is no
         environment (at most MAX_LIGHTS; the scene must be prepared, so nodes are placed)."""
         environment = self.environment(options.environment, options.environment_filter)
         lights = []
-        shadow_direction = spot = None
-        if options.shadows and environment is not None:  # the key light placed for the environment, or its sun
-            sun = self.environment_sun(options) if tuple(options.key_light) == RenderOptions.key_light else None
-            shadow_direction = (np.asarray(options.key_light if sun is None else sun, np.float64), -1)
         if environment is None:
             key = np.asarray(options.key_light, np.float64)
             fill = np.array([-key[0], 0.3, -key[2]])
             for towards, color in ((key, SIMPLE_KEY), (fill, SIMPLE_FILL)):
                 norm = np.linalg.norm(towards)
                 if norm > 0:
-                    if options.shadows and shadow_direction is None:
-                        shadow_direction = (towards / norm, len(lights))
                     lights.append((0, np.zeros(3), -towards / norm, 0.0, np.asarray(color), (0.0, 0.0)))
-        for light in getattr(scene, "lights", ())[: MAX_LIGHTS - len(lights)]:  # a Crowd has none
+        simple = len(lights)
+        scene_lights = getattr(scene, "lights", ())[: MAX_LIGHTS - simple]  # a Crowd has none
+        for light in scene_lights:
             kind = LIGHT_KINDS[light.kind]
             inverse_range2 = 0.0 if not light.range else 1.0 / float(light.range) ** 2
             cone = (0.0, 0.0)
@@ -291,39 +271,25 @@ class Renderer:
                 inner, outer = np.cos(light.inner_cone_angle), np.cos(light.outer_cone_angle)
                 scale = 1.0 / max(1e-3, inner - outer)
                 cone = (scale, -outer * scale)
-            if options.shadows and light.kind == "directional" and (shadow_direction is None
-                                                                     or shadow_direction[1] < 0 or spot is not None):
-                shadow_direction, spot = (-np.asarray(light.world_direction(), np.float64), len(lights)), None
-            elif (options.shadows and light.kind == "spot" and spot is None
-                  and (shadow_direction is None or shadow_direction[1] < 0)):
-                # A spot casts when no directional light does (with an environment: over the key light).
-                spot = (np.asarray(light.world_position(), np.float64), np.asarray(light.world_direction(), np.float64),
-                        float(light.outer_cone_angle))
-                shadow_direction = (-spot[1], len(lights))
             lights.append((kind, np.asarray(light.world_position(), np.float64),
                            np.asarray(light.world_direction(), np.float64), inverse_range2,
                            np.asarray(light.color, np.float64) * float(light.intensity), cone))
         frame = FrameLight(environment, options, lights)
-        if shadow_direction is not None and np.linalg.norm(shadow_direction[0]) > 0:
-            frame.shadow_direction = (shadow_direction[0] / np.linalg.norm(shadow_direction[0]), shadow_direction[1])
-            frame.shadow_spot = spot
+        if options.shadows:
+            from .shadows import shadow_light
+
+            frame.shadow_direction, frame.shadow_spot = shadow_light(options, environment, scene_lights, simple,
+                                                                     self._suns)
         return frame
 
-    def prepare_shadows(self, scene, options: RenderOptions, light: "FrameLight"):
-        """With ``options.shadows``: this frame's shadow maps drawn (viewer.render.shadows) and
-        their defines and maps added to ``light``; the ShadowFrame, or None."""
-        if not options.shadows or not options.show_mesh or not hasattr(scene, "meshes"):
+    def prepare_shadows(self, scene, options: RenderOptions, light: "FrameLight", crowd=None):
+        """With ``options.shadows``: this frame's shadow maps drawn and added to ``light``
+        (viewer.render.shadows.prepare_frame); the ShadowFrame, or None."""
+        if not options.shadows or not options.show_mesh:
             return None
-        if self._shadow_pass is None:
-            from .shadows import ShadowPass
+        from .shadows import prepare_frame
 
-            self._shadow_pass = ShadowPass(self)
-        ground_y = float(scene.rest_bounds[0][1])
-        frame = self._shadow_pass.prepare(scene, options, light, ground_y, contact=options.contact_shadow)
-        light.shadow, light.shadow_pass = frame, self._shadow_pass
-        if frame is not None:
-            light.defines = light.defines + frame.defines
-        return frame
+        return prepare_frame(self, scene, options, light, crowd)
 
     # --- picking -------------------------------------------------------------------------------
     def pick(self, scene, camera, size, x: float, y: float) -> MeshHit | None:
@@ -558,17 +524,7 @@ class Renderer:
                 entry.release()
             entry = GpuCrowd(self, crowd)
             self._meshes[("crowd", id(crowd))] = entry
-        shadow = None
-        if options.shadows and options.show_mesh:
-            if self._shadow_pass is None:
-                from .shadows import ShadowPass
-
-                self._shadow_pass = ShadowPass(self)
-            shadow = self._shadow_pass.prepare(crowd, options, light, float(entry.ground_bounds()[0][1]),
-                                               contact=options.contact_shadow, crowd=(crowd, entry))
-            light.shadow, light.shadow_pass = shadow, self._shadow_pass
-            if shadow is not None:
-                light.defines = light.defines + shadow.defines
+        shadow = self.prepare_shadows(crowd, options, light, crowd=entry)
         view, projection = self._begin_frame(camera, size, options, light)
         entry.draw(view, projection, camera.position, options, light)
         if shadow is not None:

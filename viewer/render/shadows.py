@@ -66,6 +66,68 @@ def sun_direction(pixels, rotation_degrees: float = 0.0):
     return direction / np.linalg.norm(direction) if direction[1] > 0.02 else None
 
 
+def environment_sun(options, cache: dict):
+    """The direction towards the sun of ``options.environment`` (an .hdr file: sun_direction,
+    turned as the environment is), or None (a built-in environment, or no sun in the picture);
+    found once per file and turn (``cache``: the renderer's)."""
+    from ..hdr import read_hdr
+    from ..look import BUILT_IN_ENVIRONMENTS
+
+    if options.environment in BUILT_IN_ENVIRONMENTS:
+        return None
+    key = (options.environment, float(options.environment_rotation))
+    if key not in cache:
+        cache[key] = sun_direction(read_hdr(options.environment), options.environment_rotation)
+    return cache[key]
+
+
+def shadow_light(options, environment, scene_lights, simple: int, suns: dict):
+    """Which light casts: ((unit direction towards it, its index in the frame's lights or -1 for
+    the environment's), spot or None), or (None, None). The simple light's key with no
+    environment; else the file's first directional light, else its first spot light (spot:
+    (position, direction it shines along, outer cone angle)), else the .hdr's sun unless
+    ``options.key_light`` was moved from its default, else the key light placed for the
+    environment. ``simple``: how many simple lights come before ``scene_lights``."""
+    from ..options import RenderOptions
+
+    key = np.asarray(options.key_light, np.float64)
+    if environment is None and np.linalg.norm(key) > 0:
+        return (key / np.linalg.norm(key), 0), None
+    for kind in ("directional", "spot"):
+        for index, light in enumerate(scene_lights):
+            if light.kind == kind:
+                shines = np.asarray(light.world_direction(), np.float64)
+                spot = None if kind == "directional" else (np.asarray(light.world_position(), np.float64), shines,
+                                                           float(light.outer_cone_angle))
+                return (-shines / np.linalg.norm(shines), simple + index), spot
+    if environment is None:
+        return None, None
+    sun = environment_sun(options, suns) if tuple(options.key_light) == RenderOptions.key_light else None
+    towards = key if sun is None else np.asarray(sun, np.float64)
+    return ((towards / np.linalg.norm(towards), -1), None) if np.linalg.norm(towards) > 0 else (None, None)
+
+
+def prepare_frame(renderer, scene, options, light, crowd=None):
+    """This frame's shadow maps for ``scene`` (or a Crowd, ``crowd`` its GpuCrowd) on the
+    renderer's ShadowPass (made on first use), its defines and maps added to ``light`` (a
+    FrameLight); the ShadowFrame, or None. The ground is the grid's: the rest pose's lowest
+    point, or the crowd's first copy's."""
+    if renderer._shadow_pass is None:
+        renderer._shadow_pass = ShadowPass(renderer)
+    shadows = renderer._shadow_pass
+    if crowd is None:
+        if not hasattr(scene, "meshes"):
+            return None
+        frame = shadows.prepare(scene, options, light, float(scene.rest_bounds[0][1]), options.contact_shadow)
+    else:
+        frame = shadows.prepare(scene, options, light, float(crowd.ground_bounds()[0][1]), options.contact_shadow,
+                                crowd=(scene, crowd))
+    light.shadow, light.shadow_pass = frame, shadows
+    if frame is not None:
+        light.defines = light.defines + frame.defines
+    return frame
+
+
 def light_basis(towards) -> np.ndarray:
     """(3, 3) rows: the light's right, up and back (``towards`` the light) axes, right-handed."""
     back = np.asarray(towards, np.float64)
