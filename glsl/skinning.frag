@@ -119,6 +119,22 @@ uniform vec3 u_light_color[MAX_LIGHTS];      // colour x intensity
 uniform vec2 u_light_cone[MAX_LIGHTS];       // spot: the cone's scale and offset on cos(angle)
 
 layout(location = 0) out vec4 out_color;
+#ifndef SHADOWS
+#define SHADOWS 0
+#endif
+#ifndef SHADOW_LIGHT
+#define SHADOW_LIGHT 0
+#endif
+#if SHADOWS
+// The cast shadow (viewer/render/shadows.py): SHADOW_LIGHT is the index of the light it
+// blocks, -1 the environment's light (an environment has no single direction: the key light
+// placed with --key-light darkens it by the intensity).
+uniform sampler2DShadow u_shadow_map;
+uniform mat4 u_shadow_matrix;     // world -> the shadow map's [0, 1]^3
+uniform float u_shadow_intensity;
+uniform float u_shadow_offset;    // normal offset (world units): no acne where the light grazes
+#include "shadow_pcf.glsl"
+#endif
 #ifndef LABELS
 #define LABELS 0
 #endif
@@ -269,6 +285,13 @@ void main() {
     vec3 color = irradiance * diffuse_color * occlusion
                + radiance * (f0 * split.x + split.y) * energy * specular_occlusion;
 
+#if SHADOWS
+    float lit = shadow_lit(u_shadow_map, u_shadow_matrix * vec4(v_world_position + geometric * u_shadow_offset, 1.0));
+    float shadowed = mix(1.0, lit, u_shadow_intensity);
+#if SHADOW_LIGHT < 0
+    color *= shadowed;
+#endif
+#endif
     float light_alpha = light_roughness * light_roughness + 0.0005;
     for (int i = 0; i < LIGHTS; ++i) {
         vec4 position = u_light_position[i];
@@ -287,6 +310,9 @@ void main() {
             }
         }
         float n_dot_l = dot(n, l);
+#if SHADOWS && SHADOW_LIGHT >= 0
+        if (i == SHADOW_LIGHT) attenuation *= shadowed;
+#endif
         if (n_dot_l <= 0.0 || attenuation <= 0.0) continue;
         vec3 h = normalize(l + view);
         float v_dot_h = clamp(dot(view, h), 0.0, 1.0);

@@ -27,6 +27,8 @@
 //                 colours numpy computed (CPU skinning, meshes without a skin, the weight check)
 //   PICK_IDS      1: the ID pass (glsl/pick.frag, Renderer.pick): the same morph, skinning and
 //                 placement, and only gl_Position (no normals, no paint) (optional, default 0)
+//   SHADOW_PASS   1: the shadow pass (glsl/shadow.frag, viewer/render/shadows.py): as PICK_IDS,
+//                 the same morph, skinning and placement, only gl_Position (default 0)
 //   LABELS        1: the labelled draw (Renderer.render_labels, boneviewer synth): besides the
 //                 colour, in_part (the labelled bone that most influences the vertex, plus one,
 //                 computed in numpy) passed on flat, and the camera-space depth along the view
@@ -58,6 +60,9 @@ in vec4 in_weights1;
 #endif
 #ifndef LABELS
 #define LABELS 0
+#endif
+#ifndef SHADOW_PASS
+#define SHADOW_PASS 0
 #endif
 #if LABELS
 in int in_part;
@@ -217,7 +222,7 @@ void main() {
     mat4 model = world;
 #endif
     vec4 world_position = model * vec4(position, 1.0);
-#if !PICK_IDS
+#if !PICK_IDS && !SHADOW_PASS
     // Inverse transpose keeps normals perpendicular under non-uniform bone scale.
     v_normal = transpose(inverse(mat3(model))) * normal;
     // A tangent lies in the surface: it moves with the surface (no inverse transpose).
@@ -251,7 +256,7 @@ void main() {
         v_paint = vec4(bone_color(joint), 1.0);
     }
 #endif
-#endif  // !PICK_IDS
+#endif  // !PICK_IDS && !SHADOW_PASS
 #if LABELS
     v_part = in_part;
     v_view_depth = -(u_view * world_position).z;  // GL's camera looks down -z

@@ -212,6 +212,10 @@ def drawn(monkeypatch):
     return seen
 
 
+# The shadows' settings are in the look too (issue 45): off in render, on in view.
+NO_SHADOWS = {"shadows": False, "shadow_intensity": 0.6, "shadow_softness": 0.3, "key_light": (0.45, 0.8, 0.6)}
+
+
 def looks(options) -> list:
     return [o.look() for o in options]
 
@@ -221,11 +225,12 @@ def test_render_maps_the_options(tmp_path, good_hdr, drawn, capsys):
 
     assert main(["render", "--out", str(tmp_path / "a.png"), "--size", "32x32", "--environment", str(good_hdr),
                  *LOOK_ARGS]) == 0
-    assert looks(drawn) == [{"environment": str(good_hdr), "show_environment": False, "environment_filter": "mipmaps", **LOOK}]
+    assert looks(drawn) == [{"environment": str(good_hdr), "show_environment": False, "environment_filter": "mipmaps", **LOOK,
+                             **NO_SHADOWS}]
     drawn.clear()
     assert main(["render", "--out", str(tmp_path / "b.png"), "--size", "32x32"]) == 0
     assert looks(drawn) == [{"environment": "studio", "environment_rotation": 0.0, "tone_mapping": "khr-neutral",
-                             "exposure": 1.0, "show_environment": False, "environment_filter": "mipmaps"}]
+                             "exposure": 1.0, "show_environment": False, "environment_filter": "mipmaps", **NO_SHADOWS}]
     drawn.clear()
     assert main(["render", "--out", str(tmp_path / "c.png"), "--size", "32x32", "--environment", "none"]) == 0
     assert drawn[0].environment == "none"
@@ -238,7 +243,8 @@ def test_view_without_a_display_renders_with_the_options(tmp_path, good_hdr, dra
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     assert main(["view", "--frames", "1", "--screenshot", str(tmp_path / "v.png"), "--size", "32x32",
                  "--environment", str(good_hdr), *LOOK_ARGS]) == 0
-    assert looks(drawn) == [{"environment": str(good_hdr), "show_environment": False, "environment_filter": "mipmaps", **LOOK}]
+    assert looks(drawn) == [{"environment": str(good_hdr), "show_environment": False, "environment_filter": "mipmaps", **LOOK,
+                             **NO_SHADOWS, "shadows": True}]  # the window's default, as it renders in its place
 
 
 def test_the_environment_file_is_an_input_no_output_folder_replaces_it(tmp_path, good_hdr, cli):
@@ -358,7 +364,7 @@ def test_the_script_app_reads_and_writes_the_look_with_checks(good_hdr, tmp_path
     app.show_environment = True
     assert app.editor.display.look() == {"environment": str(good_hdr), "environment_rotation": -90.0,
                                          "tone_mapping": "aces", "exposure": 0.25, "show_environment": True,
-                                         "environment_filter": "mipmaps"}
+                                         "environment_filter": "mipmaps", **NO_SHADOWS}
     bad = bad_files(tmp_path, good_hdr)
     for name, value, why in (("environment", str(bad["truncated-pixels"]), "truncated"),
                              ("environment", str(bad["missing"]), "no such file"),
@@ -393,7 +399,7 @@ def test_render_image_and_run_viewer_take_the_look(good_hdr, drawn):
     image = render_image(size=(32, 32), environment=str(good_hdr), exposure=2.0, tone_mapping="none")
     assert image.shape == (32, 32, 4)
     assert looks(drawn)[0] == {"environment": str(good_hdr), "environment_rotation": 0.0, "tone_mapping": "none",
-                               "exposure": 2.0, "show_environment": False, "environment_filter": "mipmaps"}
+                               "exposure": 2.0, "show_environment": False, "environment_filter": "mipmaps", **NO_SHADOWS}
     with pytest.raises(ViewerError, match="exposure: must be more than 0"):
         render_image(exposure=0)
     with pytest.raises(ViewerError, match="brightness: not a setting of the look"):

@@ -65,7 +65,7 @@ def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch:
     ``camera``: where the view starts, a dict with the ``--camera`` file's keys (yaw, pitch,
     distance, target, fov) or a viewer.camera.CameraDescription; what it leaves out is framed.
     ``look``: the look it starts with, as render_image takes it (the panel's Display section and
-    a script's ``app.environment`` and the rest change it).
+    a script's ``app.environment`` and the rest change it); shadows are on unless ``shadows=False``.
     """
     from pathlib import Path
 
@@ -75,7 +75,7 @@ def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch:
     from .look import checked_look
     from .model import Scene
 
-    look = checked_look(look)
+    look = checked_look({"shadows": True, **look})  # the window draws shadows by default
     if isinstance(camera, dict):
         camera = CameraDescription.from_dict(camera, "camera")
     if isinstance(script, (str, Path)):

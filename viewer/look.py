@@ -6,6 +6,7 @@ file and what is wrong with it). No GL: a bad file is refused before any GL work
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -71,6 +72,55 @@ def exposure(value, what: str = "exposure") -> float:
     if not number > 0.0:
         raise ViewerError(f"{what}: must be more than 0, got {value!r}")
     return number
+
+
+def shadows(value, what: str = "shadows") -> bool:
+    """Shadows on or off (issue 45): a bool."""
+    if not isinstance(value, (bool, int)) or value not in (0, 1):
+        raise ViewerError(f"{what}: expected True or False, got {value!r}")
+    return bool(value)
+
+
+def _unit(value, what: str) -> float:
+    number = finite_number(value, what)
+    if not 0.0 <= number <= 1.0:
+        raise ViewerError(f"{what}: must be from 0 to 1, got {value!r}")
+    return number
+
+
+def shadow_intensity(value, what: str = "shadow_intensity") -> float:
+    """How dark a full shadow is: 0 (none) to 1 (black)."""
+    return _unit(value, what)
+
+
+def shadow_softness(value, what: str = "shadow_softness") -> float:
+    """How soft the shadows' edges are: 0 to 1."""
+    return _unit(value, what)
+
+
+def key_light_direction(azimuth: float, elevation: float) -> tuple:
+    """The unit direction towards a light at ``azimuth`` degrees about +Y from the model's front
+    (+Z) towards +X and ``elevation`` degrees above the ground."""
+    a, e = math.radians(azimuth), math.radians(elevation)
+    return (math.sin(a) * math.cos(e), math.sin(e), math.cos(a) * math.cos(e))
+
+
+def key_light(value, what: str = "key_light") -> tuple:
+    """The key light: (azimuth, elevation) in degrees (key_light_direction), or a direction
+    towards it (x, y, z), not zero: the unit direction."""
+    try:
+        numbers = tuple(finite_number(v, what) for v in value)
+    except (TypeError, ViewerError):
+        numbers = ()
+    if len(numbers) == 2:
+        if not -90.0 <= numbers[1] <= 90.0:
+            raise ViewerError(f"{what}: the elevation must be from -90 to 90 degrees, got {numbers[1]!r}")
+        return key_light_direction(*numbers)
+    length = math.hypot(*numbers) if len(numbers) == 3 else 0.0
+    if length > 0:
+        return tuple(v / length for v in numbers)
+    raise ViewerError(f"{what}: expected two finite angles in degrees (azimuth, elevation) or a direction (x, y, z), "
+                      f"got {value!r}")
 
 
 def tone_mapping(value, what: str = "tone_mapping") -> str:

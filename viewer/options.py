@@ -44,7 +44,14 @@ class RenderOptions:
     background_top: tuple = (0.33, 0.36, 0.42)
     background_bottom: tuple = (0.12, 0.12, 0.14)
     transparent_background: bool = False  # clear to alpha 0 (RGBA PNGs to composite), no gradient
-    key_light: tuple = (0.45, 0.8, 0.6)   # direction towards the light (environment "none")
+    key_light: tuple = (0.45, 0.8, 0.6)   # direction towards the key light (environment "none"; with an environment, the shadows' light)
+    # Shadows (issue 45, viewer.render.shadows): a contact shadow on the ground and a cast shadow from
+    # the key light (or the file's first directional light). Off here, as in render/batch/synth/serve;
+    # the window and the notebook turn them on.
+    shadows: bool = False
+    shadow_intensity: float = 0.6         # 0..1: how dark a full shadow is
+    shadow_softness: float = 0.3          # 0..1: the contact shadow's blur and the cast shadow's filter width
+    contact_shadow: bool = True           # with shadows: the ground contact shadow too (tests turn it off)
     # The look (issue 27): image-based light from an environment, then exposure and tone mapping.
     environment: str = "studio"           # "studio" (generated in code), "none" (the simple key light), or an .hdr path
     environment_rotation: float = 0.0     # degrees about +Y
@@ -65,7 +72,7 @@ class RenderOptions:
 
 
 LOOK_FIELDS = ("environment", "environment_rotation", "tone_mapping", "exposure", "show_environment",
-               "environment_filter")
+               "environment_filter", "shadows", "shadow_intensity", "shadow_softness", "key_light")
 
 
 class MarkerKind(enum.Enum):

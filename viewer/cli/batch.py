@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..words import counted
-from .common import (Progress, add_look_options, add_pool_options, add_skinning_option, check_creatable_folder,
+from .common import (add_shadow_options, shadow_options, Progress, add_look_options, add_pool_options, add_skinning_option, check_creatable_folder,
                      check_pool_options, look_options, positive_finite, size)
 
 
@@ -30,6 +30,7 @@ def add_parser(commands, common):
                        help="a model taking longer than S seconds gets a failed row (default: no limit)")
     batch.add_argument("--force", action="store_true", help="redo every model, changed or not")
     add_look_options(batch)
+    add_shadow_options(batch, default=False)
     add_skinning_option(batch)
     batch.set_defaults(run=run)
 
@@ -50,6 +51,7 @@ def run(args) -> int:
         raise ViewerError(f"{args.dir}: {why_missing(args.dir, 'folder')}")
     check_pool_options(args)
     look = look_options(args)
+    look.update(shadow_options(args))
     check_creatable_folder("--out", args.out)  # first: resolve() raises on a symlink loop
     if args.dir.resolve() == args.out.resolve():
         raise ViewerError(f"--out {args.out}: the report needs its own folder, not the library's")

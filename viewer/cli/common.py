@@ -609,6 +609,87 @@ def environment_filter(text: str) -> str:
     return text.strip().lower()
 
 
+def unit_interval(text: str) -> float:
+    value = finite(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text}: must be from 0 to 1")
+    return value
+
+
+def key_light_angles(text: str) -> tuple:
+    """--key-light AZIMUTH,ELEVATION (degrees): the direction towards the light (viewer.look.key_light_direction)."""
+    from ..look import key_light_direction
+
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected AZIMUTH,ELEVATION in degrees, got {text!r}")
+    azimuth, elevation = (finite(part) for part in parts)
+    if not -90.0 <= elevation <= 90.0:
+        raise argparse.ArgumentTypeError(f"{text}: the elevation must be from -90 to 90 degrees")
+    return key_light_direction(azimuth, elevation)
+
+
+def add_shadow_options(parser, default: bool, key_light: bool = True) -> None:
+    """--shadows/--no-shadows, --shadow-intensity, --shadow-softness and (with ``key_light``)
+    --key-light (issue 45); ``default``: whether shadows are on without either (the window: on;
+    render, serve, batch, synth: off). synth draws its key light per image: no --key-light."""
+    from ..options import RenderOptions
+
+    options = RenderOptions()
+    group = parser.add_argument_group("shadows")
+    group.add_argument("--shadows", dest="shadows", action="store_true", default=default,
+                       help="a contact shadow on the ground and shadows cast by the key light (the simple light's, "
+                            "the file's first directional light, or with an environment the --key-light) "
+                            f"({'the default here' if default else 'default: off'})")
+    group.add_argument("--no-shadows", dest="shadows", action="store_false",
+                       help=f"no shadows ({'default: on' if default else 'the default here'})")
+    group.add_argument("--shadow-intensity", type=unit_interval, default=options.shadow_intensity, metavar="0..1",
+                       help=f"how dark a full shadow is, 0 to 1 (default {options.shadow_intensity:g})")
+    group.add_argument("--shadow-softness", type=unit_interval, default=options.shadow_softness, metavar="0..1",
+                       help=f"how soft the shadows' edges are, 0 to 1 (default {options.shadow_softness:g})")
+    if not key_light:
+        return
+    group.add_argument("--key-light", type=key_light_angles, default=None, metavar="AZIMUTH,ELEVATION",
+                       help="where the key light shines from, in degrees: azimuth about +Y from the model's front "
+                            "(+Z) towards +X, elevation above the ground (default 37,47: the simple light's key)")
+
+
+def shadow_options(args) -> dict:
+    """RenderOptions' shadow fields from ``args`` (add_shadow_options)."""
+    options = {"shadows": args.shadows, "shadow_intensity": args.shadow_intensity,
+               "shadow_softness": args.shadow_softness}
+    if getattr(args, "key_light", None) is not None:
+        options["key_light"] = args.key_light
+    return options
+
+
+def say_shadow_light(look: dict) -> None:
+    """With shadows and an .hdr environment, where the shadows come from: the sun found in the
+    picture (its brightest region), or the key light when there is none or --key-light placed it."""
+    import math
+
+    from ..look import BUILT_IN_ENVIRONMENTS, environment_name
+
+    environment = look.get("environment")
+    if not look.get("shadows") or environment in BUILT_IN_ENVIRONMENTS:
+        return
+    name = environment_name(environment)
+    if "key_light" in look:
+        print(f"shadows: from the key light (--key-light), not the sun of {name}", flush=True)
+        return
+    from ..hdr import read_hdr
+    from ..render.shadows import sun_direction
+
+    sun = sun_direction(read_hdr(environment), look.get("environment_rotation", 0.0))
+    if sun is None:
+        print(f"shadows: no sun found in {name} (nothing stands out above the horizon); from the key light", flush=True)
+        return
+    azimuth = math.degrees(math.atan2(sun[0], sun[2])) % 360.0
+    elevation = math.degrees(math.asin(max(-1.0, min(1.0, float(sun[1])))))
+    print(f"shadows: from the sun of {name}, found at azimuth {azimuth:.0f}, elevation {elevation:.0f} degrees "
+          f"(its brightest region; --key-light places another light)", flush=True)
+
+
 def add_look_options(parser, draws: bool = False) -> None:
     """--environment, --environment-rotation, --tone-mapping and --exposure, defined once for every
     command that draws the model lit. ``draws`` (synth): --environment may be given more than

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..camera import FOV_RANGE, VIEW_PITCH, VIEW_YAW, turntable_cameras
 from ..images import check_output_file, check_png_path, write_png
 from ..look import TRANSPARENT, apply_frame
-from .common import (ModelsAction, Progress, add_expression_option, add_frame_options, add_look_options,
+from .common import (ModelsAction, add_shadow_options, say_shadow_light, shadow_options, Progress, add_expression_option, add_frame_options, add_look_options,
                      add_mix_option, add_motion_options,
                      add_skinning_option, add_springs_option, apply_mix, apply_pose_data, check_creatable_folder, finite, frame_options,
                      frames, input_files, load_scene, logger, look_options, named_bone, pitch, positive_finite,
@@ -112,6 +112,7 @@ def add_parser(commands, common):
                            "not with --animation, --rest or --script")
     add_frame_options(render, transparent="RGBA PNGs with alpha 0 there; a GIF's transparent colour; not for MP4")
     add_look_options(render)
+    add_shadow_options(render, default=False)
     add_motion_options(render, bone_map=False)
     add_expression_option(render)
     render.add_argument("--show-source", action="store_true",
@@ -193,6 +194,8 @@ def render_command(args) -> int:
         raise ViewerError("--mix and --script: give one (a script plays a mix itself: "
                           "app.scene.mixer.load(FILE) in its setup)")
     look = look_options(args)  # a bad --environment file: one line, before any GL work
+    look.update(shadow_options(args))
+    say_shadow_light(look)
     frame_options(args)  # --background with --show-environment: refused before the model loads
     if args.rest:
         given = [name for name, value in (("--animation", args.animation), ("--time", args.time),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from .common import (add_bvh_options, add_frame_options, add_listen_options, add_look_options, add_skinning_option, add_springs_option,
+from .common import (add_shadow_options, shadow_options, add_bvh_options, add_frame_options, add_listen_options, add_look_options, add_skinning_option, add_springs_option,
                      frame_options, look_options, scene_index)
 
 IDLE_WAIT = 0.5            # seconds between polls when nothing plays and nothing comes
@@ -27,6 +27,7 @@ def add_parser(commands, common):
     add_listen_options(serve, required=True)
     add_frame_options(serve)  # what every render shows unless the client's render() says otherwise
     add_look_options(serve)
+    add_shadow_options(serve, default=False)
     add_skinning_option(serve)
     add_springs_option(serve)
     add_bvh_options(serve.add_argument_group("BVH, FBX and USD files"))
@@ -50,6 +51,8 @@ def run(args) -> int:
             return headless.render(self.scene, self.camera_for(size), options)
 
     look = look_options(args)  # the look every render has, as `render` takes it; a bad file said before any GL work
+
+    look.update(shadow_options(args))
     defaults = frame_options(args)  # --no-skeleton, --no-grid, --background, --show-environment
     scene = load_scene(args)
     editor = Editor(scene)  # paused; the first clip (if any) at its start, as `render` shows it

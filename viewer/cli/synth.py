@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import (BVH_DESTS, Progress, add_bvh_options, add_look_options, add_pool_options, add_skinning_option, add_springs_option,
+from .common import (add_shadow_options, BVH_DESTS, Progress, add_bvh_options, add_look_options, add_pool_options, add_skinning_option, add_springs_option,
                      bvh_options, check_creatable_folder, check_pool_options, finite, positive_int, size)
 
 
@@ -110,6 +110,7 @@ def add_parser(commands, common):
                         help="a folder of images (.png, .jpg): for each image, one of them drawn at random, "
                              "scaled to cover the frame and cropped at random behind the character")
     add_look_options(synth, draws=True)
+    add_shadow_options(synth, default=False, key_light=False)  # the key light is drawn per image
     add_skinning_option(synth)
     add_springs_option(synth, chains=False)
     run_group = synth.add_argument_group("workers")
@@ -193,7 +194,8 @@ def run(args) -> int:
                            backgrounds=backgrounds, environments=environments,
                            environment_rotation=tuple(args.environment_rotation), exposure=tuple(args.exposure),
                            tone_mapping=args.tone_mapping, environment_filter=args.environment_filter,
-                           skinning=args.skinning, springs=args.springs is not False)
+                           skinning=args.skinning, springs=args.springs is not False, shadows=args.shadows,
+                           shadow_intensity=args.shadow_intensity, shadow_softness=args.shadow_softness)
     if args.model.is_dir() or (args.motion is not None and args.motion.is_dir()):
         load = {name: getattr(args, name) for name in BVH_DESTS}  # for the .bvh files among them
         load["file_axes"] = bool(args.file_axes)  # and the .fbx files

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..images import check_png_path
-from .common import (ModelsAction, DEFAULT_PNG, add_expression_option, add_skinning_option, add_springs_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
+from .common import (ModelsAction, add_shadow_options, shadow_options, DEFAULT_PNG, add_expression_option, add_skinning_option, add_springs_option, add_frame_options, add_listen_options, add_look_options, add_motion_options,
                      apply_pose_data, frame_options, has_display, load_scene, look_namespace, look_options,
                      motion_namespace, positive_int, read_pose, scene_index, size)
 from .render import add_camera_arguments, camera_description, render_command
@@ -42,6 +42,7 @@ def add_parser(commands, common):
     add_springs_option(view)
     add_frame_options(view)  # how the window starts (the panel's Display section changes it)
     add_look_options(view)
+    add_shadow_options(view, default=True)
     add_listen_options(view, required=False)
     add_motion_options(view)
     add_expression_option(view)
@@ -80,6 +81,7 @@ def view_command(args) -> int:
                               f"{'it' if len(given) == 1 else 'them'} out with several models")
     camera = camera_description(args)  # checked before a window opens
     look = look_options(args)  # as is the --environment file
+    look.update(shadow_options(args))
     frame = frame_options(args)
     for option, value in (("--token", args.token), ("--max-clients", args.max_clients)):
         if value is not None and args.listen is None:
@@ -144,7 +146,8 @@ def render_instead(args, reason: str) -> int:
         rest=args.rest, frames=None, skinning=args.skinning, out_dir=None, gif=None, mp4=None, fps=None, turntable=None, script=args.script,
         debug=args.debug, scene=args.scene, weights=None, bone_map=False, weight_check=False, axes=None,
         expressions=args.expressions, show_source=False,
-        **motion_namespace(args), **look_namespace(args))
+        shadows=args.shadows, shadow_intensity=args.shadow_intensity, shadow_softness=args.shadow_softness,
+        key_light=args.key_light, **motion_namespace(args), **look_namespace(args))
     status = render_command(render_args)
     # Said once it is done: a model that fails to load gets its error line alone.
     if status == 0:

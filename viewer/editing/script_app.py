@@ -222,6 +222,10 @@ class App:
     show_environment = _look_property("show_environment", "whether the environment is drawn as the background")
     environment_filter = _look_property("environment_filter", 'how reflections blur with roughness: "mipmaps" '
                                         '(Babylon.js\'s) or "ggx"')
+    shadows = _look_property("shadows", "whether the ground and the character get shadows (issue 45)")
+    shadow_intensity = _look_property("shadow_intensity", "how dark a full shadow is, 0 to 1")
+    shadow_softness = _look_property("shadow_softness", "how soft the shadows' edges are, 0 to 1")
+    key_light = _look_property("key_light", "the key light: (azimuth, elevation) degrees, read back as a direction")
 
 
 class HeadlessApp(App):

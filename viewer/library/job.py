@@ -41,15 +41,34 @@ class BatchOptions:
     environment_filter: str = RenderOptions.environment_filter
     environment_sha256: str | None = None
     skinning: str = "lbs"        # every skinned mesh's (--skinning): "lbs" or "dq"
+    # Shadows (--shadows, issue 45): in the options (so the run's key) only when on, so a run
+    # without them keeps the key it had.
+    shadows: bool = False
+    shadow_intensity: float = RenderOptions.shadow_intensity
+    shadow_softness: float = RenderOptions.shadow_softness
+    key_light: tuple | None = None   # towards the key light (--key-light); None: RenderOptions'
 
     def as_json(self) -> dict:
-        return {**asdict(self), "size": list(self.size), "fps": GIF_FPS, "job_version": JOB_VERSION}
+        data = asdict(self)
+        for name in SHADOW_FIELDS:
+            if not self.shadows or data[name] is None:
+                data.pop(name)
+        if data.get("key_light") is not None:
+            data["key_light"] = list(data["key_light"])
+        return {**data, "size": list(self.size), "fps": GIF_FPS, "job_version": JOB_VERSION}
 
     def look(self) -> dict:
         """RenderOptions' look fields."""
-        return {"environment": self.environment, "environment_rotation": self.environment_rotation,
+        look = {"environment": self.environment, "environment_rotation": self.environment_rotation,
                 "tone_mapping": self.tone_mapping, "exposure": self.exposure,
-                "environment_filter": self.environment_filter}
+                "environment_filter": self.environment_filter, "shadows": self.shadows,
+                "shadow_intensity": self.shadow_intensity, "shadow_softness": self.shadow_softness}
+        if self.key_light is not None:
+            look["key_light"] = tuple(self.key_light)
+        return look
+
+
+SHADOW_FIELDS = ("shadows", "shadow_intensity", "shadow_softness", "key_light")
 
 
 # --- inputs ------------------------------------------------------------------------------------

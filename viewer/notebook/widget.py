@@ -86,7 +86,7 @@ class Viewer(RemoteFrameBuffer):
             # which holds what they set over the clip (the clip moves every part they did not set).
             mixer = loaded.mixer
             mixer.active_layer = mixer.add_layer("Pose", mode="override")
-        editor.use_look(checked_look(look))
+        editor.use_look(checked_look({"shadows": True, **look}))  # shadows on in a notebook unless shadows=False
         _set_overlay(editor.display, skeleton, grid, background)
         description = _camera_description(camera)
         # What the GL thread touches: no reference back to this widget, so it can be collected.

@@ -166,22 +166,27 @@ class Renderer:
         # mesh drawn so, whatever its own mesh.skinning: the model is not changed); else None.
         self.skinning_override = None
         self._environments: dict = {}  # source: Environment, loaded on first use
+        self._shadow_pass = None  # viewer.render.shadows.ShadowPass, made on the first frame with shadows
+        self._suns: dict = {}  # (environment file, rotation): the direction towards its sun, or None
 
     # --- resources -----------------------------------------------------------------------------
     def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
                 morph_targets: int = 0, morph_normals: bool = False, morph_tangents: bool = False,
-                pick: bool = False, labels: bool = False, shading: tuple = (), dual_quaternions: bool = False):
+                pick: bool = False, labels: bool = False, shading: tuple = (), dual_quaternions: bool = False,
+                shadow: bool = False):
         """The skinning program for these #defines (``pick``: skinning.vert with PICK_IDS and
         pick.frag, the ID pass; ``labels``: with LABELS, the labelled draw; ``shading``: the
         material's and the frame's ((name, value), ...), see skinning.frag; ``dual_quaternions``:
-        SKINNING_DQ), built once per renderer."""
+        SKINNING_DQ; ``shadow``: with SHADOW_PASS and shadow.frag, the shadow pass), built once per renderer."""
         key = (skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals, morph_tangents, pick,
-               labels, shading, dual_quaternions)
+               labels, shading, dual_quaternions, shadow)
         if key not in self._programs:
             defines = skinning_defines(skinning, bone_count, influences, bones_per_row, morph_targets, morph_normals,
                                        pick, labels, morph_tangents, dual_quaternions)
             defines.update(shading)
-            fragment = "pick.frag" if pick else "skinning.frag"
+            if shadow:
+                defines["SHADOW_PASS"] = 1
+            fragment = "pick.frag" if pick else "shadow.frag" if shadow else "skinning.frag"
             self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines)
         return self._programs[key]
 
@@ -212,6 +217,9 @@ class Renderer:
                          self._wide_lines, self._background_vao, self._background, *(self._pick_target or ())):
             resource.release()
         self._pick_target = None
+        if self._shadow_pass is not None:
+            self._shadow_pass.release()
+            self._shadow_pass = None
         self._environments.clear()  # the context's cache (viewer.render.environment) owns them
 
     # --- the light ------------------------------------------------------------------------------
@@ -254,7 +262,9 @@ class Renderer:
                 norm = np.linalg.norm(towards)
                 if norm > 0:
                     lights.append((0, np.zeros(3), -towards / norm, 0.0, np.asarray(color), (0.0, 0.0)))
-        for light in getattr(scene, "lights", ())[: MAX_LIGHTS - len(lights)]:  # a Crowd has none
+        simple = len(lights)
+        scene_lights = getattr(scene, "lights", ())[: MAX_LIGHTS - simple]  # a Crowd has none
+        for light in scene_lights:
             kind = LIGHT_KINDS[light.kind]
             inverse_range2 = 0.0 if not light.range else 1.0 / float(light.range) ** 2
             cone = (0.0, 0.0)
@@ -265,7 +275,22 @@ class Renderer:
             lights.append((kind, np.asarray(light.world_position(), np.float64),
                            np.asarray(light.world_direction(), np.float64), inverse_range2,
                            np.asarray(light.color, np.float64) * float(light.intensity), cone))
-        return FrameLight(environment, options, lights)
+        frame = FrameLight(environment, options, lights)
+        if options.shadows:
+            from .shadows import shadow_light
+
+            frame.shadow_direction, frame.shadow_spot = shadow_light(options, environment, scene_lights, simple,
+                                                                     self._suns)
+        return frame
+
+    def prepare_shadows(self, scene, options: RenderOptions, light: "FrameLight", crowd=None):
+        """With ``options.shadows``: this frame's shadow maps drawn and added to ``light``
+        (viewer.render.shadows.prepare_frame); the ShadowFrame, or None."""
+        if not options.shadows or not options.show_mesh:
+            return None
+        from .shadows import prepare_frame
+
+        return prepare_frame(self, scene, options, light, crowd)
 
     # --- picking -------------------------------------------------------------------------------
     def pick(self, scene, camera, size, x: float, y: float) -> MeshHit | None:
@@ -368,13 +393,19 @@ class Renderer:
         height = size[1]
         placed = PlacedScenes.of(scene)  # one model is a list of one
         first = placed[0].scene
-        view, projection = self._begin_frame(camera, size, options, self.frame_light(first, options), origin)
+        light = self.frame_light(first, options)
+        # Shadows are fitted to one model (several side by side are drawn without them, for now).
+        shadow = self.prepare_shadows(first, options, light) if len(placed) == 1 else None
+        view, projection = self._begin_frame(camera, size, options, light, origin)
         # Each model is drawn in its own coordinates, moved by its offset in the view matrix
         # (row vectors: local @ T @ view), and lit by its own lights, as it is drawn alone.
         views = [(item.scene, placed_view(view, item.offset), np.asarray(camera.position) - item.offset)
                  for item in placed]
         for model, model_view, eye in views:
-            self._draw_meshes(model, model_view, projection, eye, options, self.frame_light(model, options))
+            self._draw_meshes(model, model_view, projection, eye, options,
+                              light if model is first else self.frame_light(model, options))
+        if shadow is not None:
+            self._shadow_pass.draw_ground(shadow, view, projection)
 
         ctx.enable(moderngl.BLEND)
         ctx.blend_func = OVER
@@ -409,9 +440,14 @@ class Renderer:
         the caller (an integer attachment is not cleared by glClear)."""
         color_target.use()
         light = self.frame_light(scene, options)
+        shadow = self.prepare_shadows(scene, options, light)
         view, projection = self._begin_frame(camera, size, options, light)
         label_target.use()
         self._draw_meshes(scene, view, projection, camera.position, options, light, parts, label_target)
+        if shadow is not None:  # the ground's shadow is colour only: the labels are the model's
+            color_target.use()
+            self._shadow_pass.draw_ground(shadow, view, projection)
+            label_target.use()
 
     def _draw_meshes(self, scene, view, projection, camera_position, options, light, parts=None,
                      label_target=None) -> None:
@@ -492,14 +528,18 @@ class Renderer:
         import moderngl
 
         options = options or RenderOptions()
-        view, projection = self._begin_frame(camera, size, options, self.frame_light(crowd, options))
+        light = self.frame_light(crowd, options)
         entry = self._meshes.get(("crowd", id(crowd)))
         if entry is None or entry.crowd is not crowd or entry.instances != len(crowd):
             if entry is not None:
                 entry.release()
             entry = GpuCrowd(self, crowd)
             self._meshes[("crowd", id(crowd))] = entry
-        entry.draw(view, projection, camera.position, options, self.frame_light(crowd, options))
+        shadow = self.prepare_shadows(crowd, options, light, crowd=entry)
+        view, projection = self._begin_frame(camera, size, options, light)
+        entry.draw(view, projection, camera.position, options, light)
+        if shadow is not None:
+            self._shadow_pass.draw_ground(shadow, view, projection)
         if options.show_grid:
             ground = entry.ground_bounds()
             self.ctx.enable(moderngl.BLEND)
@@ -589,6 +629,9 @@ class FrameLight:
 
     def __init__(self, environment, options: RenderOptions, lights):
         self.environment, self.options = environment, options
+        self.shadow_direction = None  # (unit vector towards the light, the light's index or -1) with shadows
+        self.shadow_spot = None  # a spot light casting: (position, direction it shines along, outer cone angle)
+        self.shadow = self.shadow_pass = None  # this frame's ShadowFrame and its pass (Renderer.prepare_shadows)
         # What skinning.frag compiles in for this frame (beside the material's); the tone curve
         # too (tonemap.glsl's TONE_MAPPING: a uniform choice would run both curves on llvmpipe).
         self.defines = (("ENVIRONMENT", int(environment is not None)), ("LIGHTS", len(lights)),
@@ -622,6 +665,8 @@ def set_frame_uniforms(program, view, projection, camera_position, light: FrameL
         if name in program:  # the compiler keeps the arrays up to the last light
             uniform = program[name]
             uniform.write(data[: len(data) // MAX_LIGHTS * uniform.array_length])
+    if light.shadow is not None:
+        light.shadow_pass.use(program, light.shadow)
     if light.environment is not None:
         light.environment.use(program, ENVIRONMENT_UNIT, options.environment_rotation)
     else:  # unused, but a cube sampler left on unit 0 beside the 2D ones makes GL refuse the draw
@@ -710,6 +755,7 @@ class GpuMesh:
         self.centers = submesh_centers(mesh)
         self._builds: dict = {}  # (shading defines, labels, dual quaternions): (program, vertex array)
         self._picks: dict = {}  # dual quaternions: the ID pass's (program, vertex array), made on the first pick
+        self._shadows: dict = {}  # dual quaternions: the shadow pass's (program, vertex array)
         self.part_buffer = None  # the labelled draw's in_part, made on its first
         self._parts = None  # the part array part_buffer holds
 
@@ -906,10 +952,28 @@ class GpuMesh:
                 program["u_first_triangle"].value = submesh.first_index // 3
             vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
 
+    def draw_shadow(self, view, projection, contact: bool = False) -> None:
+        """The shadow pass for this mesh (viewer.render.shadows): its pose uploaded as ``draw``
+        does, every submesh drawn with the SHADOW_PASS program (blended ones too: they cast)."""
+        import moderngl
+
+        dual = self.dual_quaternions
+        if dual not in self._shadows:
+            shadow_program = self.renderer.program(*self._program_key, shadow=True, dual_quaternions=dual)
+            self._shadows[dual] = (shadow_program, self._vertex_array(shadow_program))
+        program, vao = self._shadows[dual]
+        self.update(program)
+        program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
+        program["u_view"].write(view.astype(np.float32).tobytes())
+        program["u_projection"].write(projection.astype(np.float32).tobytes())
+        self._use_vertex_textures(program)
+        vao.render(moderngl.TRIANGLES)
+
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
         for resource in (self.index_buffer, *(vao for _, vao in self._picks.values()), self.part_buffer,
+                         *(vao for _, vao in self._shadows.values()),
                          self.bone_texture, self.morph_texture,
                          *(vao for _, vao in self._builds.values()), *self.textures.values()):
             if resource is not None:
@@ -983,6 +1047,29 @@ class GpuCrowd:
                                                                                index_buffer=self.index_buffer,
                                                                                index_element_size=4))
         return entry
+
+    def draw_shadow(self, view, projection, contact: bool = False) -> None:
+        """The shadow pass (viewer.render.shadows): every copy in one instanced call, with the
+        skinning program built with SHADOW_PASS."""
+        import moderngl
+
+        self.update()
+        dual = self.mesh.skinning == "dq"
+        key = ("shadow", dual)
+        if key not in self._builds:
+            ctx = self.renderer.ctx
+            program = load_program(ctx, "skinning.vert", "shadow.frag",
+                                   {**self._defines, **({"SKINNING_DQ": 1} if dual else {}), "SHADOW_PASS": 1})
+            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
+            content.append((self.world_buffer, "16f/i", "in_instance_world"))
+            self._builds[key] = (program, ctx.vertex_array(program, content, index_buffer=self.index_buffer,
+                                                           index_element_size=4))
+        program, vao = self._builds[key]
+        program["u_view"].write(view.astype(np.float32).tobytes())
+        program["u_projection"].write(projection.astype(np.float32).tobytes())
+        self.bone_texture.use(location=1)
+        program["u_bone_texture"].value = 1
+        vao.render(moderngl.TRIANGLES, instances=self.instances)
 
     def draw(self, view, projection, camera_position, options: RenderOptions, light: FrameLight) -> None:
         """Every copy in one instanced call per submesh (blended submeshes after the others,

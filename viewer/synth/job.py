@@ -57,11 +57,19 @@ class SynthOptions:
     environment_filter: str = RenderOptions.environment_filter
     skinning: str = "lbs"                # every skinned mesh's (--skinning): "lbs" or "dq"
     springs: bool = True                 # spring bones swing (simulated from the clip's start), where a file has them
+    # Shadows (--shadows, issue 45), from each image's drawn key light; in the ranges (so the run's
+    # key) only when on, so a run without them keeps the key it had.
+    shadows: bool = False
+    shadow_intensity: float = RenderOptions.shadow_intensity
+    shadow_softness: float = RenderOptions.shadow_softness
 
     def as_json(self) -> dict:
         from ..look import environment_name
 
         data = asdict(self)
+        if not self.shadows:
+            for name in ("shadows", "shadow_intensity", "shadow_softness"):
+                data.pop(name)
         return {**data, "size": list(self.size), "pitch": list(self.pitch), "fill": list(self.fill),
                 "light_pitch": list(self.light_pitch), "backgrounds": [os.path.basename(b) for b in self.backgrounds],
                 "environments": [environment_name(e) for e in self.environments],
@@ -414,7 +422,9 @@ class Attempt:
                                        environment=options.environments[choice.environment],
                                        environment_rotation=choice.environment_rotation, exposure=choice.exposure,
                                        tone_mapping=options.tone_mapping,
-                                       environment_filter=options.environment_filter)
+                                       environment_filter=options.environment_filter, shadows=options.shadows,
+                                       shadow_intensity=options.shadow_intensity,
+                                       shadow_softness=options.shadow_softness)
         self.rgba, self.parts, self.view_depth = state.headless.render_labels(loaded.scene, camera, render_options,
                                                                              loaded.parts)
         self.occlusion = options.occlusion_distance * entry.height

@@ -388,6 +388,18 @@ class PosePanel:
         self._record("Show environment")
         if changed:
             self._set_look(editor, "show_environment", flag)
+        # Shadows (issue 45): the toggle, and how dark and how soft they are.
+        changed, flag = imgui.checkbox("Shadows", display.shadows)
+        self._record("Shadows")
+        if changed:
+            self._set_look(editor, "shadows", flag)
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("a contact shadow on the ground and shadows cast by the key light (--shadows)")
+        for label, setting in (("shadow intensity", "shadow_intensity"), ("shadow softness", "shadow_softness")):
+            imgui.set_next_item_width(-150)
+            changed, value = self._slider(label, float(getattr(display, setting)), 0.0, 1.0, "%.2f")
+            if changed:
+                self._set_look(editor, setting, value)
 
     def _look_choice(self, editor, label: str, setting: str, choices) -> None:
         """A combo of one of the look's named settings (``choices``), set through Editor.set_look."""
