@@ -141,8 +141,9 @@ def test_view_pose_errors_exit_2_before_the_window(fake_window, tmp_path, capsys
 def test_view_pose_without_a_display_renders_it(cli, tmp_path):
     posed = cli("view", "--pose", LEFT_ARM_45, "--size", "240x180", cwd=tmp_path)
     assert posed.returncode == 0, posed.stderr
-    rendered = cli("render", "--pose", LEFT_ARM_45, "--size", "240x180", "--out", tmp_path / "render.png")
-    plain = cli("render", "--size", "240x180", "--out", tmp_path / "plain.png")
+    # view's picture stands in for the window, which draws shadows (render's are off unless asked)
+    rendered = cli("render", "--pose", LEFT_ARM_45, "--size", "240x180", "--shadows", "--out", tmp_path / "render.png")
+    plain = cli("render", "--size", "240x180", "--shadows", "--out", tmp_path / "plain.png")
     assert rendered.returncode == 0 and plain.returncode == 0
     fallback = np.asarray(Image.open(tmp_path / "boneviewer.png")).astype(int)
     assert np.abs(fallback - np.asarray(Image.open(tmp_path / "render.png"))).max() <= 2

@@ -392,7 +392,8 @@ def test_view_takes_the_same_camera_without_a_display_and_in_the_window(cli, tmp
     shot, rendered = tmp_path / "view.png", tmp_path / "render.png"
     result = cli("view", "--camera", camera, "--size", "160x120", "--frames", "1", "--screenshot", shot)
     assert result.returncode == 0, result.stderr
-    assert main(["render", "--camera", str(camera), "--size", "160x120", "--out", str(rendered)]) == 0
+    # the window draws shadows; render draws them when asked
+    assert main(["render", "--camera", str(camera), "--size", "160x120", "--shadows", "--out", str(rendered)]) == 0
     assert np.array_equal(pixels(shot), pixels(rendered))
     # The window's session starts where the description says (what it leaves out is framed).
     from viewer.character import build_character

@@ -17,7 +17,7 @@ LAYERS = {
     "look": {"errors", "model", "options", "images"},  # the look's settings checked (the environment's .hdr, exposure, ...)
     "sources": {"errors", "files", "model"},  # the files a model is read from, which no output may overwrite
     "loaders": {"errors", "files", "model", "sources", "images"},  # images: EncodedImage, decoded when drawn
-    "render": {"errors", "model", "camera", "options", "images"},  # images: the environment's .hdr (viewer.hdr)
+    "render": {"errors", "model", "camera", "options", "images", "look"},  # images: the .hdr (viewer.hdr); look: the built-in environments (shadows)
     "checks": {"errors", "model", "loaders", "sources"},  # check's findings: GL-free, over loaded models and their files
     "labels": {"errors", "model"},  # synth's labels: numpy over the posed skeleton and the camera, no GL
     # checks: the QA list reads the motion checks' findings (viewer/editing/qa.py)
