@@ -91,3 +91,38 @@ def test_textures_decode_through_their_own_plugin_as_image_open_decodes_them(mon
         decode_pixels(encoded("PNG", pixels))
     with pytest.raises(Image.UnidentifiedImageError):
         decode_pixels(b"GIF89a not a texture format")
+
+
+def test_one_shot_commands_end_at_once_with_their_work_out(tmp_path):
+    """render, info, export and check leave without the interpreter's teardown (viewer.cli.run:
+    about 45 ms of a small render): their files whole, their output flushed, their status
+    theirs, and an FBX reader started ahead for a command that then refused its options stopped
+    (the exit handlers still run)."""
+    import os
+    import time
+
+    fbx = DATA / "fbx" / "riggedsimple_transformed.fbx"
+    done = subprocess.run([sys.executable, "-m", "viewer", "render", str(fbx), "--out", str(tmp_path / "a.png"),
+                           "--size", "64x64"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.strip().endswith("wrote " + str(tmp_path / "a.png") + " (64x64)")
+    from PIL import Image
+
+    with Image.open(tmp_path / "a.png") as image:
+        assert image.size == (64, 64)
+    refused = subprocess.run([sys.executable, "-m", "viewer", "render", str(fbx), "--out", str(tmp_path / "a.txt")],
+                             capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "error:" in refused.stderr
+    time.sleep(0.5)
+    readers = [pid for pid in os.listdir("/proc") if pid.isdigit() and _reads(pid, str(fbx))]
+    assert readers == [], "a reader started ahead outlived its command"
+    listing = subprocess.run(f"{sys.executable} -m viewer check {DATA / 'gltf-samples'} | head -1", shell=True,
+                             capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert listing.stdout.count("\n") == 1 and "Exception ignored" not in listing.stderr
+
+
+def _reads(pid: str, path: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return path.encode() in handle.read()
+    except OSError:
+        return False

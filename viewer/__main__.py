@@ -1,7 +1,5 @@
 """``python -m viewer``: the same as the ``boneviewer`` command (and ``python -m viewer.cli``)."""
 
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()

@@ -111,6 +111,38 @@ def main(argv: list[str] | None = None) -> int:
         return CLOSED_PIPE_STATUS
 
 
+# The one-shot commands whose process ends when the command does: out at once, without the
+# interpreter's teardown (its modules, numpy's and the GL driver's objects and threads freed one by
+# one: about 45 ms of a small model's 0.35 s render here, measured with and without).
+QUICK_EXIT = ("render", "info", "export", "check")
+
+
+def run() -> None:
+    """The ``boneviewer`` command (and ``python -m viewer``): ``main()``, then, for the one-shot
+    commands, ``quick_exit``; every other command ends as Python ends."""
+    status = main()
+    words = [word for word in sys.argv[1:] if not word.startswith("-")]
+    if words and words[0] in QUICK_EXIT:
+        quick_exit(status)
+    sys.exit(status)
+
+
+def quick_exit(status: int) -> None:
+    """End the process with ``status`` once its work is out: the exit handlers run (the logging
+    module's flush, read-ahead readers stopped, temporary folders removed), the standard streams
+    are flushed, then ``os._exit`` skips freeing what the process holds, which the system frees."""
+    import atexit
+
+    try:
+        atexit._run_exitfuncs()
+        _flush(sys.stdout)
+        _flush(sys.stderr)
+    except BrokenPipeError:
+        _discard_output()
+        status = CLOSED_PIPE_STATUS
+    os._exit(status)
+
+
 def _flush(stream) -> None:
     if stream is not None:
         stream.flush()

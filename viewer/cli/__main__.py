@@ -1,7 +1,5 @@
 """``python -m viewer.cli``: the same as the ``boneviewer`` command."""
 
-import sys
+from . import run
 
-from . import main
-
-sys.exit(main())
+run()
