@@ -101,7 +101,10 @@ def test_one_shot_commands_end_at_once_with_their_work_out(tmp_path):
     import os
     import time
 
-    fbx = DATA / "fbx" / "riggedsimple_transformed.fbx"
+    import shutil
+
+    fbx = tmp_path / "own.fbx"  # a path no other test's reader names (the suite runs on every core)
+    shutil.copyfile(DATA / "fbx" / "riggedsimple_transformed.fbx", fbx)
     done = subprocess.run([sys.executable, "-m", "viewer", "render", str(fbx), "--out", str(tmp_path / "a.png"),
                            "--size", "64x64"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.strip().endswith("wrote " + str(tmp_path / "a.png") + " (64x64)")
