@@ -22,40 +22,25 @@ from PIL import Image, ImageDraw, ImageFont
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # panel_driver: the tests' headless panel session and clicks
 
 from viewer.camera import framed_camera  # noqa: E402
 from viewer.loaders import load_model  # noqa: E402
 from viewer.motion import BoneMask, quat  # noqa: E402
 from viewer.options import RenderOptions  # noqa: E402
-from viewer.render.headless import HeadlessRenderer, OffscreenTarget, create_headless_context, release_egl_current  # noqa: E402
-from viewer.ui.session import ViewerSession  # noqa: E402
+from viewer.render.headless import HeadlessRenderer  # noqa: E402
+from panel_driver import click, headless_session  # noqa: E402
 
 ROBOT = ROOT / "tests" / "data" / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
 IMAGES = ROOT / "docs" / "images"
 TURN = quat.normalize(np.array([0.0, np.sin(np.radians(20)), 0.0, np.cos(np.radians(20))]))  # 40 degrees about y
 
 
-def _click(session, label, size):
-    """A click on a panel widget (move, press, release: three frames), as the tests' panel driver."""
-    x0, y0, x1, y1 = session.panel.rects[label]
-    io = imgui.get_io()
-    io.add_mouse_pos_event((x0 + x1) / 2, (y0 + y1) / 2)
-    for down in (None, True, False):
-        if down is not None:
-            io.add_mouse_button_event(0, down)
-        session.frame(size, 1 / 60, session.target.framebuffer)
-
 
 def panel_picture() -> Image.Image:
     size = (1100, 880)
-    ctx = create_headless_context()
-    target = OffscreenTarget(ctx, size)
     scene = load_model(ROBOT)
-    session = ViewerSession(ctx, scene, model_name=ROBOT.name)
-    session.target = target
-    try:
-        for _ in range(2):
-            session.frame(size, 1 / 60, target.framebuffer)
+    with headless_session(size, scene, model_name=ROBOT.name) as session:
         editor = session.editor
         walking = next(i for i, clip in enumerate(scene.animations) if clip.name == "Walking")
         editor.choose_clip(walking)
@@ -84,19 +69,13 @@ def panel_picture() -> Image.Image:
         editor.select(None)
         for header in ("Display", "Bones", "Morph targets"):
             if header in session.panel.rects:
-                _click(session, header, size)
-        _click(session, "Mixer", size)
-        _click(session, "Wave", size)
+                click(session, header)
+        click(session, "Mixer")
+        click(session, "Wave")
         imgui.get_io().add_mouse_pos_event(1000.0, 800.0)  # no tooltip over the panel
         session.frame_model()
-        for _ in range(3):
-            session.frame(size, 1 / 60, target.framebuffer)
-        return Image.fromarray(target.read()).convert("RGB")
-    finally:
-        session.release()
-        target.release()
-        ctx.release()
-        release_egl_current()
+        session.run(3)
+        return Image.fromarray(session.target.read()).convert("RGB")
 
 
 def tweak_picture() -> Image.Image:

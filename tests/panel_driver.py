@@ -1,5 +1,6 @@
 """Driving the viewer's panel headless: a ViewerSession on an offscreen EGL target, and clicks
-and drags made of synthetic ImGui input (a plain module the test modules share)."""
+and drags made of synthetic ImGui input (a plain module the test modules share, and the scripts
+that draw the docs' panel pictures)."""
 
 from contextlib import contextmanager
 
@@ -13,12 +14,13 @@ PANEL_SIZE = (1024, 640)
 
 
 @contextmanager
-def headless_session(size=PANEL_SIZE, scene=None):
+def headless_session(size=PANEL_SIZE, scene=None, model_name=None):
     """A session showing ``scene`` (the built-in character) with ``session.run(frames)`` to draw
-    frames into ``session.target`` and two frames already drawn."""
+    frames into ``session.target`` and two frames already drawn; ``model_name``: what the panel
+    calls the model (ViewerSession's)."""
     ctx = create_headless_context()
     target = OffscreenTarget(ctx, size)
-    session = ViewerSession(ctx, scene or build_character())
+    session = ViewerSession(ctx, scene or build_character(), **({} if model_name is None else {"model_name": model_name}))
     session.target = target
     session.run = lambda frames=1, **kw: [session.frame(size, 1 / 60, target.framebuffer, **kw) for _ in range(frames)]
     session.run(2)
