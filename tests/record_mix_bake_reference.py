@@ -1,7 +1,9 @@
 """Records tests/data/mix/bake_reference.json: the Khronos glTF-Validator's report on the file
 `boneviewer export RobotExpressive.glb --mix tests/data/mix/robot_walk.mix.json --bake ...`
 writes, and what that file holds (tests/written_numbers.py's fingerprint), so that
-tests/test_mix_commands.py can check that the bake written today is the file the validator judged.
+tests/test_mix_commands.py can check that the bake written today is the file the validator judged;
+and tests/data/mix/bake_springs_reference.json, the same for the Fox's mix baked with a spring
+chain on its tail (`--spring-chain ... --bake`: the swing in the clip; tests/test_spring_bake.py).
 
 Run from the repository root (needs node; the validator is installed on first run):
     python tests/record_mix_bake_reference.py
@@ -27,24 +29,34 @@ ROBOT = HERE / "data" / "gltf-samples" / "RobotExpressive" / "RobotExpressive.gl
 MIX = HERE / "data" / "mix" / "robot_walk.mix.json"
 OUT = HERE / "data" / "mix" / "bake_reference.json"
 OPTIONS = ["--bake", "--fps", "15", "--start", "0.2", "--end", "1.4"]
+FOX = HERE / "data" / "gltf-samples" / "Fox" / "Fox.glb"
+FOX_MIX = HERE / "data" / "mix" / "fox_walk.mix.json"
+SPRINGS_OUT = HERE / "data" / "mix" / "bake_springs_reference.json"
+SPRINGS_OPTIONS = ["--spring-chain", "b_Tail01_012:stiffness=1.5,drag=0.3,gravity=0.5,radius=4", "--bake", "--fps", "20",
+                   "--start", "0.25", "--end", "1.25"]
 VALIDATOR = HERE / "gltf_validator"
 
 
 def main_() -> None:
     if not (VALIDATOR / "node_modules").is_dir():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=VALIDATOR, check=True)
+    record(ROBOT, MIX, OPTIONS, OUT)
+    record(FOX, FOX_MIX, SPRINGS_OPTIONS, SPRINGS_OUT)
+
+
+def record(model: Path, mix: Path, options: list, out: Path) -> None:
     with tempfile.TemporaryDirectory() as folder:
         baked = Path(folder) / "baked.glb"
-        if main(["export", str(ROBOT), "--mix", str(MIX), *OPTIONS, "--out", str(baked)]) != 0:
+        if main(["export", str(model), "--mix", str(mix), *options, "--out", str(baked)]) != 0:
             raise SystemExit("the export failed")
         report = json.loads(subprocess.run(["node", "validate.mjs", str(baked)], cwd=VALIDATOR, check=True,
                                            capture_output=True, text=True).stdout)
         version = json.loads((VALIDATOR / "node_modules" / "gltf-validator" / "package.json").read_text())["version"]
-        record = {"generator": "tests/record_mix_bake_reference.py", "validator_version": version,
-                  "options": OPTIONS, "sha256": hashlib.sha256(baked.read_bytes()).hexdigest(),
+        entry = {"generator": "tests/record_mix_bake_reference.py", "validator_version": version,
+                  "options": options, "sha256": hashlib.sha256(baked.read_bytes()).hexdigest(),
                   "validator": report, "fingerprint": fingerprint(baked)}
-    OUT.write_text(json.dumps(record, indent=1) + "\n")
-    print(f"{OUT}: {len(report['errors'])} errors, {len(report['warnings'])} warnings")
+    out.write_text(json.dumps(entry, indent=1) + "\n")
+    print(f"{out}: {len(report['errors'])} errors, {len(report['warnings'])} warnings")
 
 
 if __name__ == "__main__":

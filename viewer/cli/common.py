@@ -322,15 +322,15 @@ def spring_chain(text: str) -> dict:
     return chain
 
 
-def add_springs_option(parser, chains: bool = True) -> None:
+def add_springs_option(parser, chains: bool = True, on: str | None = None, off: str | None = None) -> None:
     """--springs/--no-springs and --spring-chain, as render, view and serve take them (synth:
-    --springs alone, its models many)."""
+    --springs alone, its models many; export: its own words for what they do to a bake)."""
     parser.add_argument("--springs", action="store_true", default=None,
-                        help="secondary motion: the spring bones (VRMC_springBone) swing after the body moves, "
-                             "simulated from the clip's start at 1/60 s steps (the default where the model has "
-                             "them)")
+                        help=on or "secondary motion: the spring bones (VRMC_springBone) swing after the body moves, "
+                                   "simulated from the clip's start at 1/60 s steps (the default where the model has "
+                                   "them)")
     parser.add_argument("--no-springs", dest="springs", action="store_false",
-                        help="the spring bones held at their rest (the clip alone)")
+                        help=off or "the spring bones held at their rest (the clip alone)")
     if not chains:
         return
     parser.add_argument("--spring-chain", action="append", type=spring_chain, default=None,

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from ..images import check_output_folder
 from ..words import counted
-from .common import (add_mix_option, add_motion_options, apply_mix, apply_pose_data, finite, frames, input_files,
-                     load_scene, logger, positive_finite, read_mix, read_pose, scene_index, select_animation)
+from .common import (add_mix_option, add_motion_options, add_springs_option, apply_mix, apply_pose_data, finite,
+                     frames, input_files, load_scene, logger, positive_finite, read_mix, read_pose, scene_index,
+                     select_animation)
 
 
 from ..editing.export import GLTF_OUT_SUFFIXES as GLTF_SUFFIXES, USD_OUT_SUFFIXES as USD_SUFFIXES
@@ -60,6 +61,10 @@ def add_parser(commands, common):
     bake.add_argument("--end", type=finite, metavar="E",
                       help="the mix time the bake ends at (default: --start plus the longest playing clip's duration "
                            "over its speed)")
+    add_springs_option(bake, on="bake the spring bones (VRMC_springBone, --spring-chain) into the clip as render --mix "
+                               "draws them: from rest at --start, stepped at 1/60 s; the file then holds no live "
+                               "springs (the default where the model has them)",
+                       off="bake the spring joints as the mix has them, without the springs' swing")
     export.add_argument("--apply-pose-as-bind", action="store_true",
                         help="bake the posed shape into the meshes and make the pose the bind (Blender's Apply "
                              "Pose as Rest Pose): the file at rest shows the pose")
@@ -105,9 +110,13 @@ def run(args) -> int:
     clips = len(scene.animations)
     meshes = len(scene.meshes)
     if baked is not None:
+        baked, swung = baked
         frames_ = len(baked.channels[0].times) if baked.channels else 1
-        print(f"wrote {path} ({counted(meshes, 'mesh')}, 1 clip: {baked.name!r}, the mix baked into "
-              f"{counted(frames_, 'frame')} at {args.fps or 30:g} fps)")
+        what = "the mix"
+        if swung:
+            what = f"the mix and its springs ({counted(swung[0], 'chain')}, {counted(swung[1], 'joint')})"
+        print(f"wrote {path} ({counted(meshes, 'mesh')}, 1 clip: {baked.name!r}, {what} baked into "
+              f"{counted(frames_, 'frame')} at {args.fps or 30:g} fps{'; no live springs' if swung else ''})")
         return 0
     print(f"wrote {path} ({counted(meshes, 'mesh')}, {counted(clips, 'clip')})")
     return 0
@@ -115,19 +124,31 @@ def run(args) -> int:
 
 def bake_mix(args, scene):
     """The --mix baked into one clip (--clip, default "mix") that replaces the scene's clips; the
-    scene posed as the mix is at --start (what the file shows at rest)."""
+    scene posed as the clip is at 0 (what the file shows at rest). With the springs on (the
+    default where the model has them), their swing is baked in and the scene keeps no live
+    springs: a player that runs VRMC_springBone would swing the baked joints a second time.
+    (clip, (chains, joints) baked or None)."""
     from ..errors import ViewerError
-    from ..motion.bake import bake
+    from ..gltf.springs import EXTENDED, EXTENSION
+    from ..motion.bake import bake, bakes_springs
 
     start = 0.0 if args.start is None else args.start
-    baked = bake(scene, fps=args.fps or 30.0, start=start, end=args.end, name=args.clip or "mix")
+    springs = bakes_springs(scene)  # on unless --no-springs, where the model has chains
+    baked = bake(scene, fps=args.fps or 30.0, start=start, end=args.end, name=args.clip or "mix", springs=springs)
     if not baked.channels and not getattr(baked, "morph_channels", None):
         raise ViewerError(f"--bake: the mix in {args.mix} moves nothing (no clip in it plays and its layers are "
                           "empty): nothing to bake")
     scene.mixer.time = start
     scene.mixer.stop_all()  # the pose stays; the mixer no longer plays the clips that go
     scene.animations = [baked]
-    return baked
+    swung = None
+    if springs:
+        chains = scene.springs
+        swung = (len(chains.chains) or 1, len(chains))
+        chains.reset()  # the joints at rest, as the clip's first frame has them
+        chains.__init__(scene)  # baked: none left to write or to swing again
+        scene.file_extensions = [name for name in scene.file_extensions if name not in (EXTENSION, EXTENDED)]
+    return baked, swung
 
 
 def check_arguments(args) -> None:
@@ -150,6 +171,10 @@ def check_arguments(args) -> None:
         raise ViewerError("--bake writes a mix as one clip: give --mix FILE.json")
     if not bake:
         given = [f"--{name}" for name in ("fps", "start", "end") if getattr(args, name, None) is not None]
+        given += [option for option, value in (("--springs", getattr(args, "springs", None) is True),
+                                               ("--no-springs", getattr(args, "springs", None) is False),
+                                               ("--spring-chain", bool(getattr(args, "spring_chain", None))))
+                  if value]
         if given:
             raise ViewerError(f"{' and '.join(given)} go{'es' if len(given) == 1 else ''} with --bake: give "
                               "--mix FILE.json --bake")

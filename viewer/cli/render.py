@@ -241,10 +241,22 @@ def render_command(args) -> int:
         scene.apply_expressions()  # --expression over a clip's morph weights
 
     if scene.springs.enabled and len(scene.springs):
-        drive = pose_at
+        drive, origin = pose_at, 0.0  # drive(u): the motion u seconds after the springs' start
+        if playback is not None:
+            # a mix starts at the first time (mixer.time = it): the springs from rest there, the mix
+            # moved to each fixed step's time as it plays (what export --bake keys)
+            from ..motion.playback import MixClock
 
-        def pose_at(time):  # noqa: F811  (the springs simulated from 0 at 1/60 s up to time: one picture per time)
-            scene.springs.advance_to(time, drive)
+            clock, origin = MixClock(scene.mixer, times[0]), times[0]
+
+            def drive(u):  # noqa: F811
+                clock(u)
+                if pose is not None:
+                    apply_pose_data(scene, pose, args.pose)
+                scene.apply_expressions()
+
+        def pose_at(time):  # noqa: F811  (springs from the start at 1/60 s up to time: one picture per time)
+            scene.springs.advance_to(time - origin, drive)
 
     # One camera for the whole sequence, framed on every pose it shows (a turntable: on every side).
     aspect = args.size[0] / args.size[1]

@@ -19,13 +19,32 @@ def mix_length(mixer) -> float:
     return max(lengths) if lengths else 0.0
 
 
-def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix") -> AnimationClip:
+def bakes_springs(scene, springs=None) -> bool:
+    """Whether ``bake(scene, springs=springs)`` bakes the spring bones: ``springs=None`` (the
+    default) where the scene has chains and they are on (``scene.springs.enabled``: the
+    window's and the notebook's toggle, ``--no-springs``), True or False to say."""
+    if springs is not None and not isinstance(springs, (bool, np.bool_)):
+        raise ViewerError(f"bake: springs must be True, False or None (the scene's choice), got {springs!r}")
+    chains = scene.__dict__.get("_springs")  # none made yet: the scene has none
+    if chains is None or not len(chains):
+        return False
+    return bool(chains.enabled if springs is None else springs)
+
+
+def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", springs=None) -> AnimationClip:
     """One clip of the mixed motion (actions, blends and layers) from ``start`` to ``end``
     seconds at ``fps`` frames a second: frame k is the mix after ``mixer.time = start`` and k
     ``mixer.update(1 / fps)`` steps (fades and blends move as they do live), keyed at
     ``k / fps`` (the clip starts at 0). ``start`` defaults to 0, ``end`` to the longest playing
     clip's duration over its speed. Every bone, node and morph weight the mix drives gets a
-    channel. The mixer and the pose are as they were afterwards."""
+    channel. The mixer and the pose are as they were afterwards.
+
+    Spring bones (``scene.springs``; ``springs``: see :func:`bakes_springs`, by default on
+    where the scene has them and they are on) are baked too, as ``render --mix`` draws them:
+    from rest at ``start``, stepped at the fixed 1/60 s whatever ``fps`` (the mix moved to each
+    step's time), each frame keying them as they are at its time; every spring joint gets a
+    rotation channel. With ``springs=False`` the spring joints are as the mix has them. The
+    springs too are as they were afterwards."""
     fps = finite_number(fps, "bake fps")
     if fps <= 0:
         raise ViewerError(f"bake: fps must be a number > 0, got {fps!r}")
@@ -39,14 +58,26 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix") -> Ani
     frames = int(math.floor((end - start) * fps + 1e-9)) + 1
     if frames > 100000:
         raise ViewerError(f"bake: {frames} frames is too many (at most 100000)")
+    swing = bakes_springs(scene, springs)
     state = mixer.hold()
+    chains = scene.springs if swing else None
+    held_springs = chains.hold() if swing else None
     layout = mixer.layout
     before = layout.read()
     try:
-        mixer.time = start
+        if swing:
+            from .playback import MixClock
+
+            clock = MixClock(mixer, start)  # the mix at start + u, for the springs' fixed steps
+            chains.enabled = True
+            chains.restart()  # from rest at start
+        else:
+            mixer.time = start
         poses, driven, morph = [], [np.zeros(layout.rows, dtype=bool) for _ in range(3)], set()
         for k in range(frames):
-            if k:
+            if swing:
+                chains.advance_to(k / fps, clock)
+            elif k:
                 mixer.update(1.0 / fps)
             layout = mixer.layout
             poses.append(layout.read())
@@ -57,6 +88,10 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix") -> Ani
                         d |= w
                 morph |= written[1]
         times = np.arange(frames) / fps
+        if swing:  # every spring joint keyed, whether the mix drives it or not
+            for joint in chains.joints:
+                if layout.has(joint.bone) and layout.row(joint.bone) < len(driven[1]):
+                    driven[1][layout.row(joint.bone)] = True
         channels = []
         for target, row in layout.targets.values():
             for k, path in enumerate(("translation", "rotation", "scale")):
@@ -70,6 +105,8 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix") -> Ani
             morph_channels.append(MorphWeightChannel(meshes, times, values, "LINEAR", f"{name} weights"))
     finally:
         mixer.put_back(state)
+        if swing:
+            chains.put_back(held_springs)
         layout = mixer.layout
         every = tuple(np.ones(layout.rows, dtype=bool) for _ in range(3))
         if len(before[0]) == layout.rows:

@@ -34,3 +34,32 @@ class MixPlayback:
         while self._at < index:
             self._at += 1
             mixer.update(self.times[self._at] - self.times[self._at - 1])
+
+
+class MixClock:
+    """The mix at any time ``u`` seconds after ``start``, as it plays: the first call (and any
+    call going back) puts back the mix as it was held here and sets ``mixer.time = start``; each
+    later one ``mixer.update``s by the time since the one before. The spring bones' driving
+    motion for a mix (``render --mix`` and ``bake`` with springs): they are simulated from rest
+    at ``start`` at a fixed step, so the mix is asked for at times no frame lands on."""
+
+    def __init__(self, mixer, start: float):
+        self.mixer = mixer
+        self.start = float(start)
+        self._held = mixer.hold()
+        self._now = None
+
+    def __call__(self, u: float) -> None:
+        u = float(u)
+        mixer = self.mixer
+        if self._now is None or u < self._now:
+            mixer.put_back(self._held)
+            mixer.time = self.start  # evaluates
+            self._now = 0.0
+            if u <= 0.0:
+                return
+        if u > self._now:
+            mixer.update(u - self._now)
+            self._now = u
+        else:
+            mixer.evaluate()  # again: the springs or a pose file wrote over the last pose

@@ -438,6 +438,19 @@ class SpringBones:
             self._init_joint(j)
         self._time = None
 
+    def hold(self):
+        """What the springs hold now (every joint's tail and previous tail, whether they are on,
+        where advance_to stands): ``put_back(held)`` returns to it (a bake leaves them as found)."""
+        return ([(np.array(j.tail), np.array(j.prev)) for j in self.joints], self.enabled, self._time,
+                getattr(self, "_carry", 0.0))
+
+    def put_back(self, held) -> None:
+        tails, self.enabled, self._time, self._carry = held
+        for j, (tail, prev) in zip(self.joints, tails):
+            j.tail, j.prev = tail.copy(), prev.copy()
+        if self._plan is not None:
+            self._plan.shared = False  # the compiled step copies them in again
+
 
 def springs_of(scene) -> SpringBones:
     springs = scene.__dict__.get("_springs")

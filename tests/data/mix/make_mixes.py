@@ -9,6 +9,7 @@ from viewer.motion import BoneMask, quat
 
 HERE = Path(__file__).resolve().parent
 ROBOT = HERE.parent / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
+FOX = HERE.parent / "gltf-samples" / "Fox" / "Fox.glb"
 
 
 def turn(axis, degrees):
@@ -38,5 +39,17 @@ def robot_walk():
     mixer.save(HERE / "robot_walk.mix.json")
 
 
+def fox_walk():
+    """The Fox's Walk with Run at 0.4 (the spring bake's mix: its tail swings as a chain)."""
+    scene = load_model(FOX)
+    mixer = scene.mixer
+    mixer.action("Walk").play()
+    run = mixer.action("Run")
+    run.weight = 0.4
+    run.play()
+    mixer.save(HERE / "fox_walk.mix.json")
+
+
 if __name__ == "__main__":
     robot_walk()
+    fox_walk()

@@ -1,0 +1,303 @@
+"""Spring bones baked into a mix's clip (`export --mix FILE --bake`, `viewer.bake(scene, springs=...)`):
+read back and played with no springs, the clip is what render evaluates with them at every baked
+frame (the springs from rest at the bake's start, stepped at 1/60 s); with --no-springs it is the
+mix alone; the file holds no live springs (VRMC_springBone dropped); the Khronos glTF-Validator
+finds no error in it (tests/data/mix/bake_springs_reference.json); bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import springs_cases as sc
+from viewer.cli import main
+from viewer.errors import ViewerError
+from viewer.loaders import load_model
+from viewer.motion import bake
+
+DATA = Path(__file__).resolve().parent / "data"
+FOX = DATA / "gltf-samples" / "Fox" / "Fox.glb"
+ROBOT = DATA / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
+FOX_MIX = DATA / "mix" / "fox_walk.mix.json"
+ROBOT_MIX = DATA / "mix" / "robot_walk.mix.json"
+REFERENCE = DATA / "mix" / "bake_springs_reference.json"
+TAIL = "b_Tail01_012:stiffness=1.5,drag=0.3,gravity=0.5,radius=4"
+TAIL_CHAIN = {"root_bone": "b_Tail01_012", "stiffness": 1.5, "drag": 0.3, "gravity": 0.5, "radius": 4.0}
+STEP = 1.0 / 60.0
+FPS, START, END = 20, 0.25, 1.25  # frame k at START + 3k steps of 1/60 s
+FRAMES = 21
+
+
+def size_of(scene) -> float:
+    low, high = scene.rest_bounds
+    return float(np.linalg.norm(high - low))
+
+
+def world(scene) -> np.ndarray:
+    """Every node's world position."""
+    return np.array([node.get_world_matrix()[3, :3] for node in scene.nodes])
+
+
+def expected_frames(scene, swing: bool) -> list[np.ndarray]:
+    """What render evaluates at each baked frame, written out on its own: the mix at START
+    (mixer.time), the springs reset there; then per 1/60 s step the mixer moved on and the
+    springs stepped; frame k is every node after 3k steps (FPS 20 is 3 steps a frame). Without
+    springs: mixer.time = START, then update(1 / FPS) per frame, as the bake runs the mix."""
+    mixer, springs, frames = scene.mixer, scene.springs, []
+    mixer.time = START
+    if not swing:
+        for k in range(FRAMES):
+            if k:
+                mixer.update(1.0 / FPS)
+            frames.append(world(scene))
+        return frames
+    springs.reset()
+    frames.append(world(scene))
+    for step in range(1, 3 * (FRAMES - 1) + 1):
+        mixer.update(STEP)
+        springs.update(STEP)
+        if step % 3 == 0:
+            frames.append(world(scene))
+    return frames
+
+
+def played(path: Path) -> tuple[object, list[np.ndarray]]:
+    """The exported file read back, its clip played at every baked frame (no springs in it)."""
+    back = load_model(str(path))
+    assert len(back.springs) == 0  # no live springs: nothing swings the baked joints again
+    (clip,) = back.animations
+    frames = []
+    for k in range(FRAMES):
+        clip.apply(k / FPS)
+        frames.append(world(back))
+    return back, frames
+
+
+def fox_scene(chain: bool = True):
+    scene = load_model(str(FOX))
+    if chain:
+        scene.springs.add_chain(**TAIL_CHAIN)
+    scene.mixer.load(FOX_MIX)
+    return scene
+
+
+def robot_scene(path: Path):
+    scene = load_model(str(path))
+    scene.mixer.load(ROBOT_MIX)
+    return scene
+
+
+def document_of(path: Path) -> dict:
+    data = path.read_bytes()
+    return json.loads(data[20:20 + struct.unpack_from("<I", data, 12)[0]])
+
+
+def export(*args) -> int:
+    return main(["export", *map(str, args)])
+
+
+BAKE = ["--bake", "--fps", FPS, "--start", START, "--end", END]
+
+
+# --- the baked clip is what render evaluates ----------------------------------------------------
+def test_fox_tail_baked_is_the_springs_render_evaluates(tmp_path, capsys):
+    out = tmp_path / "fox.glb"
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
+    said = capsys.readouterr().out
+    assert "the mix and its springs (1 chain, 3 joints) baked into 21 frames at 20 fps; no live springs" in said
+    back, frames = played(out)
+    scene = fox_scene()
+    expected = expected_frames(scene, swing=True)
+    assert [n.name for n in back.nodes] == [n.name for n in scene.nodes]
+    size = size_of(scene)
+    for k in range(FRAMES):
+        np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size, err_msg=f"frame {k}")
+    alone = expected_frames(fox_scene(chain=False), swing=False)
+    assert max(np.abs(f - a).max() for f, a in zip(frames, alone)) > 0.02 * size  # the tail swung
+
+
+def test_fox_tail_with_no_springs_is_the_mix_alone(tmp_path):
+    out = tmp_path / "fox.glb"
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, "--no-springs", *BAKE, "--out", out) == 0
+    _, frames = played(out)
+    scene = fox_scene(chain=False)
+    expected = expected_frames(scene, swing=False)
+    for k in range(FRAMES):
+        np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size_of(scene), err_msg=f"frame {k}")
+
+
+def test_a_files_springs_are_baked_and_not_written_again(tmp_path, capsys):
+    """RobotExpressive with VRMC_springBone in its file (a head chain in the hips' space with a
+    torso collider, a finger): baked by default; the written file has no VRMC_springBone, in
+    its extensions or extensionsUsed, and no warning says it was dropped."""
+    source = sc.robot_with_springs(tmp_path)
+    out = tmp_path / "robot.glb"
+    assert export(source, "--mix", ROBOT_MIX, *BAKE, "--out", out) == 0
+    captured = capsys.readouterr()
+    assert "its springs (2 chains, 4 joints)" in captured.out and "no live springs" in captured.out
+    assert "VRMC_springBone" not in captured.err
+    document = document_of(out)
+    assert "VRMC_springBone" not in document.get("extensions", {})
+    assert "VRMC_springBone" not in document.get("extensionsUsed", [])
+    back, frames = played(out)
+    scene = robot_scene(source)
+    expected = expected_frames(scene, swing=True)
+    size = size_of(scene)
+    for k in range(FRAMES):
+        np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size, err_msg=f"frame {k}")
+    plain = robot_scene(ROBOT)
+    alone = expected_frames(plain, swing=False)
+    assert max(np.abs(f - a).max() for f, a in zip(frames, alone)) > 0.01 * size  # the head swung
+
+    off = tmp_path / "off.glb"
+    assert export(source, "--mix", ROBOT_MIX, *BAKE, "--no-springs", "--out", off) == 0
+    assert "no live springs" not in capsys.readouterr().out
+    _, frames = played(off)
+    for k in range(FRAMES):
+        np.testing.assert_allclose(frames[k], alone[k], rtol=0, atol=1e-6 * size, err_msg=f"frame {k}")
+
+
+def test_render_draws_the_baked_clip(tmp_path):
+    """render --mix with the chain and render of the baked file with no springs: the same
+    pictures at the baked times (the springs from rest at the first time in both)."""
+    out = tmp_path / "fox.glb"
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
+    common = ["--size", "96x72", "--no-grid", "--yaw", "90"]
+    assert main(["render", str(FOX), "--mix", str(FOX_MIX), "--spring-chain", TAIL, "--frames", "0.25:1.25:0.25",
+                 "--out-dir", str(tmp_path / "live"), *common]) == 0
+    assert main(["render", str(out), "--animation", "mix", "--frames", "0:1:0.25", "--out-dir",
+                 str(tmp_path / "baked"), *common]) == 0
+    assert main(["render", str(FOX), "--mix", str(FOX_MIX), "--frames", "0.25:1.25:0.25",
+                 "--out-dir", str(tmp_path / "still"), *common]) == 0
+    from PIL import Image
+
+    def frames(folder):
+        paths = sorted((tmp_path / folder).glob("*.png"))
+        return [np.asarray(Image.open(p).convert("RGB"), dtype=np.int16) for p in paths]
+
+    live, baked, still = frames("live"), frames("baked"), frames("still")
+    assert len(live) == len(baked) == 5
+    for a, b in zip(live, baked):
+        assert (np.abs(a - b).max(axis=2) > 24).sum() <= 3  # the same picture (edges may move a pixel)
+    assert (np.abs(live[-1] - still[-1]).max(axis=2) > 40).sum() > 20  # the tail swung elsewhere
+
+
+# --- from code ----------------------------------------------------------------------------------
+def test_bake_from_code_takes_the_same_choice():
+    scene = fox_scene()
+    joints = [j.bone for j in scene.springs.joints]
+    tails = [(np.array(j.tail), np.array(j.prev)) for j in scene.springs.joints]
+    pose = np.array([n.rotation_quaternion for n in scene.nodes])
+    clock = scene.mixer.clock
+    swung = bake(scene, fps=FPS, start=START, end=END)  # on: the scene has a chain and it is on
+    held = bake(scene, fps=FPS, start=START, end=END, springs=False)
+    # the mixer, the pose and the springs as they were
+    assert scene.mixer.clock == clock
+    np.testing.assert_array_equal(np.array([n.rotation_quaternion for n in scene.nodes]), pose)
+    for j, (tail, prev) in zip(scene.springs.joints, tails):
+        np.testing.assert_array_equal(j.tail, tail)
+        np.testing.assert_array_equal(j.prev, prev)
+
+    def rotations(clip, node):
+        (channel,) = [c for c in clip.channels if c.node is node and c.path == "rotation"]
+        return np.asarray(channel.values)
+
+    apart = max(np.abs(rotations(swung, b) - rotations(held, b)).max() for b in joints)
+    assert apart > 0.05
+    plain = bake(fox_scene(chain=False), fps=FPS, start=START, end=END)
+    by_name = {(c.node.name, c.path): np.asarray(c.values) for c in plain.channels}
+    for channel in held.channels:  # springs=False: the mix alone
+        np.testing.assert_allclose(np.asarray(channel.values), by_name[(channel.node.name, channel.path)], atol=1e-12)
+    scene.springs.enabled = False  # the window's and notebook's toggle, --no-springs: the default follows it
+    off = bake(scene, fps=FPS, start=START, end=END)
+    assert max(np.abs(rotations(off, b) - rotations(held, b)).max() for b in joints) == 0
+    on = bake(scene, fps=FPS, start=START, end=END, springs=True)
+    assert scene.springs.enabled is False
+    for b in joints:
+        np.testing.assert_allclose(rotations(on, b), rotations(swung, b), atol=1e-12)
+
+
+def test_a_chain_the_mix_does_not_drive_gets_channels():
+    """A chain on bones no clip of the mix moves (the robot's left fingers, Wave masked to the
+    right arm) is keyed all the same: the swing is the joints' only motion."""
+    from viewer.motion import BoneMask
+
+    scene = load_model(str(ROBOT))
+    wave = scene.mixer.action("Wave")
+    wave.mask = BoneMask.subtree("Shoulder.R")
+    wave.play()
+    scene.springs.add_chain("Middle1.L", stiffness=1.0, drag=0.4, gravity=0.5)
+    names = {j.bone.name for j in scene.springs.joints}
+    held = {(c.node.name, c.path) for c in bake(scene, fps=FPS, start=START, end=END, springs=False).channels}
+    assert not {(name, "rotation") for name in names} & held  # the mix alone keys none of them
+    clip = bake(scene, fps=FPS, start=START, end=END)
+    swung = {c.node.name: np.asarray(c.values) for c in clip.channels if c.path == "rotation" and c.node.name in names}
+    assert set(swung) == names
+    assert max(np.ptp(values, axis=0).max() for values in swung.values()) > 1e-3  # and they move
+
+
+@pytest.mark.parametrize("value", ["yes", 1.5, [True]])
+def test_bad_springs_argument_is_one_line(value):
+    scene = fox_scene()
+    with pytest.raises(ViewerError, match="springs must be True, False or None"):
+        bake(scene, fps=FPS, start=START, end=END, springs=value)
+
+
+# --- bad input on the command line --------------------------------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["--spring-chain", TAIL], "--spring-chain goes with --bake"),
+    (["--no-springs"], "--no-springs goes with --bake"),
+    (["--springs", "--spring-chain", TAIL], "--springs and --spring-chain go with --bake"),
+])
+def test_springs_options_without_bake_are_one_line(tmp_path, capsys, args, message):
+    out = tmp_path / "x.glb"
+    assert export(FOX, "--mix", FOX_MIX, *args, "--out", out) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_bad_chain_in_a_bake_is_one_line(tmp_path, capsys):
+    out = tmp_path / "x.glb"
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", "b_Nope:stiffness=1", *BAKE, "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "b_Nope" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+# --- the validator ------------------------------------------------------------------------------
+def test_the_spring_bake_is_what_the_validator_judged(tmp_path):
+    """tests/data/mix/bake_springs_reference.json (tests/record_mix_bake_reference.py): the
+    Khronos glTF-Validator's report on the Fox's spring bake and what that file held; baked
+    again, the file is the same within the written references' tolerance, and the validator
+    found no error in it."""
+    from written_numbers import differences, fingerprint
+
+    reference = json.loads(REFERENCE.read_text())
+    out = tmp_path / "baked.glb"
+    assert main(["export", str(FOX), "--mix", str(FOX_MIX), *reference["options"], "--out", str(out)]) == 0
+    assert differences(reference["fingerprint"], fingerprint(out)) == []
+    assert reference["validator"]["errors"] == []
+    assert "VRMC_springBone" not in json.dumps(reference["fingerprint"])
+
+
+def test_the_springs_page_bake_runs_as_shown(tmp_path, cli):
+    """docs/springs.md's console block under "Baked into a clip": the command prints the line shown."""
+    import re
+    import shlex
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "springs.md").read_text()
+    block = re.search(r"## Baked into a clip.*?```console\n(.*?)```", page, re.S).group(1)
+    command, shown = [line.strip() for line in block.strip().splitlines()]
+    (tmp_path / "tests").symlink_to(Path(__file__).resolve().parent)
+    words = shlex.split(command.removeprefix("$ "))
+    assert words[:2] == ["boneviewer", "export"]
+    result = cli(*words[1:], cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == shown
+    assert result.stderr == ""
+    assert len(load_model(str(tmp_path / "fox-tail-baked.glb")).animations[0].channels) > 0
