@@ -301,3 +301,29 @@ def test_the_springs_page_bake_runs_as_shown(tmp_path, cli):
     assert result.stdout.strip() == shown
     assert result.stderr == ""
     assert len(load_model(str(tmp_path / "fox-tail-baked.glb")).animations[0].channels) > 0
+
+
+def test_the_notebooks_bake_takes_the_same_choice():
+    """v.bake() in a notebook: viewer.bake on the viewer's thread, the springs baked by default,
+    and not once its Springs toggle (the editor's set_springs) is off."""
+    from viewer.notebook import Viewer
+
+    v = Viewer(str(FOX), size=(96, 72))
+    try:
+        v.edit(lambda editor: editor.scene.springs.add_chain(**TAIL_CHAIN))
+        v.mixer.load(str(FOX_MIX))
+        swung = v.bake(fps=FPS, start=START, end=END)
+        v.edit(lambda editor: editor.set_springs(False))
+        held = v.bake(fps=FPS, start=START, end=END)
+    finally:
+        v.close()
+    expected = {springs: {(c.node.name, c.path): np.asarray(c.values)
+                          for c in bake(fox_scene(), fps=FPS, start=START, end=END, springs=springs).channels}
+                for springs in (True, False)}
+    for clip, springs in ((swung, True), (held, False)):
+        got = {(c.node.name, c.path): np.asarray(c.values) for c in clip.channels}
+        assert got.keys() == expected[springs].keys()
+        for key, values in got.items():
+            np.testing.assert_allclose(values, expected[springs][key], atol=1e-9, err_msg=str(key))
+    tail = ("b_Tail02_013", "rotation")
+    assert np.abs(expected[True][tail] - expected[False][tail]).max() > 0.05

@@ -262,6 +262,15 @@ class Viewer(RemoteFrameBuffer):
 
         return self._gl.call(save_scene_mix, self._editor.scene, Path(path))
 
+    def bake(self, fps: float = 30, start=None, end=None, name: str = "mix", springs=None):
+        """The mix baked into one clip (``viewer.bake`` on the viewer's GL thread, never beside a
+        draw): the spring bones' swing baked in where the scene has them and they are on
+        (``springs=None``), or as ``springs=True``/``False`` says. The mix, the pose and the
+        springs are as they were; the clip is returned, not added to the scene."""
+        from ..motion.bake import bake
+
+        return self._gl.call(bake, self._editor.scene, fps, start, end, name, springs)
+
     def export(self, path, apply_pose_as_bind: bool = False, force: bool = False) -> Path:
         """Write the model as it is now, as ``boneviewer export --out PATH`` does: .glb/.gltf, or
         .usda/.usdc/.usdz (usd-core). A side file that exists (a .gltf's .bin and images, a
