@@ -118,6 +118,8 @@ def test_fox_tail_baked_is_the_springs_render_evaluates(tmp_path, capsys):
         np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size, err_msg=f"frame {k}")
     alone = expected_frames(fox_scene(chain=False), swing=False)
     assert max(np.abs(f - a).max() for f, a in zip(frames, alone)) > 0.02 * size  # the tail swung
+    # the file at rest is the clip's first frame: the springs at rest at --start
+    np.testing.assert_allclose(world(load_model(str(out))), expected[0], rtol=0, atol=1e-6 * size)
 
 
 def test_fox_tail_with_no_springs_is_the_mix_alone(tmp_path):
