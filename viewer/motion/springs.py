@@ -264,7 +264,8 @@ class SpringBones:
         """Joints on these nodes (bones being dragged) keep the rotation they are given instead of
         swinging: their tails follow them (so the joints below swing after them), and swing again,
         with the motion they had, once ``release()`` lets them go."""
-        self._held = {id(getattr(n, "_linked_node", None) or n) for n in nodes}
+        joints = {id(j.bone) for j in self.joints}  # only joints: others leave the compiled step on
+        self._held = {id(getattr(n, "_linked_node", None) or n) for n in nodes} & joints
 
     def release(self) -> None:
         self._held = set()
