@@ -853,6 +853,21 @@ class Editor:
         springs.reset()  # from rest either way: no jump left over from before
         self.status = Status(f"springs {'on' if on else 'off'} ({len(springs)} joints)")
 
+    def set_spring_chain(self, chain, stiffness=None, drag=None, gravity=None, radius=None) -> None:
+        """A spring chain's numbers (its name, index, or the chain; None keeps a number), for
+        every joint of it: scene.springs.set_chain. A refused value is one ViewerError and
+        changes nothing. A setting, as the look is: not an undo step."""
+        springs = self.scene.springs
+        springs.set_chain(chain, stiffness=stiffness, drag=drag, gravity=gravity, radius=radius)
+        joint = springs.chain(chain)["joints"][0]
+        self.status = Status(f"spring chain {springs.chain(chain)['name']}: stiffness {joint.stiffness:g}, drag "
+                             f"{joint.drag:g}, gravity {joint.gravity_power:g}, radius {joint.hit_radius:g}")
+
+    def reset_springs(self) -> None:
+        """Every spring joint back to its rest (scene.springs.reset())."""
+        self.scene.springs.reset()
+        self.status = Status(f"springs reset ({len(self.scene.springs)} joints at rest)")
+
     # --- skin views ------------------------------------------------------------------------------
     def set_paint(self, paint) -> None:
         """What colours the mesh: a Paint or its value ("shaded", "weights" (the selected bone's,
@@ -984,6 +999,9 @@ class Editor:
         """Move playback on by wall-clock seconds (times speed), looping or stopping at the end."""
         clip, playback = self.clip, self.playback
         if clip is None or not playback.playing:
+            # Paused (or no clip): the springs still swing, in wall-clock time, after the bones
+            # the user drags, and settle.
+            self.scene.springs.tick(abs(seconds))
             return
         dt = seconds * playback.speed
         time = playback.time + dt

@@ -170,6 +170,7 @@ class SpringBones:
         self._time = None  # advance_to's simulated time
         self._kids = None
         self._plan = None
+        self._held = set()  # id(node) of joints the user holds (hold())
 
     def __len__(self) -> int:
         return len(self.joints)
@@ -228,6 +229,46 @@ class SpringBones:
             joints.append(self.add_joint(Joint(bone, child, stiffness, gravity, gravity_dir, drag, radius, made,
                                                centre), chain))
         return joints
+
+    def chain(self, chain) -> dict:
+        """A chain of ``chains`` by its name or index, or the chain itself."""
+        if isinstance(chain, dict) and any(c is chain for c in self.chains):
+            return chain
+        if isinstance(chain, int) and not isinstance(chain, bool) and -len(self.chains) <= chain < len(self.chains):
+            return self.chains[chain]
+        for c in self.chains:
+            if c["name"] == chain:
+                return c
+        names = ", ".join(repr(c["name"]) for c in self.chains[:10]) or "none"
+        raise ViewerError(f"spring chain {chain!r}: no such chain (this model's: {names})")
+
+    def set_chain(self, chain, stiffness=None, drag=None, gravity=None, radius=None) -> None:
+        """Every joint of ``chain`` (a name, an index or the chain) gets the numbers given (None
+        keeps a joint's own): stiffness, drag (0 to 1), gravity power and hit radius, checked as
+        add_chain checks them, all before any is taken: a refused one changes nothing."""
+        chain = self.chain(chain)
+        what = f"spring chain {chain['name']!r}"
+        values = {}
+        for field, value, label in (("stiffness", stiffness, "stiffness"), ("drag", drag, "drag"),
+                                    ("gravity_power", gravity, "gravity power"), ("hit_radius", radius, "hit radius")):
+            if value is not None:
+                values[field] = _number(value, f"{what} {label}", 0.0)
+        if values.get("drag", 0.0) > 1.0:
+            raise ViewerError(f"{what} drag: {values['drag']:g} is above 1")
+        for joint in chain["joints"]:
+            for field, value in values.items():
+                setattr(joint, field, value)
+        self.changed()
+
+    def hold(self, nodes) -> None:
+        """Joints on these nodes (bones being dragged) keep the rotation they are given instead of
+        swinging: their tails follow them (so the joints below swing after them), and swing again,
+        with the motion they had, once ``release()`` lets them go."""
+        joints = {id(j.bone) for j in self.joints}  # only joints: others leave the compiled step on
+        self._held = {id(getattr(n, "_linked_node", None) or n) for n in nodes} & joints
+
+    def release(self) -> None:
+        self._held = set()
 
     def _children(self, node) -> list:
         if self._kids is None:
@@ -330,7 +371,7 @@ class SpringBones:
         from ..model import native
 
         kernel = native.ckernel
-        if kernel is not None and hasattr(kernel, "spring_step"):
+        if kernel is not None and not self._held and hasattr(kernel, "spring_step"):
             plan = self._plan if self._plan is not None and self._plan.order is self._sorted() else None
             if plan is None:
                 plan = self._plan = _Plan(self, self._sorted())
@@ -353,12 +394,19 @@ class SpringBones:
                 m = cache[id(node)] = self._world(node)
             return m
 
+        held = self._held
         for j in order:
             bone, parent = j.bone, j.bone.parent
             parent_world = np.eye(4) if parent is None else world(parent)
             bone_world = parent_world @ _local(bone)
             cache[id(bone)] = bone_world
             position = bone_world[:3, 3]
+            if id(bone) in held:  # dragged: the tail where the bone's own rotation puts it
+                tail = bone_world @ np.append(j.initial_child if j.child is None else j.child.position, 1.0)
+                to_center = self._to_center(j)
+                j.prev, j.tail = j.tail, to_center[:3, :3] @ tail[:3] + to_center[:3, 3]
+                self._below(bone, cache, spring_nodes)
+                continue
             # _calcWorldSpaceBoneLength: the child as the step began
             if j.child is not None:
                 child_position = world(j.child)[:3, 3]
@@ -385,14 +433,17 @@ class SpringBones:
             q = _multiply(j.initial_rotation, _from_unit_vectors(j.axis, direction))
             bone.assign_trs(rotation_quaternion=q)
             cache[id(bone)] = parent_world @ _local(bone)
-            # three-vrm then updates the bone's descendants down to the next spring bones
-            stack = list(self._children(bone))
-            while stack:
-                node = stack.pop()
-                if id(node) in spring_nodes:
-                    continue
-                cache[id(node)] = cache[id(node.parent)] @ _local(node)
-                stack.extend(self._children(node))
+            self._below(bone, cache, spring_nodes)
+
+    def _below(self, bone, cache: dict, spring_nodes: set) -> None:
+        """three-vrm's update of a joint's descendants down to the next spring bones."""
+        stack = list(self._children(bone))
+        while stack:
+            node = stack.pop()
+            if id(node) in spring_nodes:
+                continue
+            cache[id(node)] = cache[id(node.parent)] @ _local(node)
+            stack.extend(self._children(node))
 
     def tick(self, seconds: float, step: float = STEP) -> int:
         """The frame loop's call: ``seconds`` of wall-clock time in whole fixed steps (the rest

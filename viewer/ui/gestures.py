@@ -89,11 +89,15 @@ class Operator:
         self.editor = editor
         self.saved = _Saved(bones)
         editor.begin_edit(bones if self.turns else ())
+        # a spring joint dragged keeps the drag's rotation; the joints below swing after it
+        editor.scene.springs.hold([bone.get_pose_target() for bone in bones])
 
     def confirm(self) -> None:
+        self.editor.scene.springs.release()
         self.editor.end_edit()
 
     def cancel(self) -> None:
+        self.editor.scene.springs.release()
         self.saved.restore()
         self.editor.drop_edit()
         self.editor.status = Status("cancelled")

@@ -86,6 +86,7 @@ class PosePanel:
         self.qa_marks: list = []  # (QAItem, x0, x1) of each finding's frames marked under the timeline last frame
         self.qa_rows: list = []   # the QA section's rows (QAItem) drawn last frame, as "qa N" in rects
         self._reveal: set[int] = set()  # ids of the bones on the way to it, this frame
+        self._spring_reaches: dict = {}  # (scene, chain, number) -> the top of its slider
 
     def _record(self, label: str, fields_only: bool = False, shown: str | None = None) -> None:
         """``shown``: the widget's label as drawn, where ``label`` is another name for it."""
@@ -233,6 +234,8 @@ class PosePanel:
             self._expressions(editor)
         if editor.morph_meshes() and self._header("Morph targets"):
             self._morph_targets(editor)
+        if len(editor.scene.springs) and self._header("Spring chains", default_open=False):
+            self._spring_chains(editor)
         if self._header("Bones"):
             self._bone_tree(editor)
         if editor.selected is not None and self._header("Selected bone"):
@@ -332,7 +335,8 @@ class PosePanel:
             self._record("Springs")
             if imgui.is_item_hovered():
                 imgui.set_tooltip(f"spring bones: {len(springs.chains)} chains, {len(springs)} joints swing after the "
-                                  "body as the clip plays (--springs/--no-springs)")
+                                  "body as the clip plays and after a bone you drag (--springs/--no-springs);\n"
+                                  "their numbers: the Spring chains section")
         # The look folds, so the sections below keep their place on a small window.
         opened = imgui.tree_node_ex("Light and tone mapping", imgui.TreeNodeFlags_.span_avail_width)
         self._record("Light and tone mapping")
@@ -830,6 +834,60 @@ class PosePanel:
                     editor.status = Status.error(error)
             if imgui.is_item_deactivated():
                 editor.end_edit()
+
+    # (label, Joint attribute, set_spring_chain keyword, format); the reach of each slider is
+    # _spring_reach's: the numbers are in the model's units (a Fox in centimetres needs ~100x a VRM's)
+    SPRING_FIELDS = (("stiffness", "stiffness", "stiffness", "%.3g"), ("drag", "drag", "drag", "%.2f"),
+                     ("gravity", "gravity_power", "gravity", "%.3g"), ("radius", "hit_radius", "radius", "%.3g"))
+
+    def _spring_reach(self, editor, chain, attribute: str) -> float:
+        """A slider's top for one of a chain's numbers, fixed the first time it is drawn (a top
+        that followed the value would move the grab under the mouse): four times the file's
+        value, at least a share of the model's size (Ctrl+click types beyond it)."""
+        key = (id(editor.scene), chain["name"], attribute)
+        reach = self._spring_reaches.get(key)
+        if reach is None:
+            if attribute == "drag":
+                reach = 1.0
+            else:
+                low, high = editor.scene.rest_bounds
+                size = float(np.linalg.norm(np.asarray(high) - np.asarray(low))) or 1.0
+                share = {"stiffness": 1.0, "gravity_power": 0.5, "hit_radius": 0.05}[attribute]
+                reach = max(4.0 * getattr(chain["joints"][0], attribute), share * size)
+            reach = self._spring_reaches[key] = reach
+        return reach
+
+    def _spring_chains(self, editor) -> None:
+        """Reset (every joint at rest), then per chain (named by its root bone, or as its file
+        names it) its stiffness, drag, gravity power and hit radius, for every joint of it
+        (Editor.set_spring_chain); a refused value goes to the status line."""
+        springs = editor.scene.springs
+        if self._button("Reset springs"):
+            editor.reset_springs()
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("every spring joint back to its rest (scene.springs.reset())")
+        for index, chain in enumerate(springs.chains):
+            name = chain["name"]
+            opened = imgui.tree_node_ex(f"{name}##spring{index}", imgui.TreeNodeFlags_.span_avail_width
+                                        | (imgui.TreeNodeFlags_.default_open if len(springs.chains) <= 4 else 0))
+            self._record(f"spring {name}")
+            if imgui.is_item_hovered():
+                imgui.set_tooltip(f"{len(chain['joints'])} joints: "
+                                  + ", ".join(j.bone.name for j in chain["joints"][:8]))
+            if not opened:
+                continue
+            joint = chain["joints"][0]  # a file's chain may differ joint by joint: the first is shown
+            for label, attribute, keyword, format in self.SPRING_FIELDS:
+                imgui.set_next_item_width(-150)
+                reach = self._spring_reach(editor, chain, attribute)
+                changed, value = self._slider(f"{label}##spring{index}", float(getattr(joint, attribute)), 0.0, reach,
+                                              format, name=f"{name}/{label}")
+                if changed:
+                    try:
+                        editor.set_spring_chain(chain, **{keyword: value})
+                    except ViewerError as error:
+                        editor.status = Status.error(error)
+            imgui.tree_pop()
 
     def _morph_targets(self, editor) -> None:
         """A slider per target of every mesh with morph targets (0..1; Ctrl+click types any
