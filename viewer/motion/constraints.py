@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..errors import ViewerError
 
 ROLL_AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
@@ -34,76 +32,85 @@ _EPS = 1e-8  # three.js Quaternion.setFromUnitVectors' threshold
 
 
 # --- quaternions (x, y, z, w), as three.js computes them -----------------------------------------
-def _mul(a, b) -> np.ndarray:
+# Plain floats: a constraint is a few dozen operations on 4-vectors, where numpy's per-call cost
+# would be most of a frame's.
+def _mul(a, b) -> tuple:
     ax, ay, az, aw = a
     bx, by, bz, bw = b
-    return np.array([ax * bw + aw * bx + ay * bz - az * by, ay * bw + aw * by + az * bx - ax * bz,
-                     az * bw + aw * bz + ax * by - ay * bx, aw * bw - ax * bx - ay * by - az * bz])
+    return (ax * bw + aw * bx + ay * bz - az * by, ay * bw + aw * by + az * bx - ax * bz,
+            az * bw + aw * bz + ax * by - ay * bx, aw * bw - ax * bx - ay * by - az * bz)
 
 
-def _inverse(q) -> np.ndarray:
-    return np.array([-q[0], -q[1], -q[2], q[3]])
+def _inverse(q) -> tuple:
+    return (-q[0], -q[1], -q[2], q[3])
 
 
-def _rotate(q, v) -> np.ndarray:
-    u, w = q[:3], q[3]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+def _rotate(q, v) -> tuple:
+    """v turned by q (three.js Vector3.applyQuaternion)."""
+    qx, qy, qz, qw = q
+    vx, vy, vz = v
+    tx, ty, tz = 2 * (qy * vz - qz * vy), 2 * (qz * vx - qx * vz), 2 * (qx * vy - qy * vx)
+    return (vx + qw * tx + qy * tz - qz * ty, vy + qw * ty + qz * tx - qx * tz, vz + qw * tz + qx * ty - qy * tx)
 
 
-def _from_unit_vectors(a, b) -> np.ndarray:
-    r = float(a @ b) + 1.0
+def _from_unit_vectors(a, b) -> tuple:
+    ax, ay, az = a
+    bx, by, bz = b
+    r = ax * bx + ay * by + az * bz + 1.0
     if r < _EPS:  # opposite: any perpendicular axis, three.js's choice
-        q = np.array([-a[1], a[0], 0.0, 0.0]) if abs(a[0]) > abs(a[2]) else np.array([0.0, -a[2], a[1], 0.0])
+        q = (-ay, ax, 0.0, 0.0) if abs(ax) > abs(az) else (0.0, -az, ay, 0.0)
     else:
-        q = np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0], r])
-    return q / math.sqrt(float(q @ q))
+        q = (ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx, r)
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
 
 
-def _slerp(a, b, t: float) -> np.ndarray:
+def _slerp(a, b, t: float) -> tuple:
     """three.js Quaternion.slerp (0.187): the short way round; nearly equal ones lerped."""
-    dot = float(a @ b)
+    dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
     if dot < 0:
-        b, dot = -b, -dot
+        b, dot = (-b[0], -b[1], -b[2], -b[3]), -dot
     s = 1.0 - t
     if dot < 0.9995:
         theta = math.acos(dot)
         sin = math.sin(theta)
-        return a * (math.sin(s * theta) / sin) + b * (math.sin(t * theta) / sin)
-    q = a * s + b * t
-    length = math.sqrt(float(q @ q))
-    return q / length if length > 0 else np.array([0.0, 0.0, 0.0, 1.0])
+        s, t = math.sin(s * theta) / sin, math.sin(t * theta) / sin
+        return (a[0] * s + b[0] * t, a[1] * s + b[1] * t, a[2] * s + b[2] * t, a[3] * s + b[3] * t)
+    q = (a[0] * s + b[0] * t, a[1] * s + b[1] * t, a[2] * s + b[2] * t, a[3] * s + b[3] * t)
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n) if n > 0 else (0.0, 0.0, 0.0, 1.0)
 
 
-def _rotation_of(world: np.ndarray) -> np.ndarray:
-    """The rotation of a world matrix (column vectors), its scale taken out (Matrix4.decompose)."""
-    m = np.array(world[:3, :3], dtype=np.float64)
-    det = float(np.linalg.det(m))
+def _rotation_of(world) -> tuple:
+    """The rotation of a world matrix (ours: row vectors, so its rows are three.js's columns),
+    its scale taken out (three.js Matrix4.decompose)."""
+    (a, b, c), (d, e, f), (g, h, i) = world[0, :3].tolist(), world[1, :3].tolist(), world[2, :3].tolist()
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
     if det == 0:
-        return np.array([0.0, 0.0, 0.0, 1.0])
-    scale = np.sqrt((m * m).sum(axis=0))
+        return (0.0, 0.0, 0.0, 1.0)
+    sx, sy, sz = math.sqrt(a * a + b * b + c * c), math.sqrt(d * d + e * e + f * f), math.sqrt(g * g + h * h + i * i)
     if det < 0:
-        scale[0] = -scale[0]
-    m = m / scale
-    m11, m12, m13 = m[0]
-    m21, m22, m23 = m[1]
-    m31, m32, m33 = m[2]
+        sx = -sx
+    # three.js's m11 m12 m13 / m21 ... (row, column) of the column-vector matrix
+    m11, m21, m31 = a / sx, b / sx, c / sx
+    m12, m22, m32 = d / sy, e / sy, f / sy
+    m13, m23, m33 = g / sz, h / sz, i / sz
     trace = m11 + m22 + m33
     if trace > 0:
         s = 0.5 / math.sqrt(trace + 1.0)
-        return np.array([(m32 - m23) * s, (m13 - m31) * s, (m21 - m12) * s, 0.25 / s])
+        return ((m32 - m23) * s, (m13 - m31) * s, (m21 - m12) * s, 0.25 / s)
     if m11 > m22 and m11 > m33:
         s = 2.0 * math.sqrt(1.0 + m11 - m22 - m33)
-        return np.array([0.25 * s, (m12 + m21) / s, (m13 + m31) / s, (m32 - m23) / s])
+        return (0.25 * s, (m12 + m21) / s, (m13 + m31) / s, (m32 - m23) / s)
     if m22 > m33:
         s = 2.0 * math.sqrt(1.0 + m22 - m11 - m33)
-        return np.array([(m12 + m21) / s, 0.25 * s, (m23 + m32) / s, (m13 - m31) / s])
+        return ((m12 + m21) / s, 0.25 * s, (m23 + m32) / s, (m13 - m31) / s)
     s = 2.0 * math.sqrt(1.0 + m33 - m11 - m22)
-    return np.array([(m13 + m31) / s, (m23 + m32) / s, 0.25 * s, (m21 - m12) / s])
+    return ((m13 + m31) / s, (m23 + m32) / s, 0.25 * s, (m21 - m12) / s)
 
 
-def _world(node) -> np.ndarray:
-    return node.get_world_matrix().T  # column vectors (three.js's layout; ours is its transpose)
+def _position(node) -> tuple:
+    return tuple(node.get_world_matrix()[3, :3].tolist())
 
 
 class Constraint:
@@ -129,7 +136,7 @@ class Constraint:
             if axis not in axes:
                 name = "rollAxis" if kind == "roll" else "aimAxis"
                 raise ViewerError(f"{what}: {name} {axis!r} is not one of {', '.join(axes)}")
-            self.vector = np.array(axes[axis])
+            self.vector = axes[axis]
         self.kind, self.destination, self.source, self.weight, self.axis = kind, destination, source, weight, axis
         self.set_rest()
 
@@ -141,13 +148,13 @@ class Constraint:
 
     def set_rest(self) -> None:
         """Take the destination's and source's rotations now as their rest (three-vrm's setInitState)."""
-        self.rest = np.array(self.destination.rotation_quaternion, dtype=np.float64)
-        self.source_rest_inverse = _inverse(np.array(self.source.rotation_quaternion, dtype=np.float64))
+        self.rest = tuple(self.destination.rotation_quaternion.tolist())
+        self.source_rest_inverse = _inverse(tuple(self.source.rotation_quaternion.tolist()))
         self._roll_base = _mul(self.source_rest_inverse, self.rest)
 
-    def target(self) -> np.ndarray:
+    def target(self) -> tuple:
         """The destination's rotation at full weight, from the pose as it is now."""
-        source = np.array(self.source.rotation_quaternion, dtype=np.float64)
+        source = tuple(self.source.rotation_quaternion.tolist())
         if self.kind == "rotation":
             return _mul(self.rest, _mul(self.source_rest_inverse, source))
         if self.kind == "roll":
@@ -155,15 +162,18 @@ class Constraint:
             rolled = _rotate(delta, self.vector)
             return _mul(_mul(self.rest, _from_unit_vectors(rolled, self.vector)), delta)
         parent = self.destination.parent
-        turn = np.array([0.0, 0.0, 0.0, 1.0]) if parent is None else _rotation_of(_world(parent))
+        turn = (0.0, 0.0, 0.0, 1.0) if parent is None else _rotation_of(parent.get_world_matrix())
         a0 = _rotate(turn, _rotate(self.rest, self.vector))
-        a1 = _world(self.source)[:3, 3] - _world(self.destination)[:3, 3]
-        length = math.sqrt(float(a1 @ a1))
-        a1 = a1 / length if length > 0 else a1
+        (sx, sy, sz), (dx, dy, dz) = _position(self.source), _position(self.destination)
+        a1 = (sx - dx, sy - dy, sz - dz)
+        length = math.sqrt(a1[0] * a1[0] + a1[1] * a1[1] + a1[2] * a1[2])
+        if length > 0:
+            a1 = (a1[0] / length, a1[1] / length, a1[2] / length)
         return _mul(_mul(_mul(_inverse(turn), _from_unit_vectors(a0, a1)), turn), self.rest)
 
     def apply(self) -> None:
-        self.destination.assign_trs(rotation_quaternion=_slerp(self.rest, self.target(), self.weight))
+        q = _slerp(self.rest, self.target(), self.weight)
+        self.destination.assign_trs(rotation_quaternion=q)
 
 
 class NodeConstraints:
