@@ -7,6 +7,12 @@ instead; the same input gives the same bytes.
   tell retargeting which bone is which); expressions binding the head's morph targets (Angry,
   Surprised, Sad), one custom expression overlapping two presets, a binary blink that happy
   blocks; meta with the licence fields; one spring chain (VRMC_springBone) on a finger.
+- ``robot_constraints.vrm``: ``robot.vrm`` with VRMC_node_constraint on five nodes, each kind
+  and several axes (``CONSTRAINTS``): the head aims at the right hand, the neck rolls with the
+  hips, an upper arm rolls with the other, a forearm turns with the other, a shoulder aims at
+  the right foot. They depend on each other (the aim's source hangs below the turned forearm,
+  whose source hangs below the rolled arm, below the aimed shoulder), so the order they run in
+  matters; the finger's spring chain hangs below two of them.
 - ``robot_0x.vrm``: VRM 0.x (``VRM``): the same joints and morph targets, the model turned to
   face -Z as 0.x models do, blend shape groups with 0.x's presets and 0..100 weights.
 
@@ -38,6 +44,15 @@ HUMANOID = {
 }
 HEAD_NODE, HEAD_MESH = 13, 2  # the head's mesh, with morph targets Angry (0), Surprised (1), Sad (2)
 SPRING_JOINTS = (21, 22, 23)  # Middle1.L, Middle2.L, Middle2.L_end
+
+# node -> (kind, {source, axis, weight}): every kind, both axis fields, weights below 1.
+CONSTRAINTS = {
+    12: ("aim", {"source": 40, "aimAxis": "PositiveZ", "weight": 0.7}),      # Head looks at Palm2.R
+    11: ("roll", {"source": 8, "rollAxis": "X", "weight": 1.0}),             # Neck rolls with Hips
+    17: ("roll", {"source": 37, "rollAxis": "Y", "weight": 0.8}),            # UpperArm.L with UpperArm.R
+    39: ("rotation", {"source": 19, "weight": 0.5}),                         # LowerArm.R with LowerArm.L
+    15: ("aim", {"source": 67, "aimAxis": "NegativeY", "weight": 0.5}),      # Shoulder.L at Foot.R
+}
 
 EXPRESSIONS_1 = {
     "preset": {
@@ -118,6 +133,26 @@ def robot_document(version: str = "1.0") -> tuple[dict, bytes]:
     return document, binary
 
 
+def constrained_document(required: bool = False) -> tuple[dict, bytes]:
+    """The 1.0 robot with CONSTRAINTS on its nodes (``required``: the file says it needs them)."""
+    document, binary = robot_document("1.0")
+    for node, (kind, fields) in CONSTRAINTS.items():
+        spec = document["nodes"][node]
+        spec["extensions"] = {"VRMC_node_constraint": {"specVersion": "1.0", "constraint": {kind: dict(fields)}}}
+    document["extensionsUsed"].append("VRMC_node_constraint")
+    if required:
+        document["extensionsRequired"] = ["VRMC_node_constraint"]
+    return document, binary
+
+
+def constrained_vrm(edit=None, required: bool = False) -> bytes:
+    """robot_constraints.vrm's bytes; ``edit(document)`` changes the JSON first (the bad-input cases)."""
+    document, binary = constrained_document(required)
+    if edit is not None:
+        edit(document)
+    return glb_bytes(document, binary)
+
+
 def robot_vrm(version: str = "1.0", edit=None) -> bytes:
     """The robot's .vrm bytes; ``edit(document)`` changes the JSON first (the bad-input cases)."""
     document, binary = robot_document(version)
@@ -135,6 +170,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "robot.vrm").write_bytes(robot_vrm("1.0"))
     (OUT / "robot_0x.vrm").write_bytes(robot_vrm("0.x"))
+    (OUT / "robot_constraints.vrm").write_bytes(constrained_vrm())
     (OUT / "robot_bone_map.json").write_text(json.dumps(explicit_bone_map(), indent=2) + "\n", encoding="utf-8")
 
 

@@ -81,10 +81,11 @@ def imports_of(path: Path) -> set[str]:
     return found
 
 
-# The imports from the model into motion, made on first use: Scene.mixer and Scene.springs hand out
-# the scene's mixer and spring bones (the APIs issues 43 and 46 name), while motion is model code over the model and imports it. No
+# The imports from the model into motion, made on first use: Scene.mixer, Scene.springs and Scene.constraints hand out
+# the scene's mixer, spring bones and node constraints (the APIs issues 43 and 46 name), while motion is model code over the model and imports it. No
 # module-level circle runs (the import is inside the property); the edge is left out of both checks.
-LAZY_UP = {("viewer.model.scene", "viewer.motion"), ("viewer.model.scene", "viewer.motion.springs")}
+LAZY_UP = {("viewer.model.scene", "viewer.motion"), ("viewer.model.scene", "viewer.motion.springs"),
+           ("viewer.model.scene", "viewer.motion.constraints")}
 
 
 def graph() -> dict[str, set[str]]:

@@ -56,6 +56,7 @@ def inspect_bvh(path, scale=None, up=None, forward=None) -> dict:
         "extensions_used": [],
         "extensions_required": [],
         "vrm": None,  # the glTF facts' key: a BVH is no VRM avatar
+        "node_constraints": [],  # the glTF facts' key: a BVH has none
         "size": {"file": path.stat().st_size},
         "drawn": {"meshes": len(scene.meshes), "skinned_meshes": len(scene.skinned_meshes),
                   "bones": len(skeleton.bones), "vertices": int(sum(len(mesh.positions) for mesh in scene.meshes))},

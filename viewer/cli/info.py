@@ -126,6 +126,7 @@ def _model_tables(facts: dict) -> list[str]:
                 f"{'held' if c['interpolation'] == 'STEP' else 'linear'} between them)"
                 for i, a in enumerate(facts["animations"]) for c in a.get("point_caches", ())]
     out += vrm_lines(facts.get("vrm"))
+    out += constraint_lines(facts.get("node_constraints"))
     if facts["material_names"]:
         shown = ", ".join(_name(n, f"#{i}") for i, n in enumerate(facts["material_names"][:8]))
         out += ["", f"materials: {shown}{', ...' if len(facts['material_names']) > 8 else ''}; "
@@ -144,10 +145,17 @@ def vrm_lines(vrm: dict | None) -> list[str]:
     out += ["humanoid map (VRM bone: node)"] + [f"  {bone}: {node}" for bone, node in vrm["humanoid"].items()]
     out += ["expressions: " + (", ".join(e["name"] + ("" if e["preset"] else " (custom)") for e in vrm["expressions"])
                                or "none")]
-    out.append(f"spring chains: {vrm['spring_chains']} ({counted(vrm['colliders'], 'collider')})"
-               + (f"; {counted(vrm['node_constraints'], 'node constraint')} (not applied)"
-                  if vrm["node_constraints"] else ""))
+    out.append(f"spring chains: {vrm['spring_chains']} ({counted(vrm['colliders'], 'collider')})")
     return out
+
+
+def constraint_lines(constraints: list[dict]) -> list[str]:
+    """The node constraints (VRMC_node_constraint), one line each."""
+    if not constraints:
+        return []
+    return ["", f"node constraints: {len(constraints)}"] + [
+        f"  {c['node']}: {c['kind']} from {c['source']}" + (f", axis {c['axis']}" if "axis" in c else "")
+        + f", weight {c['weight']:g}" for c in constraints]
 
 
 def bvh_tables(facts: dict) -> list[str]:

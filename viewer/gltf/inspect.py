@@ -84,6 +84,7 @@ def inspect_gltf(path, scene_index: int | None = None) -> dict:
         "extensions_required": list(document["extensionsRequired"]),
         "size": _sizes(file),
         "vrm": _vrm_facts(scene),
+        "node_constraints": _constraint_facts(scene),
         "drawn": {"meshes": len(scene.meshes), "skinned_meshes": len(scene.skinned_meshes),
                   "bones": sum(len(skeleton.bones) for skeleton in scene.skeletons),
                   "vertices": int(sum(len(mesh.positions) for mesh in scene.meshes))},
@@ -93,7 +94,7 @@ def inspect_gltf(path, scene_index: int | None = None) -> dict:
 
 def _vrm_facts(scene) -> dict | None:
     """A VRM avatar's extension as ``info`` lists it: version, meta, the humanoid map, the
-    expressions and the spring chains (counted; node constraints counted, not applied)."""
+    expressions, the spring chains (counted) and the node constraints."""
     from .vrm import describe_meta
 
     vrm = scene.vrm
@@ -102,7 +103,14 @@ def _vrm_facts(scene) -> dict | None:
     return {"version": vrm.version, "meta": describe_meta(vrm.meta), "humanoid": dict(scene.humanoid),
             "expressions": [{"name": e.name, "preset": e.preset, "binds": len(e.binds), "binary": e.is_binary}
                             for e in scene.expressions.values()],
-            "turned": vrm.turn, "spring_chains": vrm.springs, "colliders": vrm.colliders, "node_constraints": vrm.constraints}
+            "turned": vrm.turn, "spring_chains": vrm.springs, "colliders": vrm.colliders,
+            "node_constraints": _constraint_facts(scene)}
+
+
+def _constraint_facts(scene) -> list[dict]:
+    """The node constraints as applied (none when the file has none, or they were refused)."""
+    constraints = scene.__dict__.get("_constraints")
+    return [] if constraints is None else constraints.describe()
 
 
 def _depth_in(joint: int, joints: set, parent: dict) -> int:

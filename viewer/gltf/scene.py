@@ -23,6 +23,7 @@ from ..model.figure import figure_of
 from ..model.light import PunctualLight
 from ..model.mesh import bounds, place_points, skin_positions
 from .animation import read_clips
+from .constraints import read_constraints
 from .container import GltfFile
 from .meshes import read_mesh
 from .springs import read_springs
@@ -106,6 +107,7 @@ def build_scene(file: GltfFile, scene: int | None = None) -> Scene:
     scene.lights = _lights(file, nodes, shown)
     if vrm is not None:
         _vrm(scene, vrm, nodes, morphed)
+    read_constraints(file, scene, nodes)
     read_springs(file, scene, nodes)
     file.log_warnings()
     return scene

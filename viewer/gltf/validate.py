@@ -27,7 +27,7 @@ TYPE_SIZES = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9
 SUPPORTED_EXTENSIONS = ("KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_meshopt_compression",
                         "KHR_mesh_quantization", "KHR_texture_transform", "KHR_materials_emissive_strength",
                         "KHR_materials_unlit", "KHR_lights_punctual", "VRMC_springBone",
-                        "VRMC_springBone_extended_collider",
+                        "VRMC_springBone_extended_collider", "VRMC_node_constraint",
                         # VRM's: the humanoid map and expressions (gltf/vrm.py); MToon drawn as its base colour
                         "VRMC_vrm", "VRM", "VRMC_materials_mtoon")
 MESHOPT = {"buffer": ("ref", "buffers", True), "byteOffset": ("uint", 0, False), "byteLength": ("uint", 1, True),
@@ -202,9 +202,11 @@ class _Checker:
         # VRM's extensions as the file has them: gltf/vrm.py checks what it reads of them.
         top = document.get("extensions")
         clean["vrm"] = {name: top[name] for name in VRM_EXTENSIONS if name in top} if isinstance(top, dict) else {}
-        clean["vrm"]["constrained_nodes"] = sum(
-            1 for node in arrays["nodes"] if isinstance(node.get("extensions"), dict)
-            and "VRMC_node_constraint" in node["extensions"])
+        # {node index: its VRMC_node_constraint as written}: gltf/constraints.py checks it
+        clean["vrm"]["node_constraints"] = {
+            i: node["extensions"]["VRMC_node_constraint"] for i, node in enumerate(arrays["nodes"])
+            if isinstance(node.get("extensions"), dict) and "VRMC_node_constraint" in node["extensions"]}
+        clean["vrm"]["constrained_nodes"] = len(clean["vrm"]["node_constraints"])
         for key, schema in SCHEMAS.items():
             label = LABELS[key]
             checked = self.bulk_objects(arrays[key], schema) if self.bulk else None

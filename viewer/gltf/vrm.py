@@ -50,7 +50,7 @@ class Vrm(NamedTuple):
     meta: dict              # name, version, authors, licence fields (as the file gives them)
     springs: int            # spring chains (VRMC_springBone's springs; 0.x's secondaryAnimation boneGroups)
     colliders: int
-    constraints: int        # nodes with VRMC_node_constraint (not applied)
+    constraints: int        # nodes with VRMC_node_constraint (read by gltf/constraints.py)
     turn: bool              # 0.x: turned half a turn about +Y to face +Z
 
 

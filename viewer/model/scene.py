@@ -66,6 +66,14 @@ class Scene:
         return springs_of(self)
 
     @property
+    def constraints(self):
+        """The scene's node constraints (viewer.motion.constraints.NodeConstraints; VRMC_node_constraint's
+        roll, aim and rotation constraints): applied after the motion, before the springs."""
+        from ..motion.constraints import constraints_of  # motion sits above the model
+
+        return constraints_of(self)
+
+    @property
     def skeletons(self) -> list:
         """Each skeleton once, in mesh order (a skin shared by meshes is updated once)."""
         seen, result = set(), []
@@ -85,7 +93,11 @@ class Scene:
         return [mesh for mesh in self.meshes if mesh.morph_targets is not None]
 
     def prepare(self) -> None:
-        """Bring skeletons (once each) and node-placed mesh world matrices up to date."""
+        """Bring skeletons (once each) and node-placed mesh world matrices up to date (the node
+        constraints first, where the pose they read changed since they were applied)."""
+        constraints = self.__dict__.get("_constraints")
+        if constraints is not None:
+            constraints.apply_if_changed()
         for skeleton in self.skeletons:
             skeleton.prepare()
         walked = {}  # the placement nodes' ancestors, walked once for all the meshes

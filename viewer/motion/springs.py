@@ -368,6 +368,15 @@ class SpringBones:
         dt = float(dt)
         if not dt > 0:
             return
+        # three-vrm's frame: the node constraints after the motion, then the springs
+        constraints = self._scene.__dict__.get("_constraints")
+        if constraints is not None:
+            constraints.apply()
+        self._step(dt)
+        if constraints is not None:
+            constraints.settled()  # the springs' bones are the next step's sources, as in three-vrm
+
+    def _step(self, dt: float) -> None:
         from ..model import native
 
         kernel = native.ckernel
@@ -466,6 +475,9 @@ class SpringBones:
         time = float(time)
         if self._time is None or time + 1e-12 < self._time:
             pose_at(0.0)
+            constraints = self._scene.__dict__.get("_constraints")
+            if constraints is not None:
+                constraints.apply()  # the springs start from the constrained pose
             self.reset()
             self._time = 0.0
         count = int(math.floor(time / step + 1e-9))
