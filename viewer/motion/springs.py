@@ -170,7 +170,7 @@ class SpringBones:
         self._time = None  # advance_to's simulated time
         self._kids = None
         self._plan = None
-        self._held = set()  # id(node) of joints the user holds (hold())
+        self._held = set()  # id(node) of joints the user holds (grab())
 
     def __len__(self) -> int:
         return len(self.joints)
@@ -260,14 +260,14 @@ class SpringBones:
                 setattr(joint, field, value)
         self.changed()
 
-    def hold(self, nodes) -> None:
+    def grab(self, nodes) -> None:
         """Joints on these nodes (bones being dragged) keep the rotation they are given instead of
         swinging: their tails follow them (so the joints below swing after them), and swing again,
-        with the motion they had, once ``release()`` lets them go."""
+        with the motion they had, once ``let_go()`` lets them go."""
         joints = {id(j.bone) for j in self.joints}  # only joints: others leave the compiled step on
         self._held = {id(getattr(n, "_linked_node", None) or n) for n in nodes} & joints
 
-    def release(self) -> None:
+    def let_go(self) -> None:
         self._held = set()
 
     def _children(self, node) -> list:

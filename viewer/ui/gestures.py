@@ -90,14 +90,14 @@ class Operator:
         self.saved = _Saved(bones)
         editor.begin_edit(bones if self.turns else ())
         # a spring joint dragged keeps the drag's rotation; the joints below swing after it
-        editor.scene.springs.hold([bone.get_pose_target() for bone in bones])
+        editor.scene.springs.grab([bone.get_pose_target() for bone in bones])
 
     def confirm(self) -> None:
-        self.editor.scene.springs.release()
+        self.editor.scene.springs.let_go()
         self.editor.end_edit()
 
     def cancel(self) -> None:
-        self.editor.scene.springs.release()
+        self.editor.scene.springs.let_go()
         self.saved.restore()
         self.editor.drop_edit()
         self.editor.status = Status("cancelled")
