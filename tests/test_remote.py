@@ -856,5 +856,5 @@ def test_the_render_message_carries_the_frame_only_when_set():
         payload = protocol.SIZE.pack(64, 48) + protocol.FRAME.pack(given, visible, 0, *rgb)
         with pytest.raises(protocol.ProtocolError, match="render: "):
             protocol.read_render(payload)
-    with pytest.raises(protocol.ProtocolError, match="expected 8 or 24"):
+    with pytest.raises(protocol.ProtocolError, match="expected 8, 24 or 44"):
         protocol.read_render(protocol.SIZE.pack(64, 48) + b"\0")
