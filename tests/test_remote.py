@@ -351,7 +351,8 @@ def _valid_messages():
             protocol.set_pose(5, positions=np.zeros((2, 3)), scalings=np.ones((2, 3)), names=["Head", "Hips"]),
             protocol.set_camera(5, yaw=10, target=(0, 1, 0)), protocol.render(5, (16, 12)), protocol.set_time(5, 0.25),
             protocol.play(5, False), protocol.set_pose_dict(5, {"bones": {"Head": {"scaling": [1, 1, 1]}}}),
-            protocol.encode(protocol.BONES, 5)]
+            protocol.encode(protocol.BONES, 5), protocol.set_skinning(5, "lbs"), protocol.springs(5, "reset"),
+            protocol.render(5, (16, 12), shadows=True, shadow_intensity=0.5, key_light=(10, 20))]
 
 
 def _mutated(message, position, value, cut):
