@@ -651,6 +651,13 @@ BAD_ARGUMENTS = [
     (lambda c: c.mix_action("Walking", seconds=1.0), "mix_action: seconds and warp go with crossfade_to"),
     (lambda c: c.mix_layer("Nope", weight=0.5), "mix_layer: unknown layer 'Nope'"),
     (lambda c: c.mix_layer("Tweaks", mode="blend"), "mix_layer: layer mode: expected one of"),
+    (lambda c: c.render((48, 48), shadow_intensity=2), "render: shadow_intensity must be from 0 to 1, got 2.0"),
+    (lambda c: c.render((48, 48), shadow_softness=float("nan")), "render: shadow_softness must be from 0 to 1"),
+    (lambda c: c.render((48, 48), key_light=(10, "up")), "render: key_light must be two finite angles"),
+    (lambda c: c.render((48, 48), shadows=1), "render: shadows must be True or False"),
+    (lambda c: c.set_skinning("preserve volume"), "set_skinning: mode must be lbs (linear blend) or dq"),
+    (lambda c: c.set_springs("no"), "set_springs: flag must be True or False, got str 'no'"),
+    (lambda c: c.set_springs(True), "set_springs: this model has no spring chains"),                  # the server's
 ]
 
 
