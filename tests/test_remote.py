@@ -351,7 +351,8 @@ def _valid_messages():
             protocol.set_pose(5, positions=np.zeros((2, 3)), scalings=np.ones((2, 3)), names=["Head", "Hips"]),
             protocol.set_camera(5, yaw=10, target=(0, 1, 0)), protocol.render(5, (16, 12)), protocol.set_time(5, 0.25),
             protocol.play(5, False), protocol.set_pose_dict(5, {"bones": {"Head": {"scaling": [1, 1, 1]}}}),
-            protocol.encode(protocol.BONES, 5)]
+            protocol.encode(protocol.BONES, 5), protocol.set_skinning(5, "lbs"), protocol.springs(5, "reset"),
+            protocol.render(5, (16, 12), shadows=True, shadow_intensity=0.5, key_light=(10, 20))]
 
 
 def _mutated(message, position, value, cut):
@@ -650,6 +651,13 @@ BAD_ARGUMENTS = [
     (lambda c: c.mix_action("Walking", seconds=1.0), "mix_action: seconds and warp go with crossfade_to"),
     (lambda c: c.mix_layer("Nope", weight=0.5), "mix_layer: unknown layer 'Nope'"),
     (lambda c: c.mix_layer("Tweaks", mode="blend"), "mix_layer: layer mode: expected one of"),
+    (lambda c: c.render((48, 48), shadow_intensity=2), "render: shadow_intensity must be from 0 to 1, got 2.0"),
+    (lambda c: c.render((48, 48), shadow_softness=float("nan")), "render: shadow_softness must be from 0 to 1"),
+    (lambda c: c.render((48, 48), key_light=(10, "up")), "render: key_light must be two finite angles"),
+    (lambda c: c.render((48, 48), shadows=1), "render: shadows must be True or False"),
+    (lambda c: c.set_skinning("preserve volume"), "set_skinning: mode must be lbs (linear blend) or dq"),
+    (lambda c: c.set_springs("no"), "set_springs: flag must be True or False, got str 'no'"),
+    (lambda c: c.set_springs(True), "set_springs: this model has no spring chains"),                  # the server's
 ]
 
 
@@ -856,5 +864,5 @@ def test_the_render_message_carries_the_frame_only_when_set():
         payload = protocol.SIZE.pack(64, 48) + protocol.FRAME.pack(given, visible, 0, *rgb)
         with pytest.raises(protocol.ProtocolError, match="render: "):
             protocol.read_render(payload)
-    with pytest.raises(protocol.ProtocolError, match="expected 8 or 24"):
+    with pytest.raises(protocol.ProtocolError, match="expected 8, 24 or 44"):
         protocol.read_render(protocol.SIZE.pack(64, 48) + b"\0")

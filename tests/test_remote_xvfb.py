@@ -49,6 +49,12 @@ def test_a_client_in_another_process_streams_a_pose_that_the_window_shows(xvfb_d
                 client.bones()  # answered after the streamed pose was applied
                 image = client.render((160, 120))  # drawn in the window's context, as `render` draws
                 assert image.shape == (120, 160, 4) and orange(np.pad(image, ((0, 0), (420, 0), (0, 0)))) > 50
+                # the window's shadows (on, as view's default) unless this picture says otherwise
+                plain = client.render((160, 120), shadows=False)
+                assert (np.abs(image.astype(int) - plain).max(axis=2) > 8).sum() > 50
+                assert np.array_equal(client.render((160, 120)), image)
+                client.set_skinning("dq")  # the window's editor: every skinned mesh
+                assert client.set_springs(False) == {"enabled": False, "chains": [], "joints": 0}
         assert viewer.wait(timeout=120) == 0, viewer.stderr.read()
     rest, streamed = (np.asarray(Image.open(shots[name])) for name in ("rest", "streamed"))
     assert rest.shape == streamed.shape == (600, 960, 4)

@@ -174,14 +174,22 @@ def background(value, what: str = "background"):
     return rgb
 
 
-def apply_frame(options, skeleton=None, grid=None, background=None, show_environment=None):
+def apply_frame(options, skeleton=None, grid=None, background=None, show_environment=None, shadows=None,
+                shadow_intensity=None, shadow_softness=None, key_light=None):
     """``options`` (a RenderOptions) with what the frame shows set: the skeleton overlay, the
     ground grid, the background (transparent or a colour, as ``background`` gives it, instead of
-    the grey gradient) and the environment behind the model; None leaves a setting as it is. A
-    background given draws in place of the environment: not with show_environment."""
+    the grey gradient) and the environment behind the model; and the shadows (a remote client's
+    render: ``key_light`` as (azimuth, elevation) degrees or a direction); None leaves a setting
+    as it is. A background given draws in place of the environment: not with show_environment."""
+    shadow = {name: value for name, value in (("shadows", shadows), ("shadow_intensity", shadow_intensity),
+                                              ("shadow_softness", shadow_softness), ("key_light", key_light))
+              if value is not None}
+    shadow = checked_look(shadow)  # each refused in one line naming it, before any change
     if background is not None and show_environment:
         raise ViewerError("background and show_environment: give one (the environment is drawn in place of the "
                           "background)")
+    for name, value in shadow.items():
+        setattr(options, name, value)
     if background is not None:
         show_environment = False
     if skeleton is not None:

@@ -17,10 +17,13 @@ def add_parser(commands, common):
                                 description="Load MODEL (default: the built-in character) in a headless context "
                                             "(EGL, no display) and serve viewer.remote clients: they set poses, "
                                             "the camera and the time, and get images rendered as `boneviewer "
-                                            "render` renders them (with the same look options, and --no-skeleton, --no-grid, --background and "
-                                            "--show-environment as the renders' defaults, which a client's "
-                                            "render() may change for its image). An animated model "
-                                            "starts paused at its first clip's start, as `render` shows it.")
+                                            "render` renders them (with the same look options, and --no-skeleton, --no-grid, --background, "
+                                            "--show-environment and the shadow options as the renders' defaults, "
+                                            "which a client's render() may change for its image; "
+                                            "set_skinning and set_springs change --skinning and --springs). An "
+                                            "animated model starts paused at its first clip's start, as `render` "
+                                            "shows it; spring bones are simulated from the clip's start up to the "
+                                            "time shown.")
     serve.add_argument("model", nargs="?", help="model file: .gltf, .glb, .fbx, .usd/.usda/.usdc/.usdz or .bvh (default: the built-in character)")
     serve.add_argument("--scene", type=scene_index, metavar="N",
                        help="which scene of a glTF file to serve (default: the file's default scene)")

@@ -851,6 +851,7 @@ class Editor:
         springs = self.scene.springs
         springs.enabled = bool(on)
         springs.reset()  # from rest either way: no jump left over from before
+        self._refresh()  # the bones a clip moves as it has them (the reset put its rest on them)
         self.status = Status(f"springs {'on' if on else 'off'} ({len(springs)} joints)")
 
     def set_spring_chain(self, chain, stiffness=None, drag=None, gravity=None, radius=None) -> None:
@@ -864,9 +865,25 @@ class Editor:
                              f"{joint.drag:g}, gravity {joint.gravity_power:g}, radius {joint.hit_radius:g}")
 
     def reset_springs(self) -> None:
-        """Every spring joint back to its rest (scene.springs.reset())."""
-        self.scene.springs.reset()
-        self.status = Status(f"springs reset ({len(self.scene.springs)} joints at rest)")
+        """Every spring joint back to its rest (a playing clip swings them again from there)."""
+        springs = self.scene.springs
+        springs.reset()
+        self._refresh()
+        self.status = Status(f"springs reset ({len(springs)} joints)")
+
+    def springs_at_playhead(self) -> bool:
+        """The spring bones at the playhead as ``render --time`` draws them: simulated from the
+        clip's start at fixed 1/60 s steps under the mix as it is now (the clip, the other actions,
+        the layers' edits), so the same time and edits give the same picture whatever was shown
+        before. Nothing while playing (the frame loop swings them live), before a clip is shown,
+        or without springs. True when it simulated."""
+        springs = self.scene.springs
+        if self.playback.playing or self.clip is None or not self._clip_shown or not springs.enabled \
+                or not len(springs):
+            return False
+        springs.restart()  # from the clip's start every time: edits since the last picture count from 0
+        springs.advance_to(self.playback.time, self._show)
+        return True
 
     # --- skin views ------------------------------------------------------------------------------
     def set_paint(self, paint) -> None:

@@ -58,18 +58,25 @@ class Viewer(RemoteFrameBuffer):
     The look, as ``boneviewer render`` takes it: ``environment`` ("studio", "none" or a .hdr
     file), ``environment_rotation``, ``tone_mapping``, ``exposure``, ``environment_filter``,
     ``show_environment``, ``skeleton`` (the bone overlay), ``grid`` and ``background``
-    ("transparent", a CSS colour name, #rrggbb, or an (r, g, b) tuple in 0..1).
+    ("transparent", a CSS colour name, #rrggbb, or an (r, g, b) tuple in 0..1); the shadows, on
+    unless ``shadows=False``: ``shadow_intensity`` and ``shadow_softness`` (0..1), ``key_light``
+    ((azimuth, elevation) in degrees). ``skinning``: "lbs" (linear blend, the default), "dq"
+    (dual quaternions) or "both" (side by side). ``springs=False``: the spring bones held at
+    their rest (on where the model has chains).
     """
 
     def __init__(self, model=None, size=(640, 480), *, scene: int | None = None, camera=None, play: bool = False,
-                 skeleton: bool = True, grid: bool = True, background=None, quality: int = 80, **look):
+                 skeleton: bool = True, grid: bool = True, background=None, quality: int = 80, skinning=None,
+                 springs: bool | None = None, **look):
         # Everything that can refuse runs before the widget base is made: a Viewer that raises here
         # is collected without a traceback (close() below leaves a half-made widget alone).
         width, height = _checked_size(size)
         unknown = sorted(set(look) - set(LOOK_FIELDS))
         if unknown:
             raise ViewerError(f"Viewer: unknown option {', '.join(unknown)} (the look: {', '.join(LOOK_FIELDS)}; "
-                              "also skeleton, grid, background, camera, play, scene, quality)")
+                              "also skeleton, grid, background, camera, play, scene, quality, skinning, springs)")
+        if springs is not None and not isinstance(springs, bool):
+            raise ViewerError(f"Viewer: springs must be True or False, got {springs!r}")
         companions = []
         if isinstance(model, (list, tuple)):  # several: the first is the one edited, the rest beside it
             if not model:
@@ -88,6 +95,10 @@ class Viewer(RemoteFrameBuffer):
             mixer.active_layer = mixer.add_layer("Pose", mode="override")
         editor.use_look(checked_look({"shadows": True, **look}))  # shadows on in a notebook unless shadows=False
         _set_overlay(editor.display, skeleton, grid, background)
+        if skinning is not None:
+            _set_skinning(editor, skinning)
+        if springs is not None:
+            _set_springs(editor, springs)
         description = _camera_description(camera)
         # What the GL thread touches: no reference back to this widget, so it can be collected.
         self._editor = editor
@@ -168,6 +179,34 @@ class Viewer(RemoteFrameBuffer):
         if not math.isfinite(value):
             raise ViewerError(f"time must be a finite number of seconds, got {seconds!r}")
         self.edit(lambda editor: editor.seek(value))
+
+    @property
+    def skinning(self) -> str:
+        """How the skinned meshes follow their bones: "lbs" (linear blend), "dq" (dual
+        quaternions), or "both" (the picture twice side by side, linear blend left). Settable."""
+        return self._editor.skinning
+
+    @skinning.setter
+    def skinning(self, mode) -> None:
+        self.edit(lambda editor: _set_skinning(editor, mode))
+
+    @property
+    def springs(self) -> bool:
+        """Whether the spring bones swing (a file's chains, or ``v.scene.springs.add_chain(...)``);
+        False holds them at their rest (the clip alone). Settable. Paused, the picture at time T
+        simulates them from the clip's start at 1/60 s steps, as ``render --time T``: the same time,
+        the same picture; playing, they swing live."""
+        return bool(self._editor.scene.springs.enabled)
+
+    @springs.setter
+    def springs(self, on) -> None:
+        if not isinstance(on, bool):
+            raise ViewerError(f"springs must be True or False, got {on!r}")
+        self.edit(lambda editor: _set_springs(editor, on))
+
+    def reset_springs(self) -> None:
+        """Every spring joint back to its rest (a playing clip swings it again from there)."""
+        self.edit(lambda editor: editor.reset_springs())
 
     @property
     def mixer(self):
@@ -293,8 +332,14 @@ class Viewer(RemoteFrameBuffer):
     def edit(self, change) -> None:
         """Run ``change(editor)`` on the GL thread (with the draw, never beside it), then show the
         result. What the controls and the methods above do; a script may too."""
-        self._gl.call(change, self._editor)
+        self._gl.call(self._edit, change)
         self._changed()
+
+    def _edit(self, change) -> None:
+        change(self._editor)
+        # Paused: the springs at the playhead from the clip's start, so the same time (and edits)
+        # give the same picture, as `render --time`; playing, the frames swing them live.
+        self._editor.springs_at_playhead()
 
     def close(self) -> None:
         """Close the widget and release its GL resources (a closed or re-run cell does this)."""
@@ -516,6 +561,24 @@ def _set_overlay(display, skeleton, grid, background) -> None:
         display.transparent_background = True
     else:
         display.background_top = display.background_bottom = colour
+
+
+def _set_skinning(editor, mode) -> None:
+    from ..model.mesh import skinning_mode
+
+    if not (isinstance(mode, str) and mode.strip().lower() == "both"):
+        try:
+            skinning_mode(mode)
+        except ViewerError:
+            raise ViewerError(f"skinning: expected lbs (linear blend), dq (dual quaternions) or both (side by side), "
+                              f"got {mode!r}") from None
+    editor.set_skinning(mode)
+
+
+def _set_springs(editor, on: bool) -> None:
+    if on and not len(editor.scene.springs):
+        raise ViewerError("springs: this model has no spring chains (v.scene.springs.add_chain(BONE, ...) adds one)")
+    editor.set_springs(on)
 
 
 def _camera_description(value) -> CameraDescription:

@@ -117,6 +117,8 @@ class Client:
             raise ViewerError(str(error)) from None
         # The requests the server takes: a server before MIX lists none, and is not sent one.
         self.server_requests = protocol.read_hello_reply(greeting)
+        # What its RENDER reads beyond the size: a server before the shadows is sent none.
+        self.server_render = protocol.read_hello_render(greeting)
 
     # --- the calls -------------------------------------------------------------------------------
     # Arguments are checked here, before anything is sent (protocol's encoders name the call and
@@ -177,24 +179,64 @@ class Client:
         self._request(lambda rid: protocol.set_camera(rid, yaw, pitch, distance, target))
 
     def render(self, size=(800, 600), *, skeleton: bool | None = None, grid: bool | None = None, background=None,
-               show_environment: bool | None = None) -> np.ndarray:
+               show_environment: bool | None = None, shadows: bool | None = None, shadow_intensity=None,
+               shadow_softness=None, key_light=None) -> np.ndarray:
         """An (H, W, 4) uint8 RGBA image of the current state, drawn as ``boneviewer render`` draws.
         What the frame shows, for this image (None: the server's; serve's --no-skeleton, ...):
         ``skeleton`` and ``grid`` False hide the overlay and the ground grid; ``background`` is a
         colour ("#rrggbb", a name such as "white", or three numbers 0..1) or "transparent" (alpha 0
-        there) instead of the grey gradient; ``show_environment`` True draws the environment behind."""
+        there) instead of the grey gradient; ``show_environment`` True draws the environment behind.
+        The shadows, for this image (None: serve's --shadows, --shadow-intensity, ...): ``shadows``
+        True or False, ``shadow_intensity`` and ``shadow_softness`` 0..1, ``key_light`` (azimuth,
+        elevation) in degrees. With the clip paused, spring bones are simulated from the clip's
+        start up to the playhead: the same time, the same picture."""
         _checked(protocol.check_image_size, size)
         if background is not None:
             from ..look import background as checked_background
 
             background = checked_background(background, "render: background")
-        frame = {"skeleton": skeleton, "grid": grid, "background": background, "show_environment": show_environment}
-        _checked(protocol.render, 1, size, *frame.values())
+        frame = {"skeleton": skeleton, "grid": grid, "background": background, "show_environment": show_environment,
+                 "shadows": shadows, "shadow_intensity": shadow_intensity, "shadow_softness": shadow_softness,
+                 "key_light": key_light}
+        _checked(lambda: protocol.render(1, size, **frame))
+        if "shadows" not in self.server_render and any(frame[name] is not None for name in protocol.SHADOW_SETTINGS):
+            raise ViewerError(f"render: the server at {self.address} is older than this client and takes no shadow "
+                              "settings (update boneviewer there); nothing was sent")
         payload = self._request(lambda rid: protocol.render(rid, size, **frame))
         try:
             return protocol.read_image(payload)
         except protocol.ProtocolError as error:
             raise ViewerError(f"{self.address} sent a malformed image: {error}") from None
+
+    def set_skinning(self, mode: str) -> None:
+        """How every skinned mesh follows its bones, from now on (``serve --skinning``'s default):
+        "lbs" (linear blend, as Babylon.js and three.js draw) or "dq" (dual quaternions: no candy
+        wrapper where a joint twists)."""
+        _checked(protocol.set_skinning, 1, mode)
+        self._require("set_skinning", protocol.SET_SKINNING)
+        self._request(lambda rid: protocol.set_skinning(rid, mode))
+
+    def set_springs(self, flag: bool = True) -> dict:
+        """Spring bones on (they swing after the body: a file's chains, serve's --spring-chain) or
+        off (held at their rest: the clip alone). Returns their state: {"enabled", "chains" (names),
+        "joints"}. A model without chains refuses True."""
+        _checked(protocol.check_flag, flag, "set_springs: flag")
+        return self._springs("set_springs", "on" if flag else "off")
+
+    def reset_springs(self) -> dict:
+        """Every spring joint back to its rest (a playing clip swings it again from there); returns
+        their state as set_springs does."""
+        return self._springs("reset_springs", "reset")
+
+    def _springs(self, call: str, operation: str) -> dict:
+        self._require(call, protocol.SPRINGS)
+        return protocol.read_ok(self._request(lambda rid: protocol.springs(rid, operation), call=call))
+
+    def _require(self, call: str, kind: int) -> None:
+        """Send nothing a server older than the request would refuse (it would close the connection)."""
+        if protocol.REQUESTS[kind] not in self.server_requests:
+            raise ViewerError(f"{call}: the server at {self.address} is older than this client and takes no "
+                              f"{protocol.REQUESTS[kind]} requests (update boneviewer there); nothing was sent")
 
     def mix_action(self, clip: str, *, weight=None, speed=None, time=None, loop=None, play=None, stop=None,
                    fade_in=None, fade_out=None, crossfade_to=None, seconds=None, warp=None) -> dict:

@@ -37,10 +37,21 @@ Client to server (a reply, with the same request id, comes back for a non-zero i
                      "fade_out", "crossfade_to", "seconds", "warp"} or {"layer": NAME, "weight",
                      "mode", "mute", "solo", "active"}, each setting optional; applied whole or not
                      at all                                   -> OK with the action's or layer's state
+    SET_SKINNING 10  u8 0 (lbs: linear blend) or 1 (dq: dual quaternions), every skinned mesh -> OK
+    SPRINGS 11       u8 0 (off: held at their rest), 1 (on) or 2 (reset: every joint back to its
+                     rest)                   -> OK with {"enabled", "chains" (names), "joints"}
 
-The server's OK to HELLO lists the requests it takes ({"requests": [names]}); a server before
-MIX answers HELLO with an empty OK, and a client does not send it MIX (it says the server is
-older instead), so old clients and old servers keep working with new ones.
+RENDER's shadows (a third block after the frame's 16 bytes, sent only when the client sets any,
+and only to a server whose OK to HELLO lists "shadows" under "render"): u8 given (1 shadows,
+2 intensity, 4 softness, 8 key light), u8 shadows on (0 or 1), u16 0, 4 x f32: intensity 0..1,
+softness 0..1, key light azimuth and elevation in degrees (-90..90); what is not given is the
+server's (serve's --shadows, --shadow-intensity, --shadow-softness, --key-light).
+
+The server's OK to HELLO lists the requests it takes and what RENDER may carry beyond its size
+({"requests": [names], "render": ["frame", "shadows"]}); a server before MIX answers HELLO with
+an empty OK. A client sends no request and no RENDER block the server does not list (it says the
+server is older instead), so old clients and old servers keep working with new ones: the
+version stays 1, as every message an older peer sends or is sent reads as it did.
 
 Server to client:
 
@@ -66,10 +77,15 @@ MAGIC = b"BV"
 VERSION = 1
 HEADER = struct.Struct("<2sBBII")
 
-HELLO, BONES, SET_POSE, SET_POSE_DICT, SET_TIME, PLAY, SET_CAMERA, RENDER, MIX = range(1, 10)
+HELLO, BONES, SET_POSE, SET_POSE_DICT, SET_TIME, PLAY, SET_CAMERA, RENDER, MIX, SET_SKINNING, SPRINGS = range(1, 12)
 OK, ERROR, IMAGE = 128, 129, 130
 REQUESTS = {HELLO: "hello", BONES: "bones", SET_POSE: "set_pose", SET_POSE_DICT: "set_pose_dict",
-            SET_TIME: "set_time", PLAY: "play", SET_CAMERA: "set_camera", RENDER: "render", MIX: "mix"}
+            SET_TIME: "set_time", PLAY: "play", SET_CAMERA: "set_camera", RENDER: "render", MIX: "mix",
+            SET_SKINNING: "set_skinning", SPRINGS: "springs"}
+# What a RENDER may carry beyond the image size, as this server's OK to HELLO lists it.
+RENDER_BLOCKS = ("frame", "shadows")
+SKINNINGS = ("lbs", "dq")                  # SET_SKINNING's byte is the index
+SPRING_OPERATIONS = ("off", "on", "reset")  # SPRINGS' byte is the index
 REPLIES = {OK: "ok", ERROR: "error", IMAGE: "image"}
 
 # Bounds: far beyond any real model or image, small enough that no message can exhaust memory.
@@ -96,6 +112,9 @@ CAMERA_FIELDS = ((1, "yaw"), (2, "pitch"), (4, "distance"), (8, "target"))
 SIZE = struct.Struct("<II")
 FRAME = struct.Struct("<BBH3f")
 SKELETON, GRID, ENVIRONMENT, COLOUR, TRANSPARENT_BACKGROUND = 1, 2, 4, 8, 16
+SHADOW = struct.Struct("<BBH4f")
+SHADOWS, INTENSITY, SOFTNESS, KEY_LIGHT = 1, 2, 4, 8
+SHADOW_SETTINGS = ("shadows", "shadow_intensity", "shadow_softness", "key_light")
 TIME = struct.Struct("<d")
 FLAG = struct.Struct("<B")
 NAME_LENGTH = struct.Struct("<H")
@@ -434,9 +453,11 @@ def read_set_camera(payload) -> dict:
     return {name: values[name] for flag, name in CAMERA_FIELDS if given & flag}
 
 
-def render(request_id: int, size, skeleton=None, grid=None, background=None, show_environment=None) -> bytes:
+def render(request_id: int, size, skeleton=None, grid=None, background=None, show_environment=None,
+           shadows=None, shadow_intensity=None, shadow_softness=None, key_light=None) -> bytes:
     """``background``: None, "transparent" or three numbers 0..1 (viewer.look.background reads a
-    colour's name); None leaves a setting to the server."""
+    colour's name); ``key_light``: (azimuth, elevation) in degrees; None leaves a setting to the
+    server. The shadows' block goes only where one of them is set (a server before it refuses it)."""
     width, height = check_image_size(size, ValueError)
     flags = {SKELETON: skeleton, GRID: grid, ENVIRONMENT: show_environment}
     for flag, name in ((SKELETON, "skeleton"), (GRID, "grid"), (ENVIRONMENT, "show_environment")):
@@ -457,14 +478,58 @@ def render(request_id: int, size, skeleton=None, grid=None, background=None, sho
     if background is not None and show_environment:
         raise ValueError("render: background and show_environment: give one (the environment is drawn in place "
                          "of the background)")
-    frame = FRAME.pack(given, visible, 0, *rgb) if given else b""
-    return encode(RENDER, request_id, SIZE.pack(width, height) + frame)
+    shadow = shadow_block(shadows, shadow_intensity, shadow_softness, key_light)
+    frame = FRAME.pack(given, visible, 0, *rgb) if given or shadow else b""
+    return encode(RENDER, request_id, SIZE.pack(width, height) + frame + shadow)
+
+
+def check_unit(value, what: str) -> float:
+    """A number from 0 to 1 (NaN is not)."""
+    number = check_number(value, what)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"{what} must be from 0 to 1, got {number!r}")
+    return number
+
+
+def check_key_light(value, what: str = "render: key_light") -> tuple:
+    """(azimuth, elevation): two finite angles in degrees, the elevation within -90..90."""
+    try:
+        angles = tuple(check_number(angle, what) for angle in value)
+    except (TypeError, ValueError):
+        angles = ()
+    float32 = float(np.finfo(np.float32).max)  # the wire's angles are float32
+    if len(angles) != 2 or not all(abs(angle) <= float32 for angle in angles):  # NaN fails too
+        raise ValueError(f"{what} must be two finite angles in degrees (azimuth, elevation), got {shown(value)}")
+    if not -90.0 <= angles[1] <= 90.0:
+        raise ValueError(f"{what}: the elevation must be from -90 to 90 degrees, got {angles[1]!r}")
+    return angles
+
+
+def shadow_block(shadows=None, shadow_intensity=None, shadow_softness=None, key_light=None) -> bytes:
+    """RENDER's shadows block, or b"" when none is set; each value checked (a ValueError naming it)."""
+    given, on, values = 0, 0, [0.0, 0.0, 0.0, 0.0]
+    if shadows is not None:
+        given |= SHADOWS
+        on = 1 if check_flag(shadows, "render: shadows") else 0
+    if shadow_intensity is not None:
+        given |= INTENSITY
+        values[0] = check_unit(shadow_intensity, "render: shadow_intensity")
+    if shadow_softness is not None:
+        given |= SOFTNESS
+        values[1] = check_unit(shadow_softness, "render: shadow_softness")
+    if key_light is not None:
+        given |= KEY_LIGHT
+        values[2:] = check_key_light(key_light)
+    if not given:
+        return b""
+    return SHADOW.pack(given, on, 0, *values)
 
 
 def read_render(payload) -> RenderRequest:
-    if len(payload) not in (SIZE.size, SIZE.size + FRAME.size):
-        raise ProtocolError(f"render: payload of {len(payload)} bytes, expected {SIZE.size} or "
-                            f"{SIZE.size + FRAME.size}")
+    sizes = (SIZE.size, SIZE.size + FRAME.size, SIZE.size + FRAME.size + SHADOW.size)
+    if len(payload) not in sizes:
+        raise ProtocolError(f"render: payload of {len(payload)} bytes, expected {', '.join(map(str, sizes[:2]))} "
+                            f"or {sizes[2]}")
     size = check_image_size(SIZE.unpack_from(payload), ProtocolError)
     if len(payload) == SIZE.size:
         return RenderRequest(size, {})
@@ -481,7 +546,55 @@ def read_render(payload) -> RenderRequest:
         frame["background"] = "transparent"
     elif given & COLOUR:
         frame["background"] = tuple(rgb)
+    if len(payload) == sizes[2]:
+        frame.update(_read_shadows(payload, sizes[1]))
     return RenderRequest(size, frame)
+
+
+def _read_shadows(payload, offset: int) -> dict:
+    given, on, reserved, intensity, softness, azimuth, elevation = SHADOW.unpack_from(payload, offset)
+    if not given or given & ~15 or on & ~1 or (on and not given & SHADOWS) or reserved:
+        raise ProtocolError(f"render: bad shadow flags {given}, {on}, {reserved}")
+    settings = {}
+    if given & SHADOWS:
+        settings["shadows"] = bool(on)
+    for flag, name, value in ((INTENSITY, "shadow_intensity", intensity), (SOFTNESS, "shadow_softness", softness)):
+        if given & flag:
+            if not 0.0 <= value <= 1.0:  # NaN fails too
+                raise ProtocolError(f"render: {name} {value} outside 0..1")
+            settings[name] = value
+    if given & KEY_LIGHT:
+        if not (math.isfinite(azimuth) and -90.0 <= elevation <= 90.0):
+            raise ProtocolError(f"render: key light ({azimuth}, {elevation}) is not two finite angles (elevation "
+                                "-90..90)")
+        settings["key_light"] = (azimuth, elevation)
+    return settings
+
+
+def set_skinning(request_id: int, mode) -> bytes:
+    if not isinstance(mode, str) or mode.strip().lower() not in SKINNINGS:
+        raise ValueError(f"set_skinning: mode must be lbs (linear blend) or dq (dual quaternions), got {shown(mode)}")
+    return encode(SET_SKINNING, request_id, FLAG.pack(SKINNINGS.index(mode.strip().lower())))
+
+
+def read_set_skinning(payload) -> str:
+    _exact(payload, FLAG.size, "set_skinning")
+    (value,) = FLAG.unpack(payload)
+    if value >= len(SKINNINGS):
+        raise ProtocolError(f"set_skinning: mode {value} (expected 0 lbs or 1 dq)")
+    return SKINNINGS[value]
+
+
+def springs(request_id: int, operation: str) -> bytes:
+    return encode(SPRINGS, request_id, FLAG.pack(SPRING_OPERATIONS.index(operation)))
+
+
+def read_springs(payload) -> str:
+    _exact(payload, FLAG.size, "springs")
+    (value,) = FLAG.unpack(payload)
+    if value >= len(SPRING_OPERATIONS):
+        raise ProtocolError(f"springs: operation {value} (expected 0 off, 1 on or 2 reset)")
+    return SPRING_OPERATIONS[value]
 
 
 def mix(request_id: int, call: str, subject: str, name, settings: dict) -> bytes:
@@ -519,20 +632,36 @@ def read_mix(payload) -> dict:
 
 
 def hello_reply(request_id: int) -> bytes:
-    """The OK to HELLO: the requests this server takes (a server before MIX sends an empty OK)."""
-    return ok(request_id, {"requests": [name for kind, name in REQUESTS.items() if kind != HELLO]})
+    """The OK to HELLO: the requests this server takes and what its RENDER reads beyond the size
+    (a server before MIX sends an empty OK)."""
+    return ok(request_id, {"requests": [name for kind, name in REQUESTS.items() if kind != HELLO],
+                           "render": list(RENDER_BLOCKS)})
 
 
-def read_hello_reply(payload) -> list:
-    """The requests a server takes, from its OK to HELLO; [] from a server before MIX (those it
-    took then: every one but MIX)."""
+def _hello_value(payload):
     try:
         value = read_ok(payload)
     except (ValueError, UnicodeDecodeError):
         value = None
-    if isinstance(value, dict) and isinstance(value.get("requests"), list):
+    return value if isinstance(value, dict) else {}
+
+
+def read_hello_reply(payload) -> list:
+    """The requests a server takes, from its OK to HELLO; from a server before MIX (an empty OK)
+    those it took then: every one before MIX."""
+    value = _hello_value(payload)
+    if isinstance(value.get("requests"), list):
         return [name for name in value["requests"] if isinstance(name, str)]
-    return [name for kind, name in REQUESTS.items() if kind not in (HELLO, MIX)]
+    return [name for kind, name in REQUESTS.items() if HELLO < kind < MIX]
+
+
+def read_hello_render(payload) -> list:
+    """What a server's RENDER reads beyond the image size ("frame", "shadows"), from its OK to
+    HELLO; [] from a server before the list (a client sends it no shadows)."""
+    value = _hello_value(payload)
+    if isinstance(value.get("render"), list):
+        return [name for name in value["render"] if isinstance(name, str)]
+    return []
 
 
 def check_image_size(size, error=ValueError) -> tuple[int, int]:

@@ -378,7 +378,8 @@ def _read_request(message):
     readers = {protocol.SET_POSE: protocol.read_set_pose, protocol.SET_POSE_DICT: protocol.read_set_pose_dict,
                protocol.SET_TIME: protocol.read_set_time, protocol.PLAY: protocol.read_play,
                protocol.SET_CAMERA: protocol.read_set_camera, protocol.RENDER: protocol.read_render,
-               protocol.MIX: protocol.read_mix}
+               protocol.MIX: protocol.read_mix, protocol.SET_SKINNING: protocol.read_set_skinning,
+               protocol.SPRINGS: protocol.read_springs}
     return readers[kind](payload)
 
 
@@ -387,9 +388,15 @@ def _apply(target, request_id: int, kind: int, request) -> bytes:
     if kind == protocol.BONES:
         return protocol.ok(request_id, target.bone_names())
     if kind == protocol.RENDER:
+        target.before_render()  # the springs at the playhead, as `render --time` draws them
         return protocol.image(request_id, target.render(request.size, request.frame))
     if kind == protocol.MIX:
         return protocol.ok(request_id, target.mix(request))
+    if kind == protocol.SPRINGS:
+        return protocol.ok(request_id, target.springs(request))
+    if kind == protocol.SET_SKINNING:
+        target.set_skinning(request)
+        return protocol.ok(request_id)
     if kind == protocol.SET_POSE:
         target.set_pose(request)
     elif kind == protocol.SET_POSE_DICT:

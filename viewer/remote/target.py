@@ -126,6 +126,33 @@ class RemoteTarget:
             raise ViewerError("play: this model has no animations")
         self.editor.play() if flag else self.editor.pause()
 
+    def set_skinning(self, mode) -> None:
+        """Every skinned mesh skinned by linear blend ("lbs") or dual quaternions ("dq")."""
+        from ..model.mesh import skinning_mode
+
+        self.editor.set_skinning(skinning_mode(mode, "set_skinning"))
+
+    def springs(self, operation: str) -> dict:
+        """The spring bones "on", "off" (held at their rest: the clip alone) or "reset" (every joint
+        back to its rest, from where a playing clip swings it again); returns their state."""
+        springs = self.scene.springs
+        call = "reset_springs" if operation == "reset" else "set_springs"
+        if operation == "on" and not len(springs):
+            raise ViewerError(f"{call}: this model has no spring chains (serve --spring-chain BONE adds one)")
+        if operation == "reset":
+            self.editor.reset_springs()
+        elif operation in ("on", "off"):
+            self.editor.set_springs(operation == "on")
+        else:
+            raise ViewerError(f"springs: expected on, off or reset, got {operation!r}")
+        return {"enabled": bool(springs.enabled), "chains": [chain["name"] for chain in springs.chains],
+                "joints": len(springs)}
+
+    def before_render(self) -> None:
+        """Before a picture: with the clip paused, the springs at the playhead simulated from the
+        clip's start (the same time, the same picture); a playing clip swings them live."""
+        self.editor.springs_at_playhead()
+
     def mix(self, request: dict) -> dict:
         """A decoded MIX: one action's (``{"action": clip, ...}``) or one layer's settings, every
         one checked, then applied in one go through the mixer's public API; a refused one leaves

@@ -1,0 +1,151 @@
+"""The notebook Viewer's shadows (issue 45: on by default, the render's keywords), skinning and
+spring bones (issue 46): set from the constructor and from later cells, bad values one
+ViewerError line naming the option; a paused clip's picture at time T simulates the springs from
+the clip's start (the same time, the same picture), a playing one swings them live."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jupyter_rfb", reason="the notebook extra (pip install boneviewer[notebook])")
+
+from samples import FOX, ROBOT  # noqa: E402
+from viewer.errors import ViewerError  # noqa: E402
+from viewer.notebook import Viewer  # noqa: E402
+
+SIZE = (160, 120)
+TWIST = {"UpperArm.L": {"rotation_quaternion": [0.0, 0.966, 0.0, 0.259]},
+         "LowerArm.L": {"rotation_quaternion": [0.0, 0.966, 0.0, 0.259]}}  # 150 degrees about Y
+
+
+def differing(a, b, tolerance=8) -> int:
+    return int((np.abs(a.astype(int) - b.astype(int)) > tolerance).any(axis=2).sum())
+
+
+def test_shadows_are_on_by_default_and_take_the_renders_keywords():
+    v = Viewer(ROBOT, size=SIZE, skeleton=False)
+    try:
+        assert v.editor.display.shadows
+        shadowed = v.snapshot()
+        v.look(shadows=False)
+        plain = v.snapshot()
+        assert differing(shadowed, plain) > 200  # the ground under the robot darkens
+        below = (np.abs(shadowed[60:, :, :3].astype(int) - plain[60:, :, :3]).max(axis=2) > 8).sum()
+        assert below > 100
+        v.look(shadows=True, shadow_intensity=1.0, shadow_softness=0.0, key_light=(90, 30))
+        placed = v.snapshot()
+        assert differing(placed, shadowed) > 100
+        assert v.editor.display.key_light == pytest.approx((0.866, 0.5, 0.0), abs=1e-3)
+        for bad, why in ((dict(shadow_intensity=1.5), "^shadow_intensity: must be from 0 to 1, got 1.5$"),
+                         (dict(shadow_softness=float("nan")), "^shadow_softness: "),
+                         (dict(key_light=(30,)), "^key_light: expected two finite angles"),
+                         (dict(key_light=(30, float("inf"))), "^key_light: expected two finite angles"),
+                         (dict(shadows="yes"), "^shadows: expected True or False")):
+            with pytest.raises(ViewerError, match=why):
+                v.look(**bad)
+        assert differing(v.snapshot(), placed) == 0  # a refused value changed nothing
+    finally:
+        v.close()
+    off = Viewer(ROBOT, size=SIZE, skeleton=False, shadows=False)
+    try:
+        assert differing(off.snapshot(), plain) == 0
+    finally:
+        off.close()
+    with pytest.raises(ViewerError, match="^shadow_intensity: must be from 0 to 1, got 2$"):
+        Viewer(ROBOT, size=SIZE, shadow_intensity=2)
+
+
+def test_skinning_from_the_constructor_and_later_cells():
+    v = Viewer(ROBOT, size=SIZE, skeleton=False, shadows=False)
+    try:
+        assert v.skinning == "lbs"
+        v.pose(TWIST)
+        linear = v.snapshot()
+        v.skinning = "dq"
+        assert v.skinning == "dq" and all(mesh.skinning == "dq" for mesh in v.scene.skinned_meshes)
+        dual = v.snapshot()
+        assert differing(linear, dual) > 15  # the twisted arm keeps its volume
+        v.skinning = "both"  # side by side: linear blend left, dual quaternions right
+        assert v.skinning == "both" and differing(v.snapshot(), dual) > 500
+        for bad in ("linear", 2, None):
+            with pytest.raises(ViewerError, match=r"^skinning: expected lbs \(linear blend\), dq \(dual quaternions\) "
+                                                  r"or both \(side by side\), got "):
+                v.skinning = bad
+        assert v.skinning == "both"
+        camera = v.camera
+    finally:
+        v.close()
+    dq = Viewer(ROBOT, size=SIZE, skeleton=False, shadows=False, skinning="dq")
+    try:
+        assert dq.skinning == "dq"
+        dq.pose(TWIST)
+        dq.camera = camera  # framed on the rest pose as dual quaternions skin it: a hair apart
+        assert differing(dq.snapshot(), dual) == 0
+    finally:
+        dq.close()
+    with pytest.raises(ViewerError, match="^skinning: expected lbs"):
+        Viewer(ROBOT, size=SIZE, skinning="quaternions")
+
+
+TAIL = dict(stiffness=1.5, drag=0.3, gravity=0.5, radius=4.0)  # as tests/test_springs.py's
+
+
+def fox_with_a_tail(**options):
+    v = Viewer(FOX, size=SIZE, skeleton=False, grid=False, shadows=False, **options)
+    v.edit(lambda editor: editor.scene.springs.add_chain("b_Tail01_012", **TAIL))
+    return v
+
+
+def test_springs_swing_at_a_time_the_same_time_is_the_same_picture_and_they_turn_off_and_on():
+    v = fox_with_a_tail()
+    try:
+        assert v.springs is True
+        v.time = 0.9
+        swung = v.snapshot()
+        v.time = 0.3
+        assert differing(v.snapshot(), swung) > 20
+        v.time = 0.9
+        assert np.array_equal(v.snapshot(), swung)  # simulated from the clip's start at 1/60 s both times
+        v.springs = False
+        held = v.snapshot()
+        assert differing(held, swung, 40) > 20  # the tail where the clip alone holds it
+        assert v.springs is False
+        v.springs = True
+        assert np.array_equal(v.snapshot(), swung)
+        with pytest.raises(ViewerError, match="^springs must be True or False, got 'off'$"):
+            v.springs = "off"
+    finally:
+        v.close()
+    off = fox_with_a_tail()
+    try:
+        off.springs = False
+        off.time = 0.9
+        assert np.array_equal(off.snapshot(), held)
+    finally:
+        off.close()
+    robot = Viewer(ROBOT, size=SIZE)
+    try:
+        with pytest.raises(ViewerError, match=r"^springs: this model has no spring chains"):
+            robot.springs = True
+    finally:
+        robot.close()
+    with pytest.raises(ViewerError, match="^Viewer: springs must be True or False"):
+        Viewer(FOX, size=SIZE, springs="yes")
+
+
+def test_playing_swings_them_live_and_a_reset_puts_every_joint_at_rest():
+    v = fox_with_a_tail()
+    try:
+        v.play()
+        joints = v.scene.springs.joints
+        for _ in range(20):
+            v.edit(lambda editor: editor.advance(1 / 30))  # frames as get_frame draws them, at 30 fps
+        assert max(np.abs(j.tail - j.prev).max() for j in joints) > 1e-3  # swinging
+        v.reset_springs()
+        for j in joints:
+            np.testing.assert_array_equal(j.tail, j.prev)  # at rest, no motion carried
+        v.edit(lambda editor: editor.advance(1 / 30))
+        assert max(np.abs(j.tail - j.prev).max() for j in joints) > 0  # and swinging again from there
+    finally:
+        v.close()
