@@ -145,9 +145,10 @@ def bake_mix(args, scene):
     if springs:
         chains = scene.springs
         swung = (len(chains.chains) or 1, len(chains))
-        chains.reset()  # the joints at rest, as the clip's first frame has them
+        chains.reset()
         chains.__init__(scene)  # baked: none left to write or to swing again
         scene.file_extensions = [name for name in scene.file_extensions if name not in (EXTENSION, EXTENDED)]
+        baked.apply(0.0)  # the file at rest is the clip's first frame (the springs swung up to --start)
     return baked, swung
 
 

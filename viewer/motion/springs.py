@@ -417,7 +417,7 @@ class SpringBones:
             pose_at(0.0)
             self.reset()
             self._time = 0.0
-        count = int(math.floor(time / step + 1e-9))
+        count = max(0, int(math.floor(time / step + 1e-9)))  # before 0: at rest
         done = int(round(self._time / step))
         for k in range(done + 1, count + 1):
             pose_at(k * step)
