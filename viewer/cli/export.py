@@ -62,7 +62,8 @@ def add_parser(commands, common):
                       help="the mix time the bake ends at (default: --start plus the longest playing clip's duration "
                            "over its speed)")
     add_springs_option(bake, on="bake the spring bones (VRMC_springBone, --spring-chain) into the clip as render --mix "
-                               "draws them: from rest at --start, stepped at 1/60 s; the file then holds no live "
+                               "draws them: from rest at mix time 0 (a pre-roll up to --start), stepped at 1/60 s; the "
+                               "file then holds no live "
                                "springs (the default where the model has them)",
                        off="bake the spring joints as the mix has them, without the springs' swing")
     export.add_argument("--apply-pose-as-bind", action="store_true",

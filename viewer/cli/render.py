@@ -109,6 +109,7 @@ def add_parser(commands, common):
                              "a script that cannot load (or has neither function) writes nothing and exits 1")
     add_mix_option(render, "the model as the mix is at --time (mixer.time = T), or a --frames sequence stepped "
                            "from its first time as the bake steps (--frames all: the mix's longest playing clip); "
+                           "spring bones from rest at mix time 0 up to each time, the mix played there; "
                            "not with --animation, --rest or --script")
     add_frame_options(render, transparent="RGBA PNGs with alpha 0 there; a GIF's transparent colour; not for MP4")
     add_look_options(render)
