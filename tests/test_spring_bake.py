@@ -201,6 +201,26 @@ def test_render_draws_the_baked_clip(tmp_path):
     assert (np.abs(live[4] - still[4]).max(axis=2) > 40).sum() > 20  # the tail swung elsewhere
 
 
+def test_a_mix_time_is_one_pose_in_any_order():
+    """viewer.motion.playback.mix_with_springs, what render --mix, synth and the bake pose with:
+    times asked for out of order (the camera's spread first, then a sequence) give the pose a
+    fresh one gives at each time."""
+    from viewer.motion.playback import mix_with_springs
+
+    scene = fox_scene()
+    pose_at = mix_with_springs(scene)
+    seen = {}
+    for time in (1.25, 0.0, 0.6, 0.25, 0.5, 1.0, 1.25, 0.5):
+        pose_at(time)
+        seen.setdefault(time, []).append(world(scene))
+    size = size_of(scene)
+    for time, poses in seen.items():
+        fresh = fox_scene()
+        mix_with_springs(fresh)(time)
+        for pose in poses:
+            np.testing.assert_allclose(pose, world(fresh), rtol=0, atol=1e-9 * size, err_msg=f"time {time:g}")
+
+
 def test_synth_draws_the_picture_render_draws(tmp_path):
     """synth's worker poses a mix draw at 0.75 as render --mix --time 0.75 draws it (RobotExpressive
     with its file's springs, Running at half speed in the mix): every node as the mix played
