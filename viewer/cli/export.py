@@ -63,8 +63,7 @@ def add_parser(commands, common):
                            "over its speed)")
     add_springs_option(bake, on="bake the spring bones (VRMC_springBone, --spring-chain) into the clip as render --mix "
                                "draws them: from rest at mix time 0 (a pre-roll up to --start), stepped at 1/60 s; the "
-                               "file then holds no live "
-                               "springs (the default where the model has them)",
+                               "file then holds no live springs (the default where the model has them)",
                        off="bake the spring joints as the mix has them, without the springs' swing")
     export.add_argument("--apply-pose-as-bind", action="store_true",
                         help="bake the posed shape into the meshes and make the pose the bind (Blender's Apply "
