@@ -1,6 +1,7 @@
 """Spring bones baked into a mix's clip (`export --mix FILE --bake`, `viewer.bake(scene, springs=...)`):
 read back and played with no springs, the clip is what render evaluates with them at every baked
-frame (the springs from rest at the bake's start, stepped at 1/60 s); with --no-springs it is the
+frame (the springs from rest at mix time 0, stepped at 1/60 s: --start is a pre-roll); one picture
+per mix time in render (one --time or a sequence), synth and the bake; with --no-springs it is the
 mix alone; the file holds no live springs (VRMC_springBone dropped); the Khronos glTF-Validator
 finds no error in it (tests/data/mix/bake_springs_reference.json); bad input is one line."""
 
@@ -43,24 +44,26 @@ def world(scene) -> np.ndarray:
 
 
 def expected_frames(scene, swing: bool) -> list[np.ndarray]:
-    """What render evaluates at each baked frame, written out on its own: the mix at START
-    (mixer.time), the springs reset there; then per 1/60 s step the mixer moved on and the
-    springs stepped; frame k is every node after 3k steps (FPS 20 is 3 steps a frame). Without
-    springs: mixer.time = START, then update(1 / FPS) per frame, as the bake runs the mix."""
+    """What render evaluates at each baked frame, written out on its own. With springs: the mix
+    at mix time 0 (mixer.time = 0), the springs reset there; then per 1/60 s step the mixer
+    moved on and the springs stepped, START (15 steps) a pre-roll; frame k is every node after
+    15 + 3k steps (FPS 20 is 3 steps a frame). Without springs: mixer.time = START, then
+    update(1 / FPS) per frame, as the bake runs the mix."""
     mixer, springs, frames = scene.mixer, scene.springs, []
-    mixer.time = START
     if not swing:
+        mixer.time = START
         for k in range(FRAMES):
             if k:
                 mixer.update(1.0 / FPS)
             frames.append(world(scene))
         return frames
+    mixer.time = 0.0
     springs.reset()
-    frames.append(world(scene))
-    for step in range(1, 3 * (FRAMES - 1) + 1):
+    first = round(START / STEP)
+    for step in range(1, first + 3 * (FRAMES - 1) + 1):
         mixer.update(STEP)
         springs.update(STEP)
-        if step % 3 == 0:
+        if step >= first and (step - first) % 3 == 0:
             frames.append(world(scene))
     return frames
 
@@ -118,7 +121,7 @@ def test_fox_tail_baked_is_the_springs_render_evaluates(tmp_path, capsys):
         np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size, err_msg=f"frame {k}")
     alone = expected_frames(fox_scene(chain=False), swing=False)
     assert max(np.abs(f - a).max() for f, a in zip(frames, alone)) > 0.02 * size  # the tail swung
-    # the file at rest is the clip's first frame: the springs at rest at --start
+    # the file at rest is the clip's first frame as baked: the springs swung up to --start
     np.testing.assert_allclose(world(load_model(str(out))), expected[0], rtol=0, atol=1e-6 * size)
 
 
@@ -163,29 +166,94 @@ def test_a_files_springs_are_baked_and_not_written_again(tmp_path, capsys):
         np.testing.assert_allclose(frames[k], alone[k], rtol=0, atol=1e-6 * size, err_msg=f"frame {k}")
 
 
-def test_render_draws_the_baked_clip(tmp_path):
-    """render --mix with the chain and render of the baked file with no springs: the same
-    pictures at the baked times (the springs from rest at the first time in both)."""
-    out = tmp_path / "fox.glb"
-    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
-    common = ["--size", "96x72", "--no-grid", "--yaw", "90"]
-    assert main(["render", str(FOX), "--mix", str(FOX_MIX), "--spring-chain", TAIL, "--frames", "0.25:1.25:0.25",
-                 "--out-dir", str(tmp_path / "live"), *common]) == 0
-    assert main(["render", str(out), "--animation", "mix", "--frames", "0:1:0.25", "--out-dir",
-                 str(tmp_path / "baked"), *common]) == 0
-    assert main(["render", str(FOX), "--mix", str(FOX_MIX), "--frames", "0.25:1.25:0.25",
-                 "--out-dir", str(tmp_path / "still"), *common]) == 0
+def pngs(folder: Path) -> list[np.ndarray]:
     from PIL import Image
 
-    def frames(folder):
-        paths = sorted((tmp_path / folder).glob("*.png"))
-        return [np.asarray(Image.open(p).convert("RGB"), dtype=np.int16) for p in paths]
+    return [np.asarray(Image.open(p).convert("RGB"), dtype=np.int16) for p in sorted(folder.glob("*.png"))]
 
-    live, baked, still = frames("live"), frames("baked"), frames("still")
-    assert len(live) == len(baked) == 5
-    for a, b in zip(live, baked):
-        assert (np.abs(a - b).max(axis=2) > 24).sum() <= 3  # the same picture (edges may move a pixel)
-    assert (np.abs(live[-1] - still[-1]).max(axis=2) > 40).sum() > 20  # the tail swung elsewhere
+
+def same_picture(a: np.ndarray, b: np.ndarray) -> bool:
+    return (np.abs(a - b).max(axis=2) > 24).sum() <= 3  # the rasteriser's tolerance: edges may move a pixel
+
+
+def test_render_draws_the_baked_clip(tmp_path):
+    """One picture per mix time, from rest at mix time 0: render --mix --time 1 (one picture), the
+    frame at 1 of a render --mix sequence from 0, and the clip baked with --start 0.25 read back
+    and drawn with no springs at 0.75 are the same picture; the baked clip is every frame of the
+    sequence from 0.25 on. One fixed camera (a sequence frames itself on all its poses)."""
+    out = tmp_path / "fox.glb"
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
+    common = ["--size", "96x72", "--no-grid", "--yaw", "90", "--target", "0,40,-10", "--distance", "320"]
+    live = ["render", str(FOX), "--mix", str(FOX_MIX), "--spring-chain", TAIL]
+    assert main([*live, "--frames", "0:1.25:0.25", "--out-dir", str(tmp_path / "live"), *common]) == 0
+    (tmp_path / "one").mkdir()
+    assert main([*live, "--time", "1", "--out", str(tmp_path / "one" / "at1.png"), *common]) == 0
+    assert main(["render", str(out), "--animation", "mix", "--frames", "0:1:0.25", "--out-dir",
+                 str(tmp_path / "baked"), *common]) == 0
+    assert main(["render", str(FOX), "--mix", str(FOX_MIX), "--frames", "0:1.25:0.25",
+                 "--out-dir", str(tmp_path / "still"), *common]) == 0
+    live, baked, still = pngs(tmp_path / "live"), pngs(tmp_path / "baked"), pngs(tmp_path / "still")
+    (one,) = pngs(tmp_path / "one")
+    assert len(live) == 6 and len(baked) == 5
+    for k, (a, b) in enumerate(zip(live[1:], baked)):
+        assert same_picture(a, b), f"mix time {0.25 + k / 4:g}"
+    assert same_picture(one, live[4]) and same_picture(one, baked[3])  # mix time 1
+    assert (np.abs(live[4] - still[4]).max(axis=2) > 40).sum() > 20  # the tail swung elsewhere
+
+
+def test_a_mix_time_is_one_pose_in_any_order():
+    """viewer.motion.playback.mix_with_springs, what render --mix, synth and the bake pose with:
+    times asked for out of order (the camera's spread first, then a sequence) give the pose a
+    fresh one gives at each time."""
+    from viewer.motion.playback import mix_with_springs
+
+    scene = fox_scene()
+    pose_at = mix_with_springs(scene)
+    seen = {}
+    for time in (1.25, 0.0, 0.6, 0.25, 0.5, 1.0, 1.25, 0.5):
+        pose_at(time)
+        seen.setdefault(time, []).append(world(scene))
+    size = size_of(scene)
+    for time, poses in seen.items():
+        fresh = fox_scene()
+        mix_with_springs(fresh)(time)
+        for pose in poses:
+            np.testing.assert_allclose(pose, world(fresh), rtol=0, atol=1e-9 * size, err_msg=f"time {time:g}")
+
+
+def test_synth_draws_the_picture_render_draws(tmp_path):
+    """synth's worker poses a mix draw at 0.75 as render --mix --time 0.75 draws it (RobotExpressive
+    with its file's springs, Running at half speed in the mix): every node as the mix played
+    from 0 with the springs stepped from rest there (within 1e-6 of the model's size), and the
+    pose written out and drawn with no springs is render's picture."""
+    from viewer.editing.pose import save_pose
+    from viewer.synth.job import Catalogue, ClipEntry, Draw, LoadedModel, ModelEntry
+
+    source = sc.robot_with_springs(tmp_path)
+    entry = ModelEntry(str(source), source.name, (ClipEntry("mix", None, None, 1.9, mix=ROBOT_MIX.read_text()),),
+                       1, 1.0, 0)
+    catalogue = Catalogue((entry,), 1.0)
+    loaded = LoadedModel(entry, catalogue)
+    assert len(loaded.scene.springs) == 4
+    loaded.pose(Draw(0, 0, 0.75, 0, 0, 0.5, (0, 0), (0, 1, 0), None, (0, 0), 0, 0, 1), catalogue)
+    scene = robot_scene(source)
+    scene.mixer.time = 0.0
+    scene.springs.reset()
+    for _ in range(45):  # 0.75 s of 1/60 s steps
+        scene.mixer.update(STEP)
+        scene.springs.update(STEP)
+    np.testing.assert_allclose(world(loaded.scene), world(scene), rtol=0, atol=1e-6 * size_of(scene))
+    posed = tmp_path / "synth.pose.json"
+    save_pose(posed, loaded.scene)
+    common = ["--size", "96x96", "--no-grid", "--yaw", "30", "--target", "0,2.2,0", "--distance", "9"]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert main(["render", str(source), "--mix", str(ROBOT_MIX), "--time", "0.75", "--out",
+                 str(tmp_path / "a" / "render.png"), *common]) == 0
+    assert main(["render", str(ROBOT), "--rest", "--pose", str(posed), "--out", str(tmp_path / "b" / "synth.png"),
+                 *common]) == 0
+    (a,), (b,) = pngs(tmp_path / "a"), pngs(tmp_path / "b")
+    assert same_picture(a, b)
 
 
 # --- from code ----------------------------------------------------------------------------------

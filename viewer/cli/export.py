@@ -62,8 +62,8 @@ def add_parser(commands, common):
                       help="the mix time the bake ends at (default: --start plus the longest playing clip's duration "
                            "over its speed)")
     add_springs_option(bake, on="bake the spring bones (VRMC_springBone, --spring-chain) into the clip as render --mix "
-                               "draws them: from rest at --start, stepped at 1/60 s; the file then holds no live "
-                               "springs (the default where the model has them)",
+                               "draws them: from rest at mix time 0 (a pre-roll up to --start), stepped at 1/60 s; the "
+                               "file then holds no live springs (the default where the model has them)",
                        off="bake the spring joints as the mix has them, without the springs' swing")
     export.add_argument("--apply-pose-as-bind", action="store_true",
                         help="bake the posed shape into the meshes and make the pose the bind (Blender's Apply "
@@ -145,9 +145,10 @@ def bake_mix(args, scene):
     if springs:
         chains = scene.springs
         swung = (len(chains.chains) or 1, len(chains))
-        chains.reset()  # the joints at rest, as the clip's first frame has them
+        chains.reset()
         chains.__init__(scene)  # baked: none left to write or to swing again
         scene.file_extensions = [name for name in scene.file_extensions if name not in (EXTENSION, EXTENDED)]
+        baked.apply(0.0)  # the file at rest is the clip's first frame (the springs swung up to --start)
     return baked, swung
 
 

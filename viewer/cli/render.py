@@ -109,6 +109,7 @@ def add_parser(commands, common):
                              "a script that cannot load (or has neither function) writes nothing and exits 1")
     add_mix_option(render, "the model as the mix is at --time (mixer.time = T), or a --frames sequence stepped "
                            "from its first time as the bake steps (--frames all: the mix's longest playing clip); "
+                           "spring bones from rest at mix time 0 up to each time, the mix played there; "
                            "not with --animation, --rest or --script")
     add_frame_options(render, transparent="RGBA PNGs with alpha 0 there; a GIF's transparent colour; not for MP4")
     add_look_options(render)
@@ -241,22 +242,20 @@ def render_command(args) -> int:
         scene.apply_expressions()  # --expression over a clip's morph weights
 
     if scene.springs.enabled and len(scene.springs):
-        drive, origin = pose_at, 0.0  # drive(u): the motion u seconds after the springs' start
         if playback is not None:
-            # a mix starts at the first time (mixer.time = it): the springs from rest there, the mix
-            # moved to each fixed step's time as it plays (what export --bake keys)
-            from ..motion.playback import MixClock
+            from ..motion.playback import mix_with_springs
 
-            clock, origin = MixClock(scene.mixer, times[0]), times[0]
-
-            def drive(u):  # noqa: F811
-                clock(u)
+            def after():  # over each spring step's mix, as over a frame's
                 if pose is not None:
                     apply_pose_data(scene, pose, args.pose)
                 scene.apply_expressions()
 
-        def pose_at(time):  # noqa: F811  (springs from the start at 1/60 s up to time: one picture per time)
-            scene.springs.advance_to(time - origin, drive)
+            pose_at = mix_with_springs(scene, after)  # from rest at mix time 0, whatever the first time
+        else:
+            drive = pose_at
+
+            def pose_at(time):  # noqa: F811  (springs from the clip's start at 1/60 s up to time)
+                scene.springs.advance_to(time, drive)
 
     # One camera for the whole sequence, framed on every pose it shows (a turntable: on every side).
     aspect = args.size[0] / args.size[1]

@@ -40,10 +40,11 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", spring
     channel. The mixer and the pose are as they were afterwards.
 
     Spring bones (``scene.springs``; ``springs``: see :func:`bakes_springs`, by default on
-    where the scene has them and they are on) are baked too, as ``render --mix`` draws them:
-    from rest at ``start``, stepped at the fixed 1/60 s whatever ``fps`` (the mix moved to each
-    step's time), each frame keying them as they are at its time; every spring joint gets a
-    rotation channel. With ``springs=False`` the spring joints are as the mix has them. The
+    where the scene has them and they are on) are baked too, as ``render --mix`` draws them
+    (:func:`viewer.motion.playback.mix_with_springs`): from rest at mix time 0, stepped at the
+    fixed 1/60 s whatever ``fps`` with the mix played to each step's time, so a ``start`` after 0
+    is a pre-roll and frame k is the picture at mix time ``start + k / fps``; every spring joint
+    gets a rotation channel. With ``springs=False`` the spring joints are as the mix has them. The
     springs too are as they were afterwards."""
     fps = finite_number(fps, "bake fps")
     if fps <= 0:
@@ -66,17 +67,16 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", spring
     before = layout.read()
     try:
         if swing:
-            from .playback import MixClock
+            from .playback import mix_with_springs
 
-            clock = MixClock(mixer, start)  # the mix at start + u, for the springs' fixed steps
             chains.enabled = True
-            chains.restart()  # from rest at start
+            swung_at = mix_with_springs(scene)  # from rest at mix time 0: a pre-roll up to start
         else:
             mixer.time = start
         poses, driven, morph = [], [np.zeros(layout.rows, dtype=bool) for _ in range(3)], set()
         for k in range(frames):
             if swing:
-                chains.advance_to(k / fps, clock)
+                swung_at(start + k / fps)
             elif k:
                 mixer.update(1.0 / fps)
             layout = mixer.layout

@@ -40,8 +40,8 @@ class MixClock:
     """The mix at any time ``u`` seconds after ``start``, as it plays: the first call (and any
     call going back) puts back the mix as it was held here and sets ``mixer.time = start``; each
     later one ``mixer.update``s by the time since the one before. The spring bones' driving
-    motion for a mix (``render --mix`` and ``bake`` with springs): they are simulated from rest
-    at ``start`` at a fixed step, so the mix is asked for at times no frame lands on."""
+    motion for a mix (:func:`mix_with_springs`): they are simulated at a fixed step, so the mix is
+    asked for at times no frame lands on."""
 
     def __init__(self, mixer, start: float):
         self.mixer = mixer
@@ -63,3 +63,27 @@ class MixClock:
             self._now = u
         else:
             mixer.evaluate()  # again: the springs or a pose file wrote over the last pose
+
+
+def mix_with_springs(scene, after=None):
+    """``pose_at(time)``: the scene's mix (as ``scene.mixer`` holds it now) with its spring bones
+    at mix time ``time``, the one rule of every command that draws or bakes a mix with springs
+    (render --mix, synth --mix, export --mix --bake, ``viewer.bake``): the springs at rest at mix
+    time 0 (``mixer.time = 0``), then stepped at 1/60 s up to ``time`` with the mix played to each
+    step's time (``mixer.update``), so a picture at a time does not depend on where a sequence or
+    a bake starts. ``after()`` runs after each step's mix (a pose file, expressions over it).
+    Times asked for in order continue the simulation; going back starts again from 0."""
+    clock = MixClock(scene.mixer, 0.0)
+    springs = scene.springs
+
+    def drive(u):
+        clock(u)
+        if after is not None:
+            after()
+
+    springs.restart()  # this clock is new: the simulation starts again from 0
+
+    def pose_at(time) -> None:
+        springs.advance_to(time, drive)
+
+    return pose_at

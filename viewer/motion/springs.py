@@ -480,7 +480,7 @@ class SpringBones:
                 constraints.apply()  # the springs start from the constrained pose
             self.reset()
             self._time = 0.0
-        count = int(math.floor(time / step + 1e-9))
+        count = max(0, int(math.floor(time / step + 1e-9)))  # before 0: at rest
         done = int(round(self._time / step))
         for k in range(done + 1, count + 1):
             pose_at(k * step)

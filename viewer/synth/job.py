@@ -215,7 +215,13 @@ class LoadedModel:
             elif clip is not None:
                 clip.apply(clip_time(time, clip.duration, loop=False))
 
-        if swing:  # each image simulates from the clip's start: the same draw, the same picture
+        if swing and mix is not None:  # as render --mix draws the mix at this time
+            from ..motion.playback import mix_with_springs
+
+            self.reset()
+            self.play_mix(mix, 0.0)  # the mixer as the mix made it
+            mix_with_springs(self.scene)(draw_.time)
+        elif swing:  # each image simulates from the clip's start: the same draw, the same picture
             springs.restart()
             springs.advance_to(draw_.time, at)
         else:
