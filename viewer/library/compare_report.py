@@ -62,6 +62,7 @@ def clip_png(clip, common: list, title: str) -> bytes:
                       color=[colour[name] for name in names])
             axes.set_yticks(range(len(names)), names, fontsize=7)
             axes.invert_yaxis()
+            axes.set_xlabel(label, fontsize=9)
         axes.set_ylabel(label if clip.frames > 1 else "", fontsize=9)
         most = "the bone that differs most" if len(names) == 1 else f"the {len(names)} bones that differ most"
         axes.set_title(f"{label}: {most}" if names else f"{label}: no bone differs", fontsize=10)
