@@ -1,10 +1,12 @@
 """`boneviewer check --compare A B` (issue 44, item 4): a file against its own export differs by
 about nothing; against a copy with one bone's clip turned, the turned bone leads, by the angle
-it was turned; bad input is one line and exit 2."""
+it was turned; `--report OUT.html` plots it (opened in headless Chromium: the turned bone's curve
+rises as it was turned); bad input is one line and exit 2, and writes no report."""
 
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -71,6 +73,112 @@ def test_compare_scenes_pairs_clips_by_name_then_order():
     result = compare_scenes(a, b)
     assert [(c.clip_a, c.clip_b) for c in result.clips] == [("animation0", "renamed")]
     assert max(d.rotation_max for d in result.clips[0].bones) < 1e-6
+
+
+def ramped(tmp_path, degrees: float):
+    """CesiumMan with TURNED's rotation keys turned about x by 0 at the first key up to
+    ``degrees`` at the last: a difference that grows over the clip."""
+    scene = load_model(CESIUM_MAN)
+    bone = scene.require_bone(TURNED, "test")
+    (channel,) = [c for c in scene.animations[0].channels if c.node is bone.get_pose_target() and c.path == "rotation"]
+    ramp = np.asarray(channel.times, np.float64) / float(channel.times[-1]) * degrees
+    channel.values[:] = np.stack([quaternion_product(about_x(a), v) for a, v in zip(ramp, channel.values)])
+    return save_model(scene, tmp_path / "ramped.glb")
+
+
+# The report's plot, read in the page: where the first colour's line (the bone that differs most,
+# #1f77b4) lies in the upper panel (the rotation differences), the legend's column left out.
+BLUE_LINE = """() => {
+  const img = document.querySelector('figure.plot img');
+  const canvas = document.createElement('canvas');
+  canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+  const context = canvas.getContext('2d');
+  context.drawImage(img, 0, 0);
+  const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+  const points = [];
+  for (let y = 0; y < canvas.height / 2; y++)
+    for (let x = 0; x < canvas.width * 0.8; x++) {
+      const i = 4 * (y * canvas.width + x);
+      if (Math.abs(data[i] - 0x1f) + Math.abs(data[i + 1] - 0x77) + Math.abs(data[i + 2] - 0xb4) < 40) points.push([x, y]);
+    }
+  return points;
+}"""
+
+
+def test_the_report_plots_the_turned_bone_first_rising_as_it_was_turned(cli, tmp_path):
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("chromium is missing: scripts/setup.sh installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    modified = ramped(tmp_path, 30.0)
+    report = tmp_path / "compare.html"
+    result = cli("check", "--compare", CESIUM_MAN, modified, "--report", report)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == f"report: {report}"
+    page_text = report.read_text()
+    assert "http://" not in page_text and "https://" not in page_text  # no network: the plot is in the page
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto(report.as_uri(), wait_until="load")
+            plots = page.evaluate("Array.from(document.querySelectorAll('figure.plot img')).map(i => "
+                                  "[i.complete, i.naturalWidth, i.getAttribute('data-bones')])")
+            first_row = page.evaluate("document.querySelector('table.bones tbody tr td').textContent")
+            line = np.array(page.evaluate(BLUE_LINE))
+        finally:
+            browser.close()
+    ((complete, width, bones),) = plots  # one clip: one plot
+    assert complete and width == 680
+    assert bones.split(", ")[0] == TURNED and first_row == TURNED
+    # The turned bone's curve rises from about 0 to 30 degrees: the left end of its line is far
+    # lower in the picture (a larger y) than its right end.
+    assert len(line) > 200
+    left = line[line[:, 0] <= line[:, 0].min() + 20, 1].mean()
+    right = line[line[:, 0] >= line[:, 0].max() - 20, 1].mean()
+    assert left - right > 100, (left, right)
+
+
+def test_the_report_of_a_file_against_itself_plots_no_rotation(cli, tmp_path):
+    """The same plot with nothing turned: no line in the first colour rises (no bone differs, or
+    a flat line at 0): the rising line above comes from the difference."""
+    report = tmp_path / "same.html"
+    assert cli("check", "--compare", CESIUM_MAN, CESIUM_MAN, "--report", report).returncode == 0
+    import base64
+    import io
+    import re
+
+    from PIL import Image
+
+    (data,) = re.findall(r'src="data:image/png;base64,([^"]+)"', report.read_text())
+    with Image.open(io.BytesIO(base64.b64decode(data))) as image:
+        pixels = np.asarray(image.convert("RGB")).astype(int)
+    upper = pixels[: pixels.shape[0] // 2, : int(pixels.shape[1] * 0.8)]
+    blue = np.abs(upper - [0x1F, 0x77, 0xB4]).sum(axis=2) < 40
+    assert "no bone differs" in report.read_text() or blue.sum() == 0
+    rows = np.nonzero(blue.any(axis=1))[0]
+    assert len(rows) == 0 or rows.max() - rows.min() < 5  # nothing rises
+
+
+@pytest.mark.parametrize("words, said", [
+    (("{cesium}", "{cesium}", "--report", "{tmp}/out.txt"), "must end in .html"),
+    (("{cesium}", "{cesium}", "--report", "{tmp}/missing/out.html"), "does not exist"),
+    (("{cesium}", "{wave}", "--report", "{tmp}/out.html"), "share no bone names"),
+])
+def test_a_bad_report_is_one_line_and_writes_nothing(cli, tmp_path, words, said):
+    words = [w.format(cesium=CESIUM_MAN, wave=WAVE, tmp=tmp_path) for w in words]
+    result = cli("check", "--compare", *words)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and said in lines[0] and "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []  # no report, no temporary file left
+
+
+def test_report_goes_with_compare(cli, tmp_path):
+    result = cli("check", CESIUM_MAN, "--report", tmp_path / "out.html")
+    assert result.returncode == 2 and "--report goes with --compare" in result.stderr
+    assert not (tmp_path / "out.html").exists()
 
 
 @pytest.mark.parametrize("words, said", [

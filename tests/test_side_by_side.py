@@ -156,8 +156,9 @@ def test_the_viewer_shows_companions_beside_the_model_at_its_playhead():
 
 def test_view_several_models_without_a_display_renders_them_all(cli, tmp_path):
     out = tmp_path / "view.png"
+    # (view draws shadows by default: on a transparent background they would join the two figures)
     result = cli("view", CESIUM_MAN, FIGURE, "--screenshot", out, "--frames", "1", "--size", "400x240",
-                 "--background", "transparent", "--no-grid", "--no-skeleton")
+                 "--background", "transparent", "--no-grid", "--no-skeleton", "--no-shadows")
     assert result.returncode == 0, result.stderr
     assert "2 models side by side" in result.stdout
     assert column_runs(drawn(read_png(out))) == 2

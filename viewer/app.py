@@ -60,7 +60,8 @@ def run_viewer(model=None, script=None, size=(1280, 720), frames=None, *, watch:
 
     ``script`` is a path to a .py file or any object with ``setup(app)`` and/or
     ``update(app, t, dt)`` (see viewer.editing.script_app.App), so a notebook or a training loop can open a
-    window that it drives; ``watch`` reloads a script file when it is saved. Raises
+    window that it drives (with a list of models it sees them all: ``app.scenes``,
+    ``app.find_bone(name, model=k)``); ``watch`` reloads a script file when it is saved. Raises
     viewer.ui.window.WindowUnavailable (a ViewerError) when no window can be opened here.
     ``camera``: where the view starts, a dict with the ``--camera`` file's keys (yaw, pitch,
     distance, target, fov) or a viewer.camera.CameraDescription; what it leaves out is framed.

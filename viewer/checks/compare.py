@@ -42,6 +42,9 @@ class ClipComparison:
     end: float            # s: the common range is 0..end
     frames: int
     bones: list = field(default_factory=list)  # BoneDifference, the largest rotation difference first
+    # Per frame and bone (F, bones in common, in Comparison.common's order): what the report plots.
+    rotation: np.ndarray | None = field(default=None, repr=False)  # degrees
+    position: np.ndarray | None = field(default=None, repr=False)  # over the size of A
 
     def as_json(self) -> dict:
         return {"clip_a": self.clip_a, "clip_b": self.clip_b, "start": 0.0, "end": round(self.end, 6),
@@ -118,7 +121,8 @@ def compare_scenes(a, b, name_a: str = "A", name_b: str = "B") -> Comparison:
                  for k, name in enumerate(common)]
         bones.sort(key=lambda d: (-d.rotation_max, -d.position_max))
         comparison.clips.append(ClipComparison(None if clip_a is None else clip_a.name,
-                                               None if clip_b is None else clip_b.name, end, count, bones))
+                                               None if clip_b is None else clip_b.name, end, count, bones,
+                                               angle, distance))
     return comparison
 
 

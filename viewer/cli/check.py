@@ -37,6 +37,10 @@ def add_parser(commands, common):
                        help="compare two files' clips instead: per bone (matched by name; clips by name, else by "
                             "order) the largest and mean rotation difference in degrees and position difference "
                             f"relative to the size, over the clips' common time range at {30:g} frames/s")
+    check.add_argument("--report", type=Path, metavar="OUT.html",
+                       help="with --compare: also write one self-contained HTML page (no network) plotting each "
+                            "clip's per-bone differences over time, the bones that differ most, and the table "
+                            "(needs matplotlib: pip install 'boneviewer[plots]')")
     add_motion_options(check)
     check.set_defaults(run=run)
 
@@ -54,6 +58,8 @@ def run(args) -> int:
 
     if args.compare:
         return compare(args)
+    if args.report is not None:
+        raise ViewerError("--report goes with --compare A B (a library's report: boneviewer batch DIR --out REPORT)")
     files = checked_files(args.paths)
     options = MotionOptions(ground=args.ground, feet=args.feet, loop=args.loop)
     clips = None
@@ -103,11 +109,18 @@ def compare(args) -> int:
         if path.is_dir():
             raise ViewerError(f"--compare {path}: a folder; give two model files")
     first, second = (checked_files([path])[0] for path in args.paths)
+    if args.report is not None:
+        check_report_path(args.report, first, second)
     from .common import bvh_options
 
     bvh = bvh_options(args)
     scenes = [load_model(str(path), None, **bvh) for path in (first, second)]
     result = compare_scenes(*scenes, name_a=str(first), name_b=str(second))
+    if args.report is not None:
+        from ..files import write_file
+        from ..library.compare_report import compare_html
+
+        write_file(args.report, compare_html(result, str(first), str(second)))  # whole or not at all
     if args.json:
         print(json.dumps({"a": str(first), "b": str(second), **result.as_json()}, indent=1))
         return 0
@@ -130,7 +143,26 @@ def compare(args) -> int:
     for side, names in (("A", result.unmatched_a), ("B", result.unmatched_b)):
         if names:
             print(f"  clips only in {side}: {', '.join(map(repr, names))}")
+    if args.report is not None:
+        print(f"report: {args.report}")
     return 0
+
+
+def check_report_path(report: Path, first: Path, second: Path) -> None:
+    """--report OUT.html: an .html file in a writable folder, no file the comparison reads, and
+    matplotlib there to draw its plots; checked before the models load."""
+    from ..errors import ViewerError
+    from ..files import check_outputs
+    from ..images import check_output_folder
+    from ..library.plots import available
+    from ..sources import source_files
+
+    if report.suffix.lower() not in (".html", ".htm"):
+        raise ViewerError(f"--report {report}: the file name must end in .html")
+    check_output_folder("--report", report)
+    check_outputs([(f"--report {report}", report)], {**source_files(first, "model A"), **source_files(second, "model B")})
+    if not available():
+        raise ViewerError("--report plots with matplotlib, which is not installed: pip install 'boneviewer[plots]'")
 
 
 def motion_clip(args):

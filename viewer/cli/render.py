@@ -106,7 +106,8 @@ def add_parser(commands, common):
                         help="a Python script whose setup(app) runs once after loading and update(app, t, dt) "
                              "once before each frame (t: the sequence time, dt: the --frames step); an error in "
                              "them prints one line, keeps the last good pose and exits 1 after writing the frames; "
-                             "a script that cannot load (or has neither function) writes nothing and exits 1")
+                             "a script that cannot load (or has neither function) writes nothing and exits 1; "
+                             "with several models it sees them all (app.scenes, app.find_bone(NAME, model=K))")
     add_mix_option(render, "the model as the mix is at --time (mixer.time = T), or a --frames sequence stepped "
                            "from its first time as the bake steps (--frames all: the mix's longest playing clip); "
                            "spring bones from rest at mix time 0 up to each time, the mix played there; "
@@ -154,8 +155,9 @@ def run(args) -> int:
     return render_command(args)
 
 
-# Options that act on one model (its bones, its skin, its mix or script): not with several.
-ONE_MODEL_OPTIONS = (("--pose", "pose"), ("--mix", "mix"), ("--script", "script"), ("--weights", "weights"),
+# Options that act on one model (its bones, its skin, its mix): not with several (a --script
+# sees them all: app.scenes).
+ONE_MODEL_OPTIONS = (("--pose", "pose"), ("--mix", "mix"), ("--weights", "weights"),
                      ("--bone-map", "bone_map"), ("--weight-check", "weight_check"), ("--axes", "axes"),
                      ("--motion", "motion"), ("--scene", "scene"))
 
@@ -204,14 +206,15 @@ def render_command(args) -> int:
         if given:
             raise ViewerError(f"--rest shows the pose without animation: leave out {' and '.join(given)}")
     description = camera_description(args)
-    if shown_models(args):
-        return render_several(args, description, look)
+    several = bool(shown_models(args))
     script = getattr(args, "script", None)
     if script is not None:
         from ..editing.script import check_script_path
 
         check_script_path(script)
-        return render_scripted(args, description, look)
+        return render_scripted(args, description, look, several)
+    if several:
+        return render_several(args, description, look)
     scene = load_scene(args)
     playback = None
     if mix is not None:
@@ -536,11 +539,12 @@ class RecordedFrame:
     """One frame of a scripted render, recorded in the script's one pass and drawn after."""
 
     def __init__(self, pose, camera, selected, screenshots, look):
-        self.pose, self.camera, self.selected, self.screenshots = pose, camera, selected, screenshots
+        self.pose, self.camera, self.selected, self.screenshots = pose, camera, selected, screenshots  # pose: a
+        # PoseRecord per model shown (app.scenes)
         self.look = look  # app.environment, app.exposure, ... as the script left them (RenderOptions.look())
 
 
-def render_scripted(args, description, look: dict) -> int:
+def render_scripted(args, description, look: dict, several: bool = False) -> int:
     """`render --script`: as render_command, with the script's setup once and its update once
     before each frame.
 
@@ -559,9 +563,19 @@ def render_scripted(args, description, look: dict) -> int:
     from ..model.arrays import distinct
 
     runner = ScriptRunner(args.script, debug=getattr(args, "debug", False))
-    scene = load_scene(args)
-    clip = None if args.rest else select_animation(scene, args.animation)
-    times = sequence_times(args, clip)
+    companions = []
+    if several:  # render A B --script: the first is app.scene, the rest beside it (app.scenes)
+        loaded = load_several(args)
+        (scene, clip), companions = loaded[0], loaded[1:]
+        clips = [c for _, c in loaded if c is not None]
+        if args.frames == "all" and clips:
+            times = sequence_times(args, length=max(c.duration for c in clips), what="the clips")
+        else:
+            times = sequence_times(args, clips[0] if clips else None)
+    else:
+        scene = load_scene(args)
+        clip = None if args.rest else select_animation(scene, args.animation)
+        times = sequence_times(args, clip)
     step = times[1] - times[0] if len(times) > 1 else 0.0
     pose = read_pose(args.pose)
     aspect = args.size[0] / args.size[1]
@@ -574,8 +588,13 @@ def render_scripted(args, description, look: dict) -> int:
         pitch=VIEW_PITCH if description.pitch is None else description.pitch,
         fov_y=40.0 if description.fov is None else description.fov)
     unplaced = (placeholder.distance, tuple(placeholder.target))  # the script may change it in place
-    app = HeadlessApp(scene, args.size, camera=placeholder, clip_index=index, look=look)
+    app = HeadlessApp(scene, args.size, camera=placeholder, clip_index=index, look=look, companions=companions)
     app.begin_frame(times[0], 0)
+    shown = scene
+    if companions:  # spaced and grounded as they stand in the first frame, as render A B does
+        from ..model.placed import PlacedScenes
+
+        shown = PlacedScenes.row(app.scenes, [model.current_bounds() for model in app.scenes])
     if pose is not None:
         apply_pose_data(scene, pose, args.pose)
     runner.setup(app)
@@ -583,14 +602,14 @@ def render_scripted(args, description, look: dict) -> int:
     framing = OrbitCamera(yaw=app.camera.yaw, pitch=app.camera.pitch, fov_y=app.camera.fov_y)
 
     def frame_on(points):  # from that direction; a target or distance the options give is kept
-        return framed_camera(scene, yaw=framing.yaw, pitch=framing.pitch, aspect=aspect, fov=framing.fov_y,
+        return framed_camera(shown, yaw=framing.yaw, pitch=framing.pitch, aspect=aspect, fov=framing.fov_y,
                              target=description.target, distance=description.distance, points=points)
 
     camera = app.camera
     if not description.complete and (camera.distance, tuple(camera.target)) == unplaced:
         # Until every frame is known, update sees the camera framed on the pose setup left
         # (app.project and app.camera.target then mean something); the final framing replaces it.
-        provisional = frame_on(framing.deciding_points(drawn_points(scene), aspect))
+        provisional = frame_on(framing.deciding_points(drawn_points(shown), aspect))
         camera.target, camera.distance = provisional.target, provisional.distance
         unplaced = (camera.distance, tuple(camera.target))
     samples = set(distinct(np.linspace(0, len(times) - 1, min(len(times), BOUNDS_SAMPLES)).round().astype(int)))
@@ -602,14 +621,14 @@ def render_scripted(args, description, look: dict) -> int:
         scene.apply_expressions()  # --expression over a clip's morph weights
         runner.update(app, time, step)
         camera = app.camera
-        recorded.append(RecordedFrame(PoseRecord(scene),
+        recorded.append(RecordedFrame([PoseRecord(model) for model in app.scenes],
                                       OrbitCamera(target=camera.target, distance=camera.distance, yaw=camera.yaw,
                                                   pitch=camera.pitch, fov_y=camera.fov_y),
                                       app.selected_bone if app.selection_made else chosen,
                                       list(app.pending_screenshots), app.editor.display.look()))
         app.pending_screenshots.clear()
         if number in samples:
-            deciding.append(framing.deciding_points(drawn_points(scene), aspect))
+            deciding.append(framing.deciding_points(drawn_points(shown), aspect))
         if app.closed:
             break
     placed = [frame.camera.distance != unplaced[0] or tuple(frame.camera.target) != unplaced[1]
@@ -623,7 +642,8 @@ def render_scripted(args, description, look: dict) -> int:
 
     def sequence():
         for frame in recorded:
-            frame.pose.restore()
+            for record in frame.pose:
+                record.restore()
             # As without a script; a bone the script selects wins over --weights/--axes BONE.
             options.selected_bone = frame.selected
             for name, value in frame.look.items():  # the look the script set for this frame
@@ -635,7 +655,7 @@ def render_scripted(args, description, look: dict) -> int:
             write_png(path, pixels)
         frame.pose = None  # drawn: its memory can go
 
-    write_frames(args, scene, options, times, len(recorded), sequence())
+    write_frames(args, shown, options, times, len(recorded), sequence())
     return 1 if runner.last_error is not None else 0
 
 

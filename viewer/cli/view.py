@@ -34,7 +34,8 @@ def add_parser(commands, common):
     view.add_argument("--screenshot", type=Path, help="save the last frame to this PNG (with --frames)")
     view.add_argument("--script", type=Path, metavar="FILE.py",
                       help="a Python script that drives the viewer: setup(app) after loading, update(app, t, dt) "
-                           "every frame (see docs/scripts.md: the app object); it runs with your own rights")
+                           "every frame (see docs/scripts.md: the app object); it runs with your own rights; with "
+                           "several models it sees them all (app.scenes, app.find_bone(NAME, model=K))")
     view.add_argument("--watch", action="store_true",
                       help="reload --script (and --pose) in the running window when the file is saved")
     add_camera_arguments(view)
@@ -53,8 +54,7 @@ def run(args) -> int:
     return view_command(args)
 
 
-VIEW_ONE_MODEL_OPTIONS = (("--pose", "pose"), ("--script", "script"), ("--watch", "watch"), ("--motion", "motion"),
-                          ("--scene", "scene"), ("--listen", "listen"))
+VIEW_ONE_MODEL_OPTIONS = (("--pose", "pose"), ("--motion", "motion"), ("--scene", "scene"), ("--listen", "listen"))
 
 
 def view_command(args) -> int:

@@ -37,8 +37,13 @@ class App:
     update (so what update sets is what the frame shows).
 
     - ``app.scene``: the Scene (``scene.skeletons``, ``scene.animations``, ``scene.static_meshes``).
-    - ``app.find_bone(name)``: the Bone of that name; an unknown name raises an error that lists
-      the model's bones (``app.scene.find_bone(name)`` returns None instead).
+    - ``app.scenes``: every model shown, ``app.scene`` first, then the models beside it (several
+      models side by side: ``render A B``, ``view A B``, ``run_viewer([a, b])``), each posed by its
+      own clip at the shared time before ``update`` (so what update sets on them is what the
+      frame shows), each in its own coordinates (the row moves only where it is drawn).
+    - ``app.find_bone(name, model=0)``: the Bone of that name (of ``app.scenes[model]``); an
+      unknown name raises an error that lists the model's bones (``app.scene.find_bone(name)``
+      returns None instead).
     - ``app.selected_bone``: the bone the panel shows and the overlay highlights; set a Bone,
       a bone name or None.
     - ``app.time`` (seconds): the clip time when the model has a clip, else the script's clock
@@ -109,8 +114,23 @@ class App:
     def scene(self):
         return self.editor.scene
 
-    def find_bone(self, name: str):
-        return self.scene.require_bone(name, f"app.find_bone({name!r})")
+    @property
+    def scenes(self) -> list:
+        return [self.scene] + [scene for scene, _ in self._companions()]
+
+    def _companions(self) -> list:
+        """The host's [(scene, its clip or None)] shown beside ``app.scene`` (none: one model)."""
+        return []
+
+    def _pose_companions(self) -> None:
+        """The host poses the models beside ``app.scene`` at the playhead (after a seek)."""
+
+    def find_bone(self, name: str, model: int = 0):
+        scenes = self.scenes
+        if isinstance(model, bool) or not isinstance(model, int) or not 0 <= model < len(scenes):
+            raise ViewerError(f"app.find_bone({name!r}, model={model!r}): the model is a number from 0 to "
+                              f"{len(scenes) - 1} (app.scenes: {len(scenes)} shown)")
+        return scenes[model].require_bone(name, f"app.find_bone({name!r})")
 
     @property
     def mixer(self):
@@ -136,6 +156,7 @@ class App:
             self.editor.seek(seconds)
         else:
             self.clock = seconds
+        self._pose_companions()
 
     @property
     def playing(self) -> bool:
@@ -237,8 +258,10 @@ class HeadlessApp(App):
     """
 
     def __init__(self, scene, size, camera: OrbitCamera | None = None, clip_index: int | None = None,
-                 look: dict | None = None):
-        """``look``: the look it starts with (RenderOptions.look()'s names; the command's options)."""
+                 look: dict | None = None, companions=()):
+        """``look``: the look it starts with (RenderOptions.look()'s names; the command's options);
+        ``companions``: [(scene, its clip or None)] beside ``scene`` (render A B --script), each
+        posed by its clip at the sequence time, as render A B poses them."""
         from .editor import Editor
 
         super().__init__()
@@ -249,6 +272,10 @@ class HeadlessApp(App):
         self._size = (int(size[0]), int(size[1]))
         self._camera = camera or OrbitCamera()
         self.selection_made = False
+        self._beside = list(companions)
+
+    def _companions(self) -> list:
+        return self._beside
 
     @property
     def editor(self):
@@ -291,6 +318,9 @@ class HeadlessApp(App):
         plays actions of its own in ``app.mixer`` drives the mixer itself: the clip, started here
         before them, is stopped and not started again (a script that wants it in its mix plays it
         after its own: ``app.mixer.action(app.clip).play()``)."""
+        for _, beside in self._beside:
+            if beside is not None:
+                beside.apply(clip_time(self.clock, beside.duration))
         clip, playback = self._editor.clip, self._editor.playback
         if clip is not None:
             if playback.playing:

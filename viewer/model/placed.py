@@ -34,8 +34,9 @@ class PlacedScenes:
     the first one's lowest point and its depth centred on the first one's (by ``extents``).
     """
 
-    def __init__(self, placements):
+    def __init__(self, placements, ground: float | None = None):
         self.placements = [p if isinstance(p, Placed) else Placed(p) for p in placements]
+        self.ground = ground  # the height the row stands on (row's); None: the lowest placed rest point
 
     @classmethod
     def of(cls, scene) -> "PlacedScenes":
@@ -60,7 +61,7 @@ class PlacedScenes:
             offset = (right + gap - float(low[0]), ground - float(low[1]), depth - float(low[2] + high[2]) / 2)
             placements.append(Placed(scene, offset))
             right = float(high[0]) + offset[0]
-        return cls(placements)
+        return cls(placements, ground)
 
     def __iter__(self):
         return iter(self.placements)
@@ -82,9 +83,20 @@ class PlacedScenes:
 
     @property
     def rest_bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """The union of the placed rest bounds (the ground grid spans it)."""
+        """The union of the placed rest bounds."""
         corners = np.array([b for p in self.placements for b in p.rest_bounds()]).reshape(-1, 3)
         return bounds(corners)
+
+    @property
+    def ground_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rest bounds with their low y on the row's ground: the grid and the shadows' ground
+        (a capture whose rest pose is below where its clip stands would sink them otherwise)."""
+        low, high = self.rest_bounds
+        if self.ground is None:
+            return low, high
+        low = low.copy()
+        low[1] = self.ground
+        return low, np.maximum(high, low)
 
     def current_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """The union of the models' bounds as posed now, placed."""

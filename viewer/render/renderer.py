@@ -394,23 +394,28 @@ class Renderer:
         placed = PlacedScenes.of(scene)  # one model is a list of one
         first = placed[0].scene
         light = self.frame_light(first, options)
-        # Shadows are fitted to one model (several side by side are drawn without them, for now).
-        shadow = self.prepare_shadows(first, options, light) if len(placed) == 1 else None
+        if len(placed) == 1 and not np.any(placed[0].offset):
+            shadow = self.prepare_shadows(first, options, light)
+        else:  # one shadow pass for the row, fitted to every model, on the shared ground
+            with _ShadowRow(placed) as row:
+                shadow = self.prepare_shadows(row, options, light)
         view, projection = self._begin_frame(camera, size, options, light, origin)
         # Each model is drawn in its own coordinates, moved by its offset in the view matrix
         # (row vectors: local @ T @ view), and lit by its own lights, as it is drawn alone.
         views = [(item.scene, placed_view(view, item.offset), np.asarray(camera.position) - item.offset)
                  for item in placed]
-        for model, model_view, eye in views:
-            self._draw_meshes(model, model_view, projection, eye, options,
-                              light if model is first else self.frame_light(model, options))
+        for item, (model, model_view, eye) in zip(placed, views):
+            model_light = light if model is first else self.frame_light(model, options)
+            if len(placed) > 1 or np.any(item.offset):
+                model_light = placed_shadow(model_light, light, item.offset)
+            self._draw_meshes(model, model_view, projection, eye, options, model_light)
         if shadow is not None:
             self._shadow_pass.draw_ground(shadow, view, projection)
 
         ctx.enable(moderngl.BLEND)
         ctx.blend_func = OVER
         if options.show_grid:
-            ground = placed.rest_bounds if len(placed) > 1 else first.rest_bounds
+            ground = placed.ground_bounds if len(placed) > 1 else first.rest_bounds
             ctx.depth_mask = False
             self._draw_lines(self._grid(ground), view, projection, moderngl.LINES, fade=ground)
             ctx.depth_mask = True
@@ -620,6 +625,65 @@ def placed_view(view, offset) -> np.ndarray:
     moved = np.eye(4)
     moved[3, :3] = offset
     return moved @ view
+
+
+class _ShadowRow:
+    """Several placed models as the shadow pass takes one scene: every model's meshes, the row's
+    ground (the grid's: ``PlacedScenes.ground_bounds``). The pass fits its maps to the meshes'
+    world matrices and draws them by those, so while it runs (``with``) each model's meshes are
+    moved by the model's offset, and put back after: the colour pass moves them in the view."""
+
+    def __init__(self, placed: PlacedScenes):
+        self.rest_bounds = placed.ground_bounds  # what prepare_frame takes the ground from
+        self._moved, seen = [], set()
+        for item in placed:
+            if id(item.scene) in seen:  # one scene placed twice is drawn where it is first placed
+                continue
+            seen.add(id(item.scene))
+            self._moved += [(mesh, item.offset) for mesh in item.scene.meshes]
+        self.meshes = [mesh for mesh, _ in self._moved]
+
+    def __enter__(self) -> "_ShadowRow":
+        self._kept = [(mesh, mesh.world_matrix) for mesh, offset in self._moved if np.any(offset)]
+        for mesh, offset in self._moved:
+            if np.any(offset):
+                moved = np.array(mesh.world_matrix, np.float64)
+                moved[3, :3] += offset  # row vectors: the translation row
+                mesh.world_matrix = moved
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for mesh, kept in self._kept:
+            mesh.world_matrix = kept
+
+
+def placed_shadow(model_light: "FrameLight", row_light: "FrameLight", offset) -> "FrameLight":
+    """``model_light`` (a placed model's own light; the first model's is ``row_light``, which the
+    row's shadow pass was prepared in) reading the row's shadow frame, the cast map moved into the
+    model's own coordinates (its meshes are drawn unmoved, the view moved): the model shadows
+    itself where its own light is the one that casts, as it does alone."""
+    import copy
+
+    shadow = row_light.shadow
+    if shadow is None or shadow.cast_matrix is None:
+        return model_light
+    own = copy.copy(shadow)
+    own.cast_matrix = placed_view(shadow.cast_matrix, offset)
+    if model_light is row_light:
+        if not np.any(offset):
+            return row_light
+        model_light = copy.copy(row_light)  # its defines already read the map
+        model_light.shadow = own
+        return model_light
+    if model_light.shadow_direction is None:
+        return model_light
+    (towards, index), (row_towards, _) = model_light.shadow_direction, row_light.shadow_direction
+    if not np.allclose(towards, row_towards) or (model_light.shadow_spot is None) != (row_light.shadow_spot is None):
+        return model_light  # its own light casts elsewhere: the map is not its
+    own.cast_light = index
+    model_light.shadow, model_light.shadow_pass = own, row_light.shadow_pass
+    model_light.defines = model_light.defines + own.defines
+    return model_light
 
 
 class FrameLight:

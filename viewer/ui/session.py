@@ -63,6 +63,7 @@ class ViewerSession:
         self._frame_after_update = None  # (camera, target, distance) until a new script's first update
         self.companions = list(companions)
         self._row = None  # the PlacedScenes of the model and its companions
+        self._companions_at = None  # the playhead the companions were last posed at
         self._start(scene, play)
         self.editor.use_look(look or {})
         self.timing = FrameTiming(ctx)  # the frame's wall time and the scene's GPU time, for the panel
@@ -261,6 +262,7 @@ class ViewerSession:
         for scene, clip in self.companions:
             if clip is not None:
                 clip.apply(clip_time(time, clip.duration))
+        self._companions_at = time
         return self.companions
 
     def shown(self):
@@ -268,7 +270,8 @@ class ViewerSession:
         (posed at the playhead)."""
         if self._row is None:
             return self.scene
-        self.shown_companions(self.editor.playback.time)
+        if self._companions_at != self.editor.playback.time:  # posed this frame: a script's pose stays
+            self.shown_companions(self.editor.playback.time)
         return self._row
 
     # --- frames ----------------------------------------------------------------------------------
@@ -292,6 +295,8 @@ class ViewerSession:
         self.window_size = (width / framebuffer_scale[0], height / framebuffer_scale[1])
         self.editor.advance(dt)
         self.editor.update_controllers()  # look-at and IK targets on bones, after the clip
+        if self.companions:  # at the playhead before the script's update, which may pose them too
+            self.shown_companions(self.editor.playback.time)
         if self.script is not None:
             self._run_script(dt)  # after playback, before the panel and the skeleton update
         imgui.new_frame()

@@ -27,6 +27,12 @@ class WindowApp(App):
     def camera(self, value) -> None:
         self._session.camera = self._set_camera(self._session.camera, value)
 
+    def _companions(self) -> list:
+        return self._session.companions
+
+    def _pose_companions(self) -> None:
+        self._session.shown_companions(self._session.editor.playback.time)
+
     @property
     def window_size(self) -> tuple[int, int]:
         width, height = self._session.window_size
