@@ -75,15 +75,18 @@ def _rotation_z_to(direction) -> list[float]:
 
 
 def rest_bounds(model: Path):
-    """boneviewer's rest-pose bounds of the model (what its ground height and framing use)."""
+    """boneviewer's rest-pose bounds of the model (what its ground height and framing use), rounded
+    to 1e-4 of the model's size: they go into the recorded inputs (the light's place, the ground),
+    which must not change with the last bits of another machine's skinning arithmetic."""
     import sys
 
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from viewer.loaders import load_model
 
-    low, high = load_model(str(model), None).rest_bounds
-    return np.asarray(low, np.float64), np.asarray(high, np.float64)
+    low, high = (np.asarray(v, np.float64) for v in load_model(str(model), None).rest_bounds)
+    decimals = 4 - int(math.floor(math.log10(max(float(np.max(high - low)), 1e-6))))
+    return np.round(low, decimals) + 0.0, np.round(high, decimals) + 0.0  # + 0.0: no -0.0
 
 
 def _add_light(document: dict, position) -> dict:
@@ -94,7 +97,7 @@ def _add_light(document: dict, position) -> dict:
     lights.append({"type": "directional", "color": [1.0, 1.0, 1.0], "intensity": LIGHT_INTENSITY, "name": "sun"})
     nodes = document.setdefault("nodes", [])
     nodes.append({"name": "sun", "translation": [float(v) for v in position],
-                  "rotation": _rotation_z_to(towards_light()),
+                  "rotation": [round(v, 9) for v in _rotation_z_to(towards_light())],
                   "extensions": {extension: {"light": len(lights) - 1}}})
     scene = document["scenes"][document.get("scene", 0)]
     scene.setdefault("nodes", []).append(len(nodes) - 1)
@@ -159,7 +162,7 @@ class ShadowCase:
             return out
         low, high = rest_bounds(source)
         size = float(np.max(high - low))
-        position = (low + high) / 2.0 + 2.0 * size * towards_light()
+        position = np.round((low + high) / 2.0 + 2.0 * size * towards_light(), 6)
         if source.suffix.lower() == ".glb":
             chunks = _glb_chunks(source.read_bytes())
             document = json.loads(chunks[0][1])
