@@ -81,3 +81,30 @@ def test_without_the_light_s_shadow_the_ground_is_far_from_babylon_s(lit_models,
     ground = ground_pixels(ours, theirs)
     assert ground.sum() > 1000
     assert _decibels(color_delta(ours[ground], theirs[ground])) > PASS_DB + 10
+
+
+def test_a_recorded_shadow_picture_is_what_babylon_draws_today(lit_models):
+    """Re-records one case (the page's ShadowGenerator scene, tests/babylon_render/page.html) and
+    compares within a tolerance: the recording is reproducible. Needs the browser and Babylon.js,
+    as the fidelity tests' re-recording does."""
+    import shutil
+    import sys
+
+    if not (sc.ROOT / "tests" / "babylon_render" / "node_modules" / "babylonjs").exists():
+        pytest.skip("Babylon.js not installed: (cd tests/babylon_render && npm ci)")
+    if shutil.which("chromium") is None:
+        pytest.skip("no chromium")
+    sys.path.insert(0, str(sc.ROOT / "tests" / "babylon_render"))
+    try:
+        import record
+    finally:
+        sys.path.remove(str(sc.ROOT / "tests" / "babylon_render"))
+    case = sc.CASES[0]
+    with record.Recorder() as recorder:
+        pixels, info = recorder.picture(case.lit_model(lit_models), case.environment_file, case.camera, size=sc.SIZE,
+                                        shadows=case.babylon_shadows())
+        bare, _ = recorder.picture(case.lit_model(lit_models), case.environment_file, case.camera, size=sc.SIZE)
+    assert score_db(read_rgba(case.picture), pixels) <= -35.0
+    # without the shadow settings the page draws no ground: its shadow pixels are gone
+    assert ((pixels[..., 3] > 0) & (pixels[..., 3] < 250)).sum() > 1000
+    assert ((bare[..., 3] > 0) & (bare[..., 3] < 250)).sum() < 50
