@@ -179,9 +179,10 @@ class Recorder:
             page.close()
 
     def picture(self, model, environment, camera_file, tone_mapping: str = "khr-neutral", exposure: float = 1.0,
-                size=(384, 384)) -> tuple[np.ndarray, dict]:
+                size=(384, 384), shadows: dict | None = None) -> tuple[np.ndarray, dict]:
         """(H, W, 4) uint8 RGBA, rows top first, and what the page reports (the library's version, the
-        WebGL renderer, meshes, materials)."""
+        WebGL renderer, meshes, materials). ``shadows``: the page's shadow settings (the file's
+        directional light casts onto a ground; tests/shadow_cases.py), or None: no shadows."""
         from urllib.parse import quote
 
         model, environment = Path(model), Path(environment)
@@ -197,6 +198,8 @@ class Recorder:
         options.update(width=width, height=height, modelRoot=model_root, modelFile=quote(model_file),
                        environmentUrl=environment_root + quote(environment_file), toneMapping=tone_mapping,
                        exposure=float(exposure), **self.page_options())
+        if shadows is not None:
+            options["shadows"] = shadows
         result = self.evaluate("o => window.renderPicture(o)", options, f"draw {model}", (width, height))
         info = result["info"]
         if RENDERER_NAMES[self.rasterizer] not in str(info.get("renderer")):

@@ -629,10 +629,11 @@ def key_light_angles(text: str) -> tuple:
     return key_light_direction(azimuth, elevation)
 
 
-def add_shadow_options(parser, default: bool, key_light: bool = True) -> None:
+def add_shadow_options(parser, default: bool, key_light: bool = True, contact: bool = False) -> None:
     """--shadows/--no-shadows, --shadow-intensity, --shadow-softness and (with ``key_light``)
     --key-light (issue 45); ``default``: whether shadows are on without either (the window: on;
-    render, serve, batch, synth: off). synth draws its key light per image: no --key-light."""
+    render, serve, batch, synth: off). synth draws its key light per image: no --key-light.
+    ``contact``: --no-contact-shadow too (render: the cast shadow alone, as Babylon.js draws it)."""
     from ..options import RenderOptions
 
     options = RenderOptions()
@@ -647,6 +648,10 @@ def add_shadow_options(parser, default: bool, key_light: bool = True) -> None:
                        help=f"how dark a full shadow is, 0 to 1 (default {options.shadow_intensity:g})")
     group.add_argument("--shadow-softness", type=unit_interval, default=options.shadow_softness, metavar="0..1",
                        help=f"how soft the shadows' edges are, 0 to 1 (default {options.shadow_softness:g})")
+    if contact:
+        group.add_argument("--no-contact-shadow", dest="contact_shadow", action="store_false", default=True,
+                           help="with --shadows, no contact shadow on the ground: only the light's cast shadow "
+                                "(as Babylon.js's ShadowGenerator draws)")
     if not key_light:
         return
     group.add_argument("--key-light", type=key_light_angles, default=None, metavar="AZIMUTH,ELEVATION",
@@ -660,6 +665,8 @@ def shadow_options(args) -> dict:
                "shadow_softness": args.shadow_softness}
     if getattr(args, "key_light", None) is not None:
         options["key_light"] = args.key_light
+    if not getattr(args, "contact_shadow", True):
+        options["contact_shadow"] = False
     return options
 
 

@@ -114,7 +114,7 @@ def add_parser(commands, common):
                            "not with --animation, --rest or --script")
     add_frame_options(render, transparent="RGBA PNGs with alpha 0 there; a GIF's transparent colour; not for MP4")
     add_look_options(render)
-    add_shadow_options(render, default=False)
+    add_shadow_options(render, default=False, contact=True)
     add_motion_options(render, bone_map=False)
     add_expression_option(render)
     render.add_argument("--show-source", action="store_true",

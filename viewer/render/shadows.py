@@ -27,7 +27,11 @@ from .shaders import load_program
 
 SHADOW_MAP_SIZE = 512
 CONTACT_MAP_SIZE = 64
-GROUND_MAP_SIZE = 64  # the ground's composed shadow (both maps read once per texel, not per screen pixel)
+# The ground's composed shadow (both maps read once per texel, not per screen pixel). Its texels
+# span the shadow's whole extent (several character sizes): at 64 the cast shadow's edge was
+# blurred by 2-4% of the character's size whatever the softness, farther from Babylon.js's PCF
+# edge than the softness asks (tests/test_shadows_babylon.py); 128 keeps it within the blur.
+GROUND_MAP_SIZE = 128
 SHADOW_UNIT = 10     # skinning.frag's u_shadow_map (units 0..6 materials, 7.. the environment's)
 CONTACT_UNIT = 11
 GROUND_UNIT = 12
