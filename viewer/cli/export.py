@@ -110,13 +110,18 @@ def run(args) -> int:
     clips = len(scene.animations)
     meshes = len(scene.meshes)
     if baked is not None:
-        baked, swung = baked
+        baked, swung, constrained = baked
         frames_ = len(baked.channels[0].times) if baked.channels else 1
-        what = "the mix"
+        parts = []
         if swung:
-            what = f"the mix and its springs ({counted(swung[0], 'chain')}, {counted(swung[1], 'joint')})"
+            parts.append(f"its springs ({counted(swung[0], 'chain')}, {counted(swung[1], 'joint')})")
+        if constrained:
+            parts.append(f"its {counted(constrained, 'node constraint')}")
+        what = "the mix" + (f" and {' and '.join(parts)}" if parts else "")
+        live = [word for word, done in (("springs", swung), ("constraints", constrained)) if done]
+        live = f"; no live {' or '.join(live)}" if live else ""
         print(f"wrote {path} ({counted(meshes, 'mesh')}, 1 clip: {baked.name!r}, {what} baked into "
-              f"{counted(frames_, 'frame')} at {args.fps or 30:g} fps{'; no live springs' if swung else ''})")
+              f"{counted(frames_, 'frame')} at {args.fps or 30:g} fps{live})")
         return 0
     print(f"wrote {path} ({counted(meshes, 'mesh')}, {counted(clips, 'clip')})")
     return 0
@@ -126,14 +131,17 @@ def bake_mix(args, scene):
     """The --mix baked into one clip (--clip, default "mix") that replaces the scene's clips; the
     scene posed as the clip is at 0 (what the file shows at rest). With the springs on (the
     default where the model has them), their swing is baked in and the scene keeps no live
-    springs: a player that runs VRMC_springBone would swing the baked joints a second time.
-    (clip, (chains, joints) baked or None)."""
+    springs: a player that runs VRMC_springBone would swing the baked joints a second time. The
+    node constraints (VRMC_node_constraint) likewise: every constrained node keyed as drawn, and
+    none left in the scene or the file. (clip, (chains, joints) baked or None, constraints baked)."""
     from ..errors import ViewerError
+    from ..gltf.constraints import EXTENSION as CONSTRAINTS
     from ..gltf.springs import EXTENDED, EXTENSION
-    from ..motion.bake import bake, bakes_springs
+    from ..motion.bake import bake, bakes_constraints, bakes_springs
 
     start = 0.0 if args.start is None else args.start
     springs = bakes_springs(scene)  # on unless --no-springs, where the model has chains
+    constrained = len(scene.constraints) if bakes_constraints(scene) else 0
     baked = bake(scene, fps=args.fps or 30.0, start=start, end=args.end, name=args.clip or "mix", springs=springs)
     if not baked.channels and not getattr(baked, "morph_channels", None):
         raise ViewerError(f"--bake: the mix in {args.mix} moves nothing (no clip in it plays and its layers are "
@@ -148,8 +156,12 @@ def bake_mix(args, scene):
         chains.reset()
         chains.__init__(scene)  # baked: none left to write or to swing again
         scene.file_extensions = [name for name in scene.file_extensions if name not in (EXTENSION, EXTENDED)]
+    if constrained:  # baked: a player that runs VRMC_node_constraint would constrain them a second time
+        scene._constraints = None
+        scene.file_extensions = [name for name in scene.file_extensions if name != CONSTRAINTS]
+    if springs or constrained:
         baked.apply(0.0)  # the file at rest is the clip's first frame (the springs swung up to --start)
-    return baked, swung
+    return baked, swung, constrained
 
 
 def check_arguments(args) -> None:

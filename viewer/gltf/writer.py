@@ -102,6 +102,12 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
     if dropped:
         log.warning("%s: dropped extension%s %s (boneviewer does not write %s)", path, "s" if len(dropped) > 1 else "",
                     ", ".join(dropped), "them" if len(dropped) > 1 else "it")
+    constraints = scene.__dict__.get("_constraints")
+    if "VRMC_node_constraint" in dropped and constraints is not None and len(constraints) and constraints.enabled:
+        # the pose is written as drawn (prepare() applied them); a clip's keys are not
+        log.warning("%s: the node constraints are written as the pose shows them (applied)%s", path,
+                    "; the clips move the constrained nodes as keyed, without them: export --mix FILE --bake "
+                    "bakes them into a clip" if scene.animations else "")
     return path
 
 

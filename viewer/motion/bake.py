@@ -31,7 +31,20 @@ def bakes_springs(scene, springs=None) -> bool:
     return bool(chains.enabled if springs is None else springs)
 
 
-def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", springs=None) -> AnimationClip:
+def bakes_constraints(scene, constraints=None) -> bool:
+    """Whether ``bake(scene, constraints=constraints)`` bakes the node constraints
+    (VRMC_node_constraint, ``scene.constraints``): ``constraints=None`` (the default) where the
+    scene has some and they are on (``scene.constraints.enabled``), True or False to say."""
+    if constraints is not None and not isinstance(constraints, (bool, np.bool_)):
+        raise ViewerError(f"bake: constraints must be True, False or None (the scene's choice), got {constraints!r}")
+    made = scene.__dict__.get("_constraints")  # none made yet: the scene has none
+    if made is None or not len(made):
+        return False
+    return bool(made.enabled if constraints is None else constraints)
+
+
+def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", springs=None,
+         constraints=None) -> AnimationClip:
     """One clip of the mixed motion (actions, blends and layers) from ``start`` to ``end``
     seconds at ``fps`` frames a second: frame k is the mix after ``mixer.time = start`` and k
     ``mixer.update(1 / fps)`` steps (fades and blends move as they do live), keyed at
@@ -45,7 +58,13 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", spring
     fixed 1/60 s whatever ``fps`` with the mix played to each step's time, so a ``start`` after 0
     is a pre-roll and frame k is the picture at mix time ``start + k / fps``; every spring joint
     gets a rotation channel. With ``springs=False`` the spring joints are as the mix has them. The
-    springs too are as they were afterwards."""
+    springs too are as they were afterwards.
+
+    Node constraints (``scene.constraints``; ``constraints``: see :func:`bakes_constraints`, by
+    default on where the scene has them and they are on) are baked as a frame draws them: after
+    the mix, before the springs (the springs' steps apply them), and on each frame's pose as
+    ``Scene.prepare()`` does; every constrained node gets a rotation channel, whether the mix
+    drives it or not. With ``constraints=False`` those nodes are as the mix has them."""
     fps = finite_number(fps, "bake fps")
     if fps <= 0:
         raise ViewerError(f"bake: fps must be a number > 0, got {fps!r}")
@@ -60,12 +79,17 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", spring
     if frames > 100000:
         raise ViewerError(f"bake: {frames} frames is too many (at most 100000)")
     swing = bakes_springs(scene, springs)
+    constrain = bakes_constraints(scene, constraints)
+    made = scene.__dict__.get("_constraints")
+    held_constraints = None if made is None else made.enabled
     state = mixer.hold()
     chains = scene.springs if swing else None
     held_springs = chains.hold() if swing else None
     layout = mixer.layout
     before = layout.read()
     try:
+        if made is not None:
+            made.enabled = constrain  # the springs' steps apply them, or not
         if swing:
             from .playback import mix_with_springs
 
@@ -79,6 +103,8 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", spring
                 swung_at(start + k / fps)
             elif k:
                 mixer.update(1.0 / fps)
+            if constrain:  # as Scene.prepare() draws the frame: on the pose the springs left
+                made.apply_if_changed()
             layout = mixer.layout
             poses.append(layout.read())
             written = mixer._written
@@ -92,6 +118,11 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", spring
             for joint in chains.joints:
                 if layout.has(joint.bone) and layout.row(joint.bone) < len(driven[1]):
                     driven[1][layout.row(joint.bone)] = True
+        if constrain:  # every constrained node keyed: a constraint's motion is its own
+            for constraint in made:
+                node = constraint.destination
+                if layout.has(node) and layout.row(node) < len(driven[1]):
+                    driven[1][layout.row(node)] = True
         channels = []
         for target, row in layout.targets.values():
             for k, path in enumerate(("translation", "rotation", "scale")):
@@ -107,6 +138,9 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", spring
         mixer.put_back(state)
         if swing:
             chains.put_back(held_springs)
+        if made is not None:
+            made.enabled = held_constraints
+            made._stamp = None  # the pose put back: the next frame applies them again
         layout = mixer.layout
         every = tuple(np.ones(layout.rows, dtype=bool) for _ in range(3))
         if len(before[0]) == layout.rows:

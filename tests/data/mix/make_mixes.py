@@ -10,6 +10,8 @@ from viewer.motion import BoneMask, quat
 HERE = Path(__file__).resolve().parent
 ROBOT = HERE.parent / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
 FOX = HERE.parent / "gltf-samples" / "Fox" / "Fox.glb"
+AVATAR = HERE.parent / "vrm" / "robot_constraints.vrm"
+WAVE = HERE.parent / "bvh" / "wave_hello.bvh"
 
 
 def turn(axis, degrees):
@@ -50,6 +52,25 @@ def fox_walk():
     mixer.save(HERE / "fox_walk.mix.json")
 
 
+def avatar_wave():
+    """The BVH capture wave_hello retargeted onto the node-constraint avatar (played with
+    `--motion wave_hello.bvh`), its hips turned 40 degrees about +Y in a layer: the constraints'
+    bake's mix (their sources move, so the constrained nodes do)."""
+    from viewer.model.retarget import retarget
+
+    scene = load_model(AVATAR)
+    clip = retarget(load_model(WAVE), scene)
+    mixer = scene.mixer
+    mixer.action(clip.name).play()
+    mixer.update(0.5)
+    for time, degrees in ((0.5, -30), (2.5, 40)):
+        mixer.time = time
+        hips = np.array(mixer.target("J_Bip_C_Hips").rotation_quaternion)
+        mixer.key("J_Bip_C_Hips", rotation_quaternion=quat.multiply(hips, turn([0, 1, 0], degrees)))
+    mixer.save(HERE / "avatar_wave.mix.json")
+
+
 if __name__ == "__main__":
     robot_walk()
     fox_walk()
+    avatar_wave()
