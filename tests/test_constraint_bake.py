@@ -179,3 +179,20 @@ def test_the_constraint_bake_is_what_the_validator_judged(tmp_path):
     assert differences(reference["fingerprint"], fingerprint(out)) == []
     assert reference["validator"]["errors"] == []
     assert "VRMC_node_constraint" not in json.dumps(reference["fingerprint"])
+
+
+def test_the_export_pages_constraint_bake_runs_as_shown(tmp_path, monkeypatch, capsys):
+    """docs/export.md's console block for the constraints' bake: the command writes the line shown."""
+    import re
+    import shlex
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "export.md").read_text()
+    block = next(b for b in re.findall(r"```console\n(.*?)```", page, re.S) if "robot_constraints.vrm" in b)
+    command, shown = [line.strip() for line in block.strip().splitlines()]
+    (tmp_path / "tests").symlink_to(Path(__file__).resolve().parent)
+    monkeypatch.chdir(tmp_path)
+    words = shlex.split(command.removeprefix("$ "))
+    assert words[:2] == ["boneviewer", "export"]
+    assert main(words[1:]) == 0
+    assert shown in capsys.readouterr().out.splitlines()
+    assert len(load_model(str(tmp_path / "avatar-baked.glb")).animations) == 1

@@ -105,6 +105,12 @@ def key_light_direction(azimuth: float, elevation: float) -> tuple:
     return (math.sin(a) * math.cos(e), math.sin(e), math.cos(a) * math.cos(e))
 
 
+def key_light_angles(direction) -> tuple:
+    """(azimuth, elevation) in degrees of a direction towards a light (key_light_direction's inverse)."""
+    x, y, z = (float(v) for v in direction)
+    return (math.degrees(math.atan2(x, z)) % 360.0, math.degrees(math.atan2(y, math.hypot(x, z))))
+
+
 def key_light(value, what: str = "key_light") -> tuple:
     """The key light: (azimuth, elevation) in degrees (key_light_direction), or a direction
     towards it (x, y, z), not zero: the unit direction."""

@@ -654,9 +654,15 @@ def add_shadow_options(parser, default: bool, key_light: bool = True, contact: b
                                 "(as Babylon.js's ShadowGenerator draws)")
     if not key_light:
         return
+    from ..look import key_light_angles as angles
+
+    default_key = angles(options.key_light)
     group.add_argument("--key-light", type=key_light_angles, default=None, metavar="AZIMUTH,ELEVATION",
                        help="where the key light shines from, in degrees: azimuth about +Y from the model's front "
-                            "(+Z) towards +X, elevation above the ground (default 37,47: the simple light's key)")
+                            "(+Z) towards +X, elevation above the ground (default "
+                            f"{default_key[0]:.2f},{default_key[1]:.2f}: the simple light's key, the direction "
+                            f"{','.join(f'{v:g}' for v in options.key_light)}; with an .hdr environment the sun "
+                            "found in it, where it has one)")
 
 
 def shadow_options(args) -> dict:

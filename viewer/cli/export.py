@@ -54,7 +54,8 @@ def add_parser(commands, common):
     bake.add_argument("--bake", action="store_true",
                       help="write the --mix, layers included, as one clip keyed at every frame from --start to --end "
                            "(viewer.bake): the file's clips are replaced by it, and it is posed as the mix is at "
-                           "--start; reading it back gives the mix at every frame")
+                           "--start; reading it back gives the mix at every frame. Node constraints "
+                           "(VRMC_node_constraint) are baked in as drawn, and not written again")
     bake.add_argument("--fps", type=positive_finite, metavar="N", help="the bake's frames per second (default 30)")
     bake.add_argument("--start", type=finite, metavar="S",
                       help="the mix time the bake starts at, keyed at 0 in the clip (default 0)")

@@ -23,6 +23,8 @@ from ..model.mesh import bounds, skin
 from ..model.placed import PlacedScenes
 from ..model.weights import joint_row, triangle_bone
 from ..options import Axes, Paint, RenderOptions
+
+DEFAULT_KEY_LENGTH = float(np.linalg.norm(RenderOptions.key_light))  # the fill's height is set against it
 from .geometry import bone_axes, ground_grid, marker_overlay, skeleton_overlay
 from .materials import ENVIRONMENT_UNIT, GpuMaterial, set_sampler_units
 from .paint import paint_colors
@@ -257,6 +259,9 @@ class Renderer:
         lights = []
         if environment is None:
             key = np.asarray(options.key_light, np.float64)
+            norm = np.linalg.norm(key)
+            if norm > 0:  # the fill from the key's direction, not its length: --key-light at the default's angles
+                key = key * (DEFAULT_KEY_LENGTH / norm)  # (a unit vector) lights as the default (not unit) does
             fill = np.array([-key[0], 0.3, -key[2]])
             for towards, color in ((key, SIMPLE_KEY), (fill, SIMPLE_FILL)):
                 norm = np.linalg.norm(towards)
