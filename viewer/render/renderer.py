@@ -187,7 +187,8 @@ class Renderer:
             if shadow:
                 defines["SHADOW_PASS"] = 1
             fragment = "pick.frag" if pick else "shadow.frag" if shadow else "skinning.frag"
-            self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines)
+            self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines,
+                                               varyings=("v_world_position",) if shadow else ())
         return self._programs[key]
 
     def gpu_mesh(self, mesh) -> "GpuMesh":
@@ -755,7 +756,8 @@ class GpuMesh:
         self.centers = submesh_centers(mesh)
         self._builds: dict = {}  # (shading defines, labels, dual quaternions): (program, vertex array)
         self._picks: dict = {}  # dual quaternions: the ID pass's (program, vertex array), made on the first pick
-        self._shadows: dict = {}  # dual quaternions: the shadow pass's (program, vertex array)
+        self._shadows: dict = {}  # dual quaternions: the shadow pass's (program, unindexed vertex array)
+        self.shadow_positions = None  # the posed world positions skin_for_shadow captures
         self.part_buffer = None  # the labelled draw's in_part, made on its first
         self._parts = None  # the part array part_buffer holds
 
@@ -952,28 +954,31 @@ class GpuMesh:
                 program["u_first_triangle"].value = submesh.first_index // 3
             vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
 
-    def draw_shadow(self, view, projection, contact: bool = False) -> None:
-        """The shadow pass for this mesh (viewer.render.shadows): its pose uploaded as ``draw``
-        does, every submesh drawn with the SHADOW_PASS program (blended ones too: they cast)."""
+    def skin_for_shadow(self):
+        """The posed mesh's world positions for the shadow pass (viewer.render.shadows): its pose
+        uploaded as ``draw`` does, morphed and skinned once by the SHADOW_PASS program into a
+        buffer (transform feedback), which every shadow map then draws (with ``index_buffer``)."""
         import moderngl
 
         dual = self.dual_quaternions
         if dual not in self._shadows:
-            shadow_program = self.renderer.program(*self._program_key, shadow=True, dual_quaternions=dual)
-            self._shadows[dual] = (shadow_program, self._vertex_array(shadow_program))
+            program = self.renderer.program(*self._program_key, shadow=True, dual_quaternions=dual)
+            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
+            self._shadows[dual] = (program, self.renderer.ctx.vertex_array(program, content))  # each vertex once
         program, vao = self._shadows[dual]
+        if self.shadow_positions is None:
+            self.shadow_positions = self.renderer.ctx.buffer(reserve=max(len(self.mesh.positions), 1) * 12)
         self.update(program)
         program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
-        program["u_view"].write(view.astype(np.float32).tobytes())
-        program["u_projection"].write(projection.astype(np.float32).tobytes())
         self._use_vertex_textures(program)
-        vao.render(moderngl.TRIANGLES)
+        vao.transform(self.shadow_positions, moderngl.POINTS)
+        return self.shadow_positions
 
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
         for resource in (self.index_buffer, *(vao for _, vao in self._picks.values()), self.part_buffer,
-                         *(vao for _, vao in self._shadows.values()),
+                         *(vao for _, vao in self._shadows.values()), self.shadow_positions,
                          self.bone_texture, self.morph_texture,
                          *(vao for _, vao in self._builds.values()), *self.textures.values()):
             if resource is not None:

@@ -273,6 +273,20 @@ def _same(a, b) -> bool:
     return a == b
 
 
+class _Captured:
+    """A mesh's world positions captured this frame, drawn into a shadow map as a GpuCrowd is."""
+
+    def __init__(self, program, vao):
+        self.program, self.vao = program, vao
+
+    def draw_shadow(self, view, projection, contact: bool = False) -> None:
+        import moderngl
+
+        self.program["u_view"].write(view.astype(np.float32).tobytes())
+        self.program["u_projection"].write(projection.astype(np.float32).tobytes())
+        self.vao.render(moderngl.TRIANGLES)
+
+
 class ShadowPass:
     """One per renderer: the maps, their framebuffers and the ground's program."""
 
@@ -302,14 +316,31 @@ class ShadowPass:
         self.ground_targets = [ctx.framebuffer(color_attachments=[texture]) for texture in self.ground_maps]
         self.compose = load_program(ctx, "background.vert", "shadow_compose.frag")
         self.compose_vao = ctx.vertex_array(self.compose, [])
+        self.world = load_program(ctx, "shadow_world.vert", "shadow.frag")
+        renderer_name = str(ctx.info.get("GL_RENDERER", "")).lower()
+        self.software = any(name in renderer_name for name in ("llvmpipe", "softpipe", "swiftshader"))
+        self._captures: dict = {}  # id(GpuMesh): (it, its captured positions, their vertex array)
         self._boxes: dict = {}
         self._last = None  # (the state the maps were drawn for, its ShadowFrame)
 
     def release(self) -> None:
         for resource in (self.cast_target, self.depth, *self.contact_targets, *self.contact, self.contact_depth,
                          self.blur_vao, self.blur, self.ground_vao, self.ground, *self.ground_targets, *self.ground_maps,
-                         self.compose_vao, self.compose):
+                         self.compose_vao, self.compose, *(vao for _, _, vao in self._captures.values()), self.world):
             resource.release()
+
+    def _captured(self, gpu) -> "_Captured":
+        """A GpuMesh skinned once for this frame's maps (GpuMesh.skin_for_shadow): the maps draw
+        its captured world positions, not the skinning shader again (llvmpipe skins on one core)."""
+        positions = gpu.skin_for_shadow()
+        entry = self._captures.get(id(gpu))
+        if entry is None or entry[0] is not gpu or entry[1] is not positions:
+            if entry is not None:
+                entry[2].release()
+            vao = self.renderer.ctx.vertex_array(self.world, [(positions, "3f", "in_position")],
+                                                 index_buffer=gpu.index_buffer, index_element_size=4)
+            entry = self._captures[id(gpu)] = (gpu, positions, vao)
+        return _Captured(self.world, entry[2])
 
     # --- fitting ---------------------------------------------------------------------------------
     def _mesh_boxes(self, mesh) -> _MeshBoxes:
@@ -364,7 +395,7 @@ class ShadowPass:
         extent_points = [corners[:, [0, 2]]]
         cast_matrix = contact_matrix = None
         texel_world = 0.0
-        meshes = [self.renderer.gpu_mesh(mesh) for mesh in scene.meshes] if crowd is None else [crowd[1]]
+        meshes = [self._captured(self.renderer.gpu_mesh(mesh)) for mesh in scene.meshes] if crowd is None else [crowd[1]]
         try:
             ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
             ctx.enable(moderngl.DEPTH_TEST)
@@ -423,6 +454,11 @@ class ShadowPass:
                                 light.shadow_direction[1] if cast_matrix is not None else 0, contact_matrix,
                                 texel_world, extent, size)
             self._compose(frame)
+            if self.software:
+                # Waited for here, where only these small passes are queued: else llvmpipe waits
+                # for the ground's map when the ground reads it, flushing the picture's scene half
+                # drawn (two scenes of the whole picture, and the main thread idle between).
+                ctx.finish()
             self._last = (state, frame)
         finally:
             previous.use()
