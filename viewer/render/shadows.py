@@ -274,17 +274,40 @@ def _same(a, b) -> bool:
 
 
 class _Captured:
-    """A mesh's world positions captured this frame, drawn into a shadow map as a GpuCrowd is."""
+    """A mesh's world positions captured this frame, drawn into a shadow map as a GpuCrowd is:
+    a single-sided material's back faces (seen from the light) culled, as Babylon.js's shadow
+    generator does. A closed surface's nearest face towards the light is a front face, so the
+    map is the same; llvmpipe rasterises half the triangles (its cost is per triangle here)."""
 
-    def __init__(self, program, vao):
-        self.program, self.vao = program, vao
+    def __init__(self, program, vao, runs, world_matrix):
+        self.program, self.vao, self.runs, self.world_matrix = program, vao, runs, world_matrix
 
     def draw_shadow(self, view, projection, contact: bool = False) -> None:
         import moderngl
 
+        from .renderer import _cull
+
         self.program["u_view"].write(view.astype(np.float32).tobytes())
         self.program["u_projection"].write(projection.astype(np.float32).tobytes())
-        self.vao.render(moderngl.TRIANGLES)
+        ctx = self.program.ctx
+        for double_sided, first, count in self.runs:
+            _cull(ctx, double_sided, self.world_matrix)
+            self.vao.render(moderngl.TRIANGLES, vertices=count, first=first)
+        ctx.disable(moderngl.CULL_FACE)
+        ctx.front_face = "ccw"
+
+
+def _runs(gpu) -> list:
+    """(double-sided, first index, index count) of a GpuMesh's submeshes, neighbours with the
+    same sidedness joined (one draw for most meshes)."""
+    runs = []
+    for submesh, material in zip(gpu.mesh.submeshes, gpu.materials):
+        double_sided = bool(material.double_sided)
+        if runs and runs[-1][0] == double_sided and runs[-1][1] + runs[-1][2] == submesh.first_index:
+            runs[-1][2] += submesh.index_count
+        else:
+            runs.append([double_sided, submesh.first_index, submesh.index_count])
+    return [tuple(run) for run in runs]
 
 
 class ShadowPass:
@@ -319,14 +342,14 @@ class ShadowPass:
         self.world = load_program(ctx, "shadow_world.vert", "shadow.frag")
         renderer_name = str(ctx.info.get("GL_RENDERER", "")).lower()
         self.software = any(name in renderer_name for name in ("llvmpipe", "softpipe", "swiftshader"))
-        self._captures: dict = {}  # id(GpuMesh): (it, its captured positions, their vertex array)
+        self._captures: dict = {}  # id(GpuMesh): (it, its captured positions, their vertex array, _runs)
         self._boxes: dict = {}
         self._last = None  # (the state the maps were drawn for, its ShadowFrame)
 
     def release(self) -> None:
         for resource in (self.cast_target, self.depth, *self.contact_targets, *self.contact, self.contact_depth,
                          self.blur_vao, self.blur, self.ground_vao, self.ground, *self.ground_targets, *self.ground_maps,
-                         self.compose_vao, self.compose, *(vao for _, _, vao in self._captures.values()), self.world):
+                         self.compose_vao, self.compose, *(entry[2] for entry in self._captures.values()), self.world):
             resource.release()
 
     def _captured(self, gpu) -> "_Captured":
@@ -339,8 +362,8 @@ class ShadowPass:
                 entry[2].release()
             vao = self.renderer.ctx.vertex_array(self.world, [(positions, "3f", "in_position")],
                                                  index_buffer=gpu.index_buffer, index_element_size=4)
-            entry = self._captures[id(gpu)] = (gpu, positions, vao)
-        return _Captured(self.world, entry[2])
+            entry = self._captures[id(gpu)] = (gpu, positions, vao, _runs(gpu))
+        return _Captured(self.world, entry[2], entry[3], gpu.mesh.world_matrix)
 
     # --- fitting ---------------------------------------------------------------------------------
     def _mesh_boxes(self, mesh) -> _MeshBoxes:
