@@ -167,7 +167,6 @@ class Renderer:
         self.skinning_override = None
         self._environments: dict = {}  # source: Environment, loaded on first use
         self._shadow_pass = None  # viewer.render.shadows.ShadowPass, made on the first frame with shadows
-        self._suns: dict = {}  # (environment file, rotation): the direction towards its sun, or None
 
     # --- resources -----------------------------------------------------------------------------
     def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
@@ -276,13 +275,7 @@ class Renderer:
             lights.append((kind, np.asarray(light.world_position(), np.float64),
                            np.asarray(light.world_direction(), np.float64), inverse_range2,
                            np.asarray(light.color, np.float64) * float(light.intensity), cone))
-        frame = FrameLight(environment, options, lights)
-        if options.shadows:
-            from .shadows import shadow_light
-
-            frame.shadow_direction, frame.shadow_spot = shadow_light(options, environment, scene_lights, simple,
-                                                                     self._suns)
-        return frame
+        return FrameLight(environment, options, lights, (simple, scene_lights))
 
     def prepare_shadows(self, scene, options: RenderOptions, light: "FrameLight", crowd=None):
         """With ``options.shadows``: this frame's shadow maps drawn and added to ``light``
@@ -628,10 +621,9 @@ class FrameLight:
     (or None: the simple light), the look's options, and the punctual lights as the shader's
     uniform arrays."""
 
-    def __init__(self, environment, options: RenderOptions, lights):
+    def __init__(self, environment, options: RenderOptions, lights, casters=(0, ())):
         self.environment, self.options = environment, options
-        self.shadow_direction = None  # (unit vector towards the light, the light's index or -1) with shadows
-        self.shadow_spot = None  # a spot light casting: (position, direction it shines along, outer cone angle)
+        self.casters = casters  # (how many simple lights lead, the scene's lights): viewer.render.shadows.shadow_light
         self.shadow = self.shadow_pass = None  # this frame's ShadowFrame and its pass (Renderer.prepare_shadows)
         # What skinning.frag compiles in for this frame (beside the material's); the tone curve
         # too (tonemap.glsl's TONE_MAPPING: a uniform choice would run both curves on llvmpipe).

@@ -108,13 +108,16 @@ def shadow_light(options, environment, scene_lights, simple: int, suns: dict):
 
 
 def prepare_frame(renderer, scene, options, light, crowd=None):
-    """This frame's shadow maps for ``scene`` (or a Crowd, ``crowd`` its GpuCrowd) on the
-    renderer's ShadowPass (made on first use), its defines and maps added to ``light`` (a
-    FrameLight); the ShadowFrame, or None. The ground is the grid's: the rest pose's lowest
+    """Which light casts (shadow_light, from ``light.casters``) and this frame's shadow maps for
+    ``scene`` (or a Crowd, ``crowd`` its GpuCrowd) on the renderer's ShadowPass (made on first
+    use), its defines and maps added to ``light`` (a FrameLight); the ShadowFrame, or None. The ground is the grid's: the rest pose's lowest
     point, or the crowd's first copy's."""
     if renderer._shadow_pass is None:
         renderer._shadow_pass = ShadowPass(renderer)
     shadows = renderer._shadow_pass
+    simple, scene_lights = light.casters
+    light.shadow_direction, light.shadow_spot = shadow_light(options, light.environment, scene_lights, simple,
+                                                             shadows.suns)
     if crowd is None:
         if not hasattr(scene, "meshes"):
             return None
@@ -344,6 +347,7 @@ class ShadowPass:
         self.software = any(name in renderer_name for name in ("llvmpipe", "softpipe", "swiftshader"))
         self._captures: dict = {}  # id(GpuMesh): (it, its captured positions, their vertex array, _runs)
         self._boxes: dict = {}
+        self.suns: dict = {}  # (environment file, rotation): the direction towards its sun, or None
         self._last = None  # (the state the maps were drawn for, its ShadowFrame)
 
     def release(self) -> None:
