@@ -243,6 +243,7 @@ class ShadowFrame:
         self.texel_world = texel_world        # a shadow map texel's size in world units
         self.extent = extent                  # (x0, z0, x1, z1): the ground quad
         self.size = size                      # the posed character's largest extent
+        self.quad = extent                    # the part of the extent drawn on screen: where it darkens
 
     @property
     def defines(self) -> tuple:
@@ -482,10 +483,7 @@ class ShadowPass:
                                 texel_world, extent, size)
             self._compose(frame)
             if self.software:
-                # Waited for here, where only these small passes are queued: else llvmpipe waits
-                # for the ground's map when the ground reads it, flushing the picture's scene half
-                # drawn (two scenes of the whole picture, and the main thread idle between).
-                ctx.finish()
+                frame.quad = self._darkened(frame)
             self._last = (state, frame)
         finally:
             previous.use()
@@ -518,6 +516,23 @@ class ShadowPass:
         self.ground_targets[0].use()
         self.compose_vao.render(moderngl.TRIANGLES, vertices=3)
         ctx.enable(moderngl.DEPTH_TEST)
+
+    def _darkened(self, frame: ShadowFrame):
+        """On a software rasteriser, the part of the ground's square its map darkens (the ground
+        drawn on screen covers only that: llvmpipe pays per pixel of it), or None where nothing
+        is. Reading the small map back also waits for it here, where only the shadow passes are
+        queued: else llvmpipe waits for it when the ground reads it, flushing the picture's
+        scene half drawn (two scenes of the whole picture, the main thread idle between)."""
+        size = GROUND_MAP_SIZE
+        dark = np.frombuffer(self.ground_maps[0].read(), np.uint8).reshape(size, size) > 0  # rows: z, columns: x
+        rows, columns = np.flatnonzero(dark.any(axis=1)), np.flatnonzero(dark.any(axis=0))
+        if len(rows) == 0:
+            return None
+        # A bilinear read mixes a texel with its neighbour: a texel more on each side.
+        u0, u1 = max(int(columns[0]) - 1, 0) / size, min(int(columns[-1]) + 2, size) / size
+        v0, v1 = max(int(rows[0]) - 1, 0) / size, min(int(rows[-1]) + 2, size) / size
+        x0, z0, x1, z1 = frame.extent
+        return (x0 + u0 * (x1 - x0), z0 + v0 * (z1 - z0), x0 + u1 * (x1 - x0), z0 + v1 * (z1 - z0))
 
     def _blur(self, textures, targets, sigma: float, size: int) -> None:
         """textures[0] blurred (a separable Gaussian of ``sigma`` texels) through textures[1]."""
@@ -581,13 +596,14 @@ class ShadowPass:
         """The shadow catcher: the ground darkened by both maps (depth-tested, not written)."""
         import moderngl
 
-        if frame is None:
+        if frame is None or frame.quad is None:
             return
         ctx = self.renderer.ctx
         program = self.ground
         program["u_view"].write(view.astype(np.float32).tobytes())
         program["u_projection"].write(projection.astype(np.float32).tobytes())
         program["u_extent"].value = tuple(float(v) for v in frame.extent)
+        program["u_quad"].value = tuple(float(v) for v in frame.quad)
         program["u_ground_y"].value = float(frame.ground_y)
         program["u_intensity"].value = frame.intensity
         program["u_ground_map"].value = GROUND_UNIT
@@ -595,7 +611,8 @@ class ShadowPass:
         ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
         ctx.disable(moderngl.CULL_FACE)
         ctx.blend_func = (0x0302, 0x0303, 0x0001, 0x0303)  # over
-        ctx.depth_mask = False
+        target = ctx.fbo  # depth writes are the framebuffer's in moderngl: the grid drawn next stays seen
+        target.depth_mask = False
         self.ground_vao.render(moderngl.TRIANGLES, vertices=6)
-        ctx.depth_mask = True
+        target.depth_mask = True
         ctx.disable(moderngl.BLEND)
