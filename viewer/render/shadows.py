@@ -28,6 +28,9 @@ from .shaders import load_program
 SHADOW_MAP_SIZE = 512
 CONTACT_MAP_SIZE = 64
 GROUND_MAP_SIZE = 64  # the ground's composed shadow (both maps read once per texel, not per screen pixel)
+# ... in the middle of a texture twice as wide, across four of llvmpipe's 64-pixel tiles, so both
+# its threads compose it (one tile is one thread's); the texels around it stay 0 (no shadow).
+GROUND_TEXTURE_SIZE = 2 * GROUND_MAP_SIZE
 SHADOW_UNIT = 10     # skinning.frag's u_shadow_map (units 0..6 materials, 7.. the environment's)
 CONTACT_UNIT = 11
 GROUND_UNIT = 12
@@ -325,22 +328,17 @@ class ShadowPass:
         self.depth.filter = (ctx.LINEAR, ctx.LINEAR)  # a 2x2 compare per tap
         self.depth.repeat_x = self.depth.repeat_y = False
         self.cast_target = ctx.framebuffer(depth_attachment=self.depth)
-        self.contact = [ctx.texture((CONTACT_MAP_SIZE,) * 2, 1, dtype="f1") for _ in range(2)]
-        for texture in self.contact:
-            texture.filter = (ctx.LINEAR, ctx.LINEAR)
-            texture.repeat_x = texture.repeat_y = False
+        self.contact = ctx.texture((CONTACT_MAP_SIZE,) * 2, 1, dtype="f1")
         self.contact_depth = ctx.depth_renderbuffer((CONTACT_MAP_SIZE,) * 2)
-        self.contact_targets = [ctx.framebuffer(color_attachments=[self.contact[0]], depth_attachment=self.contact_depth),
-                                ctx.framebuffer(color_attachments=[self.contact[1]])]
-        self.blur = load_program(ctx, "background.vert", "shadow_blur.frag")
-        self.blur_vao = ctx.vertex_array(self.blur, [])
+        self.contact_target = ctx.framebuffer(color_attachments=[self.contact], depth_attachment=self.contact_depth)
         self.ground = load_program(ctx, "shadow_ground.vert", "shadow_ground.frag")
         self.ground_vao = ctx.vertex_array(self.ground, [])
-        self.ground_maps = [ctx.texture((GROUND_MAP_SIZE,) * 2, 1, dtype="f1") for _ in range(2)]
-        for texture in self.ground_maps:
+        self.ground_map = ctx.texture((GROUND_TEXTURE_SIZE,) * 2, 1, dtype="f1")
+        self.ground_target = ctx.framebuffer(color_attachments=[self.ground_map])
+        self.ground_target.clear(0.0, 0.0, 0.0, 0.0)
+        for texture in (self.contact, self.ground_map):
             texture.filter = (ctx.LINEAR, ctx.LINEAR)
             texture.repeat_x = texture.repeat_y = False
-        self.ground_targets = [ctx.framebuffer(color_attachments=[texture]) for texture in self.ground_maps]
         self.compose = load_program(ctx, "background.vert", "shadow_compose.frag")
         self.compose_vao = ctx.vertex_array(self.compose, [])
         self.world = load_program(ctx, "shadow_world.vert", "shadow.frag")
@@ -352,9 +350,8 @@ class ShadowPass:
         self._last = None  # (the state the maps were drawn for, its ShadowFrame)
 
     def release(self) -> None:
-        for resource in (self.cast_target, self.depth, *self.contact_targets, *self.contact, self.contact_depth,
-                         self.blur_vao, self.blur, self.ground_vao, self.ground, *self.ground_targets, *self.ground_maps,
-                         self.compose_vao, self.compose, *(entry[2] for entry in self._captures.values()), self.world):
+        for resource in (self.cast_target, self.depth, self.contact_target, self.contact, self.contact_depth,
+                         self.ground_vao, self.ground, self.ground_target, self.ground_map, self.compose_vao, self.compose, *(entry[2] for entry in self._captures.values()), self.world):
             resource.release()
 
     def _captured(self, gpu) -> "_Captured":
@@ -504,7 +501,7 @@ class ShadowPass:
         program["u_has_cast"].value = frame.cast_matrix is not None
         program["u_contact_map"].value = CONTACT_UNIT
         program["u_shadow_map"].value = SHADOW_UNIT
-        self.contact[0].use(location=CONTACT_UNIT)
+        self.contact.use(location=CONTACT_UNIT)
         self.depth.use(location=SHADOW_UNIT)
         identity = np.eye(4)
         for name, matrix in (("u_contact_matrix", frame.contact_matrix), ("u_shadow_matrix", frame.cast_matrix)):
@@ -513,7 +510,9 @@ class ShadowPass:
         x0, z0, x1, z1 = frame.extent
         spread = max(frame.softness * BLUR * frame.size, 0.5 * max(x1 - x0, z1 - z0) / GROUND_MAP_SIZE)
         program["u_spread"].value = (spread, spread)
-        self.ground_targets[0].use()
+        self.ground_target.use()
+        offset = (GROUND_TEXTURE_SIZE - GROUND_MAP_SIZE) // 2
+        ctx.viewport = (offset, offset, GROUND_MAP_SIZE, GROUND_MAP_SIZE)
         self.compose_vao.render(moderngl.TRIANGLES, vertices=3)
         ctx.enable(moderngl.DEPTH_TEST)
 
@@ -523,8 +522,9 @@ class ShadowPass:
         is. Reading the small map back also waits for it here, where only the shadow passes are
         queued: else llvmpipe waits for it when the ground reads it, flushing the picture's
         scene half drawn (two scenes of the whole picture, the main thread idle between)."""
-        size = GROUND_MAP_SIZE
-        dark = np.frombuffer(self.ground_maps[0].read(), np.uint8).reshape(size, size) > 0  # rows: z, columns: x
+        size, offset = GROUND_MAP_SIZE, (GROUND_TEXTURE_SIZE - GROUND_MAP_SIZE) // 2
+        texels = np.frombuffer(self.ground_map.read(), np.uint8).reshape(GROUND_TEXTURE_SIZE, GROUND_TEXTURE_SIZE)
+        dark = texels[offset:offset + size, offset:offset + size] > 0  # rows: z, columns: x
         rows, columns = np.flatnonzero(dark.any(axis=1)), np.flatnonzero(dark.any(axis=0))
         if len(rows) == 0:
             return None
@@ -533,18 +533,6 @@ class ShadowPass:
         v0, v1 = max(int(rows[0]) - 1, 0) / size, min(int(rows[-1]) + 2, size) / size
         x0, z0, x1, z1 = frame.extent
         return (x0 + u0 * (x1 - x0), z0 + v0 * (z1 - z0), x0 + u1 * (x1 - x0), z0 + v1 * (z1 - z0))
-
-    def _blur(self, textures, targets, sigma: float, size: int) -> None:
-        """textures[0] blurred (a separable Gaussian of ``sigma`` texels) through textures[1]."""
-        import moderngl
-
-        self.blur["u_sigma"].value = float(sigma)
-        self.blur["u_image"].value = 0
-        for source, destination, step in ((0, 1, (1.0, 0.0)), (1, 0, (0.0, 1.0))):
-            targets[destination].use()
-            textures[source].use(location=0)
-            self.blur["u_step"].value = (step[0] / size, step[1] / size)
-            self.blur_vao.render(moderngl.TRIANGLES, vertices=3)
 
     def _draw_cast(self, meshes, view, projection) -> None:
         ctx = self.renderer.ctx
@@ -556,10 +544,7 @@ class ShadowPass:
         ctx.polygon_offset = (0.0, 0.0)
 
     def _contact(self, meshes, low, high, size, ground_y, options):
-        """The contact map: drawn from below, then blurred in two passes."""
-        import moderngl
-
-        ctx = self.renderer.ctx
+        """The contact map: drawn from below (the compose pass blurs it by the softness)."""
         pad = 3.0 * max(options.shadow_softness, 0.02) * BLUR * size + 0.02 * size  # the blur's reach
         x0, z0, x1, z1 = low[0] - pad, low[2] - pad, high[0] + pad, high[2] + pad
         half = max(x1 - x0, z1 - z0) / 2.0
@@ -569,13 +554,11 @@ class ShadowPass:
         view = look_matrix(basis, (cx, ground_y, cz))
         fade = max(CONTACT_FADE * (high[1] - ground_y), 1e-4)
         projection = ortho(-half, half, -half, half, 0.0, fade)
-        target = self.contact_targets[0]
+        target = self.contact_target
         target.use()
         target.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
         for gpu in meshes:
             gpu.draw_shadow(view, projection, contact=True)
-        ctx.disable(moderngl.DEPTH_TEST)
-        ctx.enable(moderngl.DEPTH_TEST)
         to_map = np.zeros((4, 4))  # world (x, z) -> the map's (u, v) in 0..1, row-vector
         to_map[0, 0] = to_map[2, 1] = 1.0 / (2.0 * half)
         to_map[3, 0], to_map[3, 1], to_map[3, 3] = 0.5 - cx / (2.0 * half), 0.5 - cz / (2.0 * half), 1.0
@@ -602,12 +585,14 @@ class ShadowPass:
         program = self.ground
         program["u_view"].write(view.astype(np.float32).tobytes())
         program["u_projection"].write(projection.astype(np.float32).tobytes())
-        program["u_extent"].value = tuple(float(v) for v in frame.extent)
+        x0, z0, x1, z1 = frame.extent  # the map's square, in the middle of its texture's
+        half = (GROUND_TEXTURE_SIZE / GROUND_MAP_SIZE - 1.0) / 2.0
+        program["u_extent"].value = (x0 - half * (x1 - x0), z0 - half * (z1 - z0), x1 + half * (x1 - x0), z1 + half * (z1 - z0))
         program["u_quad"].value = tuple(float(v) for v in frame.quad)
         program["u_ground_y"].value = float(frame.ground_y)
         program["u_intensity"].value = frame.intensity
         program["u_ground_map"].value = GROUND_UNIT
-        self.ground_maps[0].use(location=GROUND_UNIT)
+        self.ground_map.use(location=GROUND_UNIT)
         ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
         ctx.disable(moderngl.CULL_FACE)
         ctx.blend_func = (0x0302, 0x0303, 0x0001, 0x0303)  # over
