@@ -623,7 +623,7 @@ class FrameLight:
 
     def __init__(self, environment, options: RenderOptions, lights, casters=(0, ())):
         self.environment, self.options = environment, options
-        self.casters = casters  # (how many simple lights lead, the scene's lights): viewer.render.shadows.shadow_light
+        self.casters = casters  # (simple lights first, the scene's lights): which may cast (shadows.shadow_light)
         self.shadow = self.shadow_pass = None  # this frame's ShadowFrame and its pass (Renderer.prepare_shadows)
         # What skinning.frag compiles in for this frame (beside the material's); the tone curve
         # too (tonemap.glsl's TONE_MAPPING: a uniform choice would run both curves on llvmpipe).

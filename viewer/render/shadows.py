@@ -113,8 +113,8 @@ def shadow_light(options, environment, scene_lights, simple: int, suns: dict):
 def prepare_frame(renderer, scene, options, light, crowd=None):
     """Which light casts (shadow_light, from ``light.casters``) and this frame's shadow maps for
     ``scene`` (or a Crowd, ``crowd`` its GpuCrowd) on the renderer's ShadowPass (made on first
-    use), its defines and maps added to ``light`` (a FrameLight); the ShadowFrame, or None. The ground is the grid's: the rest pose's lowest
-    point, or the crowd's first copy's."""
+    use), its defines and maps added to ``light`` (a FrameLight); the ShadowFrame, or None. The
+    ground is the grid's: the rest pose's lowest point, or the crowd's first copy's."""
     if renderer._shadow_pass is None:
         renderer._shadow_pass = ShadowPass(renderer)
     shadows = renderer._shadow_pass
@@ -246,7 +246,7 @@ class ShadowFrame:
         self.texel_world = texel_world        # a shadow map texel's size in world units
         self.extent = extent                  # (x0, z0, x1, z1): the ground quad
         self.size = size                      # the posed character's largest extent
-        self.quad = extent                    # the part of the extent drawn on screen: where it darkens
+        self.quad = extent                    # the part of the extent drawn on screen (where it darkens; None: nowhere)
 
     @property
     def defines(self) -> tuple:
@@ -351,7 +351,8 @@ class ShadowPass:
 
     def release(self) -> None:
         for resource in (self.cast_target, self.depth, self.contact_target, self.contact, self.contact_depth,
-                         self.ground_vao, self.ground, self.ground_target, self.ground_map, self.compose_vao, self.compose, *(entry[2] for entry in self._captures.values()), self.world):
+                         self.ground_vao, self.ground, self.ground_target, self.ground_map, self.compose_vao,
+                         self.compose, *(entry[2] for entry in self._captures.values()), self.world):
             resource.release()
 
     def _captured(self, gpu) -> "_Captured":
@@ -420,7 +421,10 @@ class ShadowPass:
         extent_points = [corners[:, [0, 2]]]
         cast_matrix = contact_matrix = None
         texel_world = 0.0
-        meshes = [self._captured(self.renderer.gpu_mesh(mesh)) for mesh in scene.meshes] if crowd is None else [crowd[1]]
+        if crowd is None:
+            meshes = [self._captured(self.renderer.gpu_mesh(mesh)) for mesh in scene.meshes]
+        else:
+            meshes = [crowd[1]]
         try:
             ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
             ctx.enable(moderngl.DEPTH_TEST)
@@ -587,7 +591,8 @@ class ShadowPass:
         program["u_projection"].write(projection.astype(np.float32).tobytes())
         x0, z0, x1, z1 = frame.extent  # the map's square, in the middle of its texture's
         half = (GROUND_TEXTURE_SIZE / GROUND_MAP_SIZE - 1.0) / 2.0
-        program["u_extent"].value = (x0 - half * (x1 - x0), z0 - half * (z1 - z0), x1 + half * (x1 - x0), z1 + half * (z1 - z0))
+        width, depth = x1 - x0, z1 - z0
+        program["u_extent"].value = (x0 - half * width, z0 - half * depth, x1 + half * width, z1 + half * depth)
         program["u_quad"].value = tuple(float(v) for v in frame.quad)
         program["u_ground_y"].value = float(frame.ground_y)
         program["u_intensity"].value = frame.intensity
