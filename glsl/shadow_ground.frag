@@ -4,7 +4,7 @@
 // into a map over the quad (shadow_compose.frag).
 in vec3 v_world_position;
 uniform sampler2D u_ground_map;
-uniform vec4 u_extent;     // x0, z0, x1, z1: the quad, and the map over it
+uniform vec4 u_extent;     // x0, z0, x1, z1: the square of the map's texture (the quad drawn is the part it darkens)
 uniform float u_intensity;
 out vec4 out_color;
 

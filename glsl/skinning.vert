@@ -28,7 +28,8 @@
 //   PICK_IDS      1: the ID pass (glsl/pick.frag, Renderer.pick): the same morph, skinning and
 //                 placement, and only gl_Position (no normals, no paint) (optional, default 0)
 //   SHADOW_PASS   1: the shadow pass (glsl/shadow.frag, viewer/render/shadows.py): as PICK_IDS,
-//                 the same morph, skinning and placement, only gl_Position (default 0)
+//                 the same morph, skinning and placement, and v_world_position, which transform
+//                 feedback captures once a frame for every shadow map to draw (default 0)
 //   LABELS        1: the labelled draw (Renderer.render_labels, boneviewer synth): besides the
 //                 colour, in_part (the labelled bone that most influences the vertex, plus one,
 //                 computed in numpy) passed on flat, and the camera-space depth along the view
@@ -257,6 +258,9 @@ void main() {
     }
 #endif
 #endif  // !PICK_IDS && !SHADOW_PASS
+#if SHADOW_PASS
+    v_world_position = world_position.xyz;  // captured once per frame, drawn into each shadow map
+#endif
 #if LABELS
     v_part = in_part;
     v_view_depth = -(u_view * world_position).z;  // GL's camera looks down -z

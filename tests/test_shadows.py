@@ -143,6 +143,22 @@ def test_no_acne_on_the_lit_ground_and_body(headless, name, environment):
     assert same >= 0.97, f"{same:.3f} of the lit body as without shadows"
 
 
+def test_the_shadow_catcher_hides_no_grid_line(headless):
+    # The ground's shadow is drawn over the grid's plane without writing depth: away from the
+    # shadow the grid is seen as in the picture without shadows (it was hidden in a rectangle
+    # around the feet), with the contact shadow on.
+    scene, camera = scene_and_camera("cesium-posed")
+    towards = key_light_direction(30.0, 45.0)
+    more = dict(show_grid=True, contact_shadow=True, shadow_softness=0.3)
+    lit = headless.render(scene, camera, options(towards, **more)).astype(int)
+    plain = headless.render(scene, camera, options(towards, shadows=False, **more)).astype(int)
+    body = headless.render(scene, camera, options(towards, shadows=False, transparent_background=True))[..., 3] > 0
+    grid = np.abs(plain - headless.render(scene, camera, options(towards, shadows=False)).astype(int)).max(axis=2) > 8
+    away = ~body & ~grow(projected_shadow(scene, towards, camera) | body, 12)
+    assert (grid & away).sum() > 200, "grid lines must be seen away from the shadow"
+    assert np.abs(lit - plain)[grid & away].max() <= 2
+
+
 def test_the_ground_beside_a_planted_foot_is_in_shadow(headless):
     scene, camera = scene_and_camera("character-rest")
     towards = key_light_direction(30.0, 45.0)

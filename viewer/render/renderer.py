@@ -169,7 +169,6 @@ class Renderer:
         self.skinning_override = None
         self._environments: dict = {}  # source: Environment, loaded on first use
         self._shadow_pass = None  # viewer.render.shadows.ShadowPass, made on the first frame with shadows
-        self._suns: dict = {}  # (environment file, rotation): the direction towards its sun, or None
 
     # --- resources -----------------------------------------------------------------------------
     def program(self, skinning: SkinningMode, bone_count: int, influences: int, bones_per_row: int = 1,
@@ -189,7 +188,8 @@ class Renderer:
             if shadow:
                 defines["SHADOW_PASS"] = 1
             fragment = "pick.frag" if pick else "shadow.frag" if shadow else "skinning.frag"
-            self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines)
+            self._programs[key] = load_program(self.ctx, "skinning.vert", fragment, defines,
+                                               varyings=("v_world_position",) if shadow else ())
         return self._programs[key]
 
     def gpu_mesh(self, mesh) -> "GpuMesh":
@@ -280,13 +280,7 @@ class Renderer:
             lights.append((kind, np.asarray(light.world_position(), np.float64),
                            np.asarray(light.world_direction(), np.float64), inverse_range2,
                            np.asarray(light.color, np.float64) * float(light.intensity), cone))
-        frame = FrameLight(environment, options, lights)
-        if options.shadows:
-            from .shadows import shadow_light
-
-            frame.shadow_direction, frame.shadow_spot = shadow_light(options, environment, scene_lights, simple,
-                                                                     self._suns)
-        return frame
+        return FrameLight(environment, options, lights, (simple, scene_lights))
 
     def prepare_shadows(self, scene, options: RenderOptions, light: "FrameLight", crowd=None):
         """With ``options.shadows``: this frame's shadow maps drawn and added to ``light``
@@ -696,10 +690,9 @@ class FrameLight:
     (or None: the simple light), the look's options, and the punctual lights as the shader's
     uniform arrays."""
 
-    def __init__(self, environment, options: RenderOptions, lights):
+    def __init__(self, environment, options: RenderOptions, lights, casters=(0, ())):
         self.environment, self.options = environment, options
-        self.shadow_direction = None  # (unit vector towards the light, the light's index or -1) with shadows
-        self.shadow_spot = None  # a spot light casting: (position, direction it shines along, outer cone angle)
+        self.casters = casters  # (simple lights first, the scene's lights): which may cast (shadows.shadow_light)
         self.shadow = self.shadow_pass = None  # this frame's ShadowFrame and its pass (Renderer.prepare_shadows)
         # What skinning.frag compiles in for this frame (beside the material's); the tone curve
         # too (tonemap.glsl's TONE_MAPPING: a uniform choice would run both curves on llvmpipe).
@@ -824,7 +817,8 @@ class GpuMesh:
         self.centers = submesh_centers(mesh)
         self._builds: dict = {}  # (shading defines, labels, dual quaternions): (program, vertex array)
         self._picks: dict = {}  # dual quaternions: the ID pass's (program, vertex array), made on the first pick
-        self._shadows: dict = {}  # dual quaternions: the shadow pass's (program, vertex array)
+        self._shadows: dict = {}  # dual quaternions: the shadow pass's (program, unindexed vertex array)
+        self.shadow_positions = None  # the posed world positions skin_for_shadow captures
         self.part_buffer = None  # the labelled draw's in_part, made on its first
         self._parts = None  # the part array part_buffer holds
 
@@ -1021,28 +1015,31 @@ class GpuMesh:
                 program["u_first_triangle"].value = submesh.first_index // 3
             vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
 
-    def draw_shadow(self, view, projection, contact: bool = False) -> None:
-        """The shadow pass for this mesh (viewer.render.shadows): its pose uploaded as ``draw``
-        does, every submesh drawn with the SHADOW_PASS program (blended ones too: they cast)."""
+    def skin_for_shadow(self):
+        """The posed mesh's world positions for the shadow pass (viewer.render.shadows): its pose
+        uploaded as ``draw`` does, morphed and skinned once by the SHADOW_PASS program into a
+        buffer (transform feedback), which every shadow map then draws (with ``index_buffer``)."""
         import moderngl
 
         dual = self.dual_quaternions
         if dual not in self._shadows:
-            shadow_program = self.renderer.program(*self._program_key, shadow=True, dual_quaternions=dual)
-            self._shadows[dual] = (shadow_program, self._vertex_array(shadow_program))
+            program = self.renderer.program(*self._program_key, shadow=True, dual_quaternions=dual)
+            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
+            self._shadows[dual] = (program, self.renderer.ctx.vertex_array(program, content))  # each vertex once
         program, vao = self._shadows[dual]
+        if self.shadow_positions is None:
+            self.shadow_positions = self.renderer.ctx.buffer(reserve=max(len(self.mesh.positions), 1) * 12)
         self.update(program)
         program["u_world"].write(self.mesh.world_matrix.astype(np.float32).tobytes())
-        program["u_view"].write(view.astype(np.float32).tobytes())
-        program["u_projection"].write(projection.astype(np.float32).tobytes())
         self._use_vertex_textures(program)
-        vao.render(moderngl.TRIANGLES)
+        vao.transform(self.shadow_positions, moderngl.POINTS)
+        return self.shadow_positions
 
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
         for resource in (self.index_buffer, *(vao for _, vao in self._picks.values()), self.part_buffer,
-                         *(vao for _, vao in self._shadows.values()),
+                         *(vao for _, vao in self._shadows.values()), self.shadow_positions,
                          self.bone_texture, self.morph_texture,
                          *(vao for _, vao in self._builds.values()), *self.textures.values()):
             if resource is not None:

@@ -54,13 +54,16 @@ def shader_source(name: str, defines: dict | None = None) -> str:
     return f"{version}\n{lines}{body}"
 
 
-def load_program(ctx, vertex: str, fragment: str, defines: dict | None = None, geometry: str | None = None):
+def load_program(ctx, vertex: str, fragment: str, defines: dict | None = None, geometry: str | None = None,
+                 varyings: tuple = ()):
+    """The program of these shader files and #defines; ``varyings``: the outputs transform
+    feedback captures (VertexArray.transform), the program draws as usual besides."""
     import moderngl
 
     try:
         return ctx.program(vertex_shader=shader_source(vertex, defines),
                            geometry_shader=shader_source(geometry, defines) if geometry else None,
-                           fragment_shader=shader_source(fragment, defines))
+                           fragment_shader=shader_source(fragment, defines), varyings=varyings)
     except moderngl.Error as error:
         detail = " ".join(str(error).split())[:400]
         names = "/".join(n for n in (vertex, geometry, fragment) if n)

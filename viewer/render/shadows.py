@@ -32,6 +32,9 @@ CONTACT_MAP_SIZE = 64
 # blurred by 2-4% of the character's size whatever the softness, farther from Babylon.js's PCF
 # edge than the softness asks (tests/test_shadows_babylon.py); 128 keeps it within the blur.
 GROUND_MAP_SIZE = 128
+# ... in a texture at least 128 wide: across four of llvmpipe's 64-pixel tiles, so both its
+# threads compose it (one tile is one thread's); texels around a smaller map stay 0 (no shadow).
+GROUND_TEXTURE_SIZE = max(GROUND_MAP_SIZE, 128)
 SHADOW_UNIT = 10     # skinning.frag's u_shadow_map (units 0..6 materials, 7.. the environment's)
 CONTACT_UNIT = 11
 GROUND_UNIT = 12
@@ -112,13 +115,16 @@ def shadow_light(options, environment, scene_lights, simple: int, suns: dict):
 
 
 def prepare_frame(renderer, scene, options, light, crowd=None):
-    """This frame's shadow maps for ``scene`` (or a Crowd, ``crowd`` its GpuCrowd) on the
-    renderer's ShadowPass (made on first use), its defines and maps added to ``light`` (a
-    FrameLight); the ShadowFrame, or None. The ground is the grid's: the rest pose's lowest
-    point, or the crowd's first copy's."""
+    """Which light casts (shadow_light, from ``light.casters``) and this frame's shadow maps for
+    ``scene`` (or a Crowd, ``crowd`` its GpuCrowd) on the renderer's ShadowPass (made on first
+    use), its defines and maps added to ``light`` (a FrameLight); the ShadowFrame, or None. The
+    ground is the grid's: the rest pose's lowest point, or the crowd's first copy's."""
     if renderer._shadow_pass is None:
         renderer._shadow_pass = ShadowPass(renderer)
     shadows = renderer._shadow_pass
+    simple, scene_lights = light.casters
+    light.shadow_direction, light.shadow_spot = shadow_light(options, light.environment, scene_lights, simple,
+                                                             shadows.suns)
     if crowd is None:
         if not hasattr(scene, "meshes"):
             return None
@@ -244,6 +250,7 @@ class ShadowFrame:
         self.texel_world = texel_world        # a shadow map texel's size in world units
         self.extent = extent                  # (x0, z0, x1, z1): the ground quad
         self.size = size                      # the posed character's largest extent
+        self.quad = extent                    # the part of the extent drawn on screen (where it darkens; None: nowhere)
 
     @property
     def defines(self) -> tuple:
@@ -277,6 +284,43 @@ def _same(a, b) -> bool:
     return a == b
 
 
+class _Captured:
+    """A mesh's world positions captured this frame, drawn into a shadow map as a GpuCrowd is:
+    a single-sided material's back faces (seen from the light) culled, as Babylon.js's shadow
+    generator does. A closed surface's nearest face towards the light is a front face, so the
+    map is the same; llvmpipe rasterises half the triangles (its cost is per triangle here)."""
+
+    def __init__(self, program, vao, runs, world_matrix):
+        self.program, self.vao, self.runs, self.world_matrix = program, vao, runs, world_matrix
+
+    def draw_shadow(self, view, projection, contact: bool = False) -> None:
+        import moderngl
+
+        from .renderer import _cull
+
+        self.program["u_view"].write(view.astype(np.float32).tobytes())
+        self.program["u_projection"].write(projection.astype(np.float32).tobytes())
+        ctx = self.program.ctx
+        for double_sided, first, count in self.runs:
+            _cull(ctx, double_sided, self.world_matrix)
+            self.vao.render(moderngl.TRIANGLES, vertices=count, first=first)
+        ctx.disable(moderngl.CULL_FACE)
+        ctx.front_face = "ccw"
+
+
+def _runs(gpu) -> list:
+    """(double-sided, first index, index count) of a GpuMesh's submeshes, neighbours with the
+    same sidedness joined (one draw for most meshes)."""
+    runs = []
+    for submesh, material in zip(gpu.mesh.submeshes, gpu.materials):
+        double_sided = bool(material.double_sided)
+        if runs and runs[-1][0] == double_sided and runs[-1][1] + runs[-1][2] == submesh.first_index:
+            runs[-1][2] += submesh.index_count
+        else:
+            runs.append([double_sided, submesh.first_index, submesh.index_count])
+    return [tuple(run) for run in runs]
+
+
 class ShadowPass:
     """One per renderer: the maps, their framebuffers and the ground's program."""
 
@@ -288,32 +332,45 @@ class ShadowPass:
         self.depth.filter = (ctx.LINEAR, ctx.LINEAR)  # a 2x2 compare per tap
         self.depth.repeat_x = self.depth.repeat_y = False
         self.cast_target = ctx.framebuffer(depth_attachment=self.depth)
-        self.contact = [ctx.texture((CONTACT_MAP_SIZE,) * 2, 1, dtype="f1") for _ in range(2)]
-        for texture in self.contact:
-            texture.filter = (ctx.LINEAR, ctx.LINEAR)
-            texture.repeat_x = texture.repeat_y = False
+        self.contact = ctx.texture((CONTACT_MAP_SIZE,) * 2, 1, dtype="f1")
         self.contact_depth = ctx.depth_renderbuffer((CONTACT_MAP_SIZE,) * 2)
-        self.contact_targets = [ctx.framebuffer(color_attachments=[self.contact[0]], depth_attachment=self.contact_depth),
-                                ctx.framebuffer(color_attachments=[self.contact[1]])]
-        self.blur = load_program(ctx, "background.vert", "shadow_blur.frag")
-        self.blur_vao = ctx.vertex_array(self.blur, [])
+        self.contact_target = ctx.framebuffer(color_attachments=[self.contact], depth_attachment=self.contact_depth)
         self.ground = load_program(ctx, "shadow_ground.vert", "shadow_ground.frag")
         self.ground_vao = ctx.vertex_array(self.ground, [])
-        self.ground_maps = [ctx.texture((GROUND_MAP_SIZE,) * 2, 1, dtype="f1") for _ in range(2)]
-        for texture in self.ground_maps:
+        self.ground_map = ctx.texture((GROUND_TEXTURE_SIZE,) * 2, 1, dtype="f1")
+        self.ground_target = ctx.framebuffer(color_attachments=[self.ground_map])
+        self.ground_target.clear(0.0, 0.0, 0.0, 0.0)
+        for texture in (self.contact, self.ground_map):
             texture.filter = (ctx.LINEAR, ctx.LINEAR)
             texture.repeat_x = texture.repeat_y = False
-        self.ground_targets = [ctx.framebuffer(color_attachments=[texture]) for texture in self.ground_maps]
         self.compose = load_program(ctx, "background.vert", "shadow_compose.frag")
         self.compose_vao = ctx.vertex_array(self.compose, [])
+        self.world = load_program(ctx, "shadow_world.vert", "shadow.frag")
+        renderer_name = str(ctx.info.get("GL_RENDERER", "")).lower()
+        self.software = any(name in renderer_name for name in ("llvmpipe", "softpipe", "swiftshader"))
+        self._captures: dict = {}  # id(GpuMesh): (it, its captured positions, their vertex array, _runs)
         self._boxes: dict = {}
+        self.suns: dict = {}  # (environment file, rotation): the direction towards its sun, or None
         self._last = None  # (the state the maps were drawn for, its ShadowFrame)
 
     def release(self) -> None:
-        for resource in (self.cast_target, self.depth, *self.contact_targets, *self.contact, self.contact_depth,
-                         self.blur_vao, self.blur, self.ground_vao, self.ground, *self.ground_targets, *self.ground_maps,
-                         self.compose_vao, self.compose):
+        for resource in (self.cast_target, self.depth, self.contact_target, self.contact, self.contact_depth,
+                         self.ground_vao, self.ground, self.ground_target, self.ground_map, self.compose_vao,
+                         self.compose, *(entry[2] for entry in self._captures.values()), self.world):
             resource.release()
+
+    def _captured(self, gpu) -> "_Captured":
+        """A GpuMesh skinned once for this frame's maps (GpuMesh.skin_for_shadow): the maps draw
+        its captured world positions, not the skinning shader again (llvmpipe skins on one core)."""
+        positions = gpu.skin_for_shadow()
+        entry = self._captures.get(id(gpu))
+        if entry is None or entry[0] is not gpu or entry[1] is not positions:
+            if entry is not None:
+                entry[2].release()
+            vao = self.renderer.ctx.vertex_array(self.world, [(positions, "3f", "in_position")],
+                                                 index_buffer=gpu.index_buffer, index_element_size=4)
+            entry = self._captures[id(gpu)] = (gpu, positions, vao, _runs(gpu))
+        return _Captured(self.world, entry[2], entry[3], gpu.mesh.world_matrix)
 
     # --- fitting ---------------------------------------------------------------------------------
     def _mesh_boxes(self, mesh) -> _MeshBoxes:
@@ -368,7 +425,10 @@ class ShadowPass:
         extent_points = [corners[:, [0, 2]]]
         cast_matrix = contact_matrix = None
         texel_world = 0.0
-        meshes = [self.renderer.gpu_mesh(mesh) for mesh in scene.meshes] if crowd is None else [crowd[1]]
+        if crowd is None:
+            meshes = [self._captured(self.renderer.gpu_mesh(mesh)) for mesh in scene.meshes]
+        else:
+            meshes = [crowd[1]]
         try:
             ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
             ctx.enable(moderngl.DEPTH_TEST)
@@ -427,6 +487,8 @@ class ShadowPass:
                                 light.shadow_direction[1] if cast_matrix is not None else 0, contact_matrix,
                                 texel_world, extent, size)
             self._compose(frame)
+            if self.software:
+                frame.quad = self._darkened(frame)
             self._last = (state, frame)
         finally:
             previous.use()
@@ -447,7 +509,7 @@ class ShadowPass:
         program["u_has_cast"].value = frame.cast_matrix is not None
         program["u_contact_map"].value = CONTACT_UNIT
         program["u_shadow_map"].value = SHADOW_UNIT
-        self.contact[0].use(location=CONTACT_UNIT)
+        self.contact.use(location=CONTACT_UNIT)
         self.depth.use(location=SHADOW_UNIT)
         identity = np.eye(4)
         for name, matrix in (("u_contact_matrix", frame.contact_matrix), ("u_shadow_matrix", frame.cast_matrix)):
@@ -456,21 +518,29 @@ class ShadowPass:
         x0, z0, x1, z1 = frame.extent
         spread = max(frame.softness * BLUR * frame.size, 0.5 * max(x1 - x0, z1 - z0) / GROUND_MAP_SIZE)
         program["u_spread"].value = (spread, spread)
-        self.ground_targets[0].use()
+        self.ground_target.use()
+        offset = (GROUND_TEXTURE_SIZE - GROUND_MAP_SIZE) // 2
+        ctx.viewport = (offset, offset, GROUND_MAP_SIZE, GROUND_MAP_SIZE)
         self.compose_vao.render(moderngl.TRIANGLES, vertices=3)
         ctx.enable(moderngl.DEPTH_TEST)
 
-    def _blur(self, textures, targets, sigma: float, size: int) -> None:
-        """textures[0] blurred (a separable Gaussian of ``sigma`` texels) through textures[1]."""
-        import moderngl
-
-        self.blur["u_sigma"].value = float(sigma)
-        self.blur["u_image"].value = 0
-        for source, destination, step in ((0, 1, (1.0, 0.0)), (1, 0, (0.0, 1.0))):
-            targets[destination].use()
-            textures[source].use(location=0)
-            self.blur["u_step"].value = (step[0] / size, step[1] / size)
-            self.blur_vao.render(moderngl.TRIANGLES, vertices=3)
+    def _darkened(self, frame: ShadowFrame):
+        """On a software rasteriser, the part of the ground's square its map darkens (the ground
+        drawn on screen covers only that: llvmpipe pays per pixel of it), or None where nothing
+        is. Reading the small map back also waits for it here, where only the shadow passes are
+        queued: else llvmpipe waits for it when the ground reads it, flushing the picture's
+        scene half drawn (two scenes of the whole picture, the main thread idle between)."""
+        size, offset = GROUND_MAP_SIZE, (GROUND_TEXTURE_SIZE - GROUND_MAP_SIZE) // 2
+        texels = np.frombuffer(self.ground_map.read(), np.uint8).reshape(GROUND_TEXTURE_SIZE, GROUND_TEXTURE_SIZE)
+        dark = texels[offset:offset + size, offset:offset + size] > 0  # rows: z, columns: x
+        rows, columns = np.flatnonzero(dark.any(axis=1)), np.flatnonzero(dark.any(axis=0))
+        if len(rows) == 0:
+            return None
+        # A bilinear read mixes a texel with its neighbour: a texel more on each side.
+        u0, u1 = max(int(columns[0]) - 1, 0) / size, min(int(columns[-1]) + 2, size) / size
+        v0, v1 = max(int(rows[0]) - 1, 0) / size, min(int(rows[-1]) + 2, size) / size
+        x0, z0, x1, z1 = frame.extent
+        return (x0 + u0 * (x1 - x0), z0 + v0 * (z1 - z0), x0 + u1 * (x1 - x0), z0 + v1 * (z1 - z0))
 
     def _draw_cast(self, meshes, view, projection) -> None:
         ctx = self.renderer.ctx
@@ -482,10 +552,7 @@ class ShadowPass:
         ctx.polygon_offset = (0.0, 0.0)
 
     def _contact(self, meshes, low, high, size, ground_y, options):
-        """The contact map: drawn from below, then blurred in two passes."""
-        import moderngl
-
-        ctx = self.renderer.ctx
+        """The contact map: drawn from below (the compose pass blurs it by the softness)."""
         pad = 3.0 * max(options.shadow_softness, 0.02) * BLUR * size + 0.02 * size  # the blur's reach
         x0, z0, x1, z1 = low[0] - pad, low[2] - pad, high[0] + pad, high[2] + pad
         half = max(x1 - x0, z1 - z0) / 2.0
@@ -495,13 +562,11 @@ class ShadowPass:
         view = look_matrix(basis, (cx, ground_y, cz))
         fade = max(CONTACT_FADE * (high[1] - ground_y), 1e-4)
         projection = ortho(-half, half, -half, half, 0.0, fade)
-        target = self.contact_targets[0]
+        target = self.contact_target
         target.use()
         target.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
         for gpu in meshes:
             gpu.draw_shadow(view, projection, contact=True)
-        ctx.disable(moderngl.DEPTH_TEST)
-        ctx.enable(moderngl.DEPTH_TEST)
         to_map = np.zeros((4, 4))  # world (x, z) -> the map's (u, v) in 0..1, row-vector
         to_map[0, 0] = to_map[2, 1] = 1.0 / (2.0 * half)
         to_map[3, 0], to_map[3, 1], to_map[3, 3] = 0.5 - cx / (2.0 * half), 0.5 - cz / (2.0 * half), 1.0
@@ -522,21 +587,26 @@ class ShadowPass:
         """The shadow catcher: the ground darkened by both maps (depth-tested, not written)."""
         import moderngl
 
-        if frame is None:
+        if frame is None or frame.quad is None:
             return
         ctx = self.renderer.ctx
         program = self.ground
         program["u_view"].write(view.astype(np.float32).tobytes())
         program["u_projection"].write(projection.astype(np.float32).tobytes())
-        program["u_extent"].value = tuple(float(v) for v in frame.extent)
+        x0, z0, x1, z1 = frame.extent  # the map's square, in the middle of its texture's
+        half = (GROUND_TEXTURE_SIZE / GROUND_MAP_SIZE - 1.0) / 2.0
+        width, depth = x1 - x0, z1 - z0
+        program["u_extent"].value = (x0 - half * width, z0 - half * depth, x1 + half * width, z1 + half * depth)
+        program["u_quad"].value = tuple(float(v) for v in frame.quad)
         program["u_ground_y"].value = float(frame.ground_y)
         program["u_intensity"].value = frame.intensity
         program["u_ground_map"].value = GROUND_UNIT
-        self.ground_maps[0].use(location=GROUND_UNIT)
+        self.ground_map.use(location=GROUND_UNIT)
         ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
         ctx.disable(moderngl.CULL_FACE)
         ctx.blend_func = (0x0302, 0x0303, 0x0001, 0x0303)  # over
-        ctx.depth_mask = False
+        target = ctx.fbo  # depth writes are the framebuffer's in moderngl: the grid drawn next stays seen
+        target.depth_mask = False
         self.ground_vao.render(moderngl.TRIANGLES, vertices=6)
-        ctx.depth_mask = True
+        target.depth_mask = True
         ctx.disable(moderngl.BLEND)
