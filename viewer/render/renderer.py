@@ -674,10 +674,15 @@ def placed_shadow(model_light: "FrameLight", row_light: "FrameLight", offset) ->
         model_light = copy.copy(row_light)  # its defines already read the map
         model_light.shadow = own
         return model_light
-    if model_light.shadow_direction is None:
+    from .shadows import shadow_light
+
+    simple, scene_lights = model_light.casters  # which of its own lights would cast, were it alone
+    direction, spot = shadow_light(model_light.options, model_light.environment, scene_lights, simple,
+                                   row_light.shadow_pass.suns)
+    if direction is None:
         return model_light
-    (towards, index), (row_towards, _) = model_light.shadow_direction, row_light.shadow_direction
-    if not np.allclose(towards, row_towards) or (model_light.shadow_spot is None) != (row_light.shadow_spot is None):
+    (towards, index), (row_towards, _) = direction, row_light.shadow_direction
+    if not np.allclose(towards, row_towards) or (spot is None) != (row_light.shadow_spot is None):
         return model_light  # its own light casts elsewhere: the map is not its
     own.cast_light = index
     model_light.shadow, model_light.shadow_pass = own, row_light.shadow_pass
