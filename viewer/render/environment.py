@@ -590,10 +590,8 @@ class Environment:
         program["u_clip_to_direction"].write(clip_to_direction.astype(np.float32).tobytes())
         self.use(program, first_unit, rotation_degrees)
         set_tone_mapping(program, exposure)
-        self.ctx.depth_mask = False
-        self.ctx.disable(moderngl.DEPTH_TEST)
+        self.ctx.disable(moderngl.DEPTH_TEST)  # and so no depth written: GL writes it only where it tests it
         vao.render(moderngl.TRIANGLES, vertices=3)
-        self.ctx.depth_mask = True
 
     def release(self) -> None:
         """Free the GPU resources (the in-process cache keeps the numbers)."""

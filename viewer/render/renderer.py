@@ -13,6 +13,7 @@ every line of drawing code.
 from __future__ import annotations
 
 import enum
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -415,9 +416,8 @@ class Renderer:
         ctx.blend_func = OVER
         if options.show_grid:
             ground = placed.ground_bounds if len(placed) > 1 else first.rest_bounds
-            ctx.depth_mask = False
-            self._draw_lines(self._grid(ground), view, projection, moderngl.LINES, fade=ground)
-            ctx.depth_mask = True
+            with no_depth_writes(ctx):  # an overlay: it hides nothing drawn after it
+                self._draw_lines(self._grid(ground), view, projection, moderngl.LINES, fade=ground)
         for model, model_view, _ in views:
             if options.show_skeleton:
                 ctx.disable(moderngl.DEPTH_TEST)  # the overlay is seen through the mesh
@@ -474,20 +474,22 @@ class Renderer:
                 blended.sort()  # farthest (most negative view z) first
                 ctx.enable(moderngl.BLEND)
                 ctx.blend_func = OVER
-                ctx.depth_mask = False
-                if label_target is not None:
-                    label_target.color_mask = [(True, True, True, True)] + [(False,) * 4] * 2
-                bound = None
-                for _, order, index in blended:
-                    gpu = meshes[order]
-                    program, vao = gpu.build(index, light, options, parts[id(gpu.mesh)] if parts is not None else None)
-                    if bound != (order, program):
-                        gpu.bind(view, projection, camera_position, options, scene, light, program)
-                        bound = (order, program)
-                    gpu.draw_submesh(program, vao, index, options)
-                if label_target is not None:
-                    label_target.color_mask = [(True, True, True, True)] * 3
-                ctx.depth_mask = True
+                # Depth tested, not written: a blended part hides none of what is drawn after it
+                # (the blended parts behind it, the ground's shadow, the grid), as in Babylon.js.
+                with no_depth_writes(ctx):
+                    if label_target is not None:
+                        label_target.color_mask = [(True, True, True, True)] + [(False,) * 4] * 2
+                    bound = None
+                    for _, order, index in blended:
+                        gpu = meshes[order]
+                        mesh_parts = parts[id(gpu.mesh)] if parts is not None else None
+                        program, vao = gpu.build(index, light, options, mesh_parts)
+                        if bound != (order, program):
+                            gpu.bind(view, projection, camera_position, options, scene, light, program)
+                            bound = (order, program)
+                        gpu.draw_submesh(program, vao, index, options)
+                    if label_target is not None:
+                        label_target.color_mask = [(True, True, True, True)] * 3
                 ctx.disable(moderngl.BLEND)
             ctx.disable(moderngl.CULL_FACE)
             ctx.front_face = "ccw"  # as the overlays and the next frame expect it
@@ -548,9 +550,8 @@ class Renderer:
             ground = entry.ground_bounds()
             self.ctx.enable(moderngl.BLEND)
             self.ctx.blend_func = OVER
-            self.ctx.depth_mask = False
-            self._draw_lines(self._grid(ground), view, projection, moderngl.LINES, fade=ground)
-            self.ctx.depth_mask = True
+            with no_depth_writes(self.ctx):
+                self._draw_lines(self._grid(ground), view, projection, moderngl.LINES, fade=ground)
             self.ctx.disable(moderngl.BLEND)
 
     def _begin_frame(self, camera, size, options: RenderOptions, light=None, origin=None):
@@ -740,6 +741,20 @@ def set_frame_uniforms(program, view, projection, camera_position, light: FrameL
         for offset, name in enumerate(("u_env_specular", "u_env_brdf")):
             if name in program:
                 program[name].value = ENVIRONMENT_UNIT + offset
+
+
+@contextmanager
+def no_depth_writes(ctx):
+    """Depth test kept, depth writes off while inside (Babylon.js writes no depth for an
+    alpha-blended draw). moderngl keeps the depth mask on each framebuffer, set on the bound
+    one (``ctx.fbo``: the window's or an offscreen one); a Context has no depth_mask, and
+    setting one there changes nothing."""
+    target = ctx.fbo
+    target.depth_mask = False
+    try:
+        yield
+    finally:
+        target.depth_mask = True
 
 
 def _cull(ctx, double_sided: bool, world_matrix) -> None:
@@ -1151,6 +1166,7 @@ class GpuCrowd:
         ctx = self.renderer.ctx
         self.bone_texture.use(location=1)
         order = sorted(range(len(self.materials)), key=lambda index: self.materials[index].blend)
+        target = ctx.fbo
         for index in order:
             submesh, material = self.mesh.submeshes[index], self.materials[index]
             program, vao = self.build(index, light)
@@ -1159,13 +1175,13 @@ class GpuCrowd:
             program["u_flat_color"].value = False
             material.use(program)
             _cull(ctx, material.double_sided, self.mesh.world_matrix)
-            if material.blend:
+            if material.blend:  # depth tested, not written, as the single mesh's blended parts
                 ctx.enable(moderngl.BLEND)
                 ctx.blend_func = OVER
-                ctx.depth_mask = False
+                target.depth_mask = False
             vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index,
                        instances=self.instances)
-        ctx.depth_mask = True
+        target.depth_mask = True  # a Context has no depth_mask: the bound framebuffer's (no_depth_writes)
         ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
 
     def release(self) -> None:
