@@ -1166,22 +1166,24 @@ class GpuCrowd:
         ctx = self.renderer.ctx
         self.bone_texture.use(location=1)
         order = sorted(range(len(self.materials)), key=lambda index: self.materials[index].blend)
-        target = ctx.fbo
-        for index in order:
-            submesh, material = self.mesh.submeshes[index], self.materials[index]
-            program, vao = self.build(index, light)
-            set_frame_uniforms(program, view, projection, camera_position, light)
-            program["u_bone_texture"].value = 1
-            program["u_flat_color"].value = False
-            material.use(program)
-            _cull(ctx, material.double_sided, self.mesh.world_matrix)
-            if material.blend:  # depth tested, not written, as the single mesh's blended parts
-                ctx.enable(moderngl.BLEND)
-                ctx.blend_func = OVER
-                target.depth_mask = False
-            vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index,
-                       instances=self.instances)
-        target.depth_mask = True  # a Context has no depth_mask: the bound framebuffer's (no_depth_writes)
+        target = ctx.fbo  # a Context has no depth_mask: the bound framebuffer's (no_depth_writes)
+        try:
+            for index in order:
+                submesh, material = self.mesh.submeshes[index], self.materials[index]
+                program, vao = self.build(index, light)
+                set_frame_uniforms(program, view, projection, camera_position, light)
+                program["u_bone_texture"].value = 1
+                program["u_flat_color"].value = False
+                material.use(program)
+                _cull(ctx, material.double_sided, self.mesh.world_matrix)
+                if material.blend:  # depth tested, not written, as the single mesh's blended parts
+                    ctx.enable(moderngl.BLEND)
+                    ctx.blend_func = OVER
+                    target.depth_mask = False
+                vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index,
+                           instances=self.instances)
+        finally:
+            target.depth_mask = True
         ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
 
     def release(self) -> None:
