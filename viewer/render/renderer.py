@@ -23,13 +23,13 @@ from ..model.mesh import bounds, skin
 from ..model.placed import PlacedScenes
 from ..model.weights import joint_row, triangle_bone
 from ..options import Axes, Paint, RenderOptions
-
-DEFAULT_KEY_LENGTH = float(np.linalg.norm(RenderOptions.key_light))  # the fill's height is set against it
 from .geometry import bone_axes, ground_grid, marker_overlay, skeleton_overlay
 from .materials import ENVIRONMENT_UNIT, GpuMaterial, cull, set_sampler_units
 from .paint import paint_colors
 from .shaders import load_program
 from .tonemap import set_tone_mapping, tone_mapping_code
+
+DEFAULT_KEY_LENGTH = float(np.linalg.norm(RenderOptions.key_light))  # the fill's height is set against it
 
 # Vertex uniform components kept back for everything that is not a bone matrix.
 RESERVED_UNIFORM_COMPONENTS = 256
