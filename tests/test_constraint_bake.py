@@ -9,6 +9,7 @@ drawn, the constraints applied, and says so."""
 from __future__ import annotations
 
 import json
+import logging
 import struct
 from pathlib import Path
 
@@ -152,7 +153,14 @@ def test_a_plain_export_writes_the_pose_as_drawn(tmp_path, caplog):
     """No --bake: the pose written is the one drawn, the constraints applied (the aim on the head
     turns it at rest), and a warning says so; the constraints themselves are not written."""
     out = tmp_path / "rest.glb"
-    assert main(["export", str(AVATAR), "--out", str(out)]) == 0
+    # main() stops the "boneviewer" logger propagating to the root, where caplog listens, when it
+    # is the process's first: caplog's handler on that logger hears it in any test order
+    logger = logging.getLogger("boneviewer")
+    logger.addHandler(caplog.handler)
+    try:
+        assert main(["export", str(AVATAR), "--out", str(out)]) == 0
+    finally:
+        logger.removeHandler(caplog.handler)
     said = " ".join(r.getMessage() for r in caplog.records)
     assert "the node constraints are written as the pose shows them (applied)" in said
     assert "VRMC_node_constraint" not in json.dumps(document_of(out))

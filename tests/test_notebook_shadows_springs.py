@@ -134,6 +134,25 @@ def test_springs_swing_at_a_time_the_same_time_is_the_same_picture_and_they_turn
         Viewer(FOX, size=SIZE, springs="yes")
 
 
+def test_a_paused_frame_the_page_draws_is_the_picture_at_the_playhead():
+    """The frames the page asks for (get_frame) while the clip is paused do not step the springs
+    on by the wall clock: the widget shows, and a later cell's snapshot gives, the picture at
+    v.time (render --time's), however long the page waited between frames."""
+    v = fox_with_a_tail()
+    try:
+        v.time = 0.9
+        swung = v.snapshot()
+        joints = v.scene.springs.joints
+        held = [np.array(j.bone.rotation_quaternion) for j in joints]
+        v._last_draw -= 0.2  # the page's next frame 0.2 s later (12 spring steps of wall-clock time)
+        assert np.array_equal(v.get_frame(), swung)
+        for joint, rotation in zip(joints, held):
+            np.testing.assert_array_equal(joint.bone.rotation_quaternion, rotation)
+        assert np.array_equal(v.snapshot(), swung)
+    finally:
+        v.close()
+
+
 def test_playing_swings_them_live_and_a_reset_puts_every_joint_at_rest():
     v = fox_with_a_tail()
     try:

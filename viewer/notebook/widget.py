@@ -384,7 +384,10 @@ class Viewer(RemoteFrameBuffer):
         editor = self._editor
         now = time.perf_counter()
         if advance:
-            editor.advance(min(now - self._last_draw, 0.25))  # a stalled browser does not jump the clip
+            # Paused, the springs stay where v.time put them (render --time's picture, as the docs
+            # say): the window's steps on by the wall clock would move them between the page's frames.
+            if editor.playback.playing:
+                editor.advance(min(now - self._last_draw, 0.25))  # a stalled browser does not jump the clip
             self._last_draw = now
         editor.update_controllers()
         display = editor.display

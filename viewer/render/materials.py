@@ -146,3 +146,15 @@ def set_sampler_units(program) -> None:
     for name, unit in SAMPLER_UNIFORMS.items():
         if name in program:
             program[name].value = unit
+
+
+def cull(ctx, double_sided: bool, world_matrix) -> None:
+    """Back faces culled for a single-sided material; a world matrix that mirrors (negative
+    determinant) turns the winding of front faces to clockwise (glTF)."""
+    import moderngl
+
+    if double_sided:
+        ctx.disable(moderngl.CULL_FACE)
+    else:
+        ctx.enable(moderngl.CULL_FACE)
+        ctx.front_face = "cw" if np.linalg.det(np.asarray(world_matrix, np.float64)[:3, :3]) < 0 else "ccw"

@@ -24,13 +24,13 @@ from ..model.mesh import bounds, skin
 from ..model.placed import PlacedScenes
 from ..model.weights import joint_row, triangle_bone
 from ..options import Axes, Paint, RenderOptions
-
-DEFAULT_KEY_LENGTH = float(np.linalg.norm(RenderOptions.key_light))  # the fill's height is set against it
 from .geometry import bone_axes, ground_grid, marker_overlay, skeleton_overlay
-from .materials import ENVIRONMENT_UNIT, GpuMaterial, set_sampler_units
+from .materials import ENVIRONMENT_UNIT, GpuMaterial, cull, set_sampler_units
 from .paint import paint_colors
 from .shaders import load_program
 from .tonemap import set_tone_mapping, tone_mapping_code
+
+DEFAULT_KEY_LENGTH = float(np.linalg.norm(RenderOptions.key_light))  # the fill's height is set against it
 
 # Vertex uniform components kept back for everything that is not a bone matrix.
 RESERVED_UNIFORM_COMPONENTS = 256
@@ -757,18 +757,6 @@ def no_depth_writes(ctx):
         target.depth_mask = True
 
 
-def _cull(ctx, double_sided: bool, world_matrix) -> None:
-    """Back faces culled for a single-sided material; a world matrix that mirrors (negative
-    determinant) turns the winding of front faces to clockwise (glTF)."""
-    import moderngl
-
-    if double_sided:
-        ctx.disable(moderngl.CULL_FACE)
-    else:
-        ctx.enable(moderngl.CULL_FACE)
-        ctx.front_face = "cw" if np.linalg.det(np.asarray(world_matrix, np.float64)[:3, :3]) < 0 else "ccw"
-
-
 def submesh_materials(ctx, mesh, textures: dict) -> list:
     """A GpuMaterial per submesh of ``mesh`` (textures shared through ``textures``)."""
     return [GpuMaterial(ctx, submesh.pbr, textures) for submesh in mesh.submeshes]
@@ -989,7 +977,7 @@ class GpuMesh:
         submesh, material = self.mesh.submeshes[index], self.materials[index]
         material.use(program)
         if options.paint is Paint.SHADED:
-            _cull(self.renderer.ctx, material.double_sided, self.mesh.world_matrix)
+            cull(self.renderer.ctx, material.double_sided, self.mesh.world_matrix)
         vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index)
 
     def draw_wireframe(self, view, projection, camera_position, options: RenderOptions, scene, light: FrameLight,
@@ -1175,7 +1163,7 @@ class GpuCrowd:
                 program["u_bone_texture"].value = 1
                 program["u_flat_color"].value = False
                 material.use(program)
-                _cull(ctx, material.double_sided, self.mesh.world_matrix)
+                cull(ctx, material.double_sided, self.mesh.world_matrix)
                 if material.blend:  # depth tested, not written, as the single mesh's blended parts
                     ctx.enable(moderngl.BLEND)
                     ctx.blend_func = OVER

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .materials import cull
 from .shaders import load_program
 
 SHADOW_MAP_SIZE = 512
@@ -296,13 +297,11 @@ class _Captured:
     def draw_shadow(self, view, projection, contact: bool = False) -> None:
         import moderngl
 
-        from .renderer import _cull
-
         self.program["u_view"].write(view.astype(np.float32).tobytes())
         self.program["u_projection"].write(projection.astype(np.float32).tobytes())
         ctx = self.program.ctx
         for double_sided, first, count in self.runs:
-            _cull(ctx, double_sided, self.world_matrix)
+            cull(ctx, double_sided, self.world_matrix)
             self.vao.render(moderngl.TRIANGLES, vertices=count, first=first)
         ctx.disable(moderngl.CULL_FACE)
         ctx.front_face = "ccw"
