@@ -98,14 +98,16 @@ def robot_document(version: str = "1.0") -> tuple[dict, bytes]:
         document["nodes"][node]["name"] = name
     if version == "1.0":
         document["extensionsUsed"] = ["VRMC_vrm", "VRMC_springBone"]
-        document["extensions"] = {
+        # deep-copied: an edit of one case must not change the module's META_1 / EXPRESSIONS_1
+        # that every later document shares (a bad-input test poisoned the next test's avatar)
+        document["extensions"] = copy.deepcopy({
             "VRMC_vrm": {"specVersion": "1.0", "meta": META_1,
                          "humanoid": {"humanBones": {bone: {"node": node} for bone, (node, _) in HUMANOID.items()}},
                          "expressions": EXPRESSIONS_1},
             "VRMC_springBone": {"specVersion": "1.0", "colliders": [], "colliderGroups": [], "springs": [
                 {"name": "finger", "joints": [{"node": n, "hitRadius": 0.02, "stiffness": 1.0, "dragForce": 0.4,
                                                "gravityPower": 0.0, "gravityDir": [0, -1, 0]} for n in SPRING_JOINTS]}]},
-        }
+        })
         return document, binary
     # VRM 0.x: faces -Z. The robot faces +Z, so its top node is turned half a turn about +Y.
     root = document["nodes"][0]
