@@ -38,6 +38,21 @@ def private_state_home(tmp_path_factory):
         os.environ["XDG_STATE_HOME"] = previous
 
 
+@pytest.fixture(autouse=True)
+def fresh_boneviewer_logger():
+    """Every test starts with the "boneviewer" logger as a fresh process has it: the CLI's main()
+    gives it a stderr handler and stops it propagating (viewer.cli._show_warnings), which would
+    otherwise leave caplog (listening at the root) deaf in every later test of the process."""
+    import logging
+
+    logger = logging.getLogger("boneviewer")
+    saved = (list(logger.handlers), logger.propagate, logger.level, logger.disabled)
+    yield
+    logger.handlers[:] = saved[0]
+    logger.propagate, logger.disabled = saved[1], saved[3]
+    logger.setLevel(saved[2])
+
+
 @pytest.fixture(scope="session")
 def xvfb_display():
     """A private X server for real-window tests: ``":N"``.

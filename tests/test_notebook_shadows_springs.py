@@ -168,3 +168,62 @@ def test_playing_swings_them_live_and_a_reset_puts_every_joint_at_rest():
         assert max(np.abs(j.tail - j.prev).max() for j in joints) > 0  # and swinging again from there
     finally:
         v.close()
+
+
+def test_a_chain_added_from_the_notebooks_thread_while_a_clip_plays_is_added_on_the_viewers():
+    """v.add_spring_chain runs on the viewer's GL thread, where a playing clip's frames step the
+    springs, and v.springs reads them there: nothing on the notebook's thread makes or changes
+    scene.springs beside a frame. A bad bone or value comes back as one ViewerError."""
+    import threading
+
+    import viewer.motion.springs as spring_module
+
+    v = Viewer(FOX, size=SIZE, skeleton=False, grid=False, shadows=False)
+    made_on, added_on = [], []
+    springs_of, add_chain = spring_module.springs_of, spring_module.SpringBones.add_chain
+
+    def recording_springs_of(scene):
+        made_on.append(threading.current_thread())
+        return springs_of(scene)
+
+    def recording_add_chain(self, *args, **kwargs):
+        added_on.append(threading.current_thread())
+        return add_chain(self, *args, **kwargs)
+
+    stop, failures = threading.Event(), []
+
+    def page():  # the browser asking for frames while the clip plays
+        try:
+            while not stop.is_set():
+                v.get_frame()
+        except BaseException as error:  # noqa: BLE001 - reported by the test
+            failures.append(error)
+
+    try:
+        spring_module.springs_of, spring_module.SpringBones.add_chain = recording_springs_of, recording_add_chain
+        v.play()
+        frames = threading.Thread(target=page)
+        frames.start()
+        try:
+            assert v.springs is True
+            assert v.add_spring_chain("b_Tail01_012", **TAIL) == "b_Tail01_012"
+            for root, options, why in (("no_such_bone", {}, r"^add_chain: no node or bone named 'no_such_bone'"),
+                                       ("b_Tail01_012", {"drag": 2}, r"^spring joint 'b_Tail01_012' drag: 2 is above 1$")):
+                with pytest.raises(ViewerError, match=why):
+                    v.add_spring_chain(root, **options)
+            assert v.springs is True
+        finally:
+            stop.set()
+            frames.join(timeout=30)
+        assert not failures, failures
+        assert made_on and set(made_on) == {v._gl.thread}
+        assert added_on and set(added_on) == {v._gl.thread}
+        assert [c["name"] for c in v._gl.call(lambda: v.scene.springs.chains)] == ["b_Tail01_012"]  # refused: none
+        joints = v._gl.call(lambda: list(v.scene.springs.joints))
+        for _ in range(20):
+            v.edit(lambda editor: editor.advance(1 / 30))  # frames at 30 fps
+        assert max(np.abs(j.tail - j.prev).max() for j in joints) > 1e-3  # the chain swings
+    finally:
+        spring_module.springs_of, spring_module.SpringBones.add_chain = springs_of, add_chain
+        stop.set()
+        v.close()

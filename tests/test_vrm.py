@@ -205,6 +205,7 @@ def test_info_lists_the_humanoid_map_expressions_and_spring_chains(capsys):
     assert facts["vrm"]["version"] == "0.x" and facts["vrm"]["turned"] and facts["vrm"]["spring_chains"] == 1
     assert facts["vrm"]["humanoid"]["rightFoot"] == "J_Bip_R_Foot"
     assert facts["vrm"]["meta"]["license"] == "CC0"
+    assert facts["vrm"]["node_constraints"] == 0 and facts["node_constraints"] == []  # a count; the list at the top
 
 
 def test_render_retargets_a_bvh_onto_a_vrm_with_an_expression(tmp_path, cli):

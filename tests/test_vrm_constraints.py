@@ -173,7 +173,8 @@ def test_info_lists_the_constraints():
     listed = {c["node"]: c for c in facts["node_constraints"]}
     assert listed["J_Bip_C_Neck"] == {"node": "J_Bip_C_Neck", "kind": "roll", "source": "J_Bip_C_Hips",
                                       "weight": 1.0, "axis": "X"}
-    assert facts["vrm"]["node_constraints"] == facts["node_constraints"]
+    # under "vrm" the count, as before the constraints were applied (scripts read it as a number)
+    assert facts["vrm"]["node_constraints"] == 5 == len(facts["node_constraints"])
 
 
 def _png(path: Path) -> np.ndarray:

@@ -94,7 +94,7 @@ def inspect_gltf(path, scene_index: int | None = None) -> dict:
 
 def _vrm_facts(scene) -> dict | None:
     """A VRM avatar's extension as ``info`` lists it: version, meta, the humanoid map, the
-    expressions, the spring chains (counted) and the node constraints."""
+    expressions, the spring chains and the constrained nodes (counted)."""
     from .vrm import describe_meta
 
     vrm = scene.vrm
@@ -103,8 +103,10 @@ def _vrm_facts(scene) -> dict | None:
     return {"version": vrm.version, "meta": describe_meta(vrm.meta), "humanoid": dict(scene.humanoid),
             "expressions": [{"name": e.name, "preset": e.preset, "binds": len(e.binds), "binary": e.is_binary}
                             for e in scene.expressions.values()],
+            # node_constraints stays the count of constrained nodes (scripts read it as a number);
+            # the constraints themselves are the top-level "node_constraints", for any glTF file
             "turned": vrm.turn, "spring_chains": vrm.springs, "colliders": vrm.colliders,
-            "node_constraints": _constraint_facts(scene)}
+            "node_constraints": vrm.constraints}
 
 
 def _constraint_facts(scene) -> list[dict]:

@@ -135,7 +135,9 @@ class Viewer(RemoteFrameBuffer):
     # --- what the notebook sees -----------------------------------------------------------------------
     @property
     def scene(self):
-        """The model (viewer.model Scene): its full Bone API; call ``update()`` after changing it."""
+        """The model (viewer.model Scene): its full Bone API. The viewer's thread draws it (and a
+        playing clip steps its springs there), so change it through ``v.edit(lambda editor: ...)``
+        (or the methods here, e.g. ``add_spring_chain``), not from the notebook's thread."""
         return self._editor.scene
 
     @property
@@ -192,17 +194,31 @@ class Viewer(RemoteFrameBuffer):
 
     @property
     def springs(self) -> bool:
-        """Whether the spring bones swing (a file's chains, or ``v.scene.springs.add_chain(...)``);
+        """Whether the spring bones swing (a file's chains, or ``v.add_spring_chain(...)``);
         False holds them at their rest (the clip alone). Settable. Paused, the picture at time T
         simulates them from the clip's start at 1/60 s steps, as ``render --time T``: the same time,
         the same picture; playing, they swing live."""
-        return bool(self._editor.scene.springs.enabled)
+        # Read on the GL thread: scene.springs is made on first use, and a playing clip's frames
+        # step it there.
+        return self._gl.call(lambda: bool(self._editor.scene.springs.enabled))
 
     @springs.setter
     def springs(self, on) -> None:
         if not isinstance(on, bool):
             raise ViewerError(f"springs must be True or False, got {on!r}")
         self.edit(lambda editor: _set_springs(editor, on))
+
+    def add_spring_chain(self, root, stiffness=1.0, drag=0.4, gravity=0.0, gravity_dir=(0, -1, 0), radius=0.0,
+                         colliders=(), center=None, name=None) -> str:
+        """A spring chain from bone ``root`` down to the end, as ``scene.springs.add_chain`` (its
+        arguments), added on the GL thread, so safe while a clip plays (the frames step the springs
+        there). Returns the chain's name; a bad bone or value is one ViewerError, and nothing is added."""
+        def add(editor):
+            editor.scene.springs.add_chain(root, stiffness=stiffness, drag=drag, gravity=gravity,
+                                           gravity_dir=gravity_dir, radius=radius, colliders=colliders,
+                                           center=center, name=name)
+            return editor.scene.springs.chains[-1]["name"]
+        return self.edit(add)
 
     def reset_springs(self) -> None:
         """Every spring joint back to its rest (a playing clip swings it again from there)."""
@@ -329,17 +345,21 @@ class Viewer(RemoteFrameBuffer):
             self._controls = Controls(self)
         return self._controls.layout
 
-    def edit(self, change) -> None:
+    def edit(self, change):
         """Run ``change(editor)`` on the GL thread (with the draw, never beside it), then show the
-        result. What the controls and the methods above do; a script may too."""
-        self._gl.call(self._edit, change)
+        result; returns what ``change`` returns, and its exception is raised here. What the controls
+        and the methods above do; a script changing ``v.scene`` directly does it this way too, as
+        the draw (and a playing clip's springs) read the model on that thread."""
+        result = self._gl.call(self._edit, change)
         self._changed()
+        return result
 
-    def _edit(self, change) -> None:
-        change(self._editor)
+    def _edit(self, change):
+        result = change(self._editor)
         # Paused: the springs at the playhead from the clip's start, so the same time (and edits)
         # give the same picture, as `render --time`; playing, the frames swing them live.
         self._editor.springs_at_playhead()
+        return result
 
     def close(self) -> None:
         """Close the widget and release its GL resources (a closed or re-run cell does this)."""
@@ -580,7 +600,7 @@ def _set_skinning(editor, mode) -> None:
 
 def _set_springs(editor, on: bool) -> None:
     if on and not len(editor.scene.springs):
-        raise ViewerError("springs: this model has no spring chains (v.scene.springs.add_chain(BONE, ...) adds one)")
+        raise ViewerError("springs: this model has no spring chains (v.add_spring_chain(BONE, ...) adds one)")
     editor.set_springs(on)
 
 
