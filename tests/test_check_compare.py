@@ -124,14 +124,25 @@ def test_the_report_plots_the_turned_bone_first_rising_as_it_was_turned(cli, tmp
             page = browser.new_page()
             page.goto(report.as_uri(), wait_until="load")
             plots = page.evaluate("Array.from(document.querySelectorAll('figure.plot img')).map(i => "
-                                  "[i.complete, i.naturalWidth, i.getAttribute('data-bones')])")
+                                  "[i.complete, i.naturalWidth, i.getAttribute('data-bones'), "
+                                  "i.getAttribute('data-rotation-bones'), i.getAttribute('data-position-bones'), "
+                                  "i.parentElement.querySelector('figcaption').textContent])")
             first_row = page.evaluate("document.querySelector('table.bones tbody tr td').textContent")
             line = np.array(page.evaluate(BLUE_LINE))
         finally:
             browser.close()
-    ((complete, width, bones),) = plots  # one clip: one plot
+    ((complete, width, bones, by_rotation, by_position, caption),) = plots  # one clip: one plot
     assert complete and width == 680
     assert bones.split(", ")[0] == TURNED and first_row == TURNED
+    # The figure's lower panel plots the bones that moved most (the turned leg's children: the
+    # turned bone itself stays where it was): the caption and data-bones name them too.
+    clip = compare_scenes(load_model(CESIUM_MAN), load_model(modified)).clips[0]
+    expected = {key: [b.bone for b in sorted(clip.bones, key=lambda b: -getattr(b, f"{key}_max"))][:2]
+                for key in ("rotation", "position")}
+    assert by_rotation.split(", ")[0] == TURNED
+    assert by_position.split(", ")[:2] == expected["position"] and TURNED not in expected["position"]
+    assert set(by_rotation.split(", ") + by_position.split(", ")) == set(bones.split(", "))
+    assert caption.index("rotation: " + by_rotation) < caption.index("position: " + by_position)
     # The turned bone's curve rises from about 0 to 30 degrees: the left end of its line is far
     # lower in the picture (a larger y) than its right end.
     assert len(line) > 200
