@@ -207,3 +207,30 @@ def test_bad_input_is_one_line(cli, tmp_path, words, said):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0] and "Traceback" not in result.stderr
+
+
+def test_the_pages_report_command_draws_the_pages_picture(tmp_path):
+    """docs/motion-checks.md: the --report command shown, run from the checkout, writes the plot
+    the picture under it shows (docs/images/compare-report.png, scripts/render_compare_picture.py):
+    the same files, the same clip, the same curves."""
+    import importlib.util
+    import io
+    import re
+    from pathlib import Path
+
+    from PIL import Image
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("render_compare_picture", root / "scripts" / "render_compare_picture.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    page = (root / "docs" / "motion-checks.md").read_text()
+    section = page[page.index("`--report OUT.html`"):]
+    (command,) = [line for line in re.findall(r"```sh\n(.*?)```", section, re.S)[0].splitlines() if "--report" in line]
+    assert command == script.COMMAND
+    assert "![check --compare --report" in section[section.index(command):][:400]  # the picture is under it
+    drawn = np.asarray(Image.open(io.BytesIO(script.report_picture(command, tmp_path))).convert("RGB"), float)
+    shown = np.asarray(Image.open(root / "docs" / "images" / "compare-report.png").convert("RGB"), float)
+    assert drawn.shape == shown.shape
+    # matplotlib's text and antialiasing may move by a pixel between versions: nearly every pixel alike
+    assert (np.abs(drawn - shown).max(axis=2) > 40).mean() < 0.01
