@@ -124,14 +124,25 @@ def test_the_report_plots_the_turned_bone_first_rising_as_it_was_turned(cli, tmp
             page = browser.new_page()
             page.goto(report.as_uri(), wait_until="load")
             plots = page.evaluate("Array.from(document.querySelectorAll('figure.plot img')).map(i => "
-                                  "[i.complete, i.naturalWidth, i.getAttribute('data-bones')])")
+                                  "[i.complete, i.naturalWidth, i.getAttribute('data-bones'), "
+                                  "i.getAttribute('data-rotation-bones'), i.getAttribute('data-position-bones'), "
+                                  "i.parentElement.querySelector('figcaption').textContent])")
             first_row = page.evaluate("document.querySelector('table.bones tbody tr td').textContent")
             line = np.array(page.evaluate(BLUE_LINE))
         finally:
             browser.close()
-    ((complete, width, bones),) = plots  # one clip: one plot
+    ((complete, width, bones, by_rotation, by_position, caption),) = plots  # one clip: one plot
     assert complete and width == 680
     assert bones.split(", ")[0] == TURNED and first_row == TURNED
+    # The figure's lower panel plots the bones that moved most (the turned leg's children: the
+    # turned bone itself stays where it was): the caption and data-bones name them too.
+    clip = compare_scenes(load_model(CESIUM_MAN), load_model(modified)).clips[0]
+    expected = {key: [b.bone for b in sorted(clip.bones, key=lambda b: -getattr(b, f"{key}_max"))][:2]
+                for key in ("rotation", "position")}
+    assert by_rotation.split(", ")[0] == TURNED
+    assert by_position.split(", ")[:2] == expected["position"] and TURNED not in expected["position"]
+    assert set(by_rotation.split(", ") + by_position.split(", ")) == set(bones.split(", "))
+    assert caption.index("rotation: " + by_rotation) < caption.index("position: " + by_position)
     # The turned bone's curve rises from about 0 to 30 degrees: the left end of its line is far
     # lower in the picture (a larger y) than its right end.
     assert len(line) > 200
@@ -196,3 +207,30 @@ def test_bad_input_is_one_line(cli, tmp_path, words, said):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0] and "Traceback" not in result.stderr
+
+
+def test_the_pages_report_command_draws_the_pages_picture(tmp_path):
+    """docs/motion-checks.md: the --report command shown, run from the checkout, writes the plot
+    the picture under it shows (docs/images/compare-report.png, scripts/render_compare_picture.py):
+    the same files, the same clip, the same curves."""
+    import importlib.util
+    import io
+    import re
+    from pathlib import Path
+
+    from PIL import Image
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("render_compare_picture", root / "scripts" / "render_compare_picture.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    page = (root / "docs" / "motion-checks.md").read_text()
+    section = page[page.index("`--report OUT.html`"):]
+    (command,) = [line for line in re.findall(r"```sh\n(.*?)```", section, re.S)[0].splitlines() if "--report" in line]
+    assert command == script.COMMAND
+    assert "![check --compare --report" in section[section.index(command):][:400]  # the picture is under it
+    drawn = np.asarray(Image.open(io.BytesIO(script.report_picture(command, tmp_path))).convert("RGB"), float)
+    shown = np.asarray(Image.open(root / "docs" / "images" / "compare-report.png").convert("RGB"), float)
+    assert drawn.shape == shown.shape
+    # matplotlib's text and antialiasing may move by a pixel between versions: nearly every pixel alike
+    assert (np.abs(drawn - shown).max(axis=2) > 40).mean() < 0.01

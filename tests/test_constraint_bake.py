@@ -4,7 +4,8 @@ every constrained node's world rotation is what a frame draws live (the mix, the
 then the springs), with and without the springs; the file holds no live constraints
 (VRMC_node_constraint dropped, no warning about it); the Khronos glTF-Validator finds no error in
 it (tests/data/mix/bake_constraints_reference.json). A plain export (no --bake) writes the pose as
-drawn, the constraints applied, and says so."""
+drawn, the constraints applied, and says so. The same to USD (.usda, .usdc), read back by the
+USD loader."""
 
 from __future__ import annotations
 
@@ -204,3 +205,58 @@ def test_the_export_pages_constraint_bake_runs_as_shown(tmp_path, monkeypatch, c
     assert main(words[1:]) == 0
     assert shown in capsys.readouterr().out.splitlines()
     assert len(load_model(str(tmp_path / "avatar-baked.glb")).animations) == 1
+
+
+def constrained_world(scene, names) -> tuple[np.ndarray, np.ndarray]:
+    """(world rotations, world positions) of the named nodes (a USD file read back holds the
+    skeleton's joints, not every node of the glTF)."""
+    by_name = {n.name: n for n in scene.nodes}
+    return (np.array([world_rotation(by_name[name]) for name in names]),
+            np.array([by_name[name].get_world_matrix()[3, :3] for name in names]))
+
+
+@pytest.mark.parametrize("suffix, springs", [(".usda", True), (".usdc", False)])
+def test_baked_constraints_in_usd_are_what_a_frame_draws(tmp_path, capsys, suffix, springs):
+    """export --bake to USD bakes the constraints as it does to glTF: the file read back by the
+    USD loader and its one clip played gives every constrained node as a frame draws it live."""
+    out = tmp_path / f"avatar{suffix}"
+    assert export("--mix", MIX, *BAKE, *([] if springs else ["--no-springs"]), "--out", out) == 0
+    captured = capsys.readouterr()
+    assert "its 5 node constraints baked into 21 frames" in captured.out and "no live" in captured.out
+    assert "node constraints are written as the pose shows them" not in captured.err  # baked, nothing to say
+    scene = avatar()
+    names = [c.destination.name for c in scene.constraints]
+    scene.springs.enabled = springs
+    expected = []
+    for k in range(FRAMES):  # as live() draws it, for the constrained nodes
+        time = START + k / FPS
+        if springs:
+            scene.springs.advance_to(time, lambda t: setattr(scene.mixer, "time", t))
+        else:
+            scene.mixer.time = time
+        scene.prepare()
+        expected.append(constrained_world(scene, names))
+    back = load_model(str(out))
+    assert len(back.constraints) == 0 and len(back.springs) == 0
+    (clip,) = back.animations
+    size = size_of(scene)
+    for k in range(FRAMES):
+        clip.apply(k / FPS)
+        back.prepare()
+        rotations, positions = constrained_world(back, names)
+        # USD holds float32 quaternions and matrices: 1e-5, not the glb's 1e-6
+        np.testing.assert_allclose(rotations, expected[k][0], rtol=0, atol=1e-5, err_msg=f"frame {k}")
+        np.testing.assert_allclose(positions, expected[k][1], rtol=0, atol=1e-5 * size, err_msg=f"frame {k}")
+
+
+def test_a_plain_usd_export_says_the_constraints_are_applied(tmp_path, caplog):
+    """No --bake, to USD: one warning line says the pose is written as drawn, as the glTF export does."""
+    out = tmp_path / "rest.usda"
+    logger = logging.getLogger("boneviewer")  # see test_a_plain_export_writes_the_pose_as_drawn
+    logger.addHandler(caplog.handler)
+    try:
+        assert main(["export", str(AVATAR), "--out", str(out)]) == 0
+    finally:
+        logger.removeHandler(caplog.handler)
+    said = [r.getMessage() for r in caplog.records if "node constraints" in r.getMessage()]
+    assert said == [f"{out}: the node constraints are written as the pose shows them (applied)"]

@@ -458,3 +458,20 @@ def test_the_notebook_draws_shadows_unless_told_not_to():
     finally:
         shaded.close()
         plain.close()
+
+
+def test_reloading_models_keeps_shadow_captures_only_for_the_meshes_drawn():
+    """A window reloading models (Renderer.forget of the old scene, as the session does) keeps one
+    shadow capture per live GpuMesh, not one more per model ever drawn."""
+    with HeadlessRenderer(SIZE) as headless:
+        renderer = headless.renderer
+        for name in ("character-posed", "robot-posed", "cesium-posed", "character-rest"):
+            scene, camera = scene_and_camera(name)
+            headless.render(scene, camera, options(key_light_direction(30.0, 45.0)))
+            shadows = renderer._shadow_pass
+            live = {id(gpu): gpu for key, gpu in renderer._meshes.items() if not isinstance(key, tuple)}
+            assert len(shadows._captures) == len(scene.meshes)
+            assert all(entry[0] is live.get(key) for key, entry in shadows._captures.items())
+            assert set(shadows._boxes) == {id(mesh) for mesh in scene.meshes}
+            renderer.forget(scene)
+        assert shadows._captures == {} and shadows._boxes == {}

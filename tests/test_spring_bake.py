@@ -397,3 +397,43 @@ def test_the_notebooks_bake_takes_the_same_choice():
             np.testing.assert_allclose(values, expected[springs][key], atol=1e-9, err_msg=str(key))
     tail = ("b_Tail02_013", "rotation")
     assert np.abs(expected[True][tail] - expected[False][tail]).max() > 0.05
+
+
+def test_clear_drops_every_joint_and_keeps_the_pose():
+    """SpringBones.clear() (what the bake leaves): no joint or chain, the bones where they were,
+    nothing swung by a step, ``enabled`` as it was; a chain added after swings again."""
+    scene = fox_scene()
+    springs = scene.springs
+    springs.update(STEP)  # a plan made, a time kept: clear() drops them too
+    springs.advance_to(0.1, lambda t: setattr(scene.mixer, "time", t))
+    springs.grab([springs.joints[1].bone])
+    assert springs._held
+    before = world(scene)
+    same = springs.clear()
+    assert same is None and scene.springs is springs
+    assert len(springs) == 0 and springs.joints == [] and springs.chains == [] and springs.enabled
+    assert not springs._held
+    springs.update(STEP)
+    np.testing.assert_array_equal(world(scene), before)
+    joints = springs.add_chain(**TAIL_CHAIN)
+    assert len(springs) == len(joints) == 3 and [c["name"] for c in springs.chains] == ["b_Tail01_012"]
+
+
+def test_a_bake_of_joints_with_no_chain_name_counts_joints_not_one_chain(tmp_path, capsys, monkeypatch):
+    """Joints added with no chain name (SpringBones.add_joint(joint) from code) are said as joints,
+    not as "1 chain"."""
+    from viewer.motion.springs import SpringBones
+
+    add_chain = SpringBones.add_chain
+
+    def unnamed(self, *args, **kwargs):
+        joints = add_chain(self, *args, **kwargs)
+        self.chains.clear()  # as add_joint(joint) with no chain leaves them
+        return joints
+
+    monkeypatch.setattr(SpringBones, "add_chain", unnamed)
+    out = tmp_path / "fox.glb"
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
+    said = capsys.readouterr().out
+    assert "the mix and its springs (3 joints) baked into 21 frames" in said, said
+    assert len(load_model(str(out)).springs) == 0

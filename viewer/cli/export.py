@@ -115,7 +115,9 @@ def run(args) -> int:
         frames_ = len(baked.channels[0].times) if baked.channels else 1
         parts = []
         if swung:
-            parts.append(f"its springs ({counted(swung[0], 'chain')}, {counted(swung[1], 'joint')})")
+            chains, joints = swung
+            parts.append(f"its springs ({counted(chains, 'chain')}, {counted(joints, 'joint')})" if chains
+                         else f"its springs ({counted(joints, 'joint')})")
         if constrained:
             parts.append(f"its {counted(constrained, 'node constraint')}")
         what = "the mix" + (f" and {' and '.join(parts)}" if parts else "")
@@ -153,9 +155,9 @@ def bake_mix(args, scene):
     swung = None
     if springs:
         chains = scene.springs
-        swung = (len(chains.chains) or 1, len(chains))
+        swung = (len(chains.chains), len(chains))  # (0 chains: joints added with no chain name)
         chains.reset()
-        chains.__init__(scene)  # baked: none left to write or to swing again
+        chains.clear()  # baked: none left to write or to swing again
         scene.file_extensions = [name for name in scene.file_extensions if name not in (EXTENSION, EXTENDED)]
     if constrained:  # baked: a player that runs VRMC_node_constraint would constrain them a second time
         scene._constraints = None

@@ -93,12 +93,18 @@ def compare_html(result, name_a: str, name_b: str) -> str:
     for index, clip in enumerate(result.clips):
         title = clip_title(clip)
         png = base64.b64encode(clip_png(clip, result.common, title)).decode("ascii")
-        plotted = ", ".join(ranked(clip, "rotation"))
+        # the two panels' bones (clip_png plots each panel's own ranking): data-bones all of them,
+        # rotation's first, and each panel's in its own attribute and in the caption
+        by_rotation, by_position = ranked(clip, "rotation"), ranked(clip, "position")
+        plotted = ", ".join(dict.fromkeys(by_rotation + by_position))
+        said = "; ".join(f"{panel}: {', '.join(names) if names else 'no bone differs'}"
+                         for panel, names in (("rotation", by_rotation), ("position", by_position)))
         parts.append(f'<section class="clip" id="clip-{index}"><h2>{escape(title)}</h2>')
         parts.append(f'<figure class="plot"><img src="data:image/png;base64,{png}" '
                      f'alt="{escape(title)}: rotation and position differences over time" '
-                     f'data-bones="{escape(plotted)}"><figcaption>The bones whose difference is largest, largest '
-                     f'first: {escape(plotted)}</figcaption></figure>')
+                     f'data-bones="{escape(plotted)}" data-rotation-bones="{escape(", ".join(by_rotation))}" '
+                     f'data-position-bones="{escape(", ".join(by_position))}"><figcaption>The bones whose '
+                     f'difference is largest, largest first, in each panel: {escape(said)}</figcaption></figure>')
         rows = "".join(f'<tr><td><code>{escape(b.bone)}</code></td><td class="num">{b.rotation_max:.4f}</td>'
                        f'<td class="num">{b.rotation_mean:.4f}</td><td class="num">{b.position_max:.5f}</td>'
                        f'<td class="num">{b.position_mean:.5f}</td></tr>' for b in clip.bones)

@@ -311,6 +311,15 @@ class SpringBones:
         if self._plan is not None:
             self._plan.shared = False
 
+    def clear(self) -> None:
+        """Drop every joint and chain (after a bake keyed their swing: none left to write or to
+        swing again); the bones keep the rotations they have now, and ``enabled`` stays as it is."""
+        self.joints = []
+        self.chains = []
+        self._order = self._time = self._kids = self._plan = None
+        self._held = set()
+        self._carry = 0.0
+
     def reset(self) -> None:
         """Every joint back to its initial rotation and at rest (three-vrm's reset)."""
         for j in self._sorted():

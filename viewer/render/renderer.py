@@ -1044,6 +1044,8 @@ class GpuMesh:
         return self.shadow_positions
 
     def release(self) -> None:
+        if self.renderer._shadow_pass is not None:
+            self.renderer._shadow_pass.forget(self)  # its capture draws this mesh's buffers
         for buffer, _ in self.buffers.values():
             buffer.release()
         for resource in (self.index_buffer, *(vao for _, vao in self._picks.values()), self.part_buffer,

@@ -347,7 +347,9 @@ class ShadowPass:
         self.world = load_program(ctx, "shadow_world.vert", "shadow.frag")
         renderer_name = str(ctx.info.get("GL_RENDERER", "")).lower()
         self.software = any(name in renderer_name for name in ("llvmpipe", "softpipe", "swiftshader"))
-        self._captures: dict = {}  # id(GpuMesh): (it, its captured positions, their vertex array, _runs)
+        # id(GpuMesh): (it, its captured positions, their vertex array, _runs); an entry goes with
+        # its GpuMesh (forget, called by GpuMesh.release), so reloading models does not pile them up
+        self._captures: dict = {}
         self._boxes: dict = {}
         self.suns: dict = {}  # (environment file, rotation): the direction towards its sun, or None
         self._last = None  # (the state the maps were drawn for, its ShadowFrame)
@@ -357,6 +359,18 @@ class ShadowPass:
                          self.ground_vao, self.ground, self.ground_target, self.ground_map, self.compose_vao,
                          self.compose, *(entry[2] for entry in self._captures.values()), self.world):
             resource.release()
+
+    def forget(self, gpu) -> None:
+        """Drop what this pass keeps for a GpuMesh being released: its capture's vertex array and
+        its mesh's bone boxes (the Mesh itself is no longer held)."""
+        entry = self._captures.get(id(gpu))
+        if entry is not None and entry[0] is gpu:
+            del self._captures[id(gpu)]
+            entry[2].release()
+        boxes = self._boxes.get(id(gpu.mesh))
+        if boxes is not None and boxes[0] is gpu.mesh:
+            del self._boxes[id(gpu.mesh)]
+        self._last = None  # its state names the forgotten meshes
 
     def _captured(self, gpu) -> "_Captured":
         """A GpuMesh skinned once for this frame's maps (GpuMesh.skin_for_shadow): the maps draw
