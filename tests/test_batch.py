@@ -327,3 +327,22 @@ def test_a_jobs_sources_are_the_files_the_loader_reads_inside_the_models_folder(
     assert model_sources(folder / "g.glb") == {"g.glb": glb, "a.bin": b"buffer"}
     (folder / "mocap.bvh").write_text("HIERARCHY\n")
     assert model_sources(folder / "mocap.bvh") == {"mocap.bvh": b"HIERARCHY\n"}
+
+
+def test_a_worker_keeps_no_gpu_copies_of_the_models_it_has_drawn(tmp_path):
+    """One headless renderer serves every model of a batch worker: each model's GPU meshes are
+    released when its pictures are written, so a long batch does not pile them up."""
+    from samples import CESIUM_MAN, FOX
+
+    from viewer.library import job
+    from viewer.library.job import BatchOptions
+    from viewer.loaders import load_model
+
+    options = BatchOptions(size=(64, 64), gif_seconds=0.1)
+    for index, path in enumerate((CESIUM_MAN, FOX)):
+        scene = load_model(str(path))
+        out = tmp_path / str(index)
+        out.mkdir()
+        assert job._render(scene, out, options)  # its clips' GIFs written
+        assert (out / "thumb.png").stat().st_size > 0
+        assert job._RENDERER.renderer._meshes == {}

@@ -185,13 +185,20 @@ _RENDERER = None
 def _render(scene, out: Path, options: BatchOptions) -> list:
     """thumb.png, bone-map.png, weight-check.png at rest; turntable.gif; one GIF per clip
     (returns their file names, in the clips' order)."""
+    headless = _renderer(options.size)
+    try:
+        return _render_pictures(scene, out, options, headless)
+    finally:  # one renderer serves the worker's every model: this one's GPU copies go with it
+        headless.renderer.forget(scene)
+
+
+def _render_pictures(scene, out: Path, options: BatchOptions, headless) -> list:
     from ..camera import VIEW_PITCH, CameraDescription, framed_camera, turntable_cameras
     from ..images import AnimationFile, write_png
     from ..model.animation import clip_time
     from ..options import Paint
 
     look = options.look()
-    headless = _renderer(options.size)
     aspect = options.size[0] / options.size[1]
     frames = max(1, int(round(options.gif_seconds * GIF_FPS)))
     camera = framed_camera(scene, aspect=aspect)
