@@ -54,7 +54,7 @@ class Viewer:
         self.aim = self.wait_for(lambda: json.loads((out / "aim.json").read_text()))
 
     def wait_for(self, read, until=lambda value: True, timeout=60.0):
-        deadline = time.time() + timeout
+        deadline, value = time.time() + timeout, None
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"viewer exited: {self.process.communicate()[1][-2000:]}")
@@ -65,7 +65,9 @@ class Viewer:
             except (OSError, ValueError):
                 pass
             time.sleep(0.05)
-        raise AssertionError("timed out waiting for the viewer")
+        # what the window last said (its widgets' places left out): why it never came
+        last = {k: v for k, v in value.items() if k != "rects"} if isinstance(value, dict) else value
+        raise AssertionError(f"timed out waiting for the viewer; it last reported {last!r:.1500}")
 
     def state(self, until=lambda s: True):
         return self.wait_for(lambda: json.loads((self.out / "state.json").read_text()), until)
