@@ -10,8 +10,10 @@
 //                 quaternion, its dual part and its symmetric scale/shear (P00 P01 P02 P11, P12
 //                 P22 0 0), packed on the CPU (viewer/model/dual_quaternions.py, which is also the
 //                 CPU path's maths): the scale blended linearly, the quaternions as libigl's dqs blends them
-//   INSTANCED     1: a crowd, one instance per character (optional, default 0): instance i
-//                 reads its bones from texture rows i * BONES_PER_INSTANCE + joint (with
+//   INSTANCED     1: a crowd, one instance per character (optional, default 0): an instance
+//                 draws copy in_instance_copy (per instance: the draw order may differ from the
+//                 copies' order, blended crowds drawing back to front), reading its bones from
+//                 texture rows in_instance_copy * BONES_PER_INSTANCE + joint (with
 //                 SKINNING_BONE_TEXTURE) and its world matrix from the per-instance in_instance_world
 //   BONES_PER_INSTANCE  matrices per instance in the bone texture (with INSTANCED)
 //   MORPH_TARGETS morph targets morphed here, before skinning (optional, default 0: none, or
@@ -72,6 +74,7 @@ out float v_view_depth;   // affine in view space, so the perspective-correct in
 #endif
 #if INSTANCED
 in mat4 in_instance_world;
+in int in_instance_copy;  // which copy's bones (gl_InstanceID is only the draw order)
 #else
 uniform mat4 u_world;
 #endif
@@ -101,7 +104,7 @@ mat4 bone_matrix(int j) { return u_bones[j]; }
 uniform sampler2D u_bone_texture;
 mat4 bone_matrix(int j) {
 #if INSTANCED
-    j += gl_InstanceID * BONES_PER_INSTANCE;
+    j += in_instance_copy * BONES_PER_INSTANCE;
 #endif
     int x = (j % BONES_PER_ROW) * 4;
     int y = j / BONES_PER_ROW;

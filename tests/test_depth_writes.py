@@ -119,3 +119,66 @@ def test_a_blended_crowd_copy_shows_the_copy_behind_it(headless):
     assert figure.sum() > 500
     differs = np.any(np.abs(both.astype(int) - front_only.astype(int)) > 8, axis=-1)
     assert differs[figure].mean() > 0.1  # the copy behind seen through the front one
+
+
+def two_tone_card(alpha_mode="BLEND", alpha=0.5):
+    """A skinned 1.6 x 1.2 card facing +Z, its left half red and its right half blue (vertex
+    colours, one submesh: a crowd's copies share its material, and one submesh is one instanced
+    draw), every vertex bound to the character's root; unlit, so each half is one flat colour."""
+    character = build_character()
+    skeleton = character.skeletons[0]
+    left, right = quad(0.8, 1.2), quad(0.8, 1.2)
+    positions = np.r_[left["position"] - (0.4, 0.0, 0.0), right["position"] + (0.4, 0.0, 0.0)]
+    indices = np.r_[left["index"], np.asarray(right["index"]) + len(left["position"])]
+    colors = np.r_[np.tile((0.9, 0.05, 0.05, 1.0), (4, 1)), np.tile((0.05, 0.05, 0.9, 1.0), (4, 1))]
+    material = Material.dielectric((1.0, 1.0, 1.0, alpha))
+    material.alpha_mode, material.unlit, material.double_sided = alpha_mode, True, True
+    joints, weights = np.zeros((8, 4), int), np.tile((1.0, 0.0, 0.0, 0.0), (8, 1))
+    mesh = SkinnedMesh("card", positions, indices, skeleton, joints, weights,
+                       normals=np.r_[left["normal"], right["normal"]], texcoords=np.r_[left["uv"], right["uv"]],
+                       colors=colors, submeshes=[Submesh(0, len(indices), pbr=material)])
+    return mesh, [skeleton] + [build_character().skeletons[0]]
+
+
+@pytest.mark.parametrize("front_first", [True, False])
+def test_blended_crowd_copies_are_drawn_back_to_front(headless, front_first):
+    """Two translucent copies in line from the camera: the front one's red half over the back
+    one's blue half. Whatever their instance order, the overlap is red blended over (blue blended
+    over the background), from each copy's picture alone: the front copy drawn last."""
+    mesh, skeletons = two_tone_card()
+    front_place, back_place = np.eye(4), np.eye(4)
+    front_place[3, :3] = (0.4, 0.0, 0.0)    # its red half over the middle
+    back_place[3, :3] = (-0.4, 0.0, -1.5)   # its blue half behind the middle
+    nothing = np.zeros((4, 4))              # a copy shrunk away
+    camera = OrbitCamera(target=(0.0, 0.0, 0.0), distance=4.0, yaw=0.0, pitch=0.0, fov_y=40.0)
+    options = RenderOptions(environment="none", show_skeleton=False, show_grid=False)
+
+    def picture(front, back):
+        places = np.array([front, back] if front_first else [back, front])
+        return headless.render_crowd(Crowd(mesh, skeletons, places), camera, options)[..., :3].astype(float)
+
+    both, front, back, empty = (picture(front_place, back_place), picture(front_place, nothing),
+                                picture(nothing, back_place), picture(nothing, nothing))
+    middle = (slice(SIZE[1] // 2 - 6, SIZE[1] // 2 + 6), slice(SIZE[0] // 2 - 6, SIZE[0] // 2 + 6))
+    both, front, back, empty = (image[middle] for image in (both, front, back, empty))
+    assert (front[..., 0] > front[..., 2] + 40).all() and (back[..., 2] > back[..., 0] + 40).all()  # red, blue
+    right_order = front + 0.5 * (back - empty)    # red over (blue over the background)
+    wrong_order = back + 0.5 * (front - empty)    # blue over (red over the background)
+    assert np.abs(right_order - wrong_order).max() > 40  # the order shows
+    np.testing.assert_allclose(both, right_order, atol=4)
+
+
+def test_opaque_crowd_copies_hide_by_depth_in_either_order(headless):
+    """Opaque, the copies are not sorted (instance order kept): the front one hides the back one
+    in the middle in either instance order, the two pictures the same."""
+    mesh, skeletons = two_tone_card("OPAQUE", 1.0)
+    front_place, back_place = np.eye(4), np.eye(4)
+    front_place[3, :3] = (0.4, 0.0, 0.0)
+    back_place[3, :3] = (-0.4, 0.0, -1.5)
+    camera = OrbitCamera(target=(0.0, 0.0, 0.0), distance=4.0, yaw=0.0, pitch=0.0, fov_y=40.0)
+    options = RenderOptions(environment="none", show_skeleton=False, show_grid=False)
+    one = headless.render_crowd(Crowd(mesh, skeletons, np.array([front_place, back_place])), camera, options)
+    other = headless.render_crowd(Crowd(mesh, skeletons, np.array([back_place, front_place])), camera, options)
+    np.testing.assert_array_equal(one, other)
+    middle = one[SIZE[1] // 2 - 6: SIZE[1] // 2 + 6, SIZE[0] // 2 - 6: SIZE[0] // 2 + 6].astype(int)
+    assert (middle[..., 0] > middle[..., 2] + 100).all()  # the front copy's red

@@ -1058,7 +1058,12 @@ class GpuMesh:
 
 class GpuCrowd:
     """GPU buffers of a Crowd: the mesh once, per-instance world matrices (the mesh's world
-    matrix, then the instance matrix: Crowd.world_matrices), one bone texture."""
+    matrix, then the instance matrix: Crowd.world_matrices) and copy numbers, one bone texture.
+
+    Instances are drawn in copy order, except when a submesh is alpha-blended: then each frame
+    draws them back to front from the camera (the world matrices and copy numbers uploaded in
+    that order; a copy's bones stay in its rows), so a blended copy is blended over the copies
+    behind it, as separate meshes are."""
 
     def __init__(self, renderer: Renderer, crowd):
         self.renderer, self.crowd, self.mesh = renderer, crowd, crowd.mesh
@@ -1079,6 +1084,9 @@ class GpuCrowd:
         self._world_data = np.zeros((self.instances, 4, 4), np.float32)
         self.buffers = vertex_buffers(ctx, mesh, skinned=True)
         self.world_buffer = ctx.buffer(reserve=max(64, 64 * self.instances), dynamic=True)
+        # Which copy each instance draws: 0..N-1, rewritten only while copies are drawn sorted.
+        self.copy_buffer = ctx.buffer(np.arange(max(self.instances, 1), dtype=np.int32).tobytes(), dynamic=True)
+        self._sorted = False  # whether copy_buffer holds a sorted order (not 0..N-1)
         self.index_buffer = ctx.buffer(mesh.indices.astype(np.uint32).tobytes())
         self.textures: dict = {}
         self.materials = submesh_materials(ctx, mesh, self.textures)
@@ -1089,6 +1097,8 @@ class GpuCrowd:
                                 mode=mesh.skinning)[0])
         self._corners = np.array([[x, y, z] for x in (low[0], high[0]) for y in (low[1], high[1])
                                   for z in (low[2], high[2])])
+        self._center = (low + high) / 2.0  # each copy's sort point, placed by its world matrix
+        self.blended = any(material.blend for material in self.materials)
 
     def ground_bounds(self):
         """World-space (low, high) around every copy (from the first copy's box): the grid's extent."""
@@ -1096,15 +1106,32 @@ class GpuCrowd:
         points = (self._corners @ worlds[:, :3, :3] + worlds[:, None, 3, :3]).reshape(-1, 3)
         return points.min(axis=0), points.max(axis=0)
 
-    def update(self) -> None:
-        """Upload this frame's bone matrices (one texture) and instance world matrices."""
+    def back_to_front(self, view) -> np.ndarray:
+        """The copies' numbers, farthest from the camera first: by the view-space z of each
+        copy's centre (the first copy's posed box centre placed by its world matrix), as the
+        single meshes' blended parts are sorted; a stable sort, so ties keep copy order."""
+        worlds = self.crowd.world_matrices
+        centers = self._center @ worlds[:, :3, :3] + worlds[:, 3, :3]
+        view = np.asarray(view, np.float64)
+        depths = centers @ view[:3, 2] + view[3, 2]  # view z (row vectors): more negative is farther
+        return np.argsort(depths, kind="stable").astype(np.int32)
+
+    def update(self, order=None) -> None:
+        """Upload this frame's bone matrices (one texture) and instance world matrices, the
+        instances in ``order`` (copy numbers; None: copy order)."""
         matrices = self.crowd.group.get_transform_matrices()
         if self.mesh.skinning == "dq":
             matrices = bone_dual_quaternions(matrices)
         self._texture_data[: len(matrices)] = matrices
         self.bone_texture.write(self._texture_data)
-        self._world_data[...] = self.crowd.world_matrices
+        worlds = self.crowd.world_matrices
+        self._world_data[...] = worlds if order is None else worlds[order]
         self.world_buffer.write(self._world_data)
+        if order is not None:
+            self.copy_buffer.write(np.ascontiguousarray(order, np.int32).tobytes())
+        elif self._sorted and self.instances:  # back to copy order (once: opaque frames pay nothing)
+            self.copy_buffer.write(np.arange(self.instances, dtype=np.int32).tobytes())
+        self._sorted = order is not None
 
     def build(self, index: int, light: FrameLight):
         """(program, vertex array) for submesh ``index``: the instanced skinning program with
@@ -1119,6 +1146,8 @@ class GpuCrowd:
                                    {**self._defines, **({"SKINNING_DQ": 1} if dual else {}), **dict(shading)})
             content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
             content.append((self.world_buffer, "16f/i", "in_instance_world"))
+            if "in_instance_copy" in program:
+                content.append((self.copy_buffer, "1i/i", "in_instance_copy"))
             entry = self._builds[(shading, dual)] = (program, ctx.vertex_array(program, content,
                                                                                index_buffer=self.index_buffer,
                                                                                index_element_size=4))
@@ -1138,6 +1167,8 @@ class GpuCrowd:
                                    {**self._defines, **({"SKINNING_DQ": 1} if dual else {}), "SHADOW_PASS": 1})
             content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
             content.append((self.world_buffer, "16f/i", "in_instance_world"))
+            if "in_instance_copy" in program:
+                content.append((self.copy_buffer, "1i/i", "in_instance_copy"))
             self._builds[key] = (program, ctx.vertex_array(program, content, index_buffer=self.index_buffer,
                                                            index_element_size=4))
         program, vao = self._builds[key]
@@ -1148,11 +1179,11 @@ class GpuCrowd:
         vao.render(moderngl.TRIANGLES, instances=self.instances)
 
     def draw(self, view, projection, camera_position, options: RenderOptions, light: FrameLight) -> None:
-        """Every copy in one instanced call per submesh (blended submeshes after the others,
-        unsorted: the copies share one draw)."""
+        """Every copy in one instanced call per submesh (blended submeshes after the others;
+        with a blended submesh, the copies back to front from the camera, see back_to_front)."""
         import moderngl
 
-        self.update()
+        self.update(self.back_to_front(view) if self.blended else None)
         ctx = self.renderer.ctx
         self.bone_texture.use(location=1)
         order = sorted(range(len(self.materials)), key=lambda index: self.materials[index].blend)
@@ -1179,7 +1210,8 @@ class GpuCrowd:
     def release(self) -> None:
         for buffer, _ in self.buffers.values():
             buffer.release()
-        for resource in (self.world_buffer, self.index_buffer, self.bone_texture, *self.textures.values()):
+        for resource in (self.world_buffer, self.copy_buffer, self.index_buffer, self.bone_texture,
+                         *self.textures.values()):
             resource.release()
         for program, vao in self._builds.values():
             vao.release()
