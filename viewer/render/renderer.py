@@ -1127,7 +1127,7 @@ class GpuCrowd:
         worlds = self.crowd.world_matrices
         self._world_data[...] = worlds if order is None else worlds[order]
         self.world_buffer.write(self._world_data)
-        if order is not None:
+        if order is not None and len(order):
             self.copy_buffer.write(np.ascontiguousarray(order, np.int32).tobytes())
         elif self._sorted and self.instances:  # back to copy order (once: opaque frames pay nothing)
             self.copy_buffer.write(np.arange(self.instances, dtype=np.int32).tobytes())
