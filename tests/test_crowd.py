@@ -162,3 +162,9 @@ def test_a_grid_of_cesium_men_stands_upright_at_different_phases():
         shapes.append(mask[rows[0]:rows[-1] + 1, run[0]:run[-1] + 1])
     # Each at its own point of the walk: the front row's three silhouettes (runs 0, 2, 4) differ.
     assert len({(shape.shape, shape.tobytes()) for shape in shapes[::2]}) == 3
+
+
+def test_a_crowd_of_no_copies_is_one_clear_error():
+    scene = load_gltf(str(CESIUM_MAN))
+    with pytest.raises(ViewerError, match="at least one skeleton"):
+        Crowd(scene.skinned_meshes[0], [])

@@ -46,6 +46,8 @@ class Crowd:
         if not isinstance(mesh, SkinnedMesh) or mesh.skeleton is None:
             raise ViewerError(f"crowd: expected a skinned mesh, got {mesh!r}")
         group = skeletons if isinstance(skeletons, SkeletonGroup) else SkeletonGroup(skeletons)
+        if not len(group):  # nothing to draw: said here, not as an IndexError in the renderer
+            raise ViewerError("crowd: expected at least one skeleton (one copy), got none")
         bones = len(mesh.skeleton.bones)
         for skeleton in group.skeletons:
             if len(skeleton.bones) != bones:
