@@ -237,3 +237,24 @@ def test_bad_constraints_optional_opens_with_a_warning(tmp_path, name, caplog):
     assert scene.humanoid["hips"] == "J_Bip_C_Hips" and "angry" in scene.expressions and len(scene.springs) == 2
     warned = [r.getMessage() for r in caplog.records if "VRMC_node_constraint" in r.getMessage()]
     assert len(warned) == 1 and words in warned[0], warned
+
+
+def test_a_node_of_another_spec_version_is_skipped_alone_as_three_vrm_does(tmp_path, caplog):
+    """three-vrm-node-constraint's loader skips (with a warning) a node whose specVersion it does
+    not know; the file's other constraints still apply, even when the file requires the extension."""
+    from viewer.loaders import load_model
+
+    def later(document):
+        document["nodes"][12]["extensions"]["VRMC_node_constraint"]["specVersion"] = "2.0"
+
+    whole = load_model(str(AVATAR))
+    for required in (False, True):
+        path = tmp_path / f"later_version_{required}.vrm"
+        path.write_bytes(constrained_vrm(later, required=required))
+        scene = load_model(str(path))
+        kept = sorted(c.destination.name for c in scene.constraints)
+        assert kept == sorted(c.destination.name for c in whole.constraints
+                              if c.destination.name != scene.nodes[12].name)
+        assert len(kept) == len(whole.constraints) - 1
+    warned = [r.getMessage() for r in caplog.records if "specVersion '2.0'" in r.getMessage()]
+    assert len(warned) == 2 and "not applied" in warned[0], warned

@@ -7,7 +7,8 @@ Read as @pixiv/three-vrm-node-constraint 3.5's loader reads them: a node's
 rest rotations are the nodes' rotations as loaded. Bad data (a source the file lacks, a weight
 that is not a number from 0 to 1, an axis the specification does not name, constraints that
 depend on each other in a circle) is refused with one line when the file requires the
-extension; otherwise the model opens without its constraints and a warning says why.
+extension; otherwise the model opens without its constraints and a warning says why. A node
+whose ``specVersion`` is not 1.0 is skipped alone, with a warning, as three-vrm skips it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from ..errors import ViewerError
 
 EXTENSION = "VRMC_node_constraint"
+SPEC_VERSIONS = ("1.0", "1.0-beta")  # what three-vrm-node-constraint 3.5 reads; others it skips
 
 
 def read_constraints(file, scene, nodes) -> None:
@@ -28,6 +30,12 @@ def read_constraints(file, scene, nodes) -> None:
     made = NodeConstraints(scene)
     try:
         for index, spec in sorted(specs.items()):
+            version = spec.get("specVersion") if isinstance(spec, dict) else None
+            if isinstance(spec, dict) and version not in SPEC_VERSIONS:
+                # a later version's node is skipped alone, as three-vrm's loader skips it
+                file.warn("constraint versions", f"{EXTENSION}: node {index} ({nodes[index].name!r}) has "
+                                                 f"specVersion {version!r}, not 1.0: its constraint is not applied")
+                continue
             constraint = _constraint(spec, index, nodes)
             if constraint is not None:
                 made.add(constraint)
@@ -48,9 +56,6 @@ def _constraint(spec, index: int, nodes):
     what = f"node {index} ({destination.name!r})"
     if not isinstance(spec, dict):
         raise ViewerError(f"{what}: the extension is not an object")
-    version = spec.get("specVersion")
-    if version not in ("1.0", "1.0-beta"):
-        raise ViewerError(f"{what}: specVersion {version!r} is not 1.0")
     body = spec.get("constraint")
     if not isinstance(body, dict):
         raise ViewerError(f"{what}: it has no constraint object")
