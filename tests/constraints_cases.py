@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from springs_cases import motion_frames, trs
+
 DATA = Path(__file__).resolve().parent / "data"
 AVATAR = "vrm/robot_constraints.vrm"
 WAVE = "bvh/wave_hello.bvh"
@@ -118,9 +120,6 @@ def node_case(name: str) -> dict:
     index = {id(n): i for i, n in enumerate(nodes)}
     file = GltfFile(DATA / AVATAR)
 
-    def trs(n):
-        return [*map(float, n.position), *map(float, n.rotation_quaternion), *map(float, n.scaling)]
-
     case = {"nodes": [{"name": n.name, "parent": -1 if n.parent is None else index[id(n.parent)], "trs": trs(n)}
                       for n in nodes],
             "dt": DT, "report_steps": REPORT, "constrained": [index[id(n)] for n in constrained],
@@ -130,16 +129,5 @@ def node_case(name: str) -> dict:
             "extensionsUsed": list(file.document["extensionsUsed"])}
     scene.constraints.enabled = False
     scene.springs.enabled = False
-    frames = []
-    for k in range(STEPS + 1):
-        before = [trs(n) for n in nodes]
-        pose_at(k * DT)
-        frame = []
-        for i, n in enumerate(nodes):
-            now = trs(n)
-            parts = [now[a:b] if now[a:b] != before[i][a:b] else None for a, b in ((0, 3), (3, 7), (7, 10))]
-            if any(part is not None for part in parts):
-                frame.append([i, parts])
-        frames.append(frame)
-    case["frames"] = frames
+    case["frames"] = motion_frames(nodes, pose_at, STEPS, DT)
     return case

@@ -97,16 +97,23 @@ def node_case(name: str) -> dict:
         case["extension"] = {"VRMC_springBone": raw["VRMC_springBone"]}
         case["extensionsUsed"] = ["VRMC_springBone", "VRMC_springBone_extended_collider"]
         del case["joints"]
-    nodes = scene.nodes
+    case["frames"] = motion_frames(scene.nodes, pose_at, STEPS, DT)
+    return case
 
-    def trs(n):
-        return [*map(float, n.position), *map(float, n.rotation_quaternion), *map(float, n.scaling)]
 
+def trs(node) -> list:
+    """A node's local position, rotation quaternion and scaling, as the Node recorders read them."""
+    return [*map(float, node.position), *map(float, node.rotation_quaternion), *map(float, node.scaling)]
+
+
+def motion_frames(nodes, pose_at, steps: int, dt: float) -> list:
+    """Per step k (``pose_at(k * dt)``), only what the motion changed: [node index, [position or
+    None, rotation or None, scaling or None]] (three-vrm keeps a spring bone's rotation the motion
+    leaves, and a constraint's destination the motion does not key)."""
     frames = []
-    for k in range(STEPS + 1):
-        # only what the motion changed: three-vrm keeps a spring bone's rotation the motion leaves
+    for k in range(steps + 1):
         before = [trs(n) for n in nodes]
-        pose_at(k * DT)
+        pose_at(k * dt)
         frame = []
         for i, n in enumerate(nodes):
             now = trs(n)
@@ -114,8 +121,7 @@ def node_case(name: str) -> dict:
             if any(part is not None for part in parts):
                 frame.append([i, parts])
         frames.append(frame)
-    case["frames"] = frames
-    return case
+    return frames
 
 
 def describe(scene, report) -> dict:
