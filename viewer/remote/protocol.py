@@ -391,14 +391,19 @@ def set_pose_dict(request_id: int, pose: dict) -> bytes:
 
 
 def read_set_pose_dict(payload) -> dict:
-    text = _text(payload, MAX_REQUEST, "set_pose_dict")
+    return _json_object(payload, MAX_REQUEST, "set_pose_dict")
+
+
+def _json_object(payload, limit: int, what: str) -> dict:
+    """A payload that must be one JSON object of at most ``limit`` bytes (no NaN or Infinity)."""
+    text = _text(payload, limit, what)
     try:
-        pose = json.loads(text, parse_constant=_no_constant)
+        body = json.loads(text, parse_constant=_no_constant)
     except (ValueError, RecursionError) as error:
-        raise ProtocolError(f"set_pose_dict: not JSON ({str(error)[:80]})") from None
-    if not isinstance(pose, dict):
-        raise ProtocolError("set_pose_dict: the JSON is not an object")
-    return pose
+        raise ProtocolError(f"{what}: not JSON ({str(error)[:80]})") from None
+    if not isinstance(body, dict):
+        raise ProtocolError(f"{what}: the JSON is not an object")
+    return body
 
 
 def _no_constant(name):
@@ -621,14 +626,7 @@ def mix(request_id: int, call: str, subject: str, name, settings: dict) -> bytes
 
 def read_mix(payload) -> dict:
     """A MIX payload: a JSON object (its settings are checked where they are applied)."""
-    text = _text(payload, MAX_MIX, "mix")
-    try:
-        body = json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as error:
-        raise ProtocolError(f"mix: not JSON ({str(error)[:80]})") from None
-    if not isinstance(body, dict):
-        raise ProtocolError("mix: the JSON is not an object")
-    return body
+    return _json_object(payload, MAX_MIX, "mix")
 
 
 def hello_reply(request_id: int) -> bytes:
