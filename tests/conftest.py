@@ -162,3 +162,20 @@ def compiled_mixer_steps_checked(monkeypatch):
 
     monkeypatch.setattr(mixer_module.Mixer, "_run_plan", checked_run_plan)
     yield checked
+
+
+@pytest.fixture
+def chromium_page():
+    """A new page in Debian's chromium driven by pip's playwright (no browser download:
+    shared/PLATFORM.md); the browser is closed after the test."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("chromium is missing: scripts/setup.sh installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            yield browser.new_page()
+        finally:
+            browser.close()

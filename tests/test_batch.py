@@ -127,23 +127,13 @@ def test_the_motion_plot_shades_the_findings_frames_from_check_json():
         assert _tinted(bare, colour) == 0, code
 
 
-def test_the_motion_plot_loads_in_headless_chromium(local_report):
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("chromium is missing: scripts/setup.sh installs Debian's chromium package")
-    from playwright.sync_api import sync_playwright
-
+def test_the_motion_plot_loads_in_headless_chromium(local_report, chromium_page):
     out, _ = local_report
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            page = browser.new_page()
-            page.goto((out / "mocap/asf.bvh/index.html").as_uri(), wait_until="load")
-            plots = page.evaluate("Array.from(document.querySelectorAll('figure.plot img')).map(i => "
-                                  "[i.getAttribute('src'), i.complete, i.naturalWidth])")
-            assert plots == [["motion-0.png", True, 560]]
-        finally:
-            browser.close()
+    page = chromium_page
+    page.goto((out / "mocap/asf.bvh/index.html").as_uri(), wait_until="load")
+    plots = page.evaluate("Array.from(document.querySelectorAll('figure.plot img')).map(i => "
+                          "[i.getAttribute('src'), i.complete, i.naturalWidth])")
+    assert plots == [["motion-0.png", True, 560]]
 
 
 def test_the_index_is_a_table_with_a_row_per_model_and_no_network(local_report):
@@ -261,44 +251,34 @@ def test_bad_arguments_are_one_line_and_exit_2(args, expected, library, tmp_path
     assert not (tmp_path / "x").exists()
 
 
-def test_the_index_loads_in_headless_chromium_with_every_image_and_sorts(local_report):
-    """Debian's chromium driven by pip's playwright (no browser download: shared/PLATFORM.md)."""
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("chromium is missing: scripts/setup.sh installs Debian's chromium package")
-    from playwright.sync_api import sync_playwright
-
+def test_the_index_loads_in_headless_chromium_with_every_image_and_sorts(local_report, chromium_page):
+    """Debian's chromium driven by pip's playwright (the chromium_page fixture)."""
     out, _ = local_report
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            page = browser.new_page()
-            requests = []
-            page.on("request", lambda request: requests.append(request.url))
-            page.goto((out / "index.html").as_uri(), wait_until="load")
-            images = page.evaluate("Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, "
-                                   "i.naturalWidth])")
-            assert len(images) == 3  # the three models that rendered
-            assert all(complete and width == 32 for _, complete, width in images), images
-            assert all(url.startswith("file://") for url in requests), requests  # no network
+    page = chromium_page
+    requests = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto((out / "index.html").as_uri(), wait_until="load")
+    images = page.evaluate("Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, "
+                           "i.naturalWidth])")
+    assert len(images) == 3  # the three models that rendered
+    assert all(complete and width == 32 for _, complete, width in images), images
+    assert all(url.startswith("file://") for url in requests), requests  # no network
 
-            def names():
-                return page.eval_on_selector_all("#models tbody tr:not([hidden]) td:nth-child(2)",
-                                                 "cells => cells.map(c => c.textContent)")
+    def names():
+        return page.eval_on_selector_all("#models tbody tr:not([hidden]) td:nth-child(2)",
+                                         "cells => cells.map(c => c.textContent)")
 
-            page.click("th:has-text('Vertices')")
-            ascending = names()
-            page.click("th:has-text('Vertices')")
-            assert names() == ascending[::-1]
-            assert ascending[0] == "broken.glb"  # no vertices
-            # 10, 160, then the BVH's capsules
-            assert ascending[1:] == ["chars/SimpleSkin.gltf", "RiggedSimple.gltf", "mocap/asf.bvh"]
-            page.click("th:has-text('Name')")
-            assert names() == sorted(names(), key=str.lower)
-            page.fill("#filter", "rigged")
-            assert names() == ["RiggedSimple.gltf"]
-        finally:
-            browser.close()
+    page.click("th:has-text('Vertices')")
+    ascending = names()
+    page.click("th:has-text('Vertices')")
+    assert names() == ascending[::-1]
+    assert ascending[0] == "broken.glb"  # no vertices
+    # 10, 160, then the BVH's capsules
+    assert ascending[1:] == ["chars/SimpleSkin.gltf", "RiggedSimple.gltf", "mocap/asf.bvh"]
+    page.click("th:has-text('Name')")
+    assert names() == sorted(names(), key=str.lower)
+    page.fill("#filter", "rigged")
+    assert names() == ["RiggedSimple.gltf"]
 
 
 def test_a_jobs_sources_are_the_files_the_loader_reads_inside_the_models_folder(tmp_path):

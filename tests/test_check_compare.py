@@ -6,7 +6,6 @@ rises as it was turned); bad input is one line and exit 2, and writes no report.
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
@@ -105,12 +104,7 @@ BLUE_LINE = """() => {
 }"""
 
 
-def test_the_report_plots_the_turned_bone_first_rising_as_it_was_turned(cli, tmp_path):
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("chromium is missing: scripts/setup.sh installs Debian's chromium package")
-    from playwright.sync_api import sync_playwright
-
+def test_the_report_plots_the_turned_bone_first_rising_as_it_was_turned(cli, tmp_path, chromium_page):
     modified = ramped(tmp_path, 30.0)
     report = tmp_path / "compare.html"
     result = cli("check", "--compare", CESIUM_MAN, modified, "--report", report)
@@ -118,19 +112,14 @@ def test_the_report_plots_the_turned_bone_first_rising_as_it_was_turned(cli, tmp
     assert result.stdout.splitlines()[-1] == f"report: {report}"
     page_text = report.read_text()
     assert "http://" not in page_text and "https://" not in page_text  # no network: the plot is in the page
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            page = browser.new_page()
-            page.goto(report.as_uri(), wait_until="load")
-            plots = page.evaluate("Array.from(document.querySelectorAll('figure.plot img')).map(i => "
-                                  "[i.complete, i.naturalWidth, i.getAttribute('data-bones'), "
-                                  "i.getAttribute('data-rotation-bones'), i.getAttribute('data-position-bones'), "
-                                  "i.parentElement.querySelector('figcaption').textContent])")
-            first_row = page.evaluate("document.querySelector('table.bones tbody tr td').textContent")
-            line = np.array(page.evaluate(BLUE_LINE))
-        finally:
-            browser.close()
+    page = chromium_page
+    page.goto(report.as_uri(), wait_until="load")
+    plots = page.evaluate("Array.from(document.querySelectorAll('figure.plot img')).map(i => "
+                          "[i.complete, i.naturalWidth, i.getAttribute('data-bones'), "
+                          "i.getAttribute('data-rotation-bones'), i.getAttribute('data-position-bones'), "
+                          "i.parentElement.querySelector('figcaption').textContent])")
+    first_row = page.evaluate("document.querySelector('table.bones tbody tr td').textContent")
+    line = np.array(page.evaluate(BLUE_LINE))
     ((complete, width, bones, by_rotation, by_position, caption),) = plots  # one clip: one plot
     assert complete and width == 680
     assert bones.split(", ")[0] == TURNED and first_row == TURNED
