@@ -423,3 +423,21 @@ def test_the_ik_target_marker_is_drawn_where_the_target_projects(headless, robot
     assert np.abs(xs - x).max() <= CROSS_PIXELS + 3 and np.abs(ys - y).max() <= CROSS_PIXELS + 3  # only there
     green = (marked[:, :, 1].astype(int) > 200) & (marked[:, :, 0] < 150) & (marked[:, :, 2] < 150)
     assert green.sum() > 20  # the chain is highlighted
+
+
+def test_a_headless_renderer_keeps_drawing_after_another_is_made_and_released(headless):
+    """Each HeadlessRenderer makes its own context current when it draws: another one made and
+    released on the same thread (which leaves no context current) used to make GL refuse the
+    first one's next buffer ("cannot create buffer") and its resize."""
+    reference = headless.render(build_character(), options=PLAIN)
+    with HeadlessRenderer((64, 48)) as other:
+        assert other.render(build_character(), options=PLAIN).shape == (48, 64, 4)
+    robot = load_gltf(str(ROBOT))  # new meshes: new buffers on the first renderer's context
+    assert headless.render(robot, options=PLAIN)[..., 3].max() == 255
+    headless.resize((160, 120))
+    try:
+        assert headless.render(robot, options=PLAIN).shape == (120, 160, 4)
+    finally:
+        headless.resize(SIZE)
+    again = headless.render(build_character(), options=PLAIN)
+    assert np.abs(again.astype(int) - reference).max() <= 1

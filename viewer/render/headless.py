@@ -117,7 +117,13 @@ class HeadlessRenderer:
     def size(self):
         return self.target.size
 
+    def _current(self) -> None:
+        """This renderer's context made current on this thread: another HeadlessRenderer made or
+        released since leaves its own or none current, and GL would refuse this one's calls."""
+        self.ctx.__enter__()
+
     def resize(self, size) -> None:
+        self._current()
         if tuple(size) != self.size:
             self.target.release()
             self.target = OffscreenTarget(self.ctx, size)
@@ -125,6 +131,7 @@ class HeadlessRenderer:
     def render(self, scene, camera: OrbitCamera | None = None, options: RenderOptions | None = None) -> np.ndarray:
         scene.prepare()  # one update per skeleton per frame, however many meshes share it
         camera = camera or framed_camera(scene, aspect=self.size[0] / self.size[1])
+        self._current()
         self.target.framebuffer.use()
         self.renderer.render(scene, camera, self.size, options)
         return self.target.read()
@@ -133,6 +140,7 @@ class HeadlessRenderer:
         """The colour, part index and depth images of one labelled draw (Renderer.render_labels),
         at this renderer's size: (colour, part, depth) as ``LabelTarget.read``."""
         scene.prepare()
+        self._current()
         if self._labels is None or self._labels.size != self.size:
             if self._labels is not None:
                 self._labels.release()
@@ -146,11 +154,13 @@ class HeadlessRenderer:
     def render_crowd(self, crowd, camera: OrbitCamera, options: RenderOptions | None = None) -> np.ndarray:
         """A Crowd drawn with one instanced call (see Renderer.render_crowd), read back."""
         crowd.prepare()  # every copy's skeleton in one batch
+        self._current()
         self.target.framebuffer.use()
         self.renderer.render_crowd(crowd, camera, self.size, options)
         return self.target.read()
 
     def release(self) -> None:
+        self._current()
         self.renderer.release()
         self.target.release()
         if self._labels is not None:
