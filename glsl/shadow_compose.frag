@@ -24,22 +24,22 @@ void main() {
     vec4 contact = u_contact_matrix * world, shadow = u_shadow_matrix * world;
     vec4 contact_x = u_contact_matrix[0] * u_spread.x, contact_z = u_contact_matrix[2] * u_spread.y;
     vec4 shadow_x = u_shadow_matrix[0] * u_spread.x, shadow_z = u_shadow_matrix[2] * u_spread.y;
-    // Four taps (each already a bilinear mix) at (+-s, +-s) / sqrt(2), s = u_spread: the blur of
-    // a 3x3 Gaussian of step s (the same variance), in this one pass, not in passes of its own
-    // (each costs llvmpipe a flush), and four taps of each map, not nine (llvmpipe pays for each,
-    // at every texel).
+    // A 3x3 Gaussian of taps (each already a bilinear mix) spread by the softness: the blur in
+    // this one pass, not in passes of its own (each costs llvmpipe a flush).
     float sum = 0.0;
-    for (int k = 0; k < 4; ++k) {
-        float i = (k & 1) == 0 ? -0.70710678 : 0.70710678, j = k < 2 ? -0.70710678 : 0.70710678;
-        float dark = 0.0;
-        if (u_has_contact) {
-            vec2 uv = (contact + i * contact_x + j * contact_z).xy;
-            if (all(greaterThan(uv, vec2(0.0))) && all(lessThan(uv, vec2(1.0)))) dark = texture(u_contact_map, uv).r;
+    for (int i = -1; i <= 1; ++i) {
+        for (int j = -1; j <= 1; ++j) {
+            float weight = (i == 0 ? 2.0 : 1.0) * (j == 0 ? 2.0 : 1.0);
+            float dark = 0.0;
+            if (u_has_contact) {
+                vec2 uv = (contact + float(i) * contact_x + float(j) * contact_z).xy;
+                if (all(greaterThan(uv, vec2(0.0))) && all(lessThan(uv, vec2(1.0)))) dark = texture(u_contact_map, uv).r;
+            }
+            if (u_has_cast) {
+                dark = max(dark, 1.0 - shadow_lit(u_shadow_map, shadow + float(i) * shadow_x + float(j) * shadow_z));
+            }
+            sum += weight * dark;
         }
-        if (u_has_cast) {
-            dark = max(dark, 1.0 - shadow_lit(u_shadow_map, shadow + i * shadow_x + j * shadow_z));
-        }
-        sum += dark;
     }
-    out_color = vec4(sum / 4.0);
+    out_color = vec4(sum / 16.0);
 }
