@@ -258,3 +258,30 @@ def test_a_node_of_another_spec_version_is_skipped_alone_as_three_vrm_does(tmp_p
         assert len(kept) == len(whole.constraints) - 1
     warned = [r.getMessage() for r in caplog.records if "specVersion '2.0'" in r.getMessage()]
     assert len(warned) == 2 and "not applied" in warned[0], warned
+
+
+def test_the_editor_turns_the_node_constraints_off_and_on():
+    """Editor.set_constraints (the panel's Constraints box): off puts every constrained node back at
+    its rest (the sources turned by hand stay turned) and later frames leave it there; on turns
+    them as before."""
+    from viewer.editing.editor import Editor
+
+    scene, pose_at, constrained, _ = cc.build("spin")
+    scene.springs.enabled = False
+    editor = Editor(scene)
+    pose_at(0.5)
+    scene.prepare()
+    on = np.array([cc.world_rotation(n) for n in constrained])
+    rests = [c.rest for c in scene.constraints]
+    editor.set_constraints(False)
+    assert not scene.constraints.enabled and "constraints off" in str(editor.status)
+    for c, rest in zip(scene.constraints, rests):
+        np.testing.assert_allclose(c.destination.rotation_quaternion, rest, atol=1e-12)
+    scene.prepare()
+    off = np.array([cc.world_rotation(n) for n in constrained])
+    assert np.abs(off - on).max() > 0.05  # the sources are turned: the constraints did something
+    for c, rest in zip(scene.constraints, rests):
+        np.testing.assert_allclose(c.destination.rotation_quaternion, rest, atol=1e-12)
+    editor.set_constraints(True)
+    assert scene.constraints.enabled and "constraints on" in str(editor.status)
+    np.testing.assert_allclose(np.array([cc.world_rotation(n) for n in constrained]), on, atol=1e-9)

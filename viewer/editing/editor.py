@@ -854,6 +854,17 @@ class Editor:
         self._refresh()  # the bones a clip moves as it has them (the reset put its rest on them)
         self.status = Status(f"springs {'on' if on else 'off'} ({len(springs)} joints)")
 
+    def set_constraints(self, on: bool) -> None:
+        """Node constraints (VRMC_node_constraint, ``scene.constraints``) on, applied every frame
+        after the motion, or off: their nodes back at their rest, or where a clip keys them. A
+        setting, as the springs are: not an undo step."""
+        constraints = self.scene.constraints
+        constraints.enabled = bool(on)
+        constraints.put_at_rest()
+        self._refresh()  # the nodes a clip moves as it has them (put_at_rest set their rest)
+        self.scene.prepare()  # on: applied to the pose as it now is
+        self.status = Status(f"node constraints {'on' if on else 'off'} ({len(constraints)})")
+
     def set_spring_chain(self, chain, stiffness=None, drag=None, gravity=None, radius=None) -> None:
         """A spring chain's numbers (its name, index, or the chain; None keeps a number), for
         every joint of it: scene.springs.set_chain. A refused value is one ViewerError and

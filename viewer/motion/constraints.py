@@ -229,6 +229,13 @@ class NodeConstraints:
         if self.constraints and self.enabled and [node.version for node in self._watched] != self._stamp:
             self.apply()
 
+    def put_at_rest(self) -> None:
+        """Every destination back at its rest rotation: the pose the constraints found (turned
+        off, the nodes show the file's pose, or a clip's where it keys them)."""
+        for constraint in self.constraints:
+            constraint.destination.assign_trs(rotation_quaternion=constraint.rest)
+        self._stamp = None
+
     def set_rest(self) -> None:
         """Take the pose the nodes hold now as every constraint's rest."""
         for constraint in self.constraints:

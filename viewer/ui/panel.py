@@ -337,6 +337,19 @@ class PosePanel:
                 imgui.set_tooltip(f"spring bones: {len(springs.chains)} chains, {len(springs)} joints swing after the "
                                   "body as the clip plays and after a bone you drag (--springs/--no-springs);\n"
                                   "their numbers: the Spring chains section")
+        constraints = editor.scene.constraints
+        if len(constraints):  # only for a model with node constraints (VRMC_node_constraint)
+            if len(springs):
+                imgui.same_line(130)
+            changed, on = imgui.checkbox("Constraints", constraints.enabled)
+            if changed:
+                editor.set_constraints(on)
+            self._record("Constraints")
+            if imgui.is_item_hovered():
+                kinds = sorted({c.kind for c in constraints})
+                imgui.set_tooltip(f"node constraints: {len(constraints)} ({', '.join(kinds)}) turn their nodes after "
+                                  "the motion, before the springs (VRMC_node_constraint);\n"
+                                  "off: the nodes as the file or the clip has them")
         # The look folds, so the sections below keep their place on a small window.
         opened = imgui.tree_node_ex("Light and tone mapping", imgui.TreeNodeFlags_.span_avail_width)
         self._record("Light and tone mapping")
