@@ -3,8 +3,8 @@ with and without shadows interleaved (so the machine's load falls on both alike)
 the pixels read back; prints the medians and their ratio (the issue asks for at most 1.3x), and
 the same for the process's CPU time per frame (llvmpipe's threads included), which other work
 on a shared machine disturbs less than the wall clock. On the 2-core machine the project runs on
-about 1.7x (1.6x of CPU time; docs/look.md says where the time goes); the machine is shared, so
-run it a few times with --frames 60 and take the median.
+about 1.7x (1.6x of CPU time; 1.8-2.0x before the mesh was skinned once for both maps: docs/look.md);
+the machine is shared, so run it a few times with --frames 40 and take the median.
 
     python scripts/bench_shadows.py [--frames N]
 """

@@ -471,64 +471,7 @@ def test_reloading_models_keeps_shadow_captures_only_for_the_meshes_drawn():
             shadows = renderer._shadow_pass
             live = {id(gpu): gpu for key, gpu in renderer._meshes.items() if not isinstance(key, tuple)}
             assert len(shadows._captures) == len(scene.meshes)
-            assert all(entry.gpu is live.get(key) for key, entry in shadows._captures.items())
+            assert all(entry[0] is live.get(key) for key, entry in shadows._captures.items())
             assert set(shadows._boxes) == {id(mesh) for mesh in scene.meshes}
             renderer.forget(scene)
         assert shadows._captures == {} and shadows._boxes == {}
-
-
-def test_the_cast_map_follows_the_picture_s_size(headless):
-    """A texel about one to two of the picture's pixels: 256 a side up to 512-pixel pictures,
-    512 above (llvmpipe pays per texel); the map drawn is the one the rule names."""
-    from viewer.render.shadows import shadow_map_size
-
-    assert [shadow_map_size(size) for size in ((256, 256), (512, 512), (513, 200), (1280, 720))] == [256, 256, 512, 512]
-    scene, camera = scene_and_camera("cesium-posed")
-    try:
-        for size, expected in (((320, 320), 256), ((600, 400), 512)):
-            headless.resize(size)
-            headless.render(scene, camera, options(key_light_direction(30.0, 45.0)))
-            assert headless.renderer._shadow_pass._last[1].maps.size == expected
-    finally:
-        headless.resize(SIZE)
-
-
-def _maps_after(headless, scene, camera, **more):
-    if headless.renderer._shadow_pass is not None:
-        headless.renderer._shadow_pass._last = None  # drawn again
-    headless.render(scene, camera, options(key_light_direction(30.0, 45.0), **more))
-    maps = headless.renderer._shadow_pass._last[1].maps
-    depth = np.frombuffer(maps.depth.read(), np.float32).reshape(maps.size, maps.size)
-    contact = np.frombuffer(maps.contact.read(), np.uint8).reshape(maps.size, maps.size)
-    return depth, contact
-
-
-def test_the_contact_and_cast_maps_share_a_framebuffer_without_touching_each_other(headless):
-    """One framebuffer (llvmpipe's one scene) holds both maps: the contact map is drawn into the
-    corner of its colour texture without writing depth, the cast map without writing colour."""
-    from viewer.render.shadows import CONTACT_MAP_SIZE
-
-    scene, camera = scene_and_camera("cesium-posed")
-    depth, contact = _maps_after(headless, scene, camera, contact_shadow=True)
-    depth_alone, contact_off = _maps_after(headless, scene, camera, contact_shadow=False)
-    assert np.array_equal(depth, depth_alone)  # the contact pass wrote no depth
-    assert (depth < 1.0).mean() > 0.05  # the character is in the cast map
-    assert contact[:CONTACT_MAP_SIZE, :CONTACT_MAP_SIZE].max() > 200  # the feet on the ground are dark
-    outside = contact.copy()
-    outside[:CONTACT_MAP_SIZE, :CONTACT_MAP_SIZE] = 0
-    assert outside.max() == 0 and contact_off.max() == 0  # the cast pass wrote no colour
-
-
-def test_the_contact_map_drawn_from_the_triangles_near_the_ground_is_the_whole_mesh_s(headless, monkeypatch):
-    """The contact map draws only the triangles with a corner below its far plane (read from the
-    captured positions): the same map as the whole mesh drawn, whose other triangles it clips."""
-    from viewer.render import shadows
-
-    for name in ("cesium-posed", "robot-morphed", "character-posed-dq"):
-        scene, camera = scene_and_camera(name)
-        _, near = _maps_after(headless, scene, camera, contact_shadow=True)
-        with monkeypatch.context() as patch:
-            patch.setattr(shadows._Capture, "near", lambda self, height: (self.vao, self.runs))
-            _, whole = _maps_after(headless, scene, camera, contact_shadow=True)
-        assert whole.max() > 200, name
-        assert np.abs(near.astype(int) - whole).max() <= 1, name

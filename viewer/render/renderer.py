@@ -283,14 +283,14 @@ class Renderer:
                            np.asarray(light.color, np.float64) * float(light.intensity), cone))
         return FrameLight(environment, options, lights, (simple, scene_lights))
 
-    def prepare_shadows(self, scene, options: RenderOptions, light: "FrameLight", size, crowd=None):
-        """With ``options.shadows``: this frame's shadow maps for a picture of ``size`` drawn and
-        added to ``light`` (viewer.render.shadows.prepare_frame); the ShadowFrame, or None."""
+    def prepare_shadows(self, scene, options: RenderOptions, light: "FrameLight", crowd=None):
+        """With ``options.shadows``: this frame's shadow maps drawn and added to ``light``
+        (viewer.render.shadows.prepare_frame); the ShadowFrame, or None."""
         if not options.shadows or not options.show_mesh:
             return None
         from .shadows import prepare_frame
 
-        return prepare_frame(self, scene, options, light, crowd, size)
+        return prepare_frame(self, scene, options, light, crowd)
 
     # --- picking -------------------------------------------------------------------------------
     def pick(self, scene, camera, size, x: float, y: float) -> MeshHit | None:
@@ -395,10 +395,10 @@ class Renderer:
         first = placed[0].scene
         light = self.frame_light(first, options)
         if len(placed) == 1 and not np.any(placed[0].offset):
-            shadow = self.prepare_shadows(first, options, light, size)
+            shadow = self.prepare_shadows(first, options, light)
         else:  # one shadow pass for the row, fitted to every model, on the shared ground
             with _ShadowRow(placed) as row:
-                shadow = self.prepare_shadows(row, options, light, size)
+                shadow = self.prepare_shadows(row, options, light)
         view, projection = self._begin_frame(camera, size, options, light, origin)
         # Each model is drawn in its own coordinates, moved by its offset in the view matrix
         # (row vectors: local @ T @ view), and lit by its own lights, as it is drawn alone.
@@ -444,7 +444,7 @@ class Renderer:
         the caller (an integer attachment is not cleared by glClear)."""
         color_target.use()
         light = self.frame_light(scene, options)
-        shadow = self.prepare_shadows(scene, options, light, size)
+        shadow = self.prepare_shadows(scene, options, light)
         view, projection = self._begin_frame(camera, size, options, light)
         label_target.use()
         self._draw_meshes(scene, view, projection, camera.position, options, light, parts, label_target)
@@ -541,7 +541,7 @@ class Renderer:
                 entry.release()
             entry = GpuCrowd(self, crowd)
             self._meshes[("crowd", id(crowd))] = entry
-        shadow = self.prepare_shadows(crowd, options, light, size, crowd=entry)
+        shadow = self.prepare_shadows(crowd, options, light, crowd=entry)
         view, projection = self._begin_frame(camera, size, options, light)
         entry.draw(view, projection, camera.position, options, light)
         if shadow is not None:
@@ -1153,10 +1153,9 @@ class GpuCrowd:
                                                                                index_element_size=4))
         return entry
 
-    def draw_shadow(self, view, projection, below: float | None = None) -> None:
+    def draw_shadow(self, view, projection, contact: bool = False) -> None:
         """The shadow pass (viewer.render.shadows): every copy in one instanced call, with the
-        skinning program built with SHADOW_PASS (``below``: the contact map's far plane, which
-        clips the rest)."""
+        skinning program built with SHADOW_PASS."""
         import moderngl
 
         self.update()

@@ -15,11 +15,8 @@ so no clip walks or jumps out of them.
   and normal-offset bias (no acne on the lit body; the ground is no caster, so it has none and
   a planted foot touches its shadow).
 
-Both maps share one framebuffer (_Maps: the cast map's depth, the contact map in the corner of
-its colour texture), so llvmpipe draws them as one scene. The ground is a shadow catcher: a quad
-at the grid's height that only darkens (black with the shadow's alpha, blended over), so the lit
-ground looks exactly as it does without shadows; its darkness is composed once a frame into a
-small map over the ground (shadow_compose.frag).
+The ground is a shadow catcher: a quad at the grid's height that only darkens (black with the
+shadow's alpha, blended over), so the lit ground looks exactly as it does without shadows.
 """
 
 from __future__ import annotations
@@ -29,8 +26,7 @@ import numpy as np
 from .materials import cull
 from .shaders import load_program
 
-SHADOW_MAP_SIZE = 512  # the cast map, for a picture over SMALL_PICTURE pixels; half that up to it
-SMALL_PICTURE = 512    # (a texel about one to two of the picture's pixels: llvmpipe pays per texel)
+SHADOW_MAP_SIZE = 512
 CONTACT_MAP_SIZE = 64
 # The ground's composed shadow (both maps read once per texel, not per screen pixel). Its texels
 # span the shadow's whole extent (several character sizes): at 64 the cast shadow's edge was
@@ -119,17 +115,11 @@ def shadow_light(options, environment, scene_lights, simple: int, suns: dict):
     return ((towards / np.linalg.norm(towards), -1), None) if np.linalg.norm(towards) > 0 else (None, None)
 
 
-def shadow_map_size(picture) -> int:
-    """The cast map's size (texels a side) for a picture of ``picture`` (width, height) pixels."""
-    return SHADOW_MAP_SIZE if max(picture) > SMALL_PICTURE else SHADOW_MAP_SIZE // 2
-
-
-def prepare_frame(renderer, scene, options, light, crowd=None, picture=(SMALL_PICTURE + 1,) * 2):
+def prepare_frame(renderer, scene, options, light, crowd=None):
     """Which light casts (shadow_light, from ``light.casters``) and this frame's shadow maps for
     ``scene`` (or a Crowd, ``crowd`` its GpuCrowd) on the renderer's ShadowPass (made on first
     use), its defines and maps added to ``light`` (a FrameLight); the ShadowFrame, or None. The
-    ground is the grid's: the rest pose's lowest point, or the crowd's first copy's. ``picture``:
-    the size of the picture drawn (shadow_map_size)."""
+    ground is the grid's: the rest pose's lowest point, or the crowd's first copy's."""
     if renderer._shadow_pass is None:
         renderer._shadow_pass = ShadowPass(renderer)
     shadows = renderer._shadow_pass
@@ -139,11 +129,10 @@ def prepare_frame(renderer, scene, options, light, crowd=None, picture=(SMALL_PI
     if crowd is None:
         if not hasattr(scene, "meshes"):
             return None
-        frame = shadows.prepare(scene, options, light, float(scene.rest_bounds[0][1]), options.contact_shadow,
-                                map_size=shadow_map_size(picture))
+        frame = shadows.prepare(scene, options, light, float(scene.rest_bounds[0][1]), options.contact_shadow)
     else:
         frame = shadows.prepare(scene, options, light, float(crowd.ground_bounds()[0][1]), options.contact_shadow,
-                                crowd=(scene, crowd), map_size=shadow_map_size(picture))
+                                crowd=(scene, crowd))
     light.shadow, light.shadow_pass = frame, shadows
     if frame is not None:
         light.defines = light.defines + frame.defines
@@ -252,8 +241,7 @@ _TO_TEXTURE = np.array([[0.5, 0, 0, 0], [0, 0.5, 0, 0], [0, 0, 0.5, 0], [0.5, 0.
 class ShadowFrame:
     """One frame's shadows, as the colour pass and the ground read them."""
 
-    def __init__(self, options, ground_y, cast_matrix, cast_light, contact_matrix, texel_world, extent, size,
-                 maps=None):
+    def __init__(self, options, ground_y, cast_matrix, cast_light, contact_matrix, texel_world, extent, size):
         self.intensity = float(options.shadow_intensity)
         self.softness = float(options.shadow_softness)
         self.ground_y = ground_y
@@ -263,7 +251,6 @@ class ShadowFrame:
         self.texel_world = texel_world        # a shadow map texel's size in world units
         self.extent = extent                  # (x0, z0, x1, z1): the ground quad
         self.size = size                      # the posed character's largest extent
-        self.maps = maps                      # the _Maps drawn (the cast map's depth, the contact map)
         self.quad = extent                    # the part of the extent drawn on screen (where it darkens; None: nowhere)
 
     @property
@@ -304,61 +291,20 @@ class _Captured:
     generator does. A closed surface's nearest face towards the light is a front face, so the
     map is the same; llvmpipe rasterises half the triangles (its cost is per triangle here)."""
 
-    def __init__(self, program, capture, world_matrix):
-        self.program, self.capture, self.world_matrix = program, capture, world_matrix
+    def __init__(self, program, vao, runs, world_matrix):
+        self.program, self.vao, self.runs, self.world_matrix = program, vao, runs, world_matrix
 
-    def draw_shadow(self, view, projection, below: float | None = None) -> None:
-        """``below``: only the triangles with a corner below that height (the contact map's
-        far plane): the contact map draws the few near the ground, not the whole mesh."""
+    def draw_shadow(self, view, projection, contact: bool = False) -> None:
         import moderngl
 
         self.program["u_view"].write(view.astype(np.float32).tobytes())
         self.program["u_projection"].write(projection.astype(np.float32).tobytes())
-        vao, runs = (self.capture.vao, self.capture.runs) if below is None else self.capture.near(below)
         ctx = self.program.ctx
-        for double_sided, first, count in runs:
+        for double_sided, first, count in self.runs:
             cull(ctx, double_sided, self.world_matrix)
-            vao.render(moderngl.TRIANGLES, vertices=count, first=first)
+            self.vao.render(moderngl.TRIANGLES, vertices=count, first=first)
         ctx.disable(moderngl.CULL_FACE)
         ctx.front_face = "ccw"
-
-
-class _Capture:
-    """What the shadow pass keeps for a GpuMesh: its captured positions (GpuMesh.skin_for_shadow)
-    and their vertex arrays, with all its triangles and with those near the ground."""
-
-    def __init__(self, program, gpu, positions):
-        ctx = program.ctx
-        self.gpu, self.positions, self.runs = gpu, positions, _runs(gpu)
-        self.triangles = np.asarray(gpu.mesh.indices, np.uint32).reshape(-1, 3)
-        self.corners = [np.ascontiguousarray(self.triangles[:, k], np.intp) for k in range(3)]
-        self.vao = ctx.vertex_array(program, [(positions, "3f", "in_position")], index_buffer=gpu.index_buffer,
-                                    index_element_size=4)
-        self.near_indices = ctx.buffer(reserve=max(self.triangles.nbytes, 4), dynamic=True)
-        self.near_vao = ctx.vertex_array(program, [(positions, "3f", "in_position")], index_buffer=self.near_indices,
-                                         index_element_size=4)
-
-    def near(self, height: float):
-        """(The vertex array, its runs) of the triangles with a corner below ``height``, read
-        from the positions captured (llvmpipe wrote them when the capture was drawn: reading
-        them waits for nothing; llvmpipe pays per triangle drawn)."""
-        low = np.frombuffer(self.positions.read(), np.float32)[1::3] < height
-        first, second, third = self.corners
-        kept = low[first] | low[second] | low[third]
-        runs, chosen = [], []
-        for double_sided, first, count in self.runs:
-            rows = np.flatnonzero(kept[first // 3:(first + count) // 3]) + first // 3
-            if len(rows):
-                start = runs[-1][1] + runs[-1][2] if runs else 0
-                runs.append((double_sided, start, 3 * len(rows)))
-                chosen.append(self.triangles[rows])
-        if chosen:
-            self.near_indices.write(np.concatenate(chosen).tobytes())
-        return self.near_vao, runs
-
-    def release(self) -> None:
-        for resource in (self.vao, self.near_vao, self.near_indices):
-            resource.release()
 
 
 def _runs(gpu) -> list:
@@ -374,69 +320,53 @@ def _runs(gpu) -> list:
     return [tuple(run) for run in runs]
 
 
-class _Maps:
-    """The cast map (a depth texture ``size`` texels a side) and the contact map (the corner,
-    CONTACT_MAP_SIZE a side, of a colour texture as large) in one framebuffer: llvmpipe draws
-    them as one scene, and the compose pass waits for one scene, not two."""
-
-    def __init__(self, ctx, size: int):
-        self.size = size
-        self.depth = ctx.depth_texture((size, size))
-        self.depth.compare_func = "<="  # sampler2DShadow: lit where the point is no deeper than the map
-        self.depth.filter = (ctx.LINEAR, ctx.LINEAR)  # a 2x2 compare per tap
-        self.contact = ctx.texture((size, size), 1, dtype="f1")
-        self.contact.filter = (ctx.LINEAR, ctx.LINEAR)
-        for texture in (self.depth, self.contact):
-            texture.repeat_x = texture.repeat_y = False
-        self.target = ctx.framebuffer(color_attachments=[self.contact], depth_attachment=self.depth)
-
-    def release(self) -> None:
-        for resource in (self.target, self.depth, self.contact):
-            resource.release()
-
-
 class ShadowPass:
     """One per renderer: the maps, their framebuffers and the ground's program."""
 
     def __init__(self, renderer):
         self.renderer = renderer
         ctx = renderer.ctx
-        self._cast_maps: dict = {}  # size: _Maps, made when first drawn
+        self.depth = ctx.depth_texture((SHADOW_MAP_SIZE,) * 2)
+        self.depth.compare_func = "<="  # sampler2DShadow: lit where the point is no deeper than the map
+        self.depth.filter = (ctx.LINEAR, ctx.LINEAR)  # a 2x2 compare per tap
+        self.depth.repeat_x = self.depth.repeat_y = False
+        self.cast_target = ctx.framebuffer(depth_attachment=self.depth)
+        self.contact = ctx.texture((CONTACT_MAP_SIZE,) * 2, 1, dtype="f1")
+        self.contact_depth = ctx.depth_renderbuffer((CONTACT_MAP_SIZE,) * 2)
+        self.contact_target = ctx.framebuffer(color_attachments=[self.contact], depth_attachment=self.contact_depth)
         self.ground = load_program(ctx, "shadow_ground.vert", "shadow_ground.frag")
         self.ground_vao = ctx.vertex_array(self.ground, [])
         self.ground_map = ctx.texture((GROUND_TEXTURE_SIZE,) * 2, 1, dtype="f1")
         self.ground_target = ctx.framebuffer(color_attachments=[self.ground_map])
         self.ground_target.clear(0.0, 0.0, 0.0, 0.0)
-        self.ground_map.filter = (ctx.LINEAR, ctx.LINEAR)
-        self.ground_map.repeat_x = self.ground_map.repeat_y = False
+        for texture in (self.contact, self.ground_map):
+            texture.filter = (ctx.LINEAR, ctx.LINEAR)
+            texture.repeat_x = texture.repeat_y = False
         self.compose = load_program(ctx, "background.vert", "shadow_compose.frag")
         self.compose_vao = ctx.vertex_array(self.compose, [])
         self.world = load_program(ctx, "shadow_world.vert", "shadow.frag")
         renderer_name = str(ctx.info.get("GL_RENDERER", "")).lower()
         self.software = any(name in renderer_name for name in ("llvmpipe", "softpipe", "swiftshader"))
-        # id(GpuMesh): its _Capture; an entry goes with its GpuMesh (forget, called by
-        # GpuMesh.release), so reloading models does not pile them up
+        # id(GpuMesh): (it, its captured positions, their vertex array, _runs); an entry goes with
+        # its GpuMesh (forget, called by GpuMesh.release), so reloading models does not pile them up
         self._captures: dict = {}
         self._boxes: dict = {}
         self.suns: dict = {}  # (environment file, rotation): the direction towards its sun, or None
         self._last = None  # (the state the maps were drawn for, its ShadowFrame)
 
     def release(self) -> None:
-        for capture in self._captures.values():
-            capture.release()
-        for maps in self._cast_maps.values():
-            maps.release()
-        for resource in (self.ground_vao, self.ground,
-                         self.ground_target, self.ground_map, self.compose_vao, self.compose, self.world):
+        for resource in (self.cast_target, self.depth, self.contact_target, self.contact, self.contact_depth,
+                         self.ground_vao, self.ground, self.ground_target, self.ground_map, self.compose_vao,
+                         self.compose, *(entry[2] for entry in self._captures.values()), self.world):
             resource.release()
 
     def forget(self, gpu) -> None:
         """Drop what this pass keeps for a GpuMesh being released: its capture's vertex array and
         its mesh's bone boxes (the Mesh itself is no longer held)."""
-        capture = self._captures.get(id(gpu))
-        if capture is not None and capture.gpu is gpu:
+        entry = self._captures.get(id(gpu))
+        if entry is not None and entry[0] is gpu:
             del self._captures[id(gpu)]
-            capture.release()
+            entry[2].release()
         boxes = self._boxes.get(id(gpu.mesh))
         if boxes is not None and boxes[0] is gpu.mesh:
             del self._boxes[id(gpu.mesh)]
@@ -446,12 +376,14 @@ class ShadowPass:
         """A GpuMesh skinned once for this frame's maps (GpuMesh.skin_for_shadow): the maps draw
         its captured world positions, not the skinning shader again (llvmpipe skins on one core)."""
         positions = gpu.skin_for_shadow()
-        capture = self._captures.get(id(gpu))
-        if capture is None or capture.gpu is not gpu or capture.positions is not positions:
-            if capture is not None:
-                capture.release()
-            capture = self._captures[id(gpu)] = _Capture(self.world, gpu, positions)
-        return _Captured(self.world, capture, gpu.mesh.world_matrix)
+        entry = self._captures.get(id(gpu))
+        if entry is None or entry[0] is not gpu or entry[1] is not positions:
+            if entry is not None:
+                entry[2].release()
+            vao = self.renderer.ctx.vertex_array(self.world, [(positions, "3f", "in_position")],
+                                                 index_buffer=gpu.index_buffer, index_element_size=4)
+            entry = self._captures[id(gpu)] = (gpu, positions, vao, _runs(gpu))
+        return _Captured(self.world, entry[2], entry[3], gpu.mesh.world_matrix)
 
     # --- fitting ---------------------------------------------------------------------------------
     def _mesh_boxes(self, mesh) -> _MeshBoxes:
@@ -478,17 +410,10 @@ class ShadowPass:
         return np.min([low for low, _ in found], axis=0), np.max([high for _, high in found], axis=0)
 
     # --- the pass --------------------------------------------------------------------------------
-    def maps(self, size: int) -> "_Maps":
-        """The maps of a cast map ``size`` texels a side."""
-        if size not in self._cast_maps:
-            self._cast_maps[size] = _Maps(self.renderer.ctx, size)
-        return self._cast_maps[size]
-
-    def prepare(self, scene, options, light, ground_y: float, contact: bool = True, crowd=None,
-                map_size: int = SHADOW_MAP_SIZE) -> ShadowFrame | None:
+    def prepare(self, scene, options, light, ground_y: float, contact: bool = True, crowd=None) -> ShadowFrame | None:
         """Draw this frame's maps (the bound framebuffer and viewport are bound again after);
         None when there is nothing to shadow. ``crowd``: (Crowd, its GpuCrowd) drawn instead of
-        ``scene``'s meshes; ``map_size``: the cast map's (shadow_map_size)."""
+        ``scene``'s meshes."""
         import moderngl
 
         if crowd is None:
@@ -497,7 +422,6 @@ class ShadowPass:
             state = _state(scene, options, light, ground_y, contact, None)
             state.append((id(crowd[0]), crowd[0].mesh.skinning, np.array(crowd[0].group.get_transform_matrices(), copy=True),
                           np.array(crowd[0].world_matrices, copy=True)))
-        state.append(map_size)
         if self._last is not None and _same(self._last[0], state):
             return self._last[1]
         self._last = None
@@ -514,9 +438,6 @@ class ShadowPass:
         extent_points = [corners[:, [0, 2]]]
         cast_matrix = contact_matrix = None
         texel_world = 0.0
-        maps = self.maps(map_size)
-        maps.target.use()
-        maps.target.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
         if crowd is None:
             meshes = [self._captured(self.renderer.gpu_mesh(mesh)) for mesh in scene.meshes]
         else:
@@ -545,8 +466,8 @@ class ShadowPass:
                 fov = min(2.0 * float(outer), 2.0 * np.arctan(float(spread.max()) * 1.05), np.radians(160.0))
                 view = look_matrix(basis, position)
                 projection = perspective(fov, near, far)
-                texel_world = 2.0 * np.tan(fov / 2.0) * float(np.median(depth)) / map_size
-                self._draw_cast(maps, meshes, view, projection)
+                texel_world = 2.0 * np.tan(fov / 2.0) * float(np.median(depth)) / SHADOW_MAP_SIZE
+                self._draw_cast(meshes, view, projection)
                 cast_matrix = view @ projection @ _TO_TEXTURE
             elif light.shadow_direction is not None:
                 towards, cast_light = light.shadow_direction
@@ -567,17 +488,17 @@ class ShadowPass:
                 near, far = -reach[:, 2].max() - margin, -reach[:, 2].min() + margin
                 view = look_matrix(basis, np.zeros(3))
                 projection = ortho(x0, x1, y0, y1, near, far)
-                texel_world = max(x1 - x0, y1 - y0) / map_size
-                self._draw_cast(maps, meshes, view, projection)
+                texel_world = max(x1 - x0, y1 - y0) / SHADOW_MAP_SIZE
+                self._draw_cast(meshes, view, projection)
                 cast_matrix = view @ projection @ _TO_TEXTURE
             if contact:
-                contact_matrix = self._contact(maps, meshes, low, high, size, ground_y, options)
+                contact_matrix = self._contact(meshes, low, high, size, ground_y, options)
             points = np.concatenate(extent_points)
             pad = 0.02 * size + 3.0 * max(options.shadow_softness, 0.02) * BLUR * size  # the blur's reach
             extent = (*(points.min(axis=0) - pad), *(points.max(axis=0) + pad))
             frame = ShadowFrame(options, ground_y, cast_matrix,
                                 light.shadow_direction[1] if cast_matrix is not None else 0, contact_matrix,
-                                texel_world, extent, size, maps)
+                                texel_world, extent, size)
             self._compose(frame)
             if self.software:
                 frame.quad = self._darkened(frame)
@@ -601,8 +522,8 @@ class ShadowPass:
         program["u_has_cast"].value = frame.cast_matrix is not None
         program["u_contact_map"].value = CONTACT_UNIT
         program["u_shadow_map"].value = SHADOW_UNIT
-        frame.maps.contact.use(location=CONTACT_UNIT)
-        frame.maps.depth.use(location=SHADOW_UNIT)
+        self.contact.use(location=CONTACT_UNIT)
+        self.depth.use(location=SHADOW_UNIT)
         identity = np.eye(4)
         for name, matrix in (("u_contact_matrix", frame.contact_matrix), ("u_shadow_matrix", frame.cast_matrix)):
             program[name].write((identity if matrix is None else matrix).astype(np.float32).tobytes())
@@ -634,26 +555,17 @@ class ShadowPass:
         x0, z0, x1, z1 = frame.extent
         return (x0 + u0 * (x1 - x0), z0 + v0 * (z1 - z0), x0 + u1 * (x1 - x0), z0 + v1 * (z1 - z0))
 
-    def _draw_cast(self, maps: "_Maps", meshes, view, projection) -> None:
+    def _draw_cast(self, meshes, view, projection) -> None:
         ctx = self.renderer.ctx
-        # Depth only: the contact map shares the framebuffer (moderngl sets a framebuffer's
-        # colour mask when it is bound, so it is bound again).
-        maps.target.color_mask = (False,) * 4
-        maps.target.use()
-        ctx.viewport = (0, 0, maps.size, maps.size)
+        self.cast_target.use()
+        self.cast_target.clear(depth=1.0)
         ctx.polygon_offset = (2.0, 4.0)  # slope-scaled bias against acne on the lit body
         for gpu in meshes:
             gpu.draw_shadow(view, projection)
         ctx.polygon_offset = (0.0, 0.0)
-        maps.target.color_mask = (True,) * 4
-        maps.target.use()
 
-    def _contact(self, maps: "_Maps", meshes, low, high, size, ground_y, options):
-        """The contact map: drawn from below (the compose pass blurs it by the softness), into
-        the corner of the maps' colour texture, the darkest (lowest) surface kept by blending
-        (max), not by a depth test: the cast map's depth is there."""
-        import moderngl
-
+    def _contact(self, meshes, low, high, size, ground_y, options):
+        """The contact map: drawn from below (the compose pass blurs it by the softness)."""
         pad = 3.0 * max(options.shadow_softness, 0.02) * BLUR * size + 0.02 * size  # the blur's reach
         x0, z0, x1, z1 = low[0] - pad, low[2] - pad, high[0] + pad, high[2] + pad
         half = max(x1 - x0, z1 - z0) / 2.0
@@ -663,31 +575,21 @@ class ShadowPass:
         view = look_matrix(basis, (cx, ground_y, cz))
         fade = max(CONTACT_FADE * (high[1] - ground_y), 1e-4)
         projection = ortho(-half, half, -half, half, 0.0, fade)
-        ctx = self.renderer.ctx
-        ctx.viewport = (0, 0, CONTACT_MAP_SIZE, CONTACT_MAP_SIZE)
-        ctx.disable(moderngl.DEPTH_TEST)
-        ctx.enable(moderngl.BLEND)
-        ctx.blend_func, ctx.blend_equation = (moderngl.ONE, moderngl.ONE), moderngl.MAX
-        maps.target.depth_mask = False
-        below = ground_y + fade if self.software else None  # a GPU draws them all faster than it reads them back
+        target = self.contact_target
+        target.use()
+        target.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
         for gpu in meshes:
-            gpu.draw_shadow(view, projection, below=below)
-        maps.target.depth_mask = True
-        ctx.blend_equation = moderngl.FUNC_ADD
-        ctx.disable(moderngl.BLEND)
-        ctx.enable(moderngl.DEPTH_TEST)
-        scale = CONTACT_MAP_SIZE / maps.size  # world (x, z) -> the map's (u, v), row-vector: its corner of the texture
-        to_map = np.zeros((4, 4))
-        to_map[0, 0] = to_map[2, 1] = scale / (2.0 * half)
-        to_map[3, 0], to_map[3, 1] = scale * (0.5 - cx / (2.0 * half)), scale * (0.5 - cz / (2.0 * half))
-        to_map[3, 3] = 1.0
+            gpu.draw_shadow(view, projection, contact=True)
+        to_map = np.zeros((4, 4))  # world (x, z) -> the map's (u, v) in 0..1, row-vector
+        to_map[0, 0] = to_map[2, 1] = 1.0 / (2.0 * half)
+        to_map[3, 0], to_map[3, 1], to_map[3, 3] = 0.5 - cx / (2.0 * half), 0.5 - cz / (2.0 * half), 1.0
         return to_map
 
     def use(self, program, frame: ShadowFrame) -> None:
         """The cast map into a colour-pass program built with SHADOWS."""
         if frame is None or frame.cast_matrix is None or "u_shadow_map" not in program:
             return
-        frame.maps.depth.use(location=SHADOW_UNIT)
+        self.depth.use(location=SHADOW_UNIT)
         program["u_shadow_map"].value = SHADOW_UNIT
         program["u_shadow_matrix"].write(frame.cast_matrix.astype(np.float32).tobytes())
         program["u_shadow_intensity"].value = frame.intensity
