@@ -227,3 +227,35 @@ def test_a_chain_added_from_the_notebooks_thread_while_a_clip_plays_is_added_on_
         spring_module.springs_of, spring_module.SpringBones.add_chain = springs_of, add_chain
         stop.set()
         v.close()
+
+
+def test_node_constraints_turn_off_and_on_and_a_model_without_them_refuses_them():
+    from constraints_cases import AVATAR, DATA
+
+    v = Viewer(str(DATA / AVATAR), size=SIZE, skeleton=False, grid=False, shadows=False, springs=False)
+    try:
+        assert v.constraints is True
+        def turn_sources(editor):  # every source turned: every constraint turns its node
+            for constraint in editor.scene.constraints:
+                constraint.source.assign_trs(rotation_quaternion=np.array([0.0, 0.0, 0.5, 0.866]))
+        v.edit(turn_sources)
+        on = v.snapshot()
+        v.constraints = False
+        assert v.constraints is False
+        off = v.snapshot()
+        assert differing(on, off) > 20  # the constrained nodes (the head, the neck, ...) moved back
+        v.constraints = True
+        assert np.array_equal(v.snapshot(), on)
+        with pytest.raises(ViewerError, match="^constraints must be True or False, got 1$"):
+            v.constraints = 1
+    finally:
+        v.close()
+    fox = Viewer(FOX, size=SIZE)
+    try:
+        assert fox.constraints is True  # none to apply, on as the scene has them
+        with pytest.raises(ViewerError, match=r"^constraints: this model has no node constraints"):
+            fox.constraints = True
+        fox.constraints = False
+        assert fox.constraints is False
+    finally:
+        fox.close()

@@ -225,6 +225,19 @@ class Viewer(RemoteFrameBuffer):
         self.edit(lambda editor: editor.reset_springs())
 
     @property
+    def constraints(self) -> bool:
+        """Whether the node constraints (VRMC_node_constraint: ``scene.constraints``) turn their
+        nodes after the motion; False puts those nodes at their rest, or where the clip keys them.
+        Settable; True on a model without them is refused."""
+        return self._gl.call(lambda: bool(self._editor.scene.constraints.enabled))
+
+    @constraints.setter
+    def constraints(self, on) -> None:
+        if not isinstance(on, bool):
+            raise ViewerError(f"constraints must be True or False, got {on!r}")
+        self.edit(lambda editor: _set_constraints(editor, on))
+
+    @property
     def mixer(self):
         """The scene's animation mixer (viewer.motion; docs/mixing.md), as a script uses it:
         ``v.mixer.action("Walking").weight = 0.5``, ``v.mixer.layers[0].mute = True``. Each call
@@ -602,6 +615,12 @@ def _set_springs(editor, on: bool) -> None:
     if on and not len(editor.scene.springs):
         raise ViewerError("springs: this model has no spring chains (v.add_spring_chain(BONE, ...) adds one)")
     editor.set_springs(on)
+
+
+def _set_constraints(editor, on: bool) -> None:
+    if on and not len(editor.scene.constraints):
+        raise ViewerError("constraints: this model has no node constraints (VRMC_node_constraint)")
+    editor.set_constraints(on)
 
 
 def _camera_description(value) -> CameraDescription:
