@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..errors import ViewerError
+from ..model.transforms import determinant3, quaternion_from_rotation_matrix_one
 
 ROLL_AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 AIM_AXES = {"PositiveX": (1.0, 0.0, 0.0), "NegativeX": (-1.0, 0.0, 0.0), "PositiveY": (0.0, 1.0, 0.0),
@@ -83,30 +86,15 @@ def _slerp(a, b, t: float) -> tuple:
 
 def _rotation_of(world) -> tuple:
     """The rotation of a world matrix (ours: row vectors, so its rows are three.js's columns),
-    its scale taken out (three.js Matrix4.decompose)."""
-    (a, b, c), (d, e, f), (g, h, i) = world[0, :3].tolist(), world[1, :3].tolist(), world[2, :3].tolist()
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    its scale taken out as three.js's Matrix4.decompose does (a mirror flips x)."""
+    rows = world[:3, :3]
+    det = float(determinant3(rows))
     if det == 0:
         return (0.0, 0.0, 0.0, 1.0)
-    sx, sy, sz = math.sqrt(a * a + b * b + c * c), math.sqrt(d * d + e * e + f * f), math.sqrt(g * g + h * h + i * i)
+    scales = [math.sqrt(float(row @ row)) for row in rows]
     if det < 0:
-        sx = -sx
-    # three.js's m11 m12 m13 / m21 ... (row, column) of the column-vector matrix
-    m11, m21, m31 = a / sx, b / sx, c / sx
-    m12, m22, m32 = d / sy, e / sy, f / sy
-    m13, m23, m33 = g / sz, h / sz, i / sz
-    trace = m11 + m22 + m33
-    if trace > 0:
-        s = 0.5 / math.sqrt(trace + 1.0)
-        return ((m32 - m23) * s, (m13 - m31) * s, (m21 - m12) * s, 0.25 / s)
-    if m11 > m22 and m11 > m33:
-        s = 2.0 * math.sqrt(1.0 + m11 - m22 - m33)
-        return (0.25 * s, (m12 + m21) / s, (m13 + m31) / s, (m32 - m23) / s)
-    if m22 > m33:
-        s = 2.0 * math.sqrt(1.0 + m22 - m11 - m33)
-        return ((m12 + m21) / s, 0.25 * s, (m23 + m32) / s, (m13 - m31) / s)
-    s = 2.0 * math.sqrt(1.0 + m33 - m11 - m22)
-    return ((m13 + m31) / s, (m23 + m32) / s, 0.25 * s, (m21 - m12) / s)
+        scales[0] = -scales[0]
+    return tuple(quaternion_from_rotation_matrix_one(rows / np.array(scales)[:, None]).tolist())
 
 
 def _position(node) -> tuple:

@@ -9,6 +9,7 @@ other material slots, ENVIRONMENT_UNIT and up the environment's (viewer.render.e
 from __future__ import annotations
 
 import enum
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -158,3 +159,17 @@ def cull(ctx, double_sided: bool, world_matrix) -> None:
     else:
         ctx.enable(moderngl.CULL_FACE)
         ctx.front_face = "cw" if np.linalg.det(np.asarray(world_matrix, np.float64)[:3, :3]) < 0 else "ccw"
+
+
+@contextmanager
+def no_depth_writes(ctx):
+    """Depth test kept, depth writes off while inside (Babylon.js writes no depth for an
+    alpha-blended draw). moderngl keeps the depth mask on each framebuffer, set on the bound
+    one (``ctx.fbo``: the window's or an offscreen one); a Context has no depth_mask, and
+    setting one there changes nothing."""
+    target = ctx.fbo
+    target.depth_mask = False
+    try:
+        yield
+    finally:
+        target.depth_mask = True

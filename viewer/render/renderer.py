@@ -13,7 +13,6 @@ every line of drawing code.
 from __future__ import annotations
 
 import enum
-from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -25,7 +24,7 @@ from ..model.placed import PlacedScenes
 from ..model.weights import joint_row, triangle_bone
 from ..options import Axes, Paint, RenderOptions
 from .geometry import bone_axes, ground_grid, marker_overlay, skeleton_overlay
-from .materials import ENVIRONMENT_UNIT, GpuMaterial, cull, set_sampler_units
+from .materials import ENVIRONMENT_UNIT, GpuMaterial, cull, no_depth_writes, set_sampler_units
 from .paint import paint_colors
 from .shaders import load_program
 from .tonemap import set_tone_mapping, tone_mapping_code
@@ -286,7 +285,7 @@ class Renderer:
     def prepare_shadows(self, scene, options: RenderOptions, light: "FrameLight", crowd=None):
         """With ``options.shadows``: this frame's shadow maps drawn and added to ``light``
         (viewer.render.shadows.prepare_frame); the ShadowFrame, or None."""
-        if not options.shadows or not options.show_mesh:
+        if not casts_shadows(options):
             return None
         from .shadows import prepare_frame
 
@@ -394,11 +393,13 @@ class Renderer:
         placed = PlacedScenes.of(scene)  # one model is a list of one
         first = placed[0].scene
         light = self.frame_light(first, options)
-        if len(placed) == 1 and not np.any(placed[0].offset):
+        row = len(placed) > 1 or bool(np.any(placed[0].offset))
+        shadow = None
+        if not row:
             shadow = self.prepare_shadows(first, options, light)
-        else:  # one shadow pass for the row, fitted to every model, on the shared ground
-            with _ShadowRow(placed) as row:
-                shadow = self.prepare_shadows(row, options, light)
+        elif casts_shadows(options):  # one shadow pass for the row, fitted to every model, on the shared ground
+            with _ShadowRow(placed) as moved:
+                shadow = self.prepare_shadows(moved, options, light)
         view, projection = self._begin_frame(camera, size, options, light, origin)
         # Each model is drawn in its own coordinates, moved by its offset in the view matrix
         # (row vectors: local @ T @ view), and lit by its own lights, as it is drawn alone.
@@ -406,7 +407,7 @@ class Renderer:
                  for item in placed]
         for item, (model, model_view, eye) in zip(placed, views):
             model_light = light if model is first else self.frame_light(model, options)
-            if len(placed) > 1 or np.any(item.offset):
+            if row:
                 model_light = placed_shadow(model_light, light, item.offset)
             self._draw_meshes(model, model_view, projection, eye, options, model_light)
         if shadow is not None:
@@ -618,6 +619,11 @@ class Renderer:
         return self._grid_vertices
 
 
+def casts_shadows(options: RenderOptions) -> bool:
+    """Whether a frame with ``options`` draws shadows (the mesh shown and shadows on)."""
+    return bool(options.shadows and options.show_mesh)
+
+
 def placed_view(view, offset) -> np.ndarray:
     """The view matrix of a model drawn at ``offset`` (row vectors: translate, then view)."""
     if not np.any(offset):
@@ -665,13 +671,11 @@ def placed_shadow(model_light: "FrameLight", row_light: "FrameLight", offset) ->
     import copy
 
     shadow = row_light.shadow
-    if shadow is None or shadow.cast_matrix is None:
+    if shadow is None or shadow.cast_matrix is None or (model_light is row_light and not np.any(offset)):
         return model_light
     own = copy.copy(shadow)
     own.cast_matrix = placed_view(shadow.cast_matrix, offset)
     if model_light is row_light:
-        if not np.any(offset):
-            return row_light
         model_light = copy.copy(row_light)  # its defines already read the map
         model_light.shadow = own
         return model_light
@@ -741,20 +745,6 @@ def set_frame_uniforms(program, view, projection, camera_position, light: FrameL
         for offset, name in enumerate(("u_env_specular", "u_env_brdf")):
             if name in program:
                 program[name].value = ENVIRONMENT_UNIT + offset
-
-
-@contextmanager
-def no_depth_writes(ctx):
-    """Depth test kept, depth writes off while inside (Babylon.js writes no depth for an
-    alpha-blended draw). moderngl keeps the depth mask on each framebuffer, set on the bound
-    one (``ctx.fbo``: the window's or an offscreen one); a Context has no depth_mask, and
-    setting one there changes nothing."""
-    target = ctx.fbo
-    target.depth_mask = False
-    try:
-        yield
-    finally:
-        target.depth_mask = True
 
 
 def submesh_materials(ctx, mesh, textures: dict) -> list:
@@ -1186,25 +1176,28 @@ class GpuCrowd:
         self.update(self.back_to_front(view) if self.blended else None)
         ctx = self.renderer.ctx
         self.bone_texture.use(location=1)
-        order = sorted(range(len(self.materials)), key=lambda index: self.materials[index].blend)
-        target = ctx.fbo  # a Context has no depth_mask: the bound framebuffer's (no_depth_writes)
-        try:
-            for index in order:
-                submesh, material = self.mesh.submeshes[index], self.materials[index]
-                program, vao = self.build(index, light)
-                set_frame_uniforms(program, view, projection, camera_position, light)
-                program["u_bone_texture"].value = 1
-                program["u_flat_color"].value = False
-                material.use(program)
-                cull(ctx, material.double_sided, self.mesh.world_matrix)
-                if material.blend:  # depth tested, not written, as the single mesh's blended parts
-                    ctx.enable(moderngl.BLEND)
-                    ctx.blend_func = OVER
-                    target.depth_mask = False
-                vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index,
-                           instances=self.instances)
-        finally:
-            target.depth_mask = True
+
+        def one_submesh(index) -> None:
+            submesh, material = self.mesh.submeshes[index], self.materials[index]
+            program, vao = self.build(index, light)
+            set_frame_uniforms(program, view, projection, camera_position, light)
+            program["u_bone_texture"].value = 1
+            program["u_flat_color"].value = False
+            material.use(program)
+            cull(ctx, material.double_sided, self.mesh.world_matrix)
+            vao.render(moderngl.TRIANGLES, vertices=submesh.index_count, first=submesh.first_index,
+                       instances=self.instances)
+
+        blended = [index for index, material in enumerate(self.materials) if material.blend]
+        for index, material in enumerate(self.materials):
+            if not material.blend:
+                one_submesh(index)
+        if blended:  # depth tested, not written, as the single mesh's blended parts
+            ctx.enable(moderngl.BLEND)
+            ctx.blend_func = OVER
+            with no_depth_writes(ctx):
+                for index in blended:
+                    one_submesh(index)
         ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
 
     def release(self) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .materials import cull
+from .materials import cull, no_depth_writes
 from .shaders import load_program
 
 SHADOW_MAP_SIZE = 512
@@ -618,8 +618,6 @@ class ShadowPass:
         ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
         ctx.disable(moderngl.CULL_FACE)
         ctx.blend_func = (0x0302, 0x0303, 0x0001, 0x0303)  # over
-        target = ctx.fbo  # depth writes are the framebuffer's in moderngl: the grid drawn next stays seen
-        target.depth_mask = False
-        self.ground_vao.render(moderngl.TRIANGLES, vertices=6)
-        target.depth_mask = True
+        with no_depth_writes(ctx):  # the grid drawn next stays seen
+            self.ground_vao.render(moderngl.TRIANGLES, vertices=6)
         ctx.disable(moderngl.BLEND)
