@@ -27,7 +27,7 @@ def read_constraints(file, scene, nodes) -> None:
         return
     from ..motion.constraints import NodeConstraints
 
-    made = NodeConstraints(scene)
+    made = NodeConstraints()
     try:
         for index, spec in sorted(specs.items()):
             version = spec.get("specVersion") if isinstance(spec, dict) else None

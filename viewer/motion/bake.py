@@ -23,24 +23,24 @@ def bakes_springs(scene, springs=None) -> bool:
     """Whether ``bake(scene, springs=springs)`` bakes the spring bones: ``springs=None`` (the
     default) where the scene has chains and they are on (``scene.springs.enabled``: the
     window's and the notebook's toggle, ``--no-springs``), True or False to say."""
-    if springs is not None and not isinstance(springs, (bool, np.bool_)):
-        raise ViewerError(f"bake: springs must be True, False or None (the scene's choice), got {springs!r}")
-    chains = scene.__dict__.get("_springs")  # none made yet: the scene has none
-    if chains is None or not len(chains):
-        return False
-    return bool(chains.enabled if springs is None else springs)
+    return _baked(scene.__dict__.get("_springs"), springs, "springs")
 
 
 def bakes_constraints(scene, constraints=None) -> bool:
     """Whether ``bake(scene, constraints=constraints)`` bakes the node constraints
     (VRMC_node_constraint, ``scene.constraints``): ``constraints=None`` (the default) where the
     scene has some and they are on (``scene.constraints.enabled``), True or False to say."""
-    if constraints is not None and not isinstance(constraints, (bool, np.bool_)):
-        raise ViewerError(f"bake: constraints must be True, False or None (the scene's choice), got {constraints!r}")
-    made = scene.__dict__.get("_constraints")  # none made yet: the scene has none
+    return _baked(scene.__dict__.get("_constraints"), constraints, "constraints")
+
+
+def _baked(made, choice, what: str) -> bool:
+    """Whether the scene's springs or constraints (``made``; None when none were made yet: the
+    scene has none) are baked: ``choice`` True or False, or None for whether they are on."""
+    if choice is not None and not isinstance(choice, (bool, np.bool_)):
+        raise ViewerError(f"bake: {what} must be True, False or None (the scene's choice), got {choice!r}")
     if made is None or not len(made):
         return False
-    return bool(made.enabled if constraints is None else constraints)
+    return bool(made.enabled if choice is None else choice)
 
 
 def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", springs=None,
@@ -114,15 +114,13 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", spring
                         d |= w
                 morph |= written[1]
         times = np.arange(frames) / fps
-        if swing:  # every spring joint keyed, whether the mix drives it or not
-            for joint in chains.joints:
-                if layout.has(joint.bone) and layout.row(joint.bone) < len(driven[1]):
-                    driven[1][layout.row(joint.bone)] = True
-        if constrain:  # every constrained node keyed: a constraint's motion is its own
-            for constraint in made:
-                node = constraint.destination
-                if layout.has(node) and layout.row(node) < len(driven[1]):
-                    driven[1][layout.row(node)] = True
+        # Every spring joint and constrained node keyed, whether the mix drives it or not: their
+        # motion is their own.
+        keyed = ([joint.bone for joint in chains.joints] if swing else []) + \
+            ([constraint.destination for constraint in made] if constrain else [])
+        for node in keyed:
+            if layout.has(node) and layout.row(node) < len(driven[1]):
+                driven[1][layout.row(node)] = True
         channels = []
         for target, row in layout.targets.values():
             for k, path in enumerate(("translation", "rotation", "scale")):
@@ -140,7 +138,7 @@ def bake(scene, fps: float = 30, start=None, end=None, name: str = "mix", spring
             chains.put_back(held_springs)
         if made is not None:
             made.enabled = held_constraints
-            made._stamp = None  # the pose put back: the next frame applies them again
+            made.unsettle()  # the pose put back: the next frame applies them again
         layout = mixer.layout
         every = tuple(np.ones(layout.rows, dtype=bool) for _ in range(3))
         if len(before[0]) == layout.rows:

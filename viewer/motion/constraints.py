@@ -167,8 +167,7 @@ class Constraint:
 class NodeConstraints:
     """A scene's node constraints (``scene.constraints``): ``apply()`` writes every destination."""
 
-    def __init__(self, scene=None):
-        self._scene = scene
+    def __init__(self):
         self.constraints: list[Constraint] = []
         self.enabled = True
         self._order: list[Constraint] | None = None
@@ -217,18 +216,16 @@ class NodeConstraints:
         if self.constraints and self.enabled and [node.version for node in self._watched] != self._stamp:
             self.apply()
 
+    def unsettle(self) -> None:
+        """The next ``apply_if_changed()`` applies them whatever changed (the pose was put back)."""
+        self._stamp = None
+
     def put_at_rest(self) -> None:
         """Every destination back at its rest rotation: the pose the constraints found (turned
         off, the nodes show the file's pose, or a clip's where it keys them)."""
         for constraint in self.constraints:
             constraint.destination.assign_trs(rotation_quaternion=constraint.rest)
-        self._stamp = None
-
-    def set_rest(self) -> None:
-        """Take the pose the nodes hold now as every constraint's rest."""
-        for constraint in self.constraints:
-            constraint.set_rest()
-        self._stamp = None
+        self.unsettle()
 
     def describe(self) -> list[dict]:
         """One entry per constraint (what ``info`` lists)."""
@@ -270,5 +267,5 @@ def _ordered(constraints: list[Constraint]) -> list[Constraint]:
 def constraints_of(scene) -> NodeConstraints:
     constraints = scene.__dict__.get("_constraints")
     if constraints is None:
-        constraints = scene._constraints = NodeConstraints(scene)
+        constraints = scene._constraints = NodeConstraints()
     return constraints

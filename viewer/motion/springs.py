@@ -171,6 +171,7 @@ class SpringBones:
         self._kids = None
         self._plan = None
         self._held = set()  # id(node) of joints the user holds (grab())
+        self._carry = 0.0  # tick()'s time not yet stepped (less than one fixed step)
 
     def __len__(self) -> int:
         return len(self.joints)
@@ -469,7 +470,7 @@ class SpringBones:
         number of steps taken."""
         if not self.joints or not self.enabled:
             return 0
-        self._carry = getattr(self, "_carry", 0.0) + max(0.0, float(seconds))
+        self._carry += max(0.0, float(seconds))
         count = min(int(self._carry / step + 1e-9), 10)  # a stall does not freeze the window
         self._carry = 0.0 if count == 10 else self._carry - count * step
         for _ in range(count):
@@ -513,8 +514,7 @@ class SpringBones:
     def hold(self):
         """What the springs hold now (every joint's tail and previous tail, whether they are on,
         where advance_to stands): ``put_back(held)`` returns to it (a bake leaves them as found)."""
-        return ([(np.array(j.tail), np.array(j.prev)) for j in self.joints], self.enabled, self._time,
-                getattr(self, "_carry", 0.0))
+        return ([(np.array(j.tail), np.array(j.prev)) for j in self.joints], self.enabled, self._time, self._carry)
 
     def put_back(self, held) -> None:
         tails, self.enabled, self._time, self._carry = held

@@ -1143,7 +1143,7 @@ class GpuCrowd:
                                                                                index_element_size=4))
         return entry
 
-    def draw_shadow(self, view, projection, contact: bool = False) -> None:
+    def draw_shadow(self, view, projection) -> None:
         """The shadow pass (viewer.render.shadows): every copy in one instanced call, with the
         skinning program built with SHADOW_PASS."""
         import moderngl

@@ -32,10 +32,8 @@ CONTACT_MAP_SIZE = 64
 # span the shadow's whole extent (several character sizes): at 64 the cast shadow's edge was
 # blurred by 2-4% of the character's size whatever the softness, farther from Babylon.js's PCF
 # edge than the softness asks (tests/test_shadows_babylon.py); 128 keeps it within the blur.
+# (128 spans four of llvmpipe's 64-pixel tiles, so both its threads compose it.)
 GROUND_MAP_SIZE = 128
-# ... in a texture at least 128 wide: across four of llvmpipe's 64-pixel tiles, so both its
-# threads compose it (one tile is one thread's); texels around a smaller map stay 0 (no shadow).
-GROUND_TEXTURE_SIZE = max(GROUND_MAP_SIZE, 128)
 SHADOW_UNIT = 10     # skinning.frag's u_shadow_map (units 0..6 materials, 7.. the environment's)
 CONTACT_UNIT = 11
 GROUND_UNIT = 12
@@ -294,7 +292,7 @@ class _Captured:
     def __init__(self, program, vao, runs, world_matrix):
         self.program, self.vao, self.runs, self.world_matrix = program, vao, runs, world_matrix
 
-    def draw_shadow(self, view, projection, contact: bool = False) -> None:
+    def draw_shadow(self, view, projection) -> None:
         import moderngl
 
         self.program["u_view"].write(view.astype(np.float32).tobytes())
@@ -336,7 +334,7 @@ class ShadowPass:
         self.contact_target = ctx.framebuffer(color_attachments=[self.contact], depth_attachment=self.contact_depth)
         self.ground = load_program(ctx, "shadow_ground.vert", "shadow_ground.frag")
         self.ground_vao = ctx.vertex_array(self.ground, [])
-        self.ground_map = ctx.texture((GROUND_TEXTURE_SIZE,) * 2, 1, dtype="f1")
+        self.ground_map = ctx.texture((GROUND_MAP_SIZE,) * 2, 1, dtype="f1")
         self.ground_target = ctx.framebuffer(color_attachments=[self.ground_map])
         self.ground_target.clear(0.0, 0.0, 0.0, 0.0)
         for texture in (self.contact, self.ground_map):
@@ -532,8 +530,7 @@ class ShadowPass:
         spread = max(frame.softness * BLUR * frame.size, 0.5 * max(x1 - x0, z1 - z0) / GROUND_MAP_SIZE)
         program["u_spread"].value = (spread, spread)
         self.ground_target.use()
-        offset = (GROUND_TEXTURE_SIZE - GROUND_MAP_SIZE) // 2
-        ctx.viewport = (offset, offset, GROUND_MAP_SIZE, GROUND_MAP_SIZE)
+        ctx.viewport = (0, 0, GROUND_MAP_SIZE, GROUND_MAP_SIZE)
         self.compose_vao.render(moderngl.TRIANGLES, vertices=3)
         ctx.enable(moderngl.DEPTH_TEST)
 
@@ -543,9 +540,8 @@ class ShadowPass:
         is. Reading the small map back also waits for it here, where only the shadow passes are
         queued: else llvmpipe waits for it when the ground reads it, flushing the picture's
         scene half drawn (two scenes of the whole picture, the main thread idle between)."""
-        size, offset = GROUND_MAP_SIZE, (GROUND_TEXTURE_SIZE - GROUND_MAP_SIZE) // 2
-        texels = np.frombuffer(self.ground_map.read(), np.uint8).reshape(GROUND_TEXTURE_SIZE, GROUND_TEXTURE_SIZE)
-        dark = texels[offset:offset + size, offset:offset + size] > 0  # rows: z, columns: x
+        size = GROUND_MAP_SIZE
+        dark = np.frombuffer(self.ground_map.read(), np.uint8).reshape(size, size) > 0  # rows: z, columns: x
         rows, columns = np.flatnonzero(dark.any(axis=1)), np.flatnonzero(dark.any(axis=0))
         if len(rows) == 0:
             return None
@@ -579,7 +575,7 @@ class ShadowPass:
         target.use()
         target.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
         for gpu in meshes:
-            gpu.draw_shadow(view, projection, contact=True)
+            gpu.draw_shadow(view, projection)
         to_map = np.zeros((4, 4))  # world (x, z) -> the map's (u, v) in 0..1, row-vector
         to_map[0, 0] = to_map[2, 1] = 1.0 / (2.0 * half)
         to_map[3, 0], to_map[3, 1], to_map[3, 3] = 0.5 - cx / (2.0 * half), 0.5 - cz / (2.0 * half), 1.0
@@ -606,10 +602,7 @@ class ShadowPass:
         program = self.ground
         program["u_view"].write(view.astype(np.float32).tobytes())
         program["u_projection"].write(projection.astype(np.float32).tobytes())
-        x0, z0, x1, z1 = frame.extent  # the map's square, in the middle of its texture's
-        half = (GROUND_TEXTURE_SIZE / GROUND_MAP_SIZE - 1.0) / 2.0
-        width, depth = x1 - x0, z1 - z0
-        program["u_extent"].value = (x0 - half * width, z0 - half * depth, x1 + half * width, z1 + half * depth)
+        program["u_extent"].value = tuple(float(v) for v in frame.extent)
         program["u_quad"].value = tuple(float(v) for v in frame.quad)
         program["u_ground_y"].value = float(frame.ground_y)
         program["u_intensity"].value = frame.intensity
