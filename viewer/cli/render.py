@@ -235,25 +235,23 @@ def render_command(args) -> int:
     pose = read_pose(args.pose)
     paint, axes, selected = skin_view(args, scene)
 
+    def over_the_motion():
+        if pose is not None:
+            apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
+        scene.apply_expressions()  # --expression over a clip's morph weights
+
     def pose_at(time):
         if clip is not None:
             clip.apply(clip_time(time, clip.duration))
         elif playback is not None:
             playback.pose_at(time)
-        if pose is not None:
-            apply_pose_data(scene, pose, args.pose)  # the pose file overrides animated bones
-        scene.apply_expressions()  # --expression over a clip's morph weights
+        over_the_motion()
 
     if scene.springs.enabled and len(scene.springs):
         if playback is not None:
             from ..motion.playback import mix_with_springs
 
-            def after():  # over each spring step's mix, as over a frame's
-                if pose is not None:
-                    apply_pose_data(scene, pose, args.pose)
-                scene.apply_expressions()
-
-            pose_at = mix_with_springs(scene, after)  # from rest at mix time 0, whatever the first time
+            pose_at = mix_with_springs(scene, over_the_motion)  # over each spring step's mix, as over a frame's  # from rest at mix time 0, whatever the first time
         else:
             drive = pose_at
 
@@ -325,6 +323,14 @@ def load_several(args) -> list:
     return loaded
 
 
+def several_times(args, clips) -> list:
+    """The frame times for several models whose clips are ``clips`` (of those that have one):
+    --frames all runs to the longest clip's end; else as for the first clip."""
+    if args.frames == "all" and clips:
+        return sequence_times(args, length=max(clip.duration for clip in clips), what="the clips")
+    return sequence_times(args, clips[0] if clips else None)
+
+
 def render_several(args, description, look: dict) -> int:
     """render MODEL MODEL ... (or MODEL --motion X --show-source): the models in a row on one
     ground (PlacedScenes.row), one camera framing them all, each playing its own clip at the
@@ -334,10 +340,7 @@ def render_several(args, description, look: dict) -> int:
 
     loaded = load_several(args)
     clips = [clip for _, clip in loaded if clip is not None]
-    if args.frames == "all" and clips:
-        times = sequence_times(args, length=max(clip.duration for clip in clips), what="the clips")
-    else:
-        times = sequence_times(args, clips[0] if clips else None)
+    times = several_times(args, clips)
     if not clips and not args.rest and (args.time is not None or args.frames is not None):
         logger().warning(f"{'--time' if args.frames is None else '--frames'}: none of the models has animations; "
                          "rendering their poses as loaded")
@@ -567,11 +570,7 @@ def render_scripted(args, description, look: dict, several: bool = False) -> int
     if several:  # render A B --script: the first is app.scene, the rest beside it (app.scenes)
         loaded = load_several(args)
         (scene, clip), companions = loaded[0], loaded[1:]
-        clips = [c for _, c in loaded if c is not None]
-        if args.frames == "all" and clips:
-            times = sequence_times(args, length=max(c.duration for c in clips), what="the clips")
-        else:
-            times = sequence_times(args, clips[0] if clips else None)
+        times = several_times(args, [c for _, c in loaded if c is not None])
     else:
         scene = load_scene(args)
         clip = None if args.rest else select_animation(scene, args.animation)

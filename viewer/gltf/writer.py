@@ -47,6 +47,7 @@ from ..model.mesh import skin
 from ..model.morph import MorphAnimationClip
 from ..model.transforms import decompose_one
 from ..model.unit_rotations import unit_rotations
+from ..motion.constraints import written_as_drawn
 from ..sources import texture_file_name
 
 __all__ = ["glb_bytes", "save_gltf"]
@@ -102,12 +103,9 @@ def save_gltf(scene, path, apply_pose_as_bind: bool = False, inputs: dict | None
     if dropped:
         log.warning("%s: dropped extension%s %s (boneviewer does not write %s)", path, "s" if len(dropped) > 1 else "",
                     ", ".join(dropped), "them" if len(dropped) > 1 else "it")
-    constraints = scene.__dict__.get("_constraints")
-    if "VRMC_node_constraint" in dropped and constraints is not None and len(constraints) and constraints.enabled:
-        # the pose is written as drawn (prepare() applied them); a clip's keys are not
-        log.warning("%s: the node constraints are written as the pose shows them (applied)%s", path,
-                    "; the clips move the constrained nodes as keyed, without them: export --mix FILE --bake "
-                    "bakes them into a clip" if scene.animations else "")
+    warning = written_as_drawn(scene) if "VRMC_node_constraint" in dropped else None
+    if warning:
+        log.warning("%s: %s", path, warning)
     return path
 
 

@@ -269,3 +269,15 @@ def constraints_of(scene) -> NodeConstraints:
     if constraints is None:
         constraints = scene._constraints = NodeConstraints()
     return constraints
+
+
+def written_as_drawn(scene) -> str | None:
+    """A writer's warning where ``scene``'s node constraints are on: glTF (without
+    VRMC_node_constraint) and USD write the pose as drawn, the constraints applied, and a clip's
+    keys without them. None where there are none, or they are off."""
+    constraints = scene.__dict__.get("_constraints")  # none made yet: the scene has none
+    if constraints is None or not len(constraints) or not constraints.enabled:
+        return None
+    return "the node constraints are written as the pose shows them (applied)" + (
+        "; the clips move the constrained nodes as keyed, without them: export --mix FILE --bake bakes them "
+        "into a clip" if scene.animations else "")

@@ -76,6 +76,7 @@ from ..model.checks import OUT_OF_RANGE, first_bad_row, fits
 from ..model.morph import MorphAnimationClip
 from ..model.transforms import decompose_one
 from ..model.unit_rotations import unit_rotations
+from ..motion.constraints import written_as_drawn
 from ..sources import texture_file_name
 
 __all__ = ["SUFFIXES", "save_usd"]
@@ -123,13 +124,9 @@ def save_usd(scene, path, inputs: dict | None = None, force: bool = False,
     write_model_files(scene, path, build, inputs, force)
     for warning in warnings:
         log.warning("%s: %s", path, warning)
-    constraints = scene.__dict__.get("_constraints")
-    if constraints is not None and len(constraints) and constraints.enabled:
-        # as save_gltf says: USD has no node constraints; the pose is written as drawn (prepare()
-        # applied them), a clip's keys are not
-        log.warning("%s: the node constraints are written as the pose shows them (applied)%s", path,
-                    "; the clips move the constrained nodes as keyed, without them: export --mix FILE --bake "
-                    "bakes them into a clip" if scene.animations else "")
+    warning = written_as_drawn(scene)  # USD has no node constraints
+    if warning:
+        log.warning("%s: %s", path, warning)
     return path
 
 
