@@ -871,8 +871,9 @@ class Editor:
         changes nothing. A setting, as the look is: not an undo step."""
         springs = self.scene.springs
         springs.set_chain(chain, stiffness=stiffness, drag=drag, gravity=gravity, radius=radius)
-        joint = springs.chain(chain)["joints"][0]
-        self.status = Status(f"spring chain {springs.chain(chain)['name']}: stiffness {joint.stiffness:g}, drag "
+        found = springs.chain(chain)
+        joint = found["joints"][0]
+        self.status = Status(f"spring chain {found['name']}: stiffness {joint.stiffness:g}, drag "
                              f"{joint.drag:g}, gravity {joint.gravity_power:g}, radius {joint.hit_radius:g}")
 
     def reset_springs(self) -> None:

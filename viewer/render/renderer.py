@@ -1134,14 +1134,17 @@ class GpuCrowd:
             ctx = self.renderer.ctx
             program = load_program(ctx, "skinning.vert", "skinning.frag",
                                    {**self._defines, **({"SKINNING_DQ": 1} if dual else {}), **dict(shading)})
-            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
-            content.append((self.world_buffer, "16f/i", "in_instance_world"))
-            if "in_instance_copy" in program:
-                content.append((self.copy_buffer, "1i/i", "in_instance_copy"))
-            entry = self._builds[(shading, dual)] = (program, ctx.vertex_array(program, content,
-                                                                               index_buffer=self.index_buffer,
-                                                                               index_element_size=4))
+            entry = self._builds[(shading, dual)] = (program, self._instanced(program))
         return entry
+
+    def _instanced(self, program):
+        """The vertex array of ``program``: the mesh's buffers it reads, each copy's world matrix
+        and place in the bone texture per instance."""
+        content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
+        content.append((self.world_buffer, "16f/i", "in_instance_world"))
+        if "in_instance_copy" in program:
+            content.append((self.copy_buffer, "1i/i", "in_instance_copy"))
+        return self.renderer.ctx.vertex_array(program, content, index_buffer=self.index_buffer, index_element_size=4)
 
     def draw_shadow(self, view, projection) -> None:
         """The shadow pass (viewer.render.shadows): every copy in one instanced call, with the
@@ -1155,12 +1158,7 @@ class GpuCrowd:
             ctx = self.renderer.ctx
             program = load_program(ctx, "skinning.vert", "shadow.frag",
                                    {**self._defines, **({"SKINNING_DQ": 1} if dual else {}), "SHADOW_PASS": 1})
-            content = [(buffer, layout, name) for name, (buffer, layout) in self.buffers.items() if name in program]
-            content.append((self.world_buffer, "16f/i", "in_instance_world"))
-            if "in_instance_copy" in program:
-                content.append((self.copy_buffer, "1i/i", "in_instance_copy"))
-            self._builds[key] = (program, ctx.vertex_array(program, content, index_buffer=self.index_buffer,
-                                                           index_element_size=4))
+            self._builds[key] = (program, self._instanced(program))
         program, vao = self._builds[key]
         program["u_view"].write(view.astype(np.float32).tobytes())
         program["u_projection"].write(projection.astype(np.float32).tobytes())

@@ -867,7 +867,7 @@ class PosePanel:
                 size = float(np.linalg.norm(np.asarray(high) - np.asarray(low))) or 1.0
                 share = {"stiffness": 1.0, "gravity_power": 0.5, "hit_radius": 0.05}[attribute]
                 reach = max(4.0 * getattr(chain["joints"][0], attribute), share * size)
-            reach = self._spring_reaches[key] = reach
+            self._spring_reaches[key] = reach
         return reach
 
     def _spring_chains(self, editor) -> None:
