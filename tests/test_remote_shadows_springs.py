@@ -177,19 +177,20 @@ def test_springs_swing_in_a_served_picture_turn_off_and_on_and_the_same_time_is_
         with served.connect() as client:
             client.set_time(0.9)
             first = client.render(SIZE)
-            assert np.array_equal(first, swung)  # simulated from the clip's start at 1/60 s, as render --time
+            assert _close(first, swung)  # simulated from the clip's start at 1/60 s, as render --time
             client.set_time(0.3)
-            assert not np.array_equal(client.render(SIZE), first)
+            assert _differing(client.render(SIZE), first).any()
             client.set_time(0.9)
-            assert np.array_equal(client.render(SIZE), first)  # the same time, the same picture
-            assert np.array_equal(client.render(SIZE), first)
+            # the same server twice: the same picture but for the rasterizer's rounding
+            assert not _differing(client.render(SIZE), first).any()  # the same time, the same picture
+            assert not _differing(client.render(SIZE), first).any()
             state = client.set_springs(False)
             assert state == {"enabled": False, "chains": ["b_Tail01_012"], "joints": 3}
-            assert np.array_equal(client.render(SIZE), held)  # the clip alone
+            assert _close(client.render(SIZE), held)  # the clip alone
             assert client.set_springs(True)["enabled"] is True
-            assert np.array_equal(client.render(SIZE), first)
+            assert not _differing(client.render(SIZE), first).any()
             assert client.reset_springs() == {"enabled": True, "chains": ["b_Tail01_012"], "joints": 3}
-            assert np.array_equal(client.render(SIZE), first)  # paused: from the clip's start whatever came before
+            assert not _differing(client.render(SIZE), first).any()  # paused: from the clip's start whatever came before
             with pytest.raises(ViewerError, match="^set_springs: flag must be True or False, got str"):
                 client.set_springs("off")
             still = client.bones()
