@@ -8,13 +8,13 @@ finds no error in it (tests/data/mix/bake_springs_reference.json); bad input is 
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import springs_cases as sc
+from make_vrm_cases import read_glb
 from viewer.cli import main
 from viewer.errors import ViewerError
 from viewer.loaders import load_model
@@ -94,11 +94,6 @@ def robot_scene(path: Path):
     return scene
 
 
-def document_of(path: Path) -> dict:
-    data = path.read_bytes()
-    return json.loads(data[20:20 + struct.unpack_from("<I", data, 12)[0]])
-
-
 def export(*args) -> int:
     return main(["export", *map(str, args)])
 
@@ -145,7 +140,7 @@ def test_a_files_springs_are_baked_and_not_written_again(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "its springs (2 chains, 4 joints)" in captured.out and "no live springs" in captured.out
     assert "VRMC_springBone" not in captured.err
-    document = document_of(out)
+    document = read_glb(out)[0]
     assert "VRMC_springBone" not in document.get("extensions", {})
     assert "VRMC_springBone" not in document.get("extensionsUsed", [])
     back, frames = played(out)
