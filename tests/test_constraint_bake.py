@@ -17,6 +17,7 @@ import pytest
 
 from constraints_cases import world_rotation
 from make_vrm_cases import read_glb
+from springs_cases import size as size_of
 from viewer.cli import main
 from viewer.errors import ViewerError
 from viewer.loaders import load_model
@@ -31,11 +32,6 @@ REFERENCE = DATA / "mix" / "bake_constraints_reference.json"
 FPS, START, END = 20, 1.5, 2.5
 FRAMES = 21
 BAKE = ["--bake", "--fps", FPS, "--start", START, "--end", END]
-
-
-def size_of(scene) -> float:
-    low, high = scene.rest_bounds
-    return float(np.linalg.norm(high - low))
 
 
 def avatar():

@@ -33,11 +33,6 @@ FPS, START, END = 20, 0.25, 1.25  # frame k at START + 3k steps of 1/60 s
 FRAMES = 21
 
 
-def size_of(scene) -> float:
-    low, high = scene.rest_bounds
-    return float(np.linalg.norm(high - low))
-
-
 def world(scene) -> np.ndarray:
     """Every node's world position."""
     return np.array([node.get_world_matrix()[3, :3] for node in scene.nodes])
@@ -111,7 +106,7 @@ def test_fox_tail_baked_is_the_springs_render_evaluates(tmp_path, capsys):
     scene = fox_scene()
     expected = expected_frames(scene, swing=True)
     assert [n.name for n in back.nodes] == [n.name for n in scene.nodes]
-    size = size_of(scene)
+    size = sc.size(scene)
     for k in range(FRAMES):
         np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size, err_msg=f"frame {k}")
     alone = expected_frames(fox_scene(chain=False), swing=False)
@@ -127,7 +122,7 @@ def test_fox_tail_with_no_springs_is_the_mix_alone(tmp_path):
     scene = fox_scene(chain=False)
     expected = expected_frames(scene, swing=False)
     for k in range(FRAMES):
-        np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size_of(scene), err_msg=f"frame {k}")
+        np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * sc.size(scene), err_msg=f"frame {k}")
 
 
 def test_a_files_springs_are_baked_and_not_written_again(tmp_path, capsys):
@@ -146,7 +141,7 @@ def test_a_files_springs_are_baked_and_not_written_again(tmp_path, capsys):
     back, frames = played(out)
     scene = robot_scene(source)
     expected = expected_frames(scene, swing=True)
-    size = size_of(scene)
+    size = sc.size(scene)
     for k in range(FRAMES):
         np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size, err_msg=f"frame {k}")
     plain = robot_scene(ROBOT)
@@ -208,7 +203,7 @@ def test_a_mix_time_is_one_pose_in_any_order():
     for time in (1.25, 0.0, 0.6, 0.25, 0.5, 1.0, 1.25, 0.5):
         pose_at(time)
         seen.setdefault(time, []).append(world(scene))
-    size = size_of(scene)
+    size = sc.size(scene)
     for time, poses in seen.items():
         fresh = fox_scene()
         mix_with_springs(fresh)(time)
@@ -237,7 +232,7 @@ def test_synth_draws_the_picture_render_draws(tmp_path):
     for _ in range(45):  # 0.75 s of 1/60 s steps
         scene.mixer.update(STEP)
         scene.springs.update(STEP)
-    np.testing.assert_allclose(world(loaded.scene), world(scene), rtol=0, atol=1e-6 * size_of(scene))
+    np.testing.assert_allclose(world(loaded.scene), world(scene), rtol=0, atol=1e-6 * sc.size(scene))
     posed = tmp_path / "synth.pose.json"
     save_pose(posed, loaded.scene)
     common = ["--size", "96x96", "--no-grid", "--yaw", "30", "--target", "0,2.2,0", "--distance", "9"]
