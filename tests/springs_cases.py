@@ -20,6 +20,9 @@ FILES = {"sphere": "springs/sphere-collider.gltf", "plane": "springs/plane-colli
 FOX = "gltf-samples/Fox/Fox.gltf"
 ROBOT = "gltf-samples/RobotExpressive/RobotExpressive.glb"
 CASES = [*FILES, "fox_tail", "robot_center"]
+# the Fox's tail as one chain, as many tests drive it: as --spring-chain takes it, and as add_chain's keywords
+FOX_TAIL = "b_Tail01_012:stiffness=1.5,drag=0.3,gravity=0.5,radius=4"
+FOX_TAIL_CHAIN = {"root_bone": "b_Tail01_012", "stiffness": 1.5, "drag": 0.3, "gravity": 0.5, "radius": 4.0}
 
 
 def inputs(name: str) -> dict:

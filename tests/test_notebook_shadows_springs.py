@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("jupyter_rfb", reason="the notebook extra (pip install boneviewer[notebook])")
 
 from samples import FOX, ROBOT  # noqa: E402
+from springs_cases import FOX_TAIL_CHAIN  # noqa: E402
 from viewer.errors import ViewerError  # noqa: E402
 from viewer.notebook import Viewer  # noqa: E402
 
@@ -88,7 +89,7 @@ def test_skinning_from_the_constructor_and_later_cells():
         Viewer(ROBOT, size=SIZE, skinning="quaternions")
 
 
-TAIL = dict(stiffness=1.5, drag=0.3, gravity=0.5, radius=4.0)  # as tests/test_springs.py's
+TAIL = {key: value for key, value in FOX_TAIL_CHAIN.items() if key != "root_bone"}  # its settings
 
 
 def fox_with_a_tail(**options):

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from samples import FOX, ROBOT
+from springs_cases import FOX_TAIL
 from test_remote import Server, _close, _differing, _rendered, raw, closed_by_server, still_serving
 from viewer.errors import ViewerError
 from viewer.remote import connect, protocol
 
 SIZE = (128, 96)
-TAIL = "b_Tail01_012:stiffness=1.5,drag=0.3,gravity=0.5,radius=4"  # as tests/test_springs.py's
 TWIST = {"UpperArm.L": [0.0, 0.966, 0.0, 0.259], "LowerArm.L": [0.0, 0.966, 0.0, 0.259]}  # 150 degrees about Y
 
 
@@ -151,7 +151,7 @@ def test_set_skinning_draws_as_render_skinning(tmp_path, cli):
 
 # --- spring bones ---------------------------------------------------------------------------------------
 def test_springs_swing_in_a_served_picture_turn_off_and_on_and_the_same_time_is_the_same_picture(tmp_path, cli):
-    options = ["--spring-chain", TAIL, "--no-grid"]
+    options = ["--spring-chain", FOX_TAIL, "--no-grid"]
     swung = _rendered(cli, tmp_path, "swung", "--time", "0.9", *options, model=FOX)
     held = _rendered(cli, tmp_path, "held", "--time", "0.9", "--no-springs", *options, model=FOX)
     assert _differing(swung, held, 40).sum() > 20  # the tail swung away from where the clip alone holds it

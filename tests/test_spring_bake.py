@@ -15,19 +15,16 @@ import pytest
 
 import springs_cases as sc
 from make_vrm_cases import read_glb
+from samples import FOX, ROBOT
 from viewer.cli import main
 from viewer.errors import ViewerError
 from viewer.loaders import load_model
 from viewer.motion import bake
 
 DATA = Path(__file__).resolve().parent / "data"
-FOX = DATA / "gltf-samples" / "Fox" / "Fox.glb"
-ROBOT = DATA / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
 FOX_MIX = DATA / "mix" / "fox_walk.mix.json"
 ROBOT_MIX = DATA / "mix" / "robot_walk.mix.json"
 REFERENCE = DATA / "mix" / "bake_springs_reference.json"
-TAIL = "b_Tail01_012:stiffness=1.5,drag=0.3,gravity=0.5,radius=4"
-TAIL_CHAIN = {"root_bone": "b_Tail01_012", "stiffness": 1.5, "drag": 0.3, "gravity": 0.5, "radius": 4.0}
 STEP = 1.0 / 60.0
 FPS, START, END = 20, 0.25, 1.25  # frame k at START + 3k steps of 1/60 s
 FRAMES = 21
@@ -78,7 +75,7 @@ def played(path: Path) -> tuple[object, list[np.ndarray]]:
 def fox_scene(chain: bool = True):
     scene = load_model(str(FOX))
     if chain:
-        scene.springs.add_chain(**TAIL_CHAIN)
+        scene.springs.add_chain(**sc.FOX_TAIL_CHAIN)
     scene.mixer.load(FOX_MIX)
     return scene
 
@@ -99,7 +96,7 @@ BAKE = ["--bake", "--fps", FPS, "--start", START, "--end", END]
 # --- the baked clip is what render evaluates ----------------------------------------------------
 def test_fox_tail_baked_is_the_springs_render_evaluates(tmp_path, capsys):
     out = tmp_path / "fox.glb"
-    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", sc.FOX_TAIL, *BAKE, "--out", out) == 0
     said = capsys.readouterr().out
     assert "the mix and its springs (1 chain, 3 joints) baked into 21 frames at 20 fps; no live springs" in said
     back, frames = played(out)
@@ -117,7 +114,7 @@ def test_fox_tail_baked_is_the_springs_render_evaluates(tmp_path, capsys):
 
 def test_fox_tail_with_no_springs_is_the_mix_alone(tmp_path):
     out = tmp_path / "fox.glb"
-    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, "--no-springs", *BAKE, "--out", out) == 0
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", sc.FOX_TAIL, "--no-springs", *BAKE, "--out", out) == 0
     _, frames = played(out)
     scene = fox_scene(chain=False)
     expected = expected_frames(scene, swing=False)
@@ -172,9 +169,9 @@ def test_render_draws_the_baked_clip(tmp_path):
     and drawn with no springs at 0.75 are the same picture; the baked clip is every frame of the
     sequence from 0.25 on. One fixed camera (a sequence frames itself on all its poses)."""
     out = tmp_path / "fox.glb"
-    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", sc.FOX_TAIL, *BAKE, "--out", out) == 0
     common = ["--size", "96x72", "--no-grid", "--yaw", "90", "--target", "0,40,-10", "--distance", "320"]
-    live = ["render", str(FOX), "--mix", str(FOX_MIX), "--spring-chain", TAIL]
+    live = ["render", str(FOX), "--mix", str(FOX_MIX), "--spring-chain", sc.FOX_TAIL]
     assert main([*live, "--frames", "0:1.25:0.25", "--out-dir", str(tmp_path / "live"), *common]) == 0
     (tmp_path / "one").mkdir()
     assert main([*live, "--time", "1", "--out", str(tmp_path / "one" / "at1.png"), *common]) == 0
@@ -309,9 +306,9 @@ def test_bad_springs_argument_is_one_line(value):
 
 # --- bad input on the command line --------------------------------------------------------------
 @pytest.mark.parametrize("args, message", [
-    (["--spring-chain", TAIL], "--spring-chain goes with --bake"),
+    (["--spring-chain", sc.FOX_TAIL], "--spring-chain goes with --bake"),
     (["--no-springs"], "--no-springs goes with --bake"),
-    (["--springs", "--spring-chain", TAIL], "--springs and --spring-chain go with --bake"),
+    (["--springs", "--spring-chain", sc.FOX_TAIL], "--springs and --spring-chain go with --bake"),
 ])
 def test_springs_options_without_bake_are_one_line(tmp_path, capsys, args, message):
     out = tmp_path / "x.glb"
@@ -370,7 +367,7 @@ def test_the_notebooks_bake_takes_the_same_choice():
 
     v = Viewer(str(FOX), size=(96, 72))
     try:
-        v.edit(lambda editor: editor.scene.springs.add_chain(**TAIL_CHAIN))
+        v.edit(lambda editor: editor.scene.springs.add_chain(**sc.FOX_TAIL_CHAIN))
         v.mixer.load(str(FOX_MIX))
         swung = v.bake(fps=FPS, start=START, end=END)
         v.edit(lambda editor: editor.set_springs(False))
@@ -405,7 +402,7 @@ def test_clear_drops_every_joint_and_keeps_the_pose():
     assert not springs._held
     springs.update(STEP)
     np.testing.assert_array_equal(world(scene), before)
-    joints = springs.add_chain(**TAIL_CHAIN)
+    joints = springs.add_chain(**sc.FOX_TAIL_CHAIN)
     assert len(springs) == len(joints) == 3 and [c["name"] for c in springs.chains] == ["b_Tail01_012"]
 
 
@@ -423,7 +420,7 @@ def test_a_bake_of_joints_with_no_chain_name_counts_joints_not_one_chain(tmp_pat
 
     monkeypatch.setattr(SpringBones, "add_chain", unnamed)
     out = tmp_path / "fox.glb"
-    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", sc.FOX_TAIL, *BAKE, "--out", out) == 0
     said = capsys.readouterr().out
     assert "the mix and its springs (3 joints) baked into 21 frames" in said, said
     assert len(load_model(str(out)).springs) == 0
