@@ -37,12 +37,12 @@ def inputs(name: str) -> dict:
     return {p: hashlib.sha256((DATA / p).read_bytes()).hexdigest() for p in paths}
 
 
-def _turn(axis, angle) -> np.ndarray:
+def turn(axis, angle) -> np.ndarray:
     axis = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
     return np.array([*(axis * math.sin(angle / 2)), math.cos(angle / 2)])
 
 
-def _product(a, b) -> np.ndarray:
+def product(a, b) -> np.ndarray:
     from viewer.model.transforms import quaternion_product
 
     return quaternion_product(np.asarray(a), np.asarray(b))
@@ -70,12 +70,12 @@ def build(name: str):
 
         def pose_at(t, moved=moved, rest=rest):
             hips = moved["J_Bip_C_Hips"]
-            hips.assign_trs(rotation_quaternion=_product(rest["J_Bip_C_Hips"][1], _turn((1, 0.2, 0), 7.0 * t)))
+            hips.assign_trs(rotation_quaternion=product(rest["J_Bip_C_Hips"][1], turn((1, 0.2, 0), 7.0 * t)))
             arm = moved["J_Bip_R_UpperArm"]
-            arm.assign_trs(rotation_quaternion=_product(rest["J_Bip_R_UpperArm"][1],
-                                                        _turn((0.3, 1, -0.2), 2.6 * math.sin(2.0 * t))))
+            arm.assign_trs(rotation_quaternion=product(rest["J_Bip_R_UpperArm"][1],
+                                                        turn((0.3, 1, -0.2), 2.6 * math.sin(2.0 * t))))
             fore = moved["J_Bip_L_LowerArm"]
-            fore.assign_trs(rotation_quaternion=_product(rest["J_Bip_L_LowerArm"][1], _turn((0, 0.4, 1), 4.0 * t)))
+            fore.assign_trs(rotation_quaternion=product(rest["J_Bip_L_LowerArm"][1], turn((0, 0.4, 1), 4.0 * t)))
             foot = moved["J_Bip_R_Foot"]
             position = rest["J_Bip_R_Foot"][0]
             foot.assign_trs(position=position + 0.01 * np.array([math.sin(3 * t), 1 - math.cos(3 * t), math.cos(3 * t)]))

@@ -26,6 +26,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from viewer.cli import main  # noqa: E402
+from springs_cases import FOX_TAIL  # noqa: E402
 from written_numbers import fingerprint  # noqa: E402
 
 ROBOT = HERE / "data" / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
@@ -35,8 +36,7 @@ OPTIONS = ["--bake", "--fps", "15", "--start", "0.2", "--end", "1.4"]
 FOX = HERE / "data" / "gltf-samples" / "Fox" / "Fox.glb"
 FOX_MIX = HERE / "data" / "mix" / "fox_walk.mix.json"
 SPRINGS_OUT = HERE / "data" / "mix" / "bake_springs_reference.json"
-SPRINGS_OPTIONS = ["--spring-chain", "b_Tail01_012:stiffness=1.5,drag=0.3,gravity=0.5,radius=4", "--bake", "--fps", "20",
-                   "--start", "0.25", "--end", "1.25"]
+SPRINGS_OPTIONS = ["--spring-chain", FOX_TAIL, "--bake", "--fps", "20", "--start", "0.25", "--end", "1.25"]
 AVATAR = HERE / "data" / "vrm" / "robot_constraints.vrm"
 AVATAR_MIX = HERE / "data" / "mix" / "avatar_wave.mix.json"
 AVATAR_MOTION = ["--motion", str(HERE / "data" / "bvh" / "wave_hello.bvh")]  # not recorded: a path here

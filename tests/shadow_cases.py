@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import json
 import math
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from fidelity_cases import ENVIRONMENTS, ROOT, SAMPLES, _relative, model_files, sha256
+from make_vrm_cases import glb_bytes, read_glb
 from samples import DATA_DIR
 
 PICTURES_DIR = DATA_DIR / "babylon_shadows"
@@ -107,27 +107,6 @@ def _add_light(document: dict, position) -> dict:
     return document
 
 
-def _glb_chunks(data: bytes):
-    magic, _version, _length = struct.unpack_from("<III", data, 0)
-    if magic != 0x46546C67:
-        raise ValueError("not a GLB file")
-    chunks, offset = [], 12
-    while offset < len(data):
-        length, kind = struct.unpack_from("<II", data, offset)
-        chunks.append((kind, data[offset + 8: offset + 8 + length]))
-        offset += 8 + length
-    return chunks
-
-
-def _glb(document: dict, rest: list) -> bytes:
-    text = json.dumps(document, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 4)
-    body = struct.pack("<II", len(text), 0x4E4F534A) + text
-    for kind, payload in rest:
-        body += struct.pack("<II", len(payload), kind) + payload
-    return struct.pack("<III", 0x46546C67, 2, 12 + len(body)) + body
-
-
 @dataclass(frozen=True)
 class ShadowCase:
     model: str  # a fidelity_cases.SAMPLES key
@@ -164,9 +143,8 @@ class ShadowCase:
         size = float(np.max(high - low))
         position = np.round((low + high) / 2.0 + 2.0 * size * towards_light(), 6)
         if source.suffix.lower() == ".glb":
-            chunks = _glb_chunks(source.read_bytes())
-            document = json.loads(chunks[0][1])
-            out.write_bytes(_glb(_add_light(document, position), chunks[1:]))
+            document, binary = read_glb(source)
+            out.write_bytes(glb_bytes(_add_light(document, position), binary))
         else:
             for name, path in model_files(source).items():
                 if path != source:

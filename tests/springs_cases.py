@@ -20,6 +20,9 @@ FILES = {"sphere": "springs/sphere-collider.gltf", "plane": "springs/plane-colli
 FOX = "gltf-samples/Fox/Fox.gltf"
 ROBOT = "gltf-samples/RobotExpressive/RobotExpressive.glb"
 CASES = [*FILES, "fox_tail", "robot_center"]
+# the Fox's tail as one chain, as many tests drive it: as --spring-chain takes it, and as add_chain's keywords
+FOX_TAIL = "b_Tail01_012:stiffness=1.5,drag=0.3,gravity=0.5,radius=4"
+FOX_TAIL_CHAIN = {"root_bone": "b_Tail01_012", "stiffness": 1.5, "drag": 0.3, "gravity": 0.5, "radius": 4.0}
 
 
 def inputs(name: str) -> dict:
@@ -149,13 +152,9 @@ def robot_with_springs(folder: Path, required: bool = False) -> Path:
     """RobotExpressive.glb (its clips kept) with VRMC_springBone added to the JSON, the binary
     chunk unchanged, written into ``folder``: the neck and head as a spring measured in the
     hips' space with a sphere on the torso (robot_center's chain), and the left middle finger."""
-    import json
-    import struct
+    from make_vrm_cases import glb_bytes, read_glb
 
-    data = (DATA / ROBOT).read_bytes()
-    length = struct.unpack_from("<I", data, 12)[0]
-    document = json.loads(data[20:20 + length])
-    binary = data[28 + length:28 + length + struct.unpack_from("<I", data, 20 + length)[0]]
+    document, binary = read_glb(DATA / ROBOT)
     neck, head, head_end, hips, torso = 11, 12, 14, 8, 10
     middle = (21, 22, 23)  # Middle1.L, Middle2.L, Middle2.L_end
     joint = {"stiffness": 2.0, "dragForce": 0.5, "gravityPower": 1.0, "gravityDir": [0, -1, 0], "hitRadius": 0.1}
@@ -170,11 +169,6 @@ def robot_with_springs(folder: Path, required: bool = False) -> Path:
         "springs": [{"name": "head", "center": hips, "colliderGroups": [0],
                      "joints": [{"node": n, **joint} for n in (neck, head, head_end)]},
                     {"name": "finger", "joints": [{"node": n, **finger} for n in middle]}]}
-    text = json.dumps(document, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 4)
-    binary += b"\0" * (-len(binary) % 4)
-    glb = (b"glTF" + struct.pack("<II", 2, 28 + len(text) + len(binary)) + struct.pack("<I", len(text)) + b"JSON"
-           + text + struct.pack("<I", len(binary)) + b"BIN\0" + binary)
     path = Path(folder) / "RobotSprings.glb"
-    path.write_bytes(glb)
+    path.write_bytes(glb_bytes(document, binary))
     return path

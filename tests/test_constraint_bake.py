@@ -10,13 +10,14 @@ USD loader."""
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from constraints_cases import world_rotation
+from make_vrm_cases import read_glb
+from springs_cases import size as size_of
 from viewer.cli import main
 from viewer.errors import ViewerError
 from viewer.loaders import load_model
@@ -31,11 +32,6 @@ REFERENCE = DATA / "mix" / "bake_constraints_reference.json"
 FPS, START, END = 20, 1.5, 2.5
 FRAMES = 21
 BAKE = ["--bake", "--fps", FPS, "--start", START, "--end", END]
-
-
-def size_of(scene) -> float:
-    low, high = scene.rest_bounds
-    return float(np.linalg.norm(high - low))
 
 
 def avatar():
@@ -87,11 +83,6 @@ def played(path: Path, names) -> list[tuple[np.ndarray, np.ndarray]]:
     return frames
 
 
-def document_of(path: Path) -> dict:
-    data = path.read_bytes()
-    return json.loads(data[20:20 + struct.unpack_from("<I", data, 12)[0]])
-
-
 def export(*args) -> int:
     return main(["export", str(AVATAR), "--motion", str(WAVE), *map(str, args)])
 
@@ -103,7 +94,7 @@ def test_baked_constraints_are_what_a_frame_draws(tmp_path, capsys, springs):
     captured = capsys.readouterr()
     assert "its 5 node constraints baked into 21 frames" in captured.out and "no live" in captured.out
     assert "VRMC_node_constraint" not in captured.err  # baked, not dropped
-    document = document_of(out)
+    document = read_glb(out)[0]
     assert "VRMC_node_constraint" not in document.get("extensionsUsed", [])
     assert "VRMC_node_constraint" not in json.dumps(document)  # on no node either
     scene = avatar()
@@ -157,7 +148,7 @@ def test_a_plain_export_writes_the_pose_as_drawn(tmp_path, capsys):
     said = [line for line in capsys.readouterr().err.splitlines() if "node constraints" in line]
     assert len(said) == 1 and said[0].startswith("boneviewer: warning: "), said  # what the user sees
     assert "the node constraints are written as the pose shows them (applied)" in said[0]
-    assert "VRMC_node_constraint" not in json.dumps(document_of(out))
+    assert "VRMC_node_constraint" not in json.dumps(read_glb(out)[0])
     scene = load_model(str(AVATAR))
     names = [c.destination.name for c in scene.constraints]
     scene.prepare()

@@ -11,11 +11,6 @@ import constraints_cases as cc
 from viewer.loaders import load_model
 
 
-def _turn(axis, angle) -> np.ndarray:
-    axis = np.asarray(axis, float) / np.linalg.norm(axis)
-    return np.array([*(axis * np.sin(angle / 2)), np.cos(angle / 2)])
-
-
 def test_the_panels_constraints_box_turns_them_off_and_on():
     scene = load_model(str(cc.DATA / cc.AVATAR))
     scene.springs.enabled = False
@@ -23,7 +18,7 @@ def test_the_panels_constraints_box_turns_them_off_and_on():
         session.editor.pause()
         session.run()
         for constraint in scene.constraints:  # every source turned, so every constraint turns its node
-            constraint.source.assign_trs(rotation_quaternion=_turn((1.0, 0.6, 0.3), 1.2))
+            constraint.source.assign_trs(rotation_quaternion=cc.turn((1.0, 0.6, 0.3), 1.2))
         session.run()
         destinations = [c.destination for c in scene.constraints]
         rests = np.array([c.rest for c in scene.constraints])

@@ -179,6 +179,6 @@ def test_opaque_crowd_copies_hide_by_depth_in_either_order(headless):
     options = RenderOptions(environment="none", show_skeleton=False, show_grid=False)
     one = headless.render_crowd(Crowd(mesh, skeletons, np.array([front_place, back_place])), camera, options)
     other = headless.render_crowd(Crowd(mesh, skeletons, np.array([back_place, front_place])), camera, options)
-    np.testing.assert_array_equal(one, other)
+    assert np.abs(one.astype(int) - other).max() <= 2  # the same picture but for the rasterizer's rounding
     middle = one[SIZE[1] // 2 - 6: SIZE[1] // 2 + 6, SIZE[0] // 2 - 6: SIZE[0] // 2 + 6].astype(int)
     assert (middle[..., 0] > middle[..., 2] + 100).all()  # the front copy's red

@@ -770,9 +770,9 @@ def test_the_server_side_target_checks_types_and_names_the_call():
 
 
 # --- what the frame shows: serve's defaults, a client's per-render settings (issue 37, item 11) -------
-def _rendered(cli, tmp_path, name, *options, size="128x96"):
+def _rendered(cli, tmp_path, name, *options, model=ROBOT, size="128x96"):
     out = tmp_path / f"{name}.png"
-    result = cli("render", ROBOT, "--size", size, "--out", out, *options)
+    result = cli("render", model, "--size", size, "--out", out, *options)
     assert result.returncode == 0, result.stderr
     return np.asarray(Image.open(out).convert("RGBA"))
 
@@ -783,6 +783,7 @@ def _differing(a, b, tolerance=8) -> np.ndarray:
 
 
 def _close(a, b) -> bool:
+    """The same picture but for a rasterizer's rounding on a few pixels."""
     return a.shape == b.shape and _differing(a, b).mean() < 0.002
 
 

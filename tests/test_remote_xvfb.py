@@ -52,7 +52,7 @@ def test_a_client_in_another_process_streams_a_pose_that_the_window_shows(xvfb_d
                 # the window's shadows (on, as view's default) unless this picture says otherwise
                 plain = client.render((160, 120), shadows=False)
                 assert (np.abs(image.astype(int) - plain).max(axis=2) > 8).sum() > 50
-                assert np.array_equal(client.render((160, 120)), image)
+                assert np.abs(client.render((160, 120)).astype(int) - image).max() <= 2  # the same window twice
                 client.set_skinning("dq")  # the window's editor: every skinned mesh
                 assert client.set_springs(False) == {"enabled": False, "chains": [], "joints": 0}
         assert viewer.wait(timeout=120) == 0, viewer.stderr.read()

@@ -8,34 +8,26 @@ finds no error in it (tests/data/mix/bake_springs_reference.json); bad input is 
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import springs_cases as sc
+from make_vrm_cases import read_glb
+from samples import FOX, ROBOT
 from viewer.cli import main
 from viewer.errors import ViewerError
 from viewer.loaders import load_model
 from viewer.motion import bake
 
 DATA = Path(__file__).resolve().parent / "data"
-FOX = DATA / "gltf-samples" / "Fox" / "Fox.glb"
-ROBOT = DATA / "gltf-samples" / "RobotExpressive" / "RobotExpressive.glb"
 FOX_MIX = DATA / "mix" / "fox_walk.mix.json"
 ROBOT_MIX = DATA / "mix" / "robot_walk.mix.json"
 REFERENCE = DATA / "mix" / "bake_springs_reference.json"
-TAIL = "b_Tail01_012:stiffness=1.5,drag=0.3,gravity=0.5,radius=4"
-TAIL_CHAIN = {"root_bone": "b_Tail01_012", "stiffness": 1.5, "drag": 0.3, "gravity": 0.5, "radius": 4.0}
 STEP = 1.0 / 60.0
 FPS, START, END = 20, 0.25, 1.25  # frame k at START + 3k steps of 1/60 s
 FRAMES = 21
-
-
-def size_of(scene) -> float:
-    low, high = scene.rest_bounds
-    return float(np.linalg.norm(high - low))
 
 
 def world(scene) -> np.ndarray:
@@ -83,7 +75,7 @@ def played(path: Path) -> tuple[object, list[np.ndarray]]:
 def fox_scene(chain: bool = True):
     scene = load_model(str(FOX))
     if chain:
-        scene.springs.add_chain(**TAIL_CHAIN)
+        scene.springs.add_chain(**sc.FOX_TAIL_CHAIN)
     scene.mixer.load(FOX_MIX)
     return scene
 
@@ -92,11 +84,6 @@ def robot_scene(path: Path):
     scene = load_model(str(path))
     scene.mixer.load(ROBOT_MIX)
     return scene
-
-
-def document_of(path: Path) -> dict:
-    data = path.read_bytes()
-    return json.loads(data[20:20 + struct.unpack_from("<I", data, 12)[0]])
 
 
 def export(*args) -> int:
@@ -109,14 +96,14 @@ BAKE = ["--bake", "--fps", FPS, "--start", START, "--end", END]
 # --- the baked clip is what render evaluates ----------------------------------------------------
 def test_fox_tail_baked_is_the_springs_render_evaluates(tmp_path, capsys):
     out = tmp_path / "fox.glb"
-    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", sc.FOX_TAIL, *BAKE, "--out", out) == 0
     said = capsys.readouterr().out
     assert "the mix and its springs (1 chain, 3 joints) baked into 21 frames at 20 fps; no live springs" in said
     back, frames = played(out)
     scene = fox_scene()
     expected = expected_frames(scene, swing=True)
     assert [n.name for n in back.nodes] == [n.name for n in scene.nodes]
-    size = size_of(scene)
+    size = sc.size(scene)
     for k in range(FRAMES):
         np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size, err_msg=f"frame {k}")
     alone = expected_frames(fox_scene(chain=False), swing=False)
@@ -127,12 +114,12 @@ def test_fox_tail_baked_is_the_springs_render_evaluates(tmp_path, capsys):
 
 def test_fox_tail_with_no_springs_is_the_mix_alone(tmp_path):
     out = tmp_path / "fox.glb"
-    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, "--no-springs", *BAKE, "--out", out) == 0
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", sc.FOX_TAIL, "--no-springs", *BAKE, "--out", out) == 0
     _, frames = played(out)
     scene = fox_scene(chain=False)
     expected = expected_frames(scene, swing=False)
     for k in range(FRAMES):
-        np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size_of(scene), err_msg=f"frame {k}")
+        np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * sc.size(scene), err_msg=f"frame {k}")
 
 
 def test_a_files_springs_are_baked_and_not_written_again(tmp_path, capsys):
@@ -145,13 +132,13 @@ def test_a_files_springs_are_baked_and_not_written_again(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "its springs (2 chains, 4 joints)" in captured.out and "no live springs" in captured.out
     assert "VRMC_springBone" not in captured.err
-    document = document_of(out)
+    document = read_glb(out)[0]
     assert "VRMC_springBone" not in document.get("extensions", {})
     assert "VRMC_springBone" not in document.get("extensionsUsed", [])
     back, frames = played(out)
     scene = robot_scene(source)
     expected = expected_frames(scene, swing=True)
-    size = size_of(scene)
+    size = sc.size(scene)
     for k in range(FRAMES):
         np.testing.assert_allclose(frames[k], expected[k], rtol=0, atol=1e-6 * size, err_msg=f"frame {k}")
     plain = robot_scene(ROBOT)
@@ -182,9 +169,9 @@ def test_render_draws_the_baked_clip(tmp_path):
     and drawn with no springs at 0.75 are the same picture; the baked clip is every frame of the
     sequence from 0.25 on. One fixed camera (a sequence frames itself on all its poses)."""
     out = tmp_path / "fox.glb"
-    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", sc.FOX_TAIL, *BAKE, "--out", out) == 0
     common = ["--size", "96x72", "--no-grid", "--yaw", "90", "--target", "0,40,-10", "--distance", "320"]
-    live = ["render", str(FOX), "--mix", str(FOX_MIX), "--spring-chain", TAIL]
+    live = ["render", str(FOX), "--mix", str(FOX_MIX), "--spring-chain", sc.FOX_TAIL]
     assert main([*live, "--frames", "0:1.25:0.25", "--out-dir", str(tmp_path / "live"), *common]) == 0
     (tmp_path / "one").mkdir()
     assert main([*live, "--time", "1", "--out", str(tmp_path / "one" / "at1.png"), *common]) == 0
@@ -213,7 +200,7 @@ def test_a_mix_time_is_one_pose_in_any_order():
     for time in (1.25, 0.0, 0.6, 0.25, 0.5, 1.0, 1.25, 0.5):
         pose_at(time)
         seen.setdefault(time, []).append(world(scene))
-    size = size_of(scene)
+    size = sc.size(scene)
     for time, poses in seen.items():
         fresh = fox_scene()
         mix_with_springs(fresh)(time)
@@ -242,7 +229,7 @@ def test_synth_draws_the_picture_render_draws(tmp_path):
     for _ in range(45):  # 0.75 s of 1/60 s steps
         scene.mixer.update(STEP)
         scene.springs.update(STEP)
-    np.testing.assert_allclose(world(loaded.scene), world(scene), rtol=0, atol=1e-6 * size_of(scene))
+    np.testing.assert_allclose(world(loaded.scene), world(scene), rtol=0, atol=1e-6 * sc.size(scene))
     posed = tmp_path / "synth.pose.json"
     save_pose(posed, loaded.scene)
     common = ["--size", "96x96", "--no-grid", "--yaw", "30", "--target", "0,2.2,0", "--distance", "9"]
@@ -319,9 +306,9 @@ def test_bad_springs_argument_is_one_line(value):
 
 # --- bad input on the command line --------------------------------------------------------------
 @pytest.mark.parametrize("args, message", [
-    (["--spring-chain", TAIL], "--spring-chain goes with --bake"),
+    (["--spring-chain", sc.FOX_TAIL], "--spring-chain goes with --bake"),
     (["--no-springs"], "--no-springs goes with --bake"),
-    (["--springs", "--spring-chain", TAIL], "--springs and --spring-chain go with --bake"),
+    (["--springs", "--spring-chain", sc.FOX_TAIL], "--springs and --spring-chain go with --bake"),
 ])
 def test_springs_options_without_bake_are_one_line(tmp_path, capsys, args, message):
     out = tmp_path / "x.glb"
@@ -380,7 +367,7 @@ def test_the_notebooks_bake_takes_the_same_choice():
 
     v = Viewer(str(FOX), size=(96, 72))
     try:
-        v.edit(lambda editor: editor.scene.springs.add_chain(**TAIL_CHAIN))
+        v.edit(lambda editor: editor.scene.springs.add_chain(**sc.FOX_TAIL_CHAIN))
         v.mixer.load(str(FOX_MIX))
         swung = v.bake(fps=FPS, start=START, end=END)
         v.edit(lambda editor: editor.set_springs(False))
@@ -415,7 +402,7 @@ def test_clear_drops_every_joint_and_keeps_the_pose():
     assert not springs._held
     springs.update(STEP)
     np.testing.assert_array_equal(world(scene), before)
-    joints = springs.add_chain(**TAIL_CHAIN)
+    joints = springs.add_chain(**sc.FOX_TAIL_CHAIN)
     assert len(springs) == len(joints) == 3 and [c["name"] for c in springs.chains] == ["b_Tail01_012"]
 
 
@@ -433,7 +420,7 @@ def test_a_bake_of_joints_with_no_chain_name_counts_joints_not_one_chain(tmp_pat
 
     monkeypatch.setattr(SpringBones, "add_chain", unnamed)
     out = tmp_path / "fox.glb"
-    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", TAIL, *BAKE, "--out", out) == 0
+    assert export(FOX, "--mix", FOX_MIX, "--spring-chain", sc.FOX_TAIL, *BAKE, "--out", out) == 0
     said = capsys.readouterr().out
     assert "the mix and its springs (3 joints) baked into 21 frames" in said, said
     assert len(load_model(str(out)).springs) == 0

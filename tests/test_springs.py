@@ -134,7 +134,6 @@ def test_bad_springs_optional_opens_with_a_warning(tmp_path, name, caplog):
 
 
 FOX_GLB = sc.DATA / "gltf-samples" / "Fox" / "Fox.glb"
-TAIL = "b_Tail01_012:stiffness=1.5,drag=0.3,gravity=0.5,radius=4"
 
 
 def _png(path: Path) -> np.ndarray:
@@ -148,7 +147,7 @@ def test_render_simulates_the_same_picture_at_the_same_time(tmp_path):
 
     common = ["render", FOX_GLB, "--animation", "Run", "--size", "160x120", "--no-grid"]
     for name, extra in (("a", ["--time", "0.9"]), ("b", ["--time", "0.9"]), ("off", ["--time", "0.9", "--no-springs"])):
-        result = run_cli(*common, "--spring-chain", TAIL, *extra, "--out", tmp_path / f"{name}.png")
+        result = run_cli(*common, "--spring-chain", sc.FOX_TAIL, *extra, "--out", tmp_path / f"{name}.png")
         assert result.returncode == 0, result.stderr
     plain = run_cli(*common, "--time", "0.9", "--out", tmp_path / "plain.png")
     assert plain.returncode == 0, plain.stderr

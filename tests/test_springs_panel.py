@@ -14,6 +14,7 @@ from imgui_bundle import imgui
 from panel_driver import centre, click, click_at, headless_session, key, move
 
 from samples import FOX
+from springs_cases import size
 from viewer.errors import ViewerError
 from viewer.loaders import load_model
 from viewer.ui.window_app import WindowApp
@@ -45,11 +46,6 @@ def tip(session) -> np.ndarray:
 def tail_turns(session) -> np.ndarray:
     """The tail joints' local rotations: what the springs write (the drag turns the hip)."""
     return np.array([j.bone.rotation_quaternion for j in session.scene.springs.joints])
-
-
-def size(scene) -> float:
-    low, high = scene.rest_bounds
-    return float(np.linalg.norm(np.asarray(high) - np.asarray(low)))
 
 
 def test_a_chains_sliders_set_its_numbers_and_the_next_frames_swing_with_them(session):

@@ -14,15 +14,11 @@ import pytest
 
 import constraints_cases as cc
 from make_vrm_cases import CONSTRAINTS, constrained_vrm
+from springs_cases import size as size_of
 from viewer.errors import ViewerError
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "threevrm_constraints_reference.json").read_text())
 AVATAR = cc.DATA / cc.AVATAR
-
-
-def _size(scene) -> float:
-    low, high = scene.rest_bounds
-    return float(np.linalg.norm(high - low))
 
 
 @pytest.mark.parametrize("name", cc.CASES)
@@ -32,7 +28,7 @@ def test_constrained_nodes_match_three_vrm(name):
     scene, pose_at, constrained, springs = cc.build(name)
     assert sorted(n.name for n in constrained) == sorted(scene.nodes[i].name for i in CONSTRAINTS)
     ours = cc.ours(name)
-    size = _size(scene)
+    size = size_of(scene)
     for step in cc.REPORT:
         theirs = case["steps"][str(step)]
         rotations = np.array([cc.rotation_matrix(q) for q in theirs["rotations"]])
@@ -60,25 +56,17 @@ def _nodes(*specs):
     return nodes
 
 
-def _turn(axis, angle):
-    return cc._turn(axis, angle)
-
-
-def _rotation(node):
-    return cc.world_rotation(node)
-
-
 def test_rotation_constraint_follows_the_source_turn_by_weight():
     from viewer.motion.constraints import Constraint
 
     root, source, destination = _nodes(("root", None, (0, 0, 0), (0, 0, 0, 1)),
-                                       ("source", 0, (1, 0, 0), _turn((0, 0, 1), 0.3)),
-                                       ("destination", 0, (-1, 0, 0), _turn((1, 0, 0), 0.5)))
+                                       ("source", 0, (1, 0, 0), cc.turn((0, 0, 1), 0.3)),
+                                       ("destination", 0, (-1, 0, 0), cc.turn((1, 0, 0), 0.5)))
     half = Constraint("rotation", destination, source, 0.5)
-    source.assign_trs(rotation_quaternion=cc._product(_turn((0, 0, 1), 0.3), _turn((0, 1, 0), 1.2)))
+    source.assign_trs(rotation_quaternion=cc.product(cc.turn((0, 0, 1), 0.3), cc.turn((0, 1, 0), 1.2)))
     half.apply()
-    expected = cc.rotation_matrix(cc._product(_turn((1, 0, 0), 0.5), _turn((0, 1, 0), 0.6)))
-    np.testing.assert_allclose(_rotation(destination), expected, atol=1e-12)
+    expected = cc.rotation_matrix(cc.product(cc.turn((1, 0, 0), 0.5), cc.turn((0, 1, 0), 0.6)))
+    np.testing.assert_allclose(cc.world_rotation(destination), expected, atol=1e-12)
 
 
 def test_roll_constraint_keeps_only_the_twist_about_its_axis():
@@ -89,7 +77,7 @@ def test_roll_constraint_keeps_only_the_twist_about_its_axis():
                                        ("destination", 0, (-1, 0, 0), (0, 0, 0, 1)))
     roll = Constraint("roll", destination, source, 1.0, "Y")
     # a twist of 0.7 about Y after a swing about X: only the twist is kept
-    source.assign_trs(rotation_quaternion=cc._product(_turn((1, 0, 0), 0.4), _turn((0, 1, 0), 0.7)))
+    source.assign_trs(rotation_quaternion=cc.product(cc.turn((1, 0, 0), 0.4), cc.turn((0, 1, 0), 0.7)))
     roll.apply()
     q = np.array(destination.rotation_quaternion)
     assert abs(q[0]) < 1e-12 and abs(q[2]) < 1e-12
@@ -100,9 +88,9 @@ def test_roll_constraint_keeps_only_the_twist_about_its_axis():
 def test_aim_constraint_points_its_axis_at_the_source(axis, vector):
     from viewer.motion.constraints import Constraint
 
-    root, source, destination = _nodes(("root", None, (0, 0, 0), _turn((0, 1, 1), 0.8)),
+    root, source, destination = _nodes(("root", None, (0, 0, 0), cc.turn((0, 1, 1), 0.8)),
                                        ("source", 0, (2, 1, -3), (0, 0, 0, 1)),
-                                       ("destination", 0, (-1, 0.5, 0), _turn((1, 0, 0), 0.5)))
+                                       ("destination", 0, (-1, 0.5, 0), cc.turn((1, 0, 0), 0.5)))
     Constraint("aim", destination, source, 1.0, axis).apply()
     world = destination.get_world_matrix().T
     pointing = world[:3, :3] @ np.array(vector, float)
