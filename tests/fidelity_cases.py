@@ -257,3 +257,23 @@ def _env() -> dict:
     env.pop("DISPLAY", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env
+
+
+def babylon_recorder():
+    """tests/babylon_render/record.py, to record a Babylon.js picture now; the test is skipped
+    where Babylon.js (``npm ci`` there) or chromium is not installed."""
+    import shutil
+    import sys
+
+    import pytest
+
+    if not (ROOT / "tests" / "babylon_render" / "node_modules" / "babylonjs").exists():
+        pytest.skip("Babylon.js not installed: (cd tests/babylon_render && npm ci)")
+    if shutil.which("chromium") is None:
+        pytest.skip("no chromium")
+    sys.path.insert(0, str(ROOT / "tests" / "babylon_render"))
+    try:
+        import record
+    finally:
+        sys.path.remove(str(ROOT / "tests" / "babylon_render"))
+    return record

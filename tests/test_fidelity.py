@@ -363,17 +363,7 @@ def test_a_recorded_picture_is_what_babylon_draws_today(rasterizer, scenes_dir, 
     """Re-records one case on each rasteriser when a browser and Babylon.js are at hand, and compares
     within a tolerance (SwiftShader, Mesa and Chromium versions may move a few pixels): the recording
     is reproducible."""
-    import sys
-
-    if not (fc.ROOT / "tests" / "babylon_render" / "node_modules" / "babylonjs").exists():
-        pytest.skip("Babylon.js not installed: (cd tests/babylon_render && npm ci)")
-    if shutil.which("chromium") is None:
-        pytest.skip("no chromium")
-    sys.path.insert(0, str(fc.ROOT / "tests" / "babylon_render"))
-    try:
-        import record
-    finally:
-        sys.path.remove(str(fc.ROOT / "tests" / "babylon_render"))
+    record = fc.babylon_recorder()
     case = next(c for c in CASES if c.name == "CesiumMan-studio")
     model, camera = case.model_and_camera(scenes_dir)
     with record.Recorder(rasterizer=rasterizer) as recorder:

@@ -19,7 +19,7 @@ import pytest
 
 import shadow_cases as sc
 from fidelity import PASS_DB, _decibels, color_delta, read_rgba, score_db
-from fidelity_cases import _env
+from fidelity_cases import _env, babylon_recorder
 
 RECORD = sc.recorded()
 SOFTNESS = 0.1
@@ -87,18 +87,7 @@ def test_a_recorded_shadow_picture_is_what_babylon_draws_today(lit_models):
     """Re-records one case (the page's ShadowGenerator scene, tests/babylon_render/page.html) and
     compares within a tolerance: the recording is reproducible. Needs the browser and Babylon.js,
     as the fidelity tests' re-recording does."""
-    import shutil
-    import sys
-
-    if not (sc.ROOT / "tests" / "babylon_render" / "node_modules" / "babylonjs").exists():
-        pytest.skip("Babylon.js not installed: (cd tests/babylon_render && npm ci)")
-    if shutil.which("chromium") is None:
-        pytest.skip("no chromium")
-    sys.path.insert(0, str(sc.ROOT / "tests" / "babylon_render"))
-    try:
-        import record
-    finally:
-        sys.path.remove(str(sc.ROOT / "tests" / "babylon_render"))
+    record = babylon_recorder()
     case = sc.CASES[0]
     with record.Recorder() as recorder:
         pixels, info = recorder.picture(case.lit_model(lit_models), case.environment_file, case.camera, size=sc.SIZE,

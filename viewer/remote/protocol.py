@@ -583,11 +583,7 @@ def set_skinning(request_id: int, mode) -> bytes:
 
 
 def read_set_skinning(payload) -> str:
-    _exact(payload, FLAG.size, "set_skinning")
-    (value,) = FLAG.unpack(payload)
-    if value >= len(SKINNINGS):
-        raise ProtocolError(f"set_skinning: mode {value} (expected 0 lbs or 1 dq)")
-    return SKINNINGS[value]
+    return _one_of(payload, SKINNINGS, "set_skinning: mode", "0 lbs or 1 dq")
 
 
 def springs(request_id: int, operation: str) -> bytes:
@@ -595,11 +591,16 @@ def springs(request_id: int, operation: str) -> bytes:
 
 
 def read_springs(payload) -> str:
-    _exact(payload, FLAG.size, "springs")
+    return _one_of(payload, SPRING_OPERATIONS, "springs: operation", "0 off, 1 on or 2 reset")
+
+
+def _one_of(payload, choices, what: str, expected: str) -> str:
+    """One byte naming one of ``choices`` by its index (``what``: the request and the field)."""
+    _exact(payload, FLAG.size, what.split(":")[0])
     (value,) = FLAG.unpack(payload)
-    if value >= len(SPRING_OPERATIONS):
-        raise ProtocolError(f"springs: operation {value} (expected 0 off, 1 on or 2 reset)")
-    return SPRING_OPERATIONS[value]
+    if value >= len(choices):
+        raise ProtocolError(f"{what} {value} (expected {expected})")
+    return choices[value]
 
 
 def mix(request_id: int, call: str, subject: str, name, settings: dict) -> bytes:
